@@ -1,0 +1,121 @@
+package data
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// PausedEntry is one line of the paused list: a server id or an address.
+type PausedEntry struct {
+	Line  int    // 1-based line in the file
+	Value string // as written, without comment and surrounding space
+}
+
+// IsAddress reports whether the entry names an address rather than an id.
+func (e PausedEntry) IsAddress() bool { return strings.Contains(e.Value, "://") }
+
+// PausedList is the parsed paused list (rule R1): one server id or address
+// a line, '#' starts a comment, blank lines are ignored.
+type PausedList struct {
+	Name    string // file name, for messages
+	Entries []PausedEntry
+}
+
+// ParsePausedList parses a paused list read from r; name is used in
+// messages. Bad lines (an entry with spaces in it, an address that is not an
+// absolute URL) are returned as errors naming name:line and left out; the
+// other entries still count, since a bad line must not resume the checks of
+// a server named on a good one (rule R2). err is non-nil only when r cannot
+// be read.
+func ParsePausedList(name string, r io.Reader) (list PausedList, bad []error, err error) {
+	list.Name = name
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		text = strings.TrimSpace(text)
+		if text == "" {
+			continue
+		}
+		if strings.ContainsAny(text, " \t") {
+			bad = append(bad, fmt.Errorf("%s:%d: more than one entry on a line: %q", name, line, text))
+			continue
+		}
+		e := PausedEntry{Line: line, Value: text}
+		if e.IsAddress() {
+			u, perr := url.Parse(text)
+			if perr != nil || u.Host == "" {
+				bad = append(bad, fmt.Errorf("%s:%d: not an address: %q", name, line, text))
+				continue
+			}
+		}
+		list.Entries = append(list.Entries, e)
+	}
+	if err := sc.Err(); err != nil {
+		return list, bad, fmt.Errorf("read paused list %s: %w", name, err)
+	}
+	return list, bad, nil
+}
+
+// ReadPausedList opens and parses the paused list at path, as ParsePausedList.
+func ReadPausedList(path string) (PausedList, []error, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return PausedList{Name: path}, nil, fmt.Errorf("read paused list: %w", err)
+	}
+	defer f.Close()
+	return ParsePausedList(path, f)
+}
+
+// NormalizeAddress returns the form in which addresses are compared: scheme
+// and host lowercased, default port, trailing slash and fragment dropped.
+func NormalizeAddress(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return strings.TrimSpace(raw)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	u.Host = strings.ToLower(u.Host)
+	if u.Scheme == "https" {
+		u.Host = strings.TrimSuffix(u.Host, ":443")
+	}
+	u.Fragment = ""
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return u.String()
+}
+
+// Match returns the ids of the listed servers the paused list names, by id or
+// by address (an address pauses every server listed at it), and the entries
+// that name no listed server.
+func (p PausedList) Match(servers []Server) (paused map[string]bool, unmatched []PausedEntry) {
+	ids := make(map[string]bool, len(servers))
+	byAddr := make(map[string][]string)
+	for _, s := range servers {
+		ids[s.ID] = true
+		if s.URL != "" {
+			a := NormalizeAddress(s.URL)
+			byAddr[a] = append(byAddr[a], s.ID)
+		}
+	}
+	paused = make(map[string]bool)
+	for _, e := range p.Entries {
+		switch {
+		case e.IsAddress() && len(byAddr[NormalizeAddress(e.Value)]) > 0:
+			for _, id := range byAddr[NormalizeAddress(e.Value)] {
+				paused[id] = true
+			}
+		case !e.IsAddress() && ids[e.Value]:
+			paused[e.Value] = true
+		default:
+			unmatched = append(unmatched, e)
+		}
+	}
+	return paused, unmatched
+}

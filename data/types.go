@@ -1,0 +1,151 @@
+package data
+
+import (
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Server is one row of the ranked list.
+type Server struct {
+	ID    string
+	Rank  int       // 1 = highest
+	URL   string    // https:// address; "" for a server that only runs locally
+	Added time.Time // when it was listed
+}
+
+// Host returns the lowercased hostname of the server's address, port
+// ignored, or "" when it has none or it does not parse. Servers on one host
+// share its checks (rule S3).
+func (s Server) Host() string { return HostOf(s.URL) }
+
+// HostOf returns the lowercased hostname of rawURL, or "" when it does not
+// parse or names no host.
+func HostOf(rawURL string) string {
+	if rawURL == "" {
+		return ""
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+}
+
+// Tier returns the usual pace of a server of this rank (rule S1).
+func Tier(rank int) time.Duration {
+	if rank >= 1 && rank <= HourlyTierMaxRank {
+		return HourlyCadence
+	}
+	return DailyCadence
+}
+
+// Why a check was planned.
+const (
+	ReasonNew     = "new"
+	ReasonRetry   = "retry"
+	ReasonRoutine = "routine"
+)
+
+// Transports a check can learn.
+const (
+	TransportStreamable = "streamable-http"
+	TransportSSE        = "sse"
+)
+
+// PlannedCheck is one line of a plan file: one check to start at one second.
+type PlannedCheck struct {
+	At        time.Time `json:"at"`     // planned start, whole second, UTC
+	ID        string    `json:"id"`     // server id
+	URL       string    `json:"url"`    // address to check
+	Host      string    `json:"host"`   // lowercased hostname
+	Reason    string    `json:"reason"` // ReasonNew, ReasonRetry or ReasonRoutine
+	Due       time.Time `json:"due"`    // when it was due; before At when deferred
+	Rank      int       `json:"rank"`
+	Protocol  string    `json:"protocol,omitempty"`  // protocol version learned, "" if unknown
+	Transport string    `json:"transport,omitempty"` // transport learned, "" if unknown
+}
+
+// Result is everything one check found. A server that fails is data, not a Go
+// error: a check always returns a full Result.
+type Result struct {
+	ID     string  `json:"id"`
+	URL    string  `json:"url"`
+	Host   string  `json:"host"`
+	Reason string  `json:"reason"` // why it was planned: ReasonNew, ReasonRetry, ReasonRoutine, or "manual"
+	Status Outcome `json:"status"`
+	Detail string  `json:"detail"` // short human reason: "HTTP 502", "TLS: certificate has expired"
+
+	HTTPStatus    int      `json:"http_status,omitempty"` // last HTTP status seen, 0 if none
+	Protocol      string   `json:"protocol,omitempty"`    // protocol version learned, e.g. "2025-11-25"
+	Transport     string   `json:"transport,omitempty"`   // TransportStreamable or TransportSSE
+	ServerName    string   `json:"server_name,omitempty"`
+	ServerVersion string   `json:"server_version,omitempty"`
+	ToolCount     int      `json:"tool_count"`
+	Tools         []string `json:"tools,omitempty"` // tool names in the server's order
+
+	Planned    time.Time     `json:"planned"`    // planned start (zero for a manual check)
+	Started    time.Time     `json:"started"`    // actual start
+	Finished   time.Time     `json:"finished"`   // end of the check
+	Lateness   time.Duration `json:"lateness"`   // Started - Planned, nanoseconds; 0 for a manual check
+	Duration   time.Duration `json:"duration"`   // Finished - Started, nanoseconds
+	Requests   int           `json:"requests"`   // HTTP requests sent
+	Conns      int           `json:"conns"`      // TCP connections opened
+	BytesRead  int64         `json:"bytes_read"` // answer bytes read, after decompression
+	RetryAfter time.Time     `json:"retry_after,omitempty"`
+
+	ProberVersion string `json:"prober_version"`
+}
+
+// State is what the planner needs to know of one server, folded from its
+// results (see State.Apply).
+type State struct {
+	ID           string    `json:"id"`
+	URL          string    `json:"url"`                     // the address the state is about; a new URL starts afresh
+	LastCheck    time.Time `json:"last_check"`              // start of the last check
+	LastStatus   Outcome   `json:"last_status"`             // its outcome
+	LastDetail   string    `json:"last_detail,omitempty"`   // its short reason
+	LastAnswered time.Time `json:"last_answered,omitempty"` // start of the last answered check; zero: never answered
+	FailingSince time.Time `json:"failing_since,omitempty"` // start of the first failing check of the current streak
+	Protocol     string    `json:"protocol,omitempty"`      // learned protocol version
+	Transport    string    `json:"transport,omitempty"`     // learned transport
+	RetryAfter   time.Time `json:"retry_after,omitempty"`   // not before this time (429/503 Retry-After)
+}
+
+// EverAnswered reports whether the server has ever answered a check.
+func (s State) EverAnswered() bool { return !s.LastAnswered.IsZero() }
+
+// Apply folds one result into the state. Results older than the last one
+// folded are ignored, so replaying a journal twice, or two overlapping runs
+// finishing out of order, gives the same state. A result for another URL
+// than the state's starts a fresh state: a server whose address changed is
+// new (issue 3).
+func (s *State) Apply(r Result) {
+	if s.URL != r.URL {
+		*s = State{ID: r.ID, URL: r.URL}
+	}
+	if !r.Started.After(s.LastCheck) && !s.LastCheck.IsZero() {
+		return
+	}
+	s.ID = r.ID
+	s.LastCheck = r.Started
+	s.LastStatus = r.Status
+	s.LastDetail = r.Detail
+	s.RetryAfter = r.RetryAfter
+	if r.Status.Answered() {
+		s.LastAnswered = r.Started
+	}
+	if r.Status == Failing {
+		if s.FailingSince.IsZero() {
+			s.FailingSince = r.Started
+		}
+	} else {
+		s.FailingSince = time.Time{}
+	}
+	if r.Protocol != "" {
+		s.Protocol = r.Protocol
+	}
+	if r.Transport != "" {
+		s.Transport = r.Transport
+	}
+}

@@ -1,0 +1,3 @@
+module plug.directory/prober
+
+go 1.26.8
