@@ -1,3 +1,19 @@
 module plug.directory/prober
 
-go 1.26.8
+go 1.26
+
+require (
+	github.com/andybalholm/brotli v1.1.1 // indirect
+	github.com/google/go-github/v60 v60.0.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/klauspost/compress v1.17.9 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	github.com/parquet-go/bitpack v1.0.0 // indirect
+	github.com/parquet-go/jsonlite v1.0.0 // indirect
+	github.com/parquet-go/parquet-go v0.32.0 // indirect
+	github.com/pierrec/lz4/v4 v4.1.21 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	github.com/twpayne/go-geom v1.6.1 // indirect
+	golang.org/x/sys v0.41.0 // indirect
+	google.golang.org/protobuf v1.34.2 // indirect
+)
