@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/andybalholm/brotli v1.1.1 // indirect
 	github.com/google/go-github/v60 v60.0.0 // indirect
+	github.com/google/go-querystring v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/klauspost/compress v1.17.9 // indirect
 	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
