@@ -1,0 +1,181 @@
+package data
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// JournalDir returns the directory of result journals under the data
+// directory dir.
+func JournalDir(dir string) string { return filepath.Join(dir, "journal") }
+
+// Journal is the append-only, fsynced record of the results of one run. A
+// result is durable once Append returns, so a run killed at any moment loses
+// no completed check. The process writing a journal holds an exclusive flock
+// on it, which tells Fold that the journal is still growing; the kernel
+// drops the lock when the process dies.
+type Journal struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+}
+
+// CreateJournal creates dir/journal/<name>.jsonl and locks it. It fails if a
+// journal of that name exists, so that two runs never share one.
+func CreateJournal(dir, name string) (*Journal, error) {
+	if name == "" || strings.ContainsAny(name, `/\`) {
+		return nil, fmt.Errorf("create journal %q: bad name", name)
+	}
+	jdir := JournalDir(dir)
+	if err := os.MkdirAll(jdir, 0o755); err != nil {
+		return nil, fmt.Errorf("create journal: %w", err)
+	}
+	// The journal is locked under a name Fold does not list, then renamed:
+	// Fold never sees it unlocked, so it never folds and removes it early.
+	path := filepath.Join(jdir, name+".jsonl")
+	if _, err := os.Lstat(path); err == nil {
+		return nil, fmt.Errorf("create journal %s: %w", path, os.ErrExist)
+	}
+	tmp := filepath.Join(jdir, "."+name+".new")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create journal: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("lock journal %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("create journal: %w", err)
+	}
+	if err := SyncDir(jdir); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Journal{f: f, path: path}, nil
+}
+
+// Path returns the journal's file name.
+func (j *Journal) Path() string { return j.path }
+
+// Append writes r as one line and fsyncs it. Safe for concurrent use.
+func (j *Journal) Append(r Result) error {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("append result %s to %s: %w", r.ID, j.path, err)
+	}
+	line = append(line, '\n')
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, err := j.f.Write(line); err != nil {
+		return fmt.Errorf("append result %s to %s: %w", r.ID, j.path, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("sync journal %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// Close closes the journal and releases its lock.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.f.Close(); err != nil {
+		return fmt.Errorf("close journal %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// ReadJournal reads every complete result of the journal at path. A last
+// line without its newline is a write cut short by a crash: its check never
+// counted as done, and it is skipped silently. Any other line that does not
+// parse is skipped and reported in bad, naming file:line.
+func ReadJournal(path string) (results []Result, bad []error, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read journal: %w", err)
+	}
+	if i := bytes.LastIndexByte(b, '\n'); i < len(b)-1 {
+		b = b[:i+1] // torn tail
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	for line := 1; sc.Scan(); line++ {
+		var r Result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			bad = append(bad, fmt.Errorf("%s:%d: %w", path, line, err))
+			continue
+		}
+		if r.ID == "" || !r.Status.Valid() || r.Started.IsZero() {
+			bad = append(bad, fmt.Errorf("%s:%d: result without id, status or start time", path, line))
+			continue
+		}
+		results = append(results, r)
+	}
+	if err := sc.Err(); err != nil {
+		return results, bad, fmt.Errorf("read journal %s: %w", path, err)
+	}
+	return results, bad, nil
+}
+
+// journalFile is one journal found on disk.
+type journalFile struct {
+	path   string
+	active bool // a live process still holds its lock
+}
+
+// listJournals returns the journals under dir sorted by name. With probe set,
+// it tells which are still locked by a running process.
+func listJournals(dir string, probe bool) ([]journalFile, error) {
+	paths, err := filepath.Glob(filepath.Join(JournalDir(dir), "*.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("list journals: %w", err)
+	}
+	sort.Strings(paths)
+	out := make([]journalFile, 0, len(paths))
+	for _, p := range paths {
+		jf := journalFile{path: p}
+		if probe {
+			active, err := journalActive(p)
+			if errors.Is(err, os.ErrNotExist) {
+				continue // folded meanwhile
+			}
+			if err != nil {
+				return nil, err
+			}
+			jf.active = active
+		}
+		out = append(out, jf)
+	}
+	return out, nil
+}
+
+// journalActive reports whether a process holds the journal's lock.
+func journalActive(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("probe journal: %w", err)
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("probe journal %s: %w", path, err)
+	}
+	// Our probe lock is released with f.Close.
+	return false, nil
+}

@@ -1,0 +1,224 @@
+package data
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// ResultsDir returns the root of the Parquet history under the data
+// directory dir. It is Hive-style partitioned by the day a check started:
+// results/date=YYYY-MM-DD/*.parquet, so that DuckDB reads it with
+// read_parquet('results/*/*.parquet', hive_partitioning=1).
+func ResultsDir(dir string) string { return filepath.Join(dir, "results") }
+
+// ResultRow is one check in the Parquet history: every field of Result, with
+// times as UTC timestamps in milliseconds and durations in milliseconds, so
+// any Parquet reader understands them without Go's types.
+type ResultRow struct {
+	ID            string   `parquet:"id"`
+	URL           string   `parquet:"url"`
+	Host          string   `parquet:"host"`
+	Reason        string   `parquet:"reason"`
+	Status        string   `parquet:"status"`
+	Label         string   `parquet:"label"`
+	Detail        string   `parquet:"detail"`
+	HTTPStatus    int32    `parquet:"http_status"`
+	Protocol      string   `parquet:"protocol"`
+	Transport     string   `parquet:"transport"`
+	ServerName    string   `parquet:"server_name"`
+	ServerVersion string   `parquet:"server_version"`
+	ToolCount     int32    `parquet:"tool_count"`
+	Tools         []string `parquet:"tools,list"`
+	PlannedAt     int64    `parquet:"planned_at,timestamp(millisecond),optional"`
+	StartedAt     int64    `parquet:"started_at,timestamp(millisecond)"`
+	FinishedAt    int64    `parquet:"finished_at,timestamp(millisecond)"`
+	LatenessMS    int64    `parquet:"lateness_ms"`
+	DurationMS    int64    `parquet:"duration_ms"`
+	Requests      int32    `parquet:"requests"`
+	Conns         int32    `parquet:"conns"`
+	BytesRead     int64    `parquet:"bytes_read"`
+	RetryAfter    int64    `parquet:"retry_after,timestamp(millisecond),optional"`
+	ProberVersion string   `parquet:"prober_version"`
+}
+
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// RowOf converts a result to its Parquet row.
+func RowOf(r Result) ResultRow {
+	return ResultRow{
+		ID: r.ID, URL: r.URL, Host: r.Host, Reason: r.Reason,
+		Status: string(r.Status), Label: r.Status.Label(), Detail: r.Detail,
+		HTTPStatus: int32(r.HTTPStatus), Protocol: r.Protocol, Transport: r.Transport,
+		ServerName: r.ServerName, ServerVersion: r.ServerVersion,
+		ToolCount: int32(r.ToolCount), Tools: r.Tools,
+		PlannedAt: millis(r.Planned), StartedAt: millis(r.Started), FinishedAt: millis(r.Finished),
+		LatenessMS: r.Lateness.Milliseconds(), DurationMS: r.Duration.Milliseconds(),
+		Requests: int32(r.Requests), Conns: int32(r.Conns), BytesRead: r.BytesRead,
+		RetryAfter: millis(r.RetryAfter), ProberVersion: r.ProberVersion,
+	}
+}
+
+// Result converts a Parquet row back to a result. Times come back in UTC and
+// at millisecond precision.
+func (w ResultRow) Result() Result {
+	return Result{
+		ID: w.ID, URL: w.URL, Host: w.Host, Reason: w.Reason,
+		Status: Outcome(w.Status), Detail: w.Detail, HTTPStatus: int(w.HTTPStatus),
+		Protocol: w.Protocol, Transport: w.Transport,
+		ServerName: w.ServerName, ServerVersion: w.ServerVersion,
+		ToolCount: int(w.ToolCount), Tools: w.Tools,
+		Planned: fromMillis(w.PlannedAt), Started: fromMillis(w.StartedAt), Finished: fromMillis(w.FinishedAt),
+		Lateness: time.Duration(w.LatenessMS) * time.Millisecond, Duration: time.Duration(w.DurationMS) * time.Millisecond,
+		Requests: int(w.Requests), Conns: int(w.Conns), BytesRead: w.BytesRead,
+		RetryAfter: fromMillis(w.RetryAfter), ProberVersion: w.ProberVersion,
+	}
+}
+
+// partitionDir returns the partition of a day.
+func partitionDir(dir string, day time.Time) string {
+	return filepath.Join(ResultsDir(dir), "date="+day.UTC().Format("2006-01-02"))
+}
+
+// writeHistory writes the results of one journal as one Parquet part per
+// day, named after the journal. A part that already exists was written by a
+// fold that crashed before it removed the journal: it holds exactly these
+// rows, so it is kept and not written twice. That name is what makes the
+// fold exactly-once.
+func writeHistory(dir, journalPath string, rs []Result) error {
+	base := strings.TrimSuffix(filepath.Base(journalPath), ".jsonl")
+	byDay := map[string][]ResultRow{}
+	for _, r := range rs {
+		day := r.Started.UTC().Format("2006-01-02")
+		byDay[day] = append(byDay[day], RowOf(r))
+	}
+	days := make([]string, 0, len(byDay))
+	for d := range byDay {
+		days = append(days, d)
+	}
+	sort.Strings(days)
+	for _, d := range days {
+		t, _ := time.Parse("2006-01-02", d)
+		path := filepath.Join(partitionDir(dir, t), "part-"+base+".parquet")
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		if err := writeParquet(path, byDay[d]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeParquet writes rows to path atomically.
+func writeParquet(path string, rows []ResultRow) error {
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows, parquet.Compression(&parquet.Zstd)); err != nil {
+		return fmt.Errorf("write parquet %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, buf.Bytes(), 0o644)
+}
+
+// ReadParquet reads every row of one Parquet history file. A corrupt or
+// truncated file is an error naming it.
+func ReadParquet(path string) ([]Result, error) {
+	rows, err := parquet.ReadFile[ResultRow](path)
+	if err != nil {
+		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	out := make([]Result, len(rows))
+	for i, w := range rows {
+		out[i] = w.Result()
+	}
+	return out, nil
+}
+
+// ReadHistory reads the results of the checks that started on the days
+// from since to until (inclusive, UTC): the Parquet history plus the
+// journals not folded yet, so a reader sees every completed check, once. A
+// file that cannot be read is skipped and named in bad; the rest is
+// returned, sorted by start time then id.
+func ReadHistory(dir string, since, until time.Time) (results []Result, bad []error, err error) {
+	lo, hi := since.UTC().Format("2006-01-02"), until.UTC().Format("2006-01-02")
+	inRange := func(r Result) bool {
+		d := r.Started.UTC().Format("2006-01-02")
+		return d >= lo && d <= hi
+	}
+	// Journals first: one folded while we read is then in the Parquet read
+	// after it, and the duplicate is dropped below.
+	journals, err := listJournals(dir, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, j := range journals {
+		rs, b, err := ReadJournal(j.path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		bad = append(bad, b...)
+		if err != nil {
+			bad = append(bad, err)
+		}
+		for _, r := range rs {
+			if inRange(r) {
+				results = append(results, r)
+			}
+		}
+	}
+	parts, err := filepath.Glob(filepath.Join(ResultsDir(dir), "date=*", "*.parquet"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read history: %w", err)
+	}
+	sort.Strings(parts)
+	for _, p := range parts {
+		day := strings.TrimPrefix(filepath.Base(filepath.Dir(p)), "date=")
+		if day < lo || day > hi {
+			continue
+		}
+		rs, err := ReadParquet(p)
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		results = append(results, rs...)
+	}
+	return dedupe(results), bad, nil
+}
+
+// dedupe sorts results by start then id and drops repeats of one check
+// (same id and start, at the history's millisecond precision).
+func dedupe(rs []Result) []Result {
+	sort.SliceStable(rs, func(i, j int) bool {
+		if a, b := rs[i].Started.UnixMilli(), rs[j].Started.UnixMilli(); a != b {
+			return a < b
+		}
+		return rs[i].ID < rs[j].ID
+	})
+	out := rs[:0]
+	for i, r := range rs {
+		if i > 0 && r.ID == rs[i-1].ID && r.Started.UnixMilli() == rs[i-1].Started.UnixMilli() {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
