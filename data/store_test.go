@@ -154,4 +154,3 @@ func TestCorruptParquetNamed(t *testing.T) {
 		t.Errorf("got %d results, bad %v; want 1 result and the corrupt file named", len(got), bad)
 	}
 }
-
