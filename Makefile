@@ -1,0 +1,36 @@
+# The prober's build. `make demo` and `make test` are the two commands of the
+# README; everything they need comes from the Go module proxy.
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS := -X plug.directory/prober/data.version=$(VERSION)
+GO      ?= go
+CMDS    := plan run publish pause demo
+
+.PHONY: all build test vet demo check bench clean
+
+all: build
+
+build:
+	@mkdir -p bin
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ $(addprefix ./cmd/,$(CMDS))
+
+vet:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+test: vet
+	$(GO) test -race -count=1 ./...
+
+demo: build
+	./bin/demo -bin bin -dir demo-out
+
+# check URL=https://host/mcp: one check of one server now (production rules).
+check: build
+	@test -n "$(URL)" || { echo "usage: make check URL=https://host/mcp"; exit 2; }
+	./bin/run -url "$(URL)"
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m ./...
+
+clean:
+	rm -rf bin demo-out
