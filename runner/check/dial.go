@@ -1,0 +1,205 @@
+package check
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"syscall"
+)
+
+// dial is the transport's only way out (rules N6, N7, N11): port 443 or 8443,
+// the lab override or a lookup of IPv4 addresses, then a connection to the
+// first address that is public IPv4 (lab: or loopback), checked on the very
+// address dialled so DNS rebinding and redirects cannot get around it. Every
+// connection is tracked so Close can end it.
+func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		return nil, &GuardError{Kind: ErrCanceled, Detail: "check already ended"}
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, &GuardError{Kind: ErrTargetNotAllowed, Rule: "N7", Detail: ReasonNoAddress, Err: err}
+	}
+	if !allowedPort(port) {
+		return nil, &GuardError{Kind: ErrTargetNotAllowed, Rule: "N7", Detail: ReasonPort}
+	}
+	addrs, err := g.lookup(ctx, host, port)
+	if err != nil {
+		return nil, err
+	}
+	var allowed []netip.Addr
+	for _, a := range addrs {
+		if a = a.Unmap(); allowedAddr(a, g.cfg.Lab) {
+			allowed = append(allowed, a)
+		}
+	}
+	if len(allowed) == 0 {
+		return nil, &GuardError{Kind: ErrNoPublicAddr, Rule: "N6",
+			Detail: fmt.Sprintf("%s resolves to no public IPv4 address", host)}
+	}
+	p, _ := strconv.ParseUint(port, 10, 16)
+	var errs []error
+	for _, a := range allowed {
+		c, err := g.dialAddr(ctx, netip.AddrPortFrom(a, uint16(p)))
+		if err == nil {
+			return g.track(c)
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// lookup returns the candidate addresses of host: the lab override, the IP
+// literal itself, or the resolver's IPv4 answer.
+func (g *Guard) lookup(ctx context.Context, host, port string) ([]netip.Addr, error) {
+	if a, ok := g.cfg.Lab.resolve(host, port); ok {
+		return []netip.Addr{a}, nil
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a}, nil
+	}
+	resolve := g.cfg.Resolver
+	if resolve == nil {
+		resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
+		}
+	}
+	addrs, err := resolve(ctx, host)
+	if err != nil {
+		var dnsErr *net.DNSError
+		switch {
+		case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+			return nil, &GuardError{Kind: ErrDNSNotFound, Detail: "DNS: name not found", Err: err}
+		case errors.As(err, &dnsErr) && dnsErr.IsTimeout, errors.Is(err, context.DeadlineExceeded):
+			return nil, &GuardError{Kind: ErrTimeout, Detail: "DNS: timed out", Err: err}
+		}
+		return nil, &GuardError{Kind: ErrDNS, Detail: "DNS: lookup failed", Err: err}
+	}
+	return addrs, nil
+}
+
+// dialAddr connects to an address already checked by dial.
+func (g *Guard) dialAddr(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
+	if g.cfg.DialContext != nil {
+		return g.cfg.DialContext(ctx, "tcp4", ap.String())
+	}
+	d := net.Dialer{
+		// Belt and braces: the socket-level address is checked once more
+		// just before connect.
+		ControlContext: func(_ context.Context, _, address string, _ syscall.RawConn) error {
+			got, err := netip.ParseAddrPort(address)
+			if err != nil || !allowedAddr(got.Addr().Unmap(), g.cfg.Lab) || !allowedPort(strconv.Itoa(int(got.Port()))) {
+				return &GuardError{Kind: ErrNoPublicAddr, Rule: "N6", Detail: "dialled address " + address + " not allowed"}
+			}
+			return nil
+		},
+	}
+	if g.cfg.SourceAddr.IsValid() {
+		d.LocalAddr = &net.TCPAddr{IP: g.cfg.SourceAddr.AsSlice()}
+	}
+	return d.DialContext(ctx, "tcp4", ap.String())
+}
+
+// track registers c so Close can end it, and counts it.
+func (g *Guard) track(c net.Conn) (net.Conn, error) {
+	tc := &trackedConn{Conn: c, g: g}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		c.Close()
+		return nil, &GuardError{Kind: ErrCanceled, Detail: "check already ended"}
+	}
+	g.conns[tc] = struct{}{}
+	g.nconns++
+	return tc, nil
+}
+
+// trackedConn removes itself from its guard when closed.
+type trackedConn struct {
+	net.Conn
+	g    *Guard
+	once sync.Once
+}
+
+// Close closes the connection once and forgets it.
+func (c *trackedConn) Close() error {
+	err := net.ErrClosed
+	c.once.Do(func() {
+		err = c.Conn.Close()
+		c.g.mu.Lock()
+		delete(c.g.conns, c)
+		c.g.mu.Unlock()
+	})
+	return err
+}
+
+// classify decides the ErrKind of a failure where it happened: the guard's
+// own refusals, DNS, connection, TLS and deadline errors. req, when not nil,
+// is the request whose context may have ended.
+func (g *Guard) classify(err error, req *http.Request) (ErrKind, string) {
+	var (
+		gerr     *GuardError
+		dnsErr   *net.DNSError
+		invalid  x509.CertificateInvalidError
+		hostname x509.HostnameError
+		unknown  x509.UnknownAuthorityError
+		verify   *tls.CertificateVerificationError
+		alert    tls.AlertError
+		record   tls.RecordHeaderError
+		netErr   net.Error
+	)
+	switch {
+	case errors.As(err, &gerr):
+		return gerr.Kind, gerr.Detail
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsNotFound {
+			return ErrDNSNotFound, "DNS: name not found"
+		}
+		if dnsErr.IsTimeout {
+			return ErrTimeout, "DNS: timed out"
+		}
+		return ErrDNS, "DNS: lookup failed"
+	case errors.As(err, &invalid):
+		if invalid.Reason == x509.Expired {
+			return ErrTLSCert, "certificate has expired or is not yet valid"
+		}
+		return ErrTLSCert, "certificate is not valid"
+	case errors.As(err, &hostname):
+		return ErrTLSCert, "certificate is for another name"
+	case errors.As(err, &unknown):
+		return ErrTLSCert, "certificate signed by unknown authority"
+	case errors.As(err, &verify):
+		return ErrTLSCert, "certificate not trusted"
+	case errors.Is(err, context.DeadlineExceeded),
+		req != nil && errors.Is(req.Context().Err(), context.DeadlineExceeded):
+		return ErrTimeout, "timed out"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return ErrTimeout, "timed out"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ErrRefused, "connection refused"
+	case errors.As(err, &alert), errors.As(err, &record):
+		return ErrTLSOther, "TLS handshake failed"
+	case errors.Is(err, context.Canceled):
+		return ErrCanceled, "canceled"
+	}
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		return ErrCanceled, "check already ended"
+	}
+	return ErrNetwork, "connection failed"
+}

@@ -1,0 +1,211 @@
+package check
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"plug.directory/prober/data"
+)
+
+// TargetError is the reason a URL may not be checked (rules N5-N7). Reason
+// is the short human text a result shows, e.g. "address carries a
+// credential"; every TargetError concludes not_checkable.
+type TargetError struct {
+	Rule   string // "N5", "N6" or "N7"
+	Reason string // short human reason
+	URL    string // the refused URL, credentials redacted
+}
+
+// Error returns the rule and the reason.
+func (e *TargetError) Error() string {
+	return fmt.Sprintf("%s: %s: %s", e.Rule, e.Reason, e.URL)
+}
+
+// Reasons a TargetError gives, as results show them.
+const (
+	ReasonNoAddress     = "no address"
+	ReasonCredential    = "address carries a credential"
+	ReasonNotHTTPS      = "not https"
+	ReasonPort          = "port not 443 or 8443"
+	ReasonNotPublicIPv4 = "not a public IPv4 address"
+)
+
+// CheckTarget applies rules N5-N7 to u before anything is sent: no user
+// info and no query parameter that carries a credential (N5), an IP literal
+// host must be a public IPv4 address (N6; lab also allows 127.0.0.0/8), https
+// only and port 443 or 8443 (N7). Host names are checked at dial time on the
+// address actually dialled. It returns a *TargetError, or nil when u may be
+// checked.
+func CheckTarget(u *url.URL, lab Lab) error {
+	if u == nil || u.Host == "" {
+		s := ""
+		if u != nil {
+			s = u.Redacted()
+		}
+		return &TargetError{Rule: "N7", Reason: ReasonNoAddress, URL: s}
+	}
+	refuse := func(rule, reason string) error {
+		return &TargetError{Rule: rule, Reason: reason, URL: redact(u)}
+	}
+	if u.User != nil {
+		return refuse("N5", ReasonCredential)
+	}
+	if credentialQuery(u.RawQuery) {
+		return refuse("N5", ReasonCredential)
+	}
+	if !strings.EqualFold(u.Scheme, "https") {
+		return refuse("N7", ReasonNotHTTPS)
+	}
+	if !allowedPort(u.Port()) {
+		return refuse("N7", ReasonPort)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return refuse("N7", ReasonNoAddress)
+	}
+	if a, err := netip.ParseAddr(host); err == nil && !allowedAddr(a, lab) {
+		return refuse("N6", ReasonNotPublicIPv4)
+	}
+	return nil
+}
+
+// allowedPort reports whether port (empty meaning the https default) is one
+// of data.AllowedPorts (rule N7).
+func allowedPort(port string) bool {
+	if port == "" {
+		port = "443"
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || strconv.FormatUint(n, 10) != port {
+		return false
+	}
+	for _, p := range data.AllowedPorts {
+		if uint16(n) == p {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialNames are query parameter names (lowercased, without '-', '_'
+// and '.') that carry a credential (rule N5). Session ids (sessionId, as
+// legacy SSE endpoints name them) are not credentials.
+var credentialNames = map[string]bool{
+	"key": true, "apikey": true, "token": true, "accesstoken": true, "authtoken": true,
+	"refreshtoken": true, "idtoken": true, "bearer": true, "jwt": true, "secret": true,
+	"clientsecret": true, "password": true, "passwd": true, "pwd": true, "pass": true,
+	"auth": true, "authorization": true, "sig": true, "signature": true, "credential": true,
+	"credentials": true, "licensekey": true, "privatekey": true,
+}
+
+// credentialSuffixes catch names like subscription-key, x-goog-api-key,
+// mcpToken, X-Amz-Signature, X-Amz-Credential or db_password. A false
+// positive only makes a server not checkable; a false negative would send a
+// credential, so the list errs on the safe side.
+var credentialSuffixes = []string{"key", "token", "secret", "password", "passwd", "signature", "credential", "credentials", "auth"}
+
+// credentialParam reports whether a query parameter name carries a
+// credential.
+func credentialParam(name string) bool {
+	n := strings.Map(func(r rune) rune {
+		switch r {
+		case '-', '_', '.', ' ':
+			return -1
+		}
+		return r
+	}, strings.ToLower(name))
+	if credentialNames[n] {
+		return true
+	}
+	for _, s := range credentialSuffixes {
+		if strings.HasSuffix(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialQuery reports whether a raw query names a credential parameter.
+// It splits on '&' and ';' itself so a malformed query cannot hide one.
+func credentialQuery(raw string) bool {
+	if raw == "" {
+		return false
+	}
+	for _, part := range strings.FieldsFunc(raw, func(r rune) bool { return r == '&' || r == ';' }) {
+		name, _, _ := strings.Cut(part, "=")
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if credentialParam(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// redact returns u for the transcript, with the password of user info
+// hidden.
+func redact(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return u.Redacted()
+}
+
+// checkRedirect is the client's redirect policy (rule N8): at most
+// data.MaxRedirects hops, each target passing N5-N7 again, and never a
+// redirect that changes the method (301/302/303 turn POST into GET, which
+// would send a different request than the one the check means). A refused
+// hop is recorded as an exchange that was never sent.
+func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
+	hop := len(via)
+	prev := via[len(via)-1]
+	var gerr *GuardError
+	switch {
+	case hop > data.MaxRedirects:
+		gerr = &GuardError{Kind: ErrTooManyRedirects, Rule: "N8",
+			Detail: fmt.Sprintf("more than %d redirects", data.MaxRedirects)}
+	case req.Method != prev.Method:
+		gerr = &GuardError{Kind: ErrRedirectMethodChange, Rule: "N8",
+			Detail: fmt.Sprintf("redirect turns %s into %s", prev.Method, req.Method)}
+	default:
+		if err := CheckTarget(req.URL, g.cfg.Lab); err != nil {
+			te := err.(*TargetError)
+			gerr = &GuardError{Kind: ErrRedirectNotAllowed, Rule: te.Rule,
+				Detail: redirectWhy(te, req.URL), Err: err}
+		}
+	}
+	if gerr == nil {
+		return nil
+	}
+	ex := &Exchange{Start: g.now(), Method: req.Method, URL: redact(req.URL), Hop: hop,
+		Blocked: gerr.Rule + ": " + gerr.Detail, ErrKind: gerr.Kind, Detail: gerr.Detail, Err: gerr.Error()}
+	if req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			b, _ := readRequestBody(body)
+			ex.RPCMethod, ex.RPCID, _ = inspectRPC(b)
+		}
+	}
+	g.append(ex)
+	return gerr
+}
+
+// redirectWhy is the Detail of a refused redirect target, e.g. "redirect to
+// http://" or "redirect to port 8080".
+func redirectWhy(te *TargetError, u *url.URL) string {
+	switch te.Reason {
+	case ReasonCredential:
+		return "redirect to an address with a credential"
+	case ReasonNotHTTPS:
+		return "redirect to " + strings.ToLower(u.Scheme) + "://"
+	case ReasonPort:
+		return "redirect to port " + u.Port()
+	case ReasonNotPublicIPv4:
+		return "redirect to a non-public address"
+	}
+	return "redirect to " + te.Reason
+}
