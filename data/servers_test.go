@@ -1,0 +1,112 @@
+package data
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestReadServersValid(t *testing.T) {
+	got, bad, err := ReadServers(filepath.Join("testdata", "servers", "valid.csv"))
+	if err != nil || len(bad) != 0 {
+		t.Fatalf("ReadServers: err %v, bad %v", err, bad)
+	}
+	want := []Server{
+		{ID: "alpha", Rank: 1, URL: "", Added: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{ID: "beta", Rank: 2, URL: "https://B.example.com/mcp", Added: time.Date(2025, 12, 31, 23, 0, 0, 0, time.UTC)},
+		{ID: "zeta", Rank: 2, URL: "https://z.example.com:8443/mcp", Added: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("servers:\n got %+v\nwant %+v", got, want)
+	}
+	if h := got[1].Host(); h != "b.example.com" {
+		t.Errorf("host of %s = %q, want b.example.com", got[1].URL, h)
+	}
+}
+
+// TestReadServersInvalid reads each testdata/servers/invalid-* file: a bad
+// row is reported with file:line and left out, the rest is kept; a list with
+// no usable row or without a needed column is an error.
+func TestReadServersInvalid(t *testing.T) {
+	dir := filepath.Join("testdata", "servers")
+	cases := []struct {
+		file    string
+		bad     []string // exact messages, file name relative to dir
+		keptIDs []string
+		err     string // exact error, "" for none
+	}{
+		{file: "invalid-missing-id.csv", bad: []string{"invalid-missing-id.csv:3: missing id"}, keptIDs: []string{"alpha", "beta"}},
+		{file: "invalid-duplicate-id.csv", bad: []string{`invalid-duplicate-id.csv:4: duplicate id "alpha" (first on line 2)`}, keptIDs: []string{"alpha", "beta"}},
+		{file: "invalid-bad-rank.csv", bad: []string{
+			`invalid-bad-rank.csv:3: server "beta": rank "zero" is not a positive integer`,
+			`invalid-bad-rank.csv:4: server "gamma": rank "0" is not a positive integer`,
+		}, keptIDs: []string{"alpha"}},
+		{file: "invalid-bad-url.csv", bad: []string{
+			`invalid-bad-url.csv:3: server "beta": url "a.example.com/mcp" is not an absolute address with a host`,
+			`invalid-bad-url.csv:4: server "gamma": url "https://%zz/" is not an absolute address with a host`,
+		}, keptIDs: []string{"alpha"}},
+		{file: "invalid-bad-time.csv", bad: []string{`invalid-bad-time.csv:3: server "beta": added "yesterday" is not an RFC 3339 time`}, keptIDs: []string{"alpha"}},
+		{file: "invalid-short-row.csv", bad: []string{"invalid-short-row.csv:2: 3 columns, want at least 4"}, keptIDs: []string{"beta"}},
+		{file: "invalid-empty.csv", err: "read ranked list invalid-empty.csv: no server in the ranked list"},
+		{file: "invalid-no-url-column.csv", err: `read ranked list invalid-no-url-column.csv:1: no "url" column in header`},
+	}
+	for _, c := range cases {
+		t.Run(strings.TrimSuffix(c.file, ".csv"), func(t *testing.T) {
+			path := filepath.Join(dir, c.file)
+			got, bad, err := ReadServers(path)
+			var msgs []string
+			for _, b := range bad {
+				msgs = append(msgs, strings.TrimPrefix(b.Error(), dir+string(filepath.Separator)))
+			}
+			gotErr := ""
+			if err != nil {
+				gotErr = strings.Replace(err.Error(), dir+string(filepath.Separator), "", 1)
+			}
+			if gotErr != c.err {
+				t.Errorf("err = %q, want %q", gotErr, c.err)
+			}
+			if !reflect.DeepEqual(msgs, c.bad) {
+				t.Errorf("bad rows:\n got %q\nwant %q", msgs, c.bad)
+			}
+			var ids []string
+			for _, s := range got {
+				ids = append(ids, s.ID)
+			}
+			if !reflect.DeepEqual(ids, c.keptIDs) {
+				t.Errorf("kept %q, want %q", ids, c.keptIDs)
+			}
+			if c.err != "" && !errors.Is(err, ErrEmptyList) && got != nil {
+				t.Errorf("servers returned with error: %v", got)
+			}
+		})
+	}
+}
+
+func TestReadServersUnreadable(t *testing.T) {
+	_, _, err := ReadServers(filepath.Join(t.TempDir(), "missing.csv"))
+	if err == nil || !strings.HasPrefix(err.Error(), "read ranked list: open ") {
+		t.Fatalf("err = %v, want read ranked list: open ...", err)
+	}
+}
+
+func TestWriteServersRoundTrip(t *testing.T) {
+	in := []Server{
+		{ID: "a", Rank: 1, URL: "https://x.example.com/mcp?x=1,2", Added: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)},
+		{ID: "b", Rank: 9, Added: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)},
+	}
+	var buf bytes.Buffer
+	if err := WriteServers(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	out, bad, err := ParseServers("round", buf.Bytes())
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("ParseServers: %v %v", err, bad)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", out, in)
+	}
+}
