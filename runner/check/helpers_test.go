@@ -200,3 +200,20 @@ func noDial(tb testing.TB) func(ctx context.Context, network, addr string) (net.
 		return nil, errors.New("test: dial not allowed")
 	}
 }
+
+// onlyDial is a DialContext that connects only to the given lab servers and
+// fails the test for any other address.
+func onlyDial(tb testing.TB, srvs ...*labServer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	allowed := make(map[string]bool, len(srvs))
+	for _, s := range srvs {
+		allowed[s.Addr.String()] = true
+	}
+	var d net.Dialer
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if !allowed[addr] {
+			tb.Errorf("dialled %s %s: not a test server", network, addr)
+			return nil, errors.New("test: dial not allowed")
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+}
