@@ -1,0 +1,368 @@
+package pause
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+const listPath = "paused.txt"
+
+// goodList pauses alpha by id and every server at one address.
+const goodList = "# paused at the owner's request\nalpha\nhttps://shared.example/mcp  # two servers here\n"
+
+var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+
+var testServers = []data.Server{
+	{ID: "alpha", Rank: 1, URL: "https://alpha.example/mcp"},
+	{ID: "beta", Rank: 2, URL: "https://shared.example/mcp"},
+	{ID: "gamma", Rank: 3, URL: "https://shared.example/mcp/"},
+	{ID: "delta", Rank: 4, URL: "https://delta.example/mcp"},
+}
+
+var testSpec = Spec{Owner: fakeOwner, Repo: fakeRepo, Path: listPath, Ref: "main"}
+
+// fetchAt runs one Fetch as one cron minute does: a new client, the clock at
+// now. It fails the test on err.
+func fetchAt(t *testing.T, f *fakeGitHub, dir string, now time.Time) (path string, warn error) {
+	t.Helper()
+	fe := &Fetcher{Client: f.client("tok"), DataDir: dir, Now: func() time.Time { return now }}
+	path, warn, err := fe.Fetch(context.Background(), testSpec)
+	if err != nil {
+		t.Fatalf("Fetch: %v", err)
+	}
+	return path, warn
+}
+
+// mustPausedIDs reads the list at path as the planner does and returns the
+// ids of testServers it pauses.
+func mustPausedIDs(t *testing.T, path string) string {
+	t.Helper()
+	list, bad, err := data.ReadPausedList(path)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("ReadPausedList(%s): %v %v", path, err, bad)
+	}
+	paused, _ := list.Match(testServers)
+	var ids []string
+	for _, s := range testServers {
+		if paused[s.ID] {
+			ids = append(ids, s.ID)
+		}
+	}
+	return strings.Join(ids, ",")
+}
+
+func TestFetch_R1_first_fetch_keeps_a_copy(t *testing.T) {
+	f := newFakeGitHub(t, map[string]string{listPath: goodList})
+	dir := t.TempDir()
+	path, warn := fetchAt(t, f, dir, t0)
+	if warn != nil {
+		t.Fatalf("warn = %v", warn)
+	}
+	if path != LastGoodPath(dir) {
+		t.Errorf("path = %s, want %s", path, LastGoodPath(dir))
+	}
+	if got := mustPausedIDs(t, path); got != "alpha,beta,gamma" {
+		t.Errorf("paused = %s, want alpha,beta,gamma", got)
+	}
+	reqs := f.takeRequests()
+	if len(reqs) != 1 || reqs[0].URI != "/repos/plugdir/directory/contents/paused.txt?ref=main" || reqs[0].IfNoneMatch != "" {
+		t.Errorf("requests = %+v, want one unconditional GET of the contents", reqs)
+	}
+}
+
+func TestFetch_ETag(t *testing.T) {
+	f := newFakeGitHub(t, map[string]string{listPath: goodList})
+	dir := t.TempDir()
+	fetchAt(t, f, dir, t0)
+	first := f.takeRequests()
+
+	t.Run("unchanged_file_is_a_304_and_the_copy_stands", func(t *testing.T) {
+		path, warn := fetchAt(t, f, dir, t0.Add(time.Minute))
+		reqs := f.takeRequests()
+		if warn != nil || len(reqs) != 1 {
+			t.Fatalf("warn = %v, %d requests", warn, len(reqs))
+		}
+		meta, _ := readCopy(path, filepath.Join(dir, "paused", lastGoodMeta))
+		if reqs[0].IfNoneMatch == "" || reqs[0].IfNoneMatch != meta.ETag || first[0].IfNoneMatch != "" {
+			t.Errorf("If-None-Match = %q, want the first answer's ETag %q", reqs[0].IfNoneMatch, meta.ETag)
+		}
+		if !meta.Fetched.Equal(t0) || !meta.Confirmed.Equal(t0.Add(time.Minute)) {
+			t.Errorf("meta = %+v, want fetched at t0 (not downloaded again) and confirmed a minute later", meta)
+		}
+		if got := mustPausedIDs(t, path); got != "alpha,beta,gamma" {
+			t.Errorf("paused = %s", got)
+		}
+	})
+	t.Run("S8_changed_file_is_downloaded_at_the_next_fetch", func(t *testing.T) {
+		f.commit("main", listPath, goodList+"delta\n")
+		path, warn := fetchAt(t, f, dir, t0.Add(2*time.Minute))
+		if warn != nil {
+			t.Fatal(warn)
+		}
+		if got := mustPausedIDs(t, path); got != "alpha,beta,gamma,delta" {
+			t.Errorf("paused = %s, want delta added", got)
+		}
+	})
+	t.Run("R2_removing_a_line_resumes_only_that_server", func(t *testing.T) {
+		f.commit("main", listPath, "alpha\ndelta\n")
+		path, _ := fetchAt(t, f, dir, t0.Add(3*time.Minute))
+		if got := mustPausedIDs(t, path); got != "alpha,delta" {
+			t.Errorf("paused = %s, want alpha,delta", got)
+		}
+	})
+	t.Run("another_source_is_asked_without_the_old_ETag", func(t *testing.T) {
+		f.takeRequests()
+		fe := &Fetcher{Client: f.client(""), DataDir: dir, Now: func() time.Time { return t0 }}
+		other := testSpec
+		other.Ref = ""
+		if _, _, err := fe.Fetch(context.Background(), other); err != nil {
+			t.Fatal(err)
+		}
+		if reqs := f.takeRequests(); len(reqs) != 1 || reqs[0].IfNoneMatch != "" {
+			t.Errorf("requests = %+v, want one without If-None-Match", reqs)
+		}
+	})
+}
+
+// failures are GitHub's ways of not giving the list, each answered by the
+// fake in place of the file.
+var failures = []struct {
+	name      string
+	answer    func(w http.ResponseWriter, r *http.Request)
+	is        error  // what warn must match with errors.Is, if anything
+	mention   string // what warn must say
+	notBefore time.Duration
+}{
+	{
+		name:    "R2_5xx",
+		answer:  func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 502, map[string]string{"message": "Server Error"}) },
+		mention: "502",
+	},
+	{
+		name: "R2_rate_limit_403",
+		answer: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-RateLimit-Limit", "60")
+			w.Header().Set("X-RateLimit-Remaining", "0")
+			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(t0.Add(10*time.Minute).Unix(), 10))
+			writeJSON(w, 403, map[string]string{"message": "API rate limit exceeded"})
+		},
+		mention:   "rate limit",
+		notBefore: 10 * time.Minute,
+	},
+	{
+		name: "R2_rate_limit_429",
+		answer: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "120")
+			writeJSON(w, 429, map[string]string{"message": "Too Many Requests"})
+		},
+		mention:   "429",
+		notBefore: 2 * time.Minute,
+	},
+	{
+		name: "R2_secondary_rate_limit",
+		answer: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "30")
+			writeJSON(w, 403, map[string]string{"message": "You have exceeded a secondary rate limit",
+				"documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api#secondary-rate-limits"})
+		},
+		mention:   "secondary rate limit",
+		notBefore: 30 * time.Second,
+	},
+	{
+		name: "R2_network",
+		answer: func(w http.ResponseWriter, r *http.Request) {
+			c, _, _ := w.(http.Hijacker).Hijack()
+			c.Close()
+		},
+		mention: "EOF",
+	},
+	{
+		name:    "R2_not_found",
+		answer:  func(w http.ResponseWriter, r *http.Request) { notFound(w) },
+		mention: "404",
+	},
+	{
+		name: "R2_malformed_file_is_refused_whole",
+		answer: func(w http.ResponseWriter, r *http.Request) {
+			// alpha's line is mangled: keeping the good lines would resume it.
+			writeJSON(w, 200, contentJSON(listPath, "alpha beta\nhttps://shared.example/mcp\nhttps://\n"))
+		},
+		is:      ErrMalformed,
+		mention: "github:plugdir/directory/paused.txt@main:1: more than one entry on a line",
+	},
+	{
+		name: "R2_truncated_answer",
+		answer: func(w http.ResponseWriter, r *http.Request) {
+			c := contentJSON(listPath, goodList)
+			c["content"] = "IyBwYXVzZWQ=" // "# paused": the sha no longer matches
+			writeJSON(w, 200, c)
+		},
+		is:      ErrBadContent,
+		mention: "does not match its size",
+	},
+	{
+		name: "R2_directory_in_place_of_the_file",
+		answer: func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, 200, []any{contentJSON(listPath+"/x", "")})
+		},
+		is:      ErrBadContent,
+		mention: "not a file",
+	},
+	{
+		name: "R2_file_over_1MB",
+		answer: func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, 200, map[string]any{"type": "file", "encoding": "none", "size": MaxListBytes + 1, "content": "", "sha": "x"})
+		},
+		is:      ErrBadContent,
+		mention: "more than 1048576",
+	},
+	{
+		name: "R2_not_text",
+		answer: func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, 200, contentJSON(listPath, "alpha\n\xff\xfe\n"))
+		},
+		is:      ErrBadContent,
+		mention: "not UTF-8",
+	},
+}
+
+func TestFetch_failure_keeps_the_last_good_copy(t *testing.T) {
+	for _, tc := range failures {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeGitHub(t, map[string]string{listPath: goodList})
+			dir := t.TempDir()
+			fetchAt(t, f, dir, t0)
+			before, _ := os.ReadFile(LastGoodPath(dir))
+			f.commit("main", listPath, "delta\n") // would resume alpha, beta and gamma if read
+			f.setIntercept(func(w http.ResponseWriter, r *http.Request) bool { tc.answer(w, r); return true })
+
+			path, warn := fetchAt(t, f, dir, t0.Add(time.Minute))
+			if warn == nil {
+				t.Fatal("warn = nil, want the failure surfaced")
+			}
+			if !strings.Contains(warn.Error(), tc.mention) || !strings.Contains(warn.Error(), "keeping the last good copy") {
+				t.Errorf("warn = %v, want it to mention %q and the copy kept", warn, tc.mention)
+			}
+			if tc.is != nil && !errors.Is(warn, tc.is) {
+				t.Errorf("warn = %v, want errors.Is %v", warn, tc.is)
+			}
+			after, _ := os.ReadFile(path)
+			if !bytes.Equal(before, after) {
+				t.Errorf("copy changed to %q", after)
+			}
+			if got := mustPausedIDs(t, path); got != "alpha,beta,gamma" {
+				t.Errorf("paused = %s, want alpha,beta,gamma still paused", got)
+			}
+
+			// The next minute: a rate-limited fetch does not ask before the
+			// reset; any other asks again and, the failure gone, catches up.
+			f.setIntercept(nil)
+			f.takeRequests()
+			path, warn = fetchAt(t, f, dir, t0.Add(time.Minute+tc.notBefore/2))
+			asked := len(f.takeRequests())
+			switch {
+			case tc.notBefore > 0 && (asked != 0 || warn == nil || !strings.Contains(warn.Error(), "rate limited until")):
+				t.Errorf("within the backoff: %d requests, warn %v; want none and a warning", asked, warn)
+			case tc.notBefore == 0 && (asked != 1 || warn != nil || mustPausedIDs(t, path) != "delta"):
+				t.Errorf("next minute: %d requests, warn %v, paused %s; want the new list", asked, warn, mustPausedIDs(t, path))
+			}
+			if tc.notBefore > 0 {
+				path, warn = fetchAt(t, f, dir, t0.Add(time.Minute+tc.notBefore))
+				if warn != nil || mustPausedIDs(t, path) != "delta" {
+					t.Errorf("after the backoff: warn %v, paused %s; want the new list", warn, mustPausedIDs(t, path))
+				}
+			}
+		})
+	}
+}
+
+func TestFetch_R2_no_good_copy_is_an_error(t *testing.T) {
+	f := newFakeGitHub(t, map[string]string{listPath: "alpha beta\n"})
+	dir := t.TempDir()
+	fe := &Fetcher{Client: f.client(""), DataDir: dir}
+	path, _, err := fe.Fetch(context.Background(), testSpec)
+	if !errors.Is(err, ErrNoGoodCopy) || !errors.Is(err, ErrMalformed) || path != "" {
+		t.Errorf("Fetch = %q, %v; want ErrNoGoodCopy wrapping ErrMalformed", path, err)
+	}
+	if _, serr := os.Stat(LastGoodPath(dir)); !os.IsNotExist(serr) {
+		t.Errorf("a malformed list was kept: %v", serr)
+	}
+}
+
+func TestFetch_S8_warns_when_the_copy_is_older_than_24h(t *testing.T) {
+	f := newFakeGitHub(t, map[string]string{listPath: goodList})
+	dir := t.TempDir()
+	fetchAt(t, f, dir, t0)
+	f.setIntercept(func(w http.ResponseWriter, r *http.Request) bool { writeJSON(w, 503, nil); return true })
+	_, warn := fetchAt(t, f, dir, t0.Add(23*time.Hour))
+	if warn == nil || strings.Contains(warn.Error(), "rule S8") {
+		t.Errorf("after 23 h: %v, want a warning without S8", warn)
+	}
+	_, warn = fetchAt(t, f, dir, t0.Add(25*time.Hour))
+	if warn == nil || !strings.Contains(warn.Error(), "last confirmed 25h0m0s ago") || !strings.Contains(warn.Error(), "rule S8") {
+		t.Errorf("after 25 h: %v, want the S8 promise named", warn)
+	}
+}
+
+// TestToken_only_to_the_API_host proves the token goes to the API host and
+// nowhere else: a redirect to another host (GitHub redirects renamed
+// repositories) does not carry it.
+func TestToken_only_to_the_API_host(t *testing.T) {
+	var elsewhere []string
+	other := newLoopbackServer(t, "127.0.0.2", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere = append(elsewhere, r.Header.Get("Authorization"))
+		writeJSON(w, 200, contentJSON(listPath, goodList))
+	}))
+	f := newFakeGitHub(t, map[string]string{listPath: goodList})
+	f.setIntercept(func(w http.ResponseWriter, r *http.Request) bool {
+		http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		return true
+	})
+	path, warn := fetchAt(t, f, t.TempDir(), t0)
+	if warn != nil || mustPausedIDs(t, path) != "alpha,beta,gamma" {
+		t.Fatalf("fetch through the redirect: warn %v", warn)
+	}
+	reqs := f.takeRequests()
+	if len(reqs) != 1 || reqs[0].Auth != "Bearer tok" {
+		t.Errorf("API host saw %+v, want the token once", reqs)
+	}
+	if len(elsewhere) != 1 || elsewhere[0] != "" {
+		t.Errorf("other host saw Authorization %q, want none", elsewhere)
+	}
+}
+
+func TestNewClient(t *testing.T) {
+	for _, tc := range []struct {
+		api, token string
+		wantErr    bool
+	}{
+		{"", "tok", false},
+		{"https://ghe.example/api/v3", "tok", false},
+		{"http://127.0.0.1:8080/", "tok", false},
+		{"http://ghe.example/api/v3/", "tok", true}, // the token would travel in clear
+		{"http://ghe.example/api/v3/", "", false},
+		{"ftp://x/", "", true},
+		{"::", "", true},
+	} {
+		t.Run(fmt.Sprintf("%s_%t", tc.api, tc.token != ""), func(t *testing.T) {
+			c, err := NewClient(tc.api, tc.token, nil)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %t", err, tc.wantErr)
+			}
+			if err == nil && !strings.HasSuffix(c.BaseURL.Path, "/") {
+				t.Errorf("BaseURL %s without trailing slash", c.BaseURL)
+			}
+		})
+	}
+}
