@@ -145,8 +145,10 @@ var failures = []struct {
 	notBefore time.Duration
 }{
 	{
-		name:    "R2_5xx",
-		answer:  func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 502, map[string]string{"message": "Server Error"}) },
+		name: "R2_5xx",
+		answer: func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, 502, map[string]string{"message": "Server Error"})
+		},
 		mention: "502",
 	},
 	{
