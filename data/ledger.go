@@ -1,0 +1,354 @@
+package data
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// The ledger is the planner's memory of what it has already planned: per
+// server its claim and next due time, per host the check starts of the last
+// 24 hours. It is counted toward the host caps (rule S3) together with what
+// has run, so consecutive plans never double-book a host. It is one binary
+// file, replaced atomically, cheap to read and write at a million servers.
+
+// LedgerPath returns where the ledger is kept under the data directory dir.
+func LedgerPath(dir string) string { return filepath.Join(dir, "plans", "ledger.bin") }
+
+// ErrLedgerCorrupt is returned by ReadLedger for a ledger that does not
+// decode or whose checksum does not match.
+var ErrLedgerCorrupt = errors.New("ledger is corrupt")
+
+// Ledger is what the planner has planned so far.
+type Ledger struct {
+	Created    int64                   // unix s: start of the first minute ever planned; servers listed then are not new
+	LastMinute int64                   // unix s: start of the last minute planned; 0 when none
+	Servers    map[string]LedgerServer // by server id; servers no longer listed are dropped
+	Hosts      map[string][]HostStart  // by host: planned starts of the last 24 h, ascending
+}
+
+// LedgerServer is the planner's record of one server.
+type LedgerServer struct {
+	URLHash     uint64 // URLHash of the address the record is about; another address starts afresh (a new server)
+	FirstSeen   int64  // unix s: start of the first minute planned while it was listed at this address
+	Planned     int64  // unix s: start of its last planned check; 0 when none
+	Reason      string // why that check was planned: ReasonNew, ReasonRetry, ReasonRoutine; "" when none
+	PrevPlanned int64  // Planned before the last planned minute, restored when that minute is planned again
+	PrevReason  string // Reason before the last planned minute
+	NextDue     int64  // unix s: its next check: planned, or due (in the past while deferred by the host caps)
+	Cadence     int32  // effective cadence in seconds: its tier's (rule S1), longer when its host has more servers than the caps allow
+}
+
+// NextDueTime returns NextDue as a time, zero when unknown.
+func (s LedgerServer) NextDueTime() time.Time { return unixTime(s.NextDue) }
+
+// PlannedTime returns Planned as a time, zero when never planned.
+func (s LedgerServer) PlannedTime() time.Time { return unixTime(s.Planned) }
+
+// EffectiveCadence returns how often the server is checked: its tier's
+// cadence (rule S1), or longer when its host carries more servers than the
+// host caps allow (rule S4, fair sharing). Zero when unknown.
+func (s LedgerServer) EffectiveCadence() time.Duration { return time.Duration(s.Cadence) * time.Second }
+
+func unixTime(u int64) time.Time {
+	if u == 0 {
+		return time.Time{}
+	}
+	return time.Unix(u, 0).UTC()
+}
+
+// HostStart is one planned check start on a host: unix seconds shifted left
+// by one, the low bit set for a new server's first check (rule S5 spaces
+// those). Ordering HostStarts orders them by time.
+type HostStart int64
+
+// MakeHostStart returns the HostStart of a check planned at unix second u.
+func MakeHostStart(u int64, isNew bool) HostStart {
+	h := HostStart(u << 1)
+	if isNew {
+		h |= 1
+	}
+	return h
+}
+
+// Unix returns the start in unix seconds.
+func (h HostStart) Unix() int64 { return int64(h) >> 1 }
+
+// New reports whether the start is a new server's first check.
+func (h HostStart) New() bool { return h&1 == 1 }
+
+// URLHash returns the hash the ledger keeps of a server's address (FNV-1a,
+// 64 bits): enough to notice that the address changed.
+func URLHash(rawURL string) uint64 {
+	f := fnv.New64a()
+	f.Write([]byte(rawURL))
+	return f.Sum64()
+}
+
+// NewLedger returns an empty ledger: nothing planned yet.
+func NewLedger() *Ledger {
+	return &Ledger{Servers: map[string]LedgerServer{}, Hosts: map[string][]HostStart{}}
+}
+
+// Lookup returns the record of server id, if the ledger has one.
+func (l *Ledger) Lookup(id string) (LedgerServer, bool) {
+	s, ok := l.Servers[id]
+	return s, ok
+}
+
+const ledgerMagic = "PDLEDGER\x01"
+
+var reasonCodes = []string{"", ReasonNew, ReasonRetry, ReasonRoutine}
+
+func reasonCode(r string) byte {
+	for i, v := range reasonCodes {
+		if v == r {
+			return byte(i)
+		}
+	}
+	return 0
+}
+
+// MarshalBinary encodes the ledger: a magic, varints relative to
+// LastMinute, and a CRC-32 of everything before it.
+func (l *Ledger) MarshalBinary() ([]byte, error) {
+	n := len(ledgerMagic) + 32 + len(l.Servers)*40
+	for h, s := range l.Hosts {
+		n += len(h) + 8 + 3*len(s)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, ledgerMagic...)
+	b = binary.AppendVarint(b, l.Created)
+	b = binary.AppendVarint(b, l.LastMinute)
+	b = binary.AppendUvarint(b, uint64(len(l.Hosts)))
+	for h, starts := range l.Hosts {
+		b = binary.AppendUvarint(b, uint64(len(h)))
+		b = append(b, h...)
+		b = binary.AppendUvarint(b, uint64(len(starts)))
+		prev := HostStart(0)
+		for _, s := range starts {
+			if s < prev {
+				return nil, fmt.Errorf("encode ledger: starts of host %q out of order", h)
+			}
+			b = binary.AppendUvarint(b, uint64(s-prev))
+			prev = s
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(l.Servers)))
+	base := l.LastMinute
+	for id, s := range l.Servers {
+		b = binary.AppendUvarint(b, uint64(len(id)))
+		b = append(b, id...)
+		b = binary.LittleEndian.AppendUint64(b, s.URLHash)
+		b = binary.AppendVarint(b, s.FirstSeen-base)
+		b = binary.AppendVarint(b, s.Planned-base)
+		b = binary.AppendVarint(b, s.PrevPlanned-base)
+		b = binary.AppendVarint(b, s.NextDue-base)
+		b = append(b, reasonCode(s.Reason)|reasonCode(s.PrevReason)<<4)
+		b = binary.AppendUvarint(b, uint64(s.Cadence))
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
+}
+
+// ledgerDecoder reads varints off a byte slice, remembering the first error.
+type ledgerDecoder struct {
+	b   []byte
+	s   string // b as one string, so ids are substrings rather than a million allocations
+	off int
+	err error
+}
+
+func (d *ledgerDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.err = ErrLedgerCorrupt
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *ledgerDecoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b[d.off:])
+	if n <= 0 {
+		d.err = ErrLedgerCorrupt
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *ledgerDecoder) str() string {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)-d.off) {
+		d.err = ErrLedgerCorrupt
+		return ""
+	}
+	s := d.s[d.off : d.off+int(n)]
+	d.off += int(n)
+	return s
+}
+
+func (d *ledgerDecoder) bytes(n int) []byte {
+	if d.err != nil || n > len(d.b)-d.off {
+		d.err = ErrLedgerCorrupt
+		return make([]byte, n)
+	}
+	v := d.b[d.off : d.off+n]
+	d.off += n
+	return v
+}
+
+// count reads a length and checks that at least min bytes per element are
+// left, so a corrupt count cannot make us allocate gigabytes.
+func (d *ledgerDecoder) count(min int) int {
+	n := d.uvarint()
+	if d.err == nil && n > uint64((len(d.b)-d.off)/min) {
+		d.err = ErrLedgerCorrupt
+	}
+	if d.err != nil {
+		return 0
+	}
+	return int(n)
+}
+
+// UnmarshalBinary decodes a ledger encoded by MarshalBinary. Any damage is
+// ErrLedgerCorrupt.
+func (l *Ledger) UnmarshalBinary(b []byte) error {
+	if len(b) < len(ledgerMagic)+4 || string(b[:len(ledgerMagic)]) != ledgerMagic {
+		return ErrLedgerCorrupt
+	}
+	body := b[:len(b)-4]
+	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return ErrLedgerCorrupt
+	}
+	d := &ledgerDecoder{b: body, s: string(body), off: len(ledgerMagic)}
+	l.Created = d.varint()
+	l.LastMinute = d.varint()
+	nh := d.count(2)
+	l.Hosts = make(map[string][]HostStart, nh)
+	for range nh {
+		h := d.str()
+		ns := d.count(1)
+		starts := make([]HostStart, ns)
+		prev := HostStart(0)
+		for i := range starts {
+			prev += HostStart(d.uvarint())
+			starts[i] = prev
+		}
+		l.Hosts[h] = starts
+	}
+	ns := d.count(14)
+	l.Servers = make(map[string]LedgerServer, ns)
+	base := l.LastMinute
+	for range ns {
+		id := d.str()
+		var s LedgerServer
+		s.URLHash = binary.LittleEndian.Uint64(d.bytes(8))
+		s.FirstSeen = d.varint() + base
+		s.Planned = d.varint() + base
+		s.PrevPlanned = d.varint() + base
+		s.NextDue = d.varint() + base
+		rc := d.bytes(1)[0]
+		if int(rc&15) >= len(reasonCodes) || int(rc>>4) >= len(reasonCodes) {
+			d.err = ErrLedgerCorrupt
+			break
+		}
+		s.Reason, s.PrevReason = reasonCodes[rc&15], reasonCodes[rc>>4]
+		s.Cadence = int32(d.uvarint())
+		l.Servers[id] = s
+	}
+	if d.err == nil && d.off != len(body) {
+		d.err = ErrLedgerCorrupt
+	}
+	return d.err
+}
+
+// ReadLedger reads the ledger of the data directory dir. A missing ledger is
+// an empty one (nothing planned yet); a damaged one is an error wrapping
+// ErrLedgerCorrupt, since planning without it could double-book hosts.
+func ReadLedger(dir string) (*Ledger, error) {
+	path := LedgerPath(dir)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return NewLedger(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	l := NewLedger()
+	if err := l.UnmarshalBinary(b); err != nil {
+		return nil, fmt.Errorf("read ledger %s: %w", path, err)
+	}
+	return l, nil
+}
+
+// WriteLedger replaces the ledger of the data directory dir atomically.
+func WriteLedger(dir string, l *Ledger) error {
+	b, err := l.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(LedgerPath(dir), b, 0o644)
+}
+
+// LockPlans takes an exclusive lock on the plans of the data directory dir,
+// waiting for another planner to finish, so that two overlapping plan runs
+// cannot both read the same ledger and double-book a host. unlock releases
+// it.
+func LockPlans(dir string) (unlock func() error, err error) {
+	path := filepath.Join(dir, "plans", ".plan.lock")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lock plans: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock plans: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock plans %s: %w", path, err)
+	}
+	return func() error {
+		defer f.Close()
+		return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	}, nil
+}
+
+// Equal reports whether two ledgers hold the same records (for tests and
+// the simulation's checks).
+func (l *Ledger) Equal(o *Ledger) bool {
+	if l.Created != o.Created || l.LastMinute != o.LastMinute || len(l.Servers) != len(o.Servers) || len(l.Hosts) != len(o.Hosts) {
+		return false
+	}
+	for id, s := range l.Servers {
+		if t, ok := o.Servers[id]; !ok || s != t {
+			return false
+		}
+	}
+	for h, s := range l.Hosts {
+		if t, ok := o.Hosts[h]; !ok || !slices.Equal(s, t) {
+			return false
+		}
+	}
+	return true
+}
