@@ -3,8 +3,8 @@ package data
 import (
 	"errors"
 	"os"
-	"time"
 	"testing"
+	"time"
 )
 
 func sampleLedger() *Ledger {
