@@ -64,6 +64,7 @@ type PlannedCheck struct {
 	Rank      int       `json:"rank"`
 	Protocol  string    `json:"protocol,omitempty"`  // protocol version learned, "" if unknown
 	Transport string    `json:"transport,omitempty"` // transport learned, "" if unknown
+	Every     int64     `json:"every,omitempty"`     // effective cadence in seconds when the host's caps stretch the tier's (rule S4 fair sharing); 0: the tier's
 }
 
 // Result is everything one check found. A server that fails is data, not a Go
