@@ -338,7 +338,7 @@ func (f *fakeGitHub) createPull(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (f *fakeGitHub) pull(w http.ResponseWriter, r *http.Request) (fakePull, bool) {
+func (f *fakeGitHub) pull(w http.ResponseWriter, r *http.Request) (int, fakePull, bool) {
 	n, _ := strconv.Atoi(r.PathValue("n"))
 	f.mu.Lock()
 	p, ok := f.pulls[n]
@@ -346,17 +346,17 @@ func (f *fakeGitHub) pull(w http.ResponseWriter, r *http.Request) (fakePull, boo
 	if !ok {
 		notFound(w)
 	}
-	return p, ok
+	return n, p, ok
 }
 
 func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
-	p, ok := f.pull(w, r)
+	n, p, ok := f.pull(w, r)
 	if !ok {
 		return
 	}
 	repo := map[string]any{"name": f.repo, "owner": map[string]string{"login": f.owner}}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"number": r.PathValue("n"), "state": "open",
+		"number": n, "state": "open",
 		"base": map[string]any{"ref": p.base, "sha": p.baseSHA, "repo": repo},
 		"head": map[string]any{"ref": p.head, "sha": p.headSHA, "repo": repo},
 	})
@@ -397,7 +397,7 @@ func (f *fakeGitHub) changedFiles(from, to string) []map[string]any {
 }
 
 func (f *fakeGitHub) pullFiles(w http.ResponseWriter, r *http.Request) {
-	p, ok := f.pull(w, r)
+	_, p, ok := f.pull(w, r)
 	if !ok {
 		return
 	}

@@ -1,0 +1,100 @@
+package pause
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func newTestRepo(f *fakeGitHub) *Repo {
+	return &Repo{Client: f.client("tok"), Owner: fakeOwner, Name: fakeRepo, Path: listPath, Now: func() time.Time { return t0 }}
+}
+
+const ownerNote = "Owner of delta asked by the report form\non 2026-12-02"
+
+func TestOpenRequest_R1_opens_a_pull_request_adding_the_line(t *testing.T) {
+	f := newFakeGitHub(t, map[string]string{listPath: strings.TrimSuffix(goodList, "\n"), "README.md": "directory\n"})
+	op, err := newTestRepo(f).OpenRequest(context.Background(), Request{Server: "delta", Note: ownerNote, Servers: testServers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLine := "delta  # 2026-12-02 Owner of delta asked by the report form on 2026-12-02"
+	if op.Number != 1 || op.Branch != "pause/delta-20261202-100000" || op.Line != wantLine || !strings.HasSuffix(op.URL, "/pull/1") {
+		t.Errorf("Opened = %+v", op)
+	}
+	got, _ := f.file(op.Branch, listPath)
+	if want := goodList + wantLine + "\n"; got != want {
+		t.Errorf("list on the branch = %q, want %q", got, want)
+	}
+	if main, _ := f.file("main", listPath); main != strings.TrimSuffix(goodList, "\n") {
+		t.Errorf("main changed before the merge: %q", main)
+	}
+	reqs := f.takeRequests()
+	for _, r := range reqs {
+		if r.Auth != "Bearer tok" {
+			t.Errorf("%s %s without the token", r.Method, r.URI)
+		}
+	}
+	MustGolden(t, "open-request.golden", renderRequests(reqs))
+}
+
+func TestOpenRequest_creates_a_missing_list(t *testing.T) {
+	f := newFakeGitHub(t, map[string]string{"README.md": "directory\n"})
+	op, err := newTestRepo(f).OpenRequest(context.Background(), Request{Server: "https://alpha.example/mcp", Base: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.file(op.Branch, listPath); got != "https://alpha.example/mcp  # 2026-12-02\n" {
+		t.Errorf("new list = %q", got)
+	}
+	if op.Branch != "pause/alpha.example-mcp-20261202-100000" {
+		t.Errorf("branch = %s", op.Branch)
+	}
+}
+
+func TestOpenRequest_refusals(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		server string
+		is     error
+		msg    string
+	}{
+		{"R1_id_already_listed", "alpha", ErrAlreadyListed, `paused.txt:2: "alpha" already on the paused list`},
+		{"R1_address_already_listed_in_another_spelling", "HTTPS://Shared.example:443/mcp/", ErrAlreadyListed, "paused.txt:3:"},
+		{"R1_id_already_paused_by_its_address", "beta", ErrAlreadyListed, "by another line"},
+		{"unknown_server", "zeta", ErrNotListed, `"zeta" names no listed server`},
+		{"R1_two_entries_on_one_line", "delta gamma", nil, "more than one entry on a line"},
+		{"R1_comment_in_the_id", "delta#x", nil, "cannot be a line"},
+		{"R1_not_an_address", "https://", nil, "not an address"},
+		{"empty", " ", nil, "cannot be a line"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeGitHub(t, map[string]string{listPath: goodList})
+			_, err := newTestRepo(f).OpenRequest(context.Background(), Request{Server: tc.server, Servers: testServers})
+			if err == nil || !strings.Contains(err.Error(), tc.msg) || (tc.is != nil && !errors.Is(err, tc.is)) {
+				t.Errorf("err = %v, want %q (%v)", err, tc.msg, tc.is)
+			}
+			for _, r := range f.takeRequests() {
+				if r.Method != "GET" {
+					t.Errorf("refused request still wrote: %s %s", r.Method, r.URI)
+				}
+			}
+		})
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"delta":                        "delta",
+		"https://Alpha.example:8443/x": "alpha.example-8443-x",
+		"a..b/../c":                    "a.b-.-c",
+		"--Ünïcode--id--":              "n-code-id",
+		strings.Repeat("x", 60):        strings.Repeat("x", 40),
+	} {
+		if got := slug(in); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
