@@ -11,7 +11,7 @@ func TestCheckPullRequest(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		prepare func(f *fakeGitHub) // commits on branch "req", and maybe on main after it
-		want    string               // the printed verdict
+		want    string              // the printed verdict
 	}{
 		{
 			name:    "R1_adds_a_listed_server_by_id",
@@ -28,8 +28,10 @@ func TestCheckPullRequest(t *testing.T) {
 				"- paused.txt:3 (base): https://shared.example/mcp  # two servers here  (resumes beta, gamma)\n",
 		},
 		{
-			name:    "R2_removing_a_line_resumes_and_is_acceptable",
-			prepare: func(f *fakeGitHub) { f.commit("req", listPath, "# paused at the owner's request\nhttps://shared.example/mcp  # two servers here\n") },
+			name: "R2_removing_a_line_resumes_and_is_acceptable",
+			prepare: func(f *fakeGitHub) {
+				f.commit("req", listPath, "# paused at the owner's request\nhttps://shared.example/mcp  # two servers here\n")
+			},
 			want: "pull request #1 changing paused.txt: acceptable\n" +
 				"- paused.txt:2 (base): alpha  (resumes alpha)\n",
 		},
