@@ -1,0 +1,186 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// Config configures a Checker. Its zero value means the production defaults:
+// the build's User-Agent, any source address, no lab setting, 45 s per check.
+type Config struct {
+	UserAgent  string           // exact User-Agent (rule N1); "" means data.UserAgent()
+	SourceAddr netip.Addr       // address checks leave from (rule N11); zero means any
+	Lab        Lab              // lab setting, off by default
+	Timeout    time.Duration    // whole check (rule N10); 0 means data.CheckTimeout
+	Now        func() time.Time // nil means time.Now
+
+	// Resolver and DialContext are handed to the guard; nil means the
+	// system's (tests inject their own so nothing leaves 127.0.0.0/8).
+	Resolver    func(ctx context.Context, host string) ([]netip.Addr, error)
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	Logger *slog.Logger // nil means no logs
+}
+
+// Validate reports a Timeout below zero or a bad lab setting.
+func (c Config) Validate() error {
+	if c.Timeout < 0 {
+		return fmt.Errorf("validate check config: timeout %v below zero", c.Timeout)
+	}
+	if err := c.Lab.Validate(); err != nil {
+		return fmt.Errorf("validate check config: %w", err)
+	}
+	return nil
+}
+
+// Target is one server to check, with what earlier checks learned of it.
+type Target struct {
+	ID        string
+	URL       string
+	Protocol  string    // protocol version learned before (data.State.Protocol), "" if unknown
+	Transport string    // data.TransportStreamable, data.TransportSSE or "" if unknown
+	Planned   time.Time // planned start; zero for a manual check
+	Reason    string    // why it was planned (data.ReasonNew, ...); "" means "manual"
+}
+
+// Protocol versions the flows name.
+const (
+	protocolModern  = "2026-07-28" // first version with server/discover (rule N4)
+	protocolLegacy  = "2025-11-25" // newest version of the initialize handshake
+	protocolSSE     = "2024-11-05" // the legacy HTTP+SSE transport's version
+	reasonManual    = "manual"
+	clientName      = "plug.directory-prober"
+	maxToolPages    = 10 // tools/list pages read at most per check
+	modernCodeFirst = -32022
+	modernCodeLast  = -32020
+)
+
+// Checker runs checks. It is safe for concurrent use: every check gets a
+// guard, connections and SDK client of its own.
+type Checker struct {
+	cfg    Config
+	logger *slog.Logger
+}
+
+// New returns a Checker for cfg. It fails when cfg does not validate or the
+// lab CA file cannot be read.
+func New(cfg Config) (*Checker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = data.UserAgent()
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = data.CheckTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Checker{cfg: cfg, logger: logger}
+	g, err := c.newGuard() // fail now on a bad CA file rather than in every check
+	if err != nil {
+		return nil, fmt.Errorf("new checker: %w", err)
+	}
+	g.Close()
+	return c, nil
+}
+
+func (c *Checker) newGuard() (*Guard, error) {
+	return NewGuard(GuardConfig{
+		UserAgent:   c.cfg.UserAgent,
+		SourceAddr:  c.cfg.SourceAddr,
+		Lab:         c.cfg.Lab,
+		Resolver:    c.cfg.Resolver,
+		DialContext: c.cfg.DialContext,
+		Now:         c.cfg.Now,
+	})
+}
+
+// Check runs one check of t and returns its full result and the guard's
+// record of every exchange (the transcript). It never fails: a server that
+// cannot be checked is a result too. The whole check ends within the
+// configured timeout (rule N10), by closing its connections.
+func (c *Checker) Check(ctx context.Context, t Target) (data.Result, Record) {
+	res := data.Result{
+		ID:            t.ID,
+		URL:           t.URL,
+		Host:          data.HostOf(t.URL),
+		Reason:        t.Reason,
+		Planned:       t.Planned,
+		Started:       c.cfg.Now().UTC(),
+		ProberVersion: data.Version(),
+	}
+	if res.Reason == "" {
+		res.Reason = reasonManual
+	}
+	if !t.Planned.IsZero() {
+		res.Lateness = res.Started.Sub(t.Planned)
+	}
+	var rec Record
+	v := c.run(ctx, t, &res, &rec)
+	res.Status, res.Detail = v.status, v.detail
+	res.Finished = c.cfg.Now().UTC()
+	res.Duration = res.Finished.Sub(res.Started)
+	fillCounts(&res, rec, c.cfg.Now)
+	c.logger.Debug("check done", "id", t.ID, "url", t.URL, "status", res.Status, "detail", res.Detail)
+	return res, rec
+}
+
+// run checks the target's address, then runs the flows under the check's
+// deadline and classifies what they found.
+func (c *Checker) run(ctx context.Context, t Target, res *data.Result, rec *Record) verdict {
+	if t.URL == "" {
+		return verdict{data.NotCheckable, ReasonNoAddress}
+	}
+	u, err := url.Parse(t.URL)
+	if err != nil {
+		return verdict{data.NotCheckable, "address does not parse"}
+	}
+	if err := CheckTarget(u, c.cfg.Lab); err != nil {
+		var te *TargetError
+		if errors.As(err, &te) {
+			return verdict{data.NotCheckable, te.Reason}
+		}
+		return verdict{data.NotCheckable, "address not allowed"}
+	}
+	g, err := c.newGuard()
+	if err != nil {
+		// New built a guard from the same config, so this is the prober's
+		// fault, not the server's: it must not count against it.
+		c.logger.Error("new guard", "err", err)
+		return verdict{data.NotCheckable, "prober error: " + err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	stop := context.AfterFunc(ctx, g.Close) // rule N10: give up by closing the connections
+	f := &flow{
+		url:    u.String(),
+		guard:  g,
+		logger: c.logger,
+	}
+	f.run(ctx, t)
+	deadline := errors.Is(ctx.Err(), context.DeadlineExceeded)
+	cancelled := ctx.Err() != nil && !deadline
+	cancel()
+	stop()
+	g.Close()
+	*rec = g.Record()
+	f.fill(res)
+	return classify(*rec, f.snapshot(), classifyContext{
+		deadline:  deadline,
+		cancelled: cancelled,
+		timeout:   c.cfg.Timeout,
+	})
+}

@@ -1,0 +1,380 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"plug.directory/prober/data"
+)
+
+// verdict is the outcome of table O a check concludes and its short human
+// reason.
+type verdict struct {
+	status data.Outcome
+	detail string
+}
+
+// classifyContext is how the check ended, beyond the record and findings.
+type classifyContext struct {
+	deadline  bool          // the check's deadline passed (rule N10)
+	cancelled bool          // the caller cancelled the check
+	timeout   time.Duration // the check's deadline, for the reason
+}
+
+// classify concludes the outcome of a check (table O) from what the guard
+// recorded and what the flows found, in this order: a valid tools/list is
+// working; a refusal (401, 403, 429) decides next; then the transport failure
+// that ended the check; then the deadline; then the last answer's status and
+// content; then protocol errors. It never reads error strings.
+func classify(rec Record, fd findings, cc classifyContext) verdict {
+	if fd.ToolsOK {
+		return verdict{data.Working, toolsDetail(fd)}
+	}
+	if v, ok := refusalVerdict(rec); ok {
+		return v
+	}
+	if ex, ok := failedExchange(rec); ok {
+		if v, ok := transportVerdict(ex, cc); ok {
+			return v
+		}
+	}
+	if cc.deadline {
+		return verdict{data.Failing, noAnswer(cc.timeout)}
+	}
+	if cc.cancelled {
+		// The prober stopped (a shutdown), not the server: this must not
+		// count against it.
+		return verdict{data.NotCheckable, "check cancelled by the prober"}
+	}
+	if ex, ok := lastAnswer(rec); ok {
+		if v, ok := answerVerdict(ex); ok {
+			return v
+		}
+	}
+	return protocolVerdict(fd)
+}
+
+// toolsDetail is the reason of a working result: the tool count and why the
+// list may be incomplete.
+func toolsDetail(fd findings) string {
+	var s string
+	switch n := len(fd.Tools); n {
+	case 0:
+		s = "no tools"
+	case 1:
+		s = "1 tool"
+	default:
+		s = strconv.Itoa(n) + " tools"
+	}
+	if fd.ToolsNote != "" {
+		s += " (" + fd.ToolsNote + ")"
+	}
+	return s
+}
+
+// refusalVerdict reads the first refusal the guard saw (after which nothing
+// more was sent): 401 and a 403 with a challenge ask for a key; 429, a 403
+// without a challenge and a bot-challenge page refuse the check.
+func refusalVerdict(rec Record) (verdict, bool) {
+	if rec.Refusal == 0 {
+		return verdict{}, false
+	}
+	ex := Exchange{Status: rec.Refusal}
+	for _, e := range rec.Exchanges {
+		if e.Status == rec.Refusal {
+			ex = e
+			break
+		}
+	}
+	challenge := ex.Header.Get("WWW-Authenticate")
+	switch {
+	case botChallenge(ex):
+		return verdict{data.Refused, "refused: bot challenge page"}, true
+	case ex.Status == http.StatusUnauthorized:
+		return verdict{data.NeedsKey, keyDetail(challenge, ex.Status)}, true
+	case ex.Status == http.StatusForbidden && challenge != "":
+		return verdict{data.NeedsKey, keyDetail(challenge, ex.Status)}, true
+	}
+	return verdict{data.Refused, fmt.Sprintf("refused: HTTP %d", ex.Status)}, true
+}
+
+// keyDetail names what the server asks for: OAuth when the challenge points
+// to resource metadata or is a Bearer challenge (MCP's authorization is
+// OAuth), else the scheme, else the status.
+func keyDetail(challenge string, status int) string {
+	lower := strings.ToLower(challenge)
+	scheme, _, _ := strings.Cut(strings.TrimSpace(challenge), " ")
+	switch {
+	case strings.Contains(lower, "resource_metadata"), strings.EqualFold(scheme, "bearer"):
+		return "needs a key (OAuth)"
+	case scheme != "" && isToken(scheme) && len(scheme) <= 20:
+		return "needs a key (" + scheme + ")"
+	}
+	return fmt.Sprintf("needs a key: HTTP %d", status)
+}
+
+// isToken reports whether s is an HTTP token made of letters, digits and '-'.
+func isToken(s string) bool {
+	for _, r := range s {
+		if r > unicode.MaxASCII || !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// botChallenge reports whether an answer is a bot-challenge page (a CDN's
+// "checking your browser" wall) rather than the server's own.
+func botChallenge(ex Exchange) bool {
+	if strings.EqualFold(ex.Header.Get("Cf-Mitigated"), "challenge") {
+		return true
+	}
+	if !isHTML(ex) {
+		return false
+	}
+	head := bytes.ToLower(ex.BodyHead)
+	for _, marker := range []string{"challenge-platform", "cf-chl-", "<title>just a moment", "captcha", "security checkpoint"} {
+		if bytes.Contains(head, []byte(marker)) {
+			return true
+		}
+	}
+	return false
+}
+
+// failedExchange returns the last exchange that failed at the transport
+// level: the failure that ended the check. Messages the guard kept from
+// leaving (N2, N3, after a refusal) are not failures of the server.
+func failedExchange(rec Record) (Exchange, bool) {
+	for i := len(rec.Exchanges) - 1; i >= 0; i-- {
+		ex := rec.Exchanges[i]
+		switch ex.ErrKind {
+		case ErrNone, ErrBlocked:
+			continue
+		}
+		return ex, true
+	}
+	return Exchange{}, false
+}
+
+// transportVerdict turns the guard's failure kind into an outcome.
+func transportVerdict(ex Exchange, cc classifyContext) (verdict, bool) {
+	detail := func(prefix, fallback string) string {
+		if ex.Detail != "" {
+			return prefix + ex.Detail
+		}
+		return prefix + fallback
+	}
+	switch ex.ErrKind {
+	case ErrDNSNotFound:
+		return verdict{data.Failing, "DNS: name not found"}, true
+	case ErrDNS:
+		return verdict{data.Failing, detail("DNS: ", "lookup failed")}, true
+	case ErrNoPublicAddr:
+		return verdict{data.NotCheckable, "resolves to no public IPv4 address"}, true
+	case ErrRefused:
+		return verdict{data.Failing, "connection refused"}, true
+	case ErrTimeout:
+		if cc.deadline {
+			return verdict{data.Failing, noAnswer(cc.timeout)}, true
+		}
+		return verdict{data.Failing, detail("", "timed out")}, true
+	case ErrTLSCert:
+		return verdict{data.Failing, detail("TLS: ", "certificate not accepted")}, true
+	case ErrTLSOther:
+		return verdict{data.Failing, detail("TLS: ", "handshake failed")}, true
+	case ErrTooLarge:
+		return verdict{data.Failing, "answer over 1 MB"}, true
+	case ErrTooManyRedirects:
+		return verdict{data.Failing, "too many redirects"}, true
+	case ErrRedirectNotAllowed, ErrTargetNotAllowed:
+		return verdict{data.NotCheckable, detail("", "redirected to an address we do not check")}, true
+	case ErrRedirectMethodChange:
+		return verdict{data.Refused, detail("refused: ", "redirect turns POST into GET")}, true
+	case ErrCanceled:
+		if cc.deadline {
+			return verdict{data.Failing, noAnswer(cc.timeout)}, true
+		}
+		return verdict{}, false
+	case ErrNetwork:
+		return verdict{data.Failing, detail("connection failed: ", "closed by the server")}, true
+	}
+	return verdict{}, false
+}
+
+// noAnswer is the reason of a check that ran out of time: "no answer in 45 s".
+func noAnswer(d time.Duration) string {
+	return "no answer in " + strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
+}
+
+// lastAnswer returns the last exchange that got an HTTP answer.
+func lastAnswer(rec Record) (Exchange, bool) {
+	for i := len(rec.Exchanges) - 1; i >= 0; i-- {
+		if ex := rec.Exchanges[i]; ex.Status != 0 && ex.ErrKind != ErrBlocked {
+			return ex, true
+		}
+	}
+	return Exchange{}, false
+}
+
+// answerVerdict reads the last answer: an error status is "HTTP 502"; a
+// success that is not MCP is named for what it is. It reports false for an
+// answer that looks like JSON-RPC, which leaves the reason to the protocol.
+func answerVerdict(ex Exchange) (verdict, bool) {
+	if ex.Status >= 300 {
+		if botChallenge(ex) {
+			return verdict{data.Refused, "refused: bot challenge page"}, true
+		}
+		return verdict{data.Failing, fmt.Sprintf("HTTP %d", ex.Status)}, true
+	}
+	if botChallenge(ex) {
+		return verdict{data.Refused, "refused: bot challenge page"}, true
+	}
+	if why := notMCP(ex); why != "" {
+		return verdict{data.Failing, "not MCP: " + why}, true
+	}
+	return verdict{}, false
+}
+
+// isHTML reports whether an answer is an HTML page, by type or by content.
+func isHTML(ex Exchange) bool {
+	if mediaType(ex) == "text/html" {
+		return true
+	}
+	head := bytes.ToLower(bytes.TrimSpace(ex.BodyHead))
+	return bytes.HasPrefix(head, []byte("<!doctype html")) || bytes.HasPrefix(head, []byte("<html"))
+}
+
+// mediaType returns the answer's lowercased media type, "" if none.
+func mediaType(ex Exchange) string {
+	mt, _, err := mime.ParseMediaType(ex.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(mt)
+}
+
+// notMCP says what a successful answer is when it is not an MCP answer, or
+// "" when it looks like one (JSON-RPC, an event stream carrying JSON-RPC or
+// the legacy endpoint event, or an empty 202 to a notification).
+func notMCP(ex Exchange) string {
+	if isHTML(ex) {
+		return "HTML page"
+	}
+	head := bytes.TrimSpace(ex.BodyHead)
+	switch mt := mediaType(ex); {
+	case ex.Status == http.StatusAccepted || ex.Status == http.StatusNoContent:
+		return ""
+	case mt == "text/event-stream":
+		if ex.Method == http.MethodGet && ex.RPCMethod == "" && len(head) > 0 && !bytes.Contains(head, []byte("endpoint")) {
+			return "no endpoint event"
+		}
+		if len(head) == 0 {
+			return "" // nothing read: the deadline or the protocol decides
+		}
+		if !bytes.Contains(head, []byte("data:")) {
+			return "event stream without data"
+		}
+		return ""
+	case mt == "application/json" || (mt == "" && len(head) > 0 && (head[0] == '{' || head[0] == '[')):
+		return jsonNotRPC(head, ex.Bytes)
+	case len(head) == 0:
+		return "empty answer"
+	case mt == "":
+		return "answer without a content type"
+	default:
+		return "content type " + mt
+	}
+}
+
+// jsonNotRPC says what a JSON answer is when it is not a JSON-RPC message, or
+// "" when it is (or cannot be told from its first 4 KiB).
+func jsonNotRPC(head []byte, total int64) string {
+	complete := int64(len(head)) == total
+	if complete && !json.Valid(head) {
+		return "not JSON"
+	}
+	if !complete {
+		if bytes.Contains(head, []byte(`"jsonrpc"`)) {
+			return ""
+		}
+		return "JSON that is not JSON-RPC"
+	}
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(head, &msg) != nil {
+		return "JSON that is not JSON-RPC" // an array or a scalar
+	}
+	if _, ok := msg["jsonrpc"]; !ok {
+		return "JSON that is not JSON-RPC"
+	}
+	return ""
+}
+
+// protocolVerdict names the protocol error that ended a check in which the
+// server answered with well-formed JSON-RPC.
+func protocolVerdict(fd findings) verdict {
+	switch {
+	case fd.ToolsMissing:
+		return verdict{data.Failing, "protocol error: tools/list result has no tools array"}
+	case fd.BadVersion != "":
+		return verdict{data.Failing, "protocol error: unsupported protocol version " + printable(fd.BadVersion, 20)}
+	case fd.RPCErr != nil:
+		return verdict{data.Failing, fmt.Sprintf("protocol error: %s answered error %d", fd.RPCMethod, fd.RPCErr.Code)}
+	case fd.Handshake:
+		return verdict{data.Failing, "protocol error: no valid tools/list result"}
+	}
+	return verdict{data.Failing, "protocol error: no valid handshake"}
+}
+
+// printable returns s quoted, cut to n runes, for a reason shown on a page.
+func printable(s string, n int) string {
+	r := []rune(s)
+	if len(r) > n {
+		r = append(r[:n], '…')
+	}
+	return strconv.Quote(string(r))
+}
+
+// fillCounts copies the record's counts into the result: last HTTP status,
+// requests sent, connections, bytes read, and Retry-After (429 or 503).
+func fillCounts(res *data.Result, rec Record, now func() time.Time) {
+	res.Requests = rec.Requests
+	res.Conns = rec.Conns
+	res.BytesRead = rec.BytesRead
+	if ex, ok := lastAnswer(rec); ok {
+		res.HTTPStatus = ex.Status
+	}
+	for _, ex := range rec.Exchanges {
+		if ex.Status != http.StatusTooManyRequests && ex.Status != http.StatusServiceUnavailable {
+			continue
+		}
+		if t, ok := retryAfter(ex.Header.Get("Retry-After"), ex.Start, now); ok {
+			res.RetryAfter = t
+		}
+	}
+}
+
+// retryAfter parses a Retry-After value, delay-seconds or an HTTP date,
+// relative to when the request started (or now).
+func retryAfter(v string, start time.Time, now func() time.Time) (time.Time, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return time.Time{}, false
+	}
+	if start.IsZero() {
+		start = now()
+	}
+	if secs, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return start.Add(time.Duration(secs) * time.Second).UTC(), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t.UTC(), true
+	}
+	return time.Time{}, false
+}

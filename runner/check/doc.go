@@ -1,0 +1,29 @@
+// Package check runs one check of one MCP server: it asks the server what it
+// is and lists its tools, keeping every promise of the checks page (rules
+// N1-N11 of SPEC.md), and concludes one outcome of table O with a short human
+// reason.
+//
+// Two halves live here. The guard (guard.go, dial.go, addr.go, redirect.go,
+// limit.go, lab.go) is the http.RoundTripper and dialer every byte of a check
+// crosses: it enforces N1-N10 whatever the MCP library tries, and records
+// what it saw. The flows (check.go, session.go, discover.go, initialize.go,
+// sse.go) drive github.com/modelcontextprotocol/go-sdk through the guard's
+// client following rule N4:
+//
+//   - era unknown: server/discover first; the SDK falls back to initialize
+//     (2025-11-25) when the server does not know it; when the initialize POST
+//     is answered 400, 404 or 405 without a modern error code, the legacy
+//     HTTP+SSE transport is tried (GET, then posts to the endpoint it names),
+//     as the MCP specification's backwards-compatibility section says;
+//   - protocol 2026-07-28 or later: server/discover, tools/list;
+//   - an earlier protocol: initialize, notifications/initialized, tools/list;
+//   - legacy HTTP+SSE: one GET, then initialize, notifications/initialized
+//     and tools/list posted to the stream's endpoint.
+//
+// What was learned (protocol, transport) goes into the result so later checks
+// go straight to the right flow. classify.go turns the guard's record and the
+// flows' typed findings into the outcome; it never reads error strings.
+//
+// A failing server is data, not a Go error: [Checker.Check] always returns a
+// full data.Result and the transcript of the exchanges.
+package check

@@ -1,0 +1,120 @@
+package check
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"plug.directory/prober/data"
+)
+
+// TestFlows proves rule N4 against real go-sdk servers over TLS: each era
+// gets exactly its flow, unknown eras fall back as the MCP specification
+// says, and what was learned sends later checks straight to the right flow.
+func TestFlows(t *testing.T) {
+	t.Parallel()
+	modern := func() *mcp.Server { return sdkServer(nil, "alpha", "beta") }
+	only := func(v string) func() *mcp.Server {
+		return func() *mcp.Server {
+			return sdkServer(&mcp.ServerOptions{SupportedProtocolVersions: []string{v}}, "alpha", "beta")
+		}
+	}
+	tests := []struct {
+		name      string
+		handler   func() *mcp.Server
+		serve     func(*mcp.Server) *flowServer
+		protocol  string // learned before
+		transport string // learned before
+		want      []string
+		wantProto string
+		wantTrans string
+	}{
+		{
+			name: "N4_2026_stateless_unknown_era", handler: modern,
+			want:      []string{"POST server/discover", "POST tools/list"},
+			wantProto: "2026-07-28", wantTrans: data.TransportStreamable,
+		},
+		{
+			name: "N4_2026_stateless_known_era", handler: modern, protocol: "2026-07-28", transport: data.TransportStreamable,
+			want:      []string{"POST server/discover", "POST tools/list"},
+			wantProto: "2026-07-28", wantTrans: data.TransportStreamable,
+		},
+		{
+			name: "N4_2025_11_25_unknown_era_falls_back", handler: only("2025-11-25"),
+			want:      []string{"POST server/discover", "POST initialize", "POST notifications/initialized", "POST tools/list"},
+			wantProto: "2025-11-25", wantTrans: data.TransportStreamable,
+		},
+		{
+			name: "N4_2025_11_25_known_era", handler: only("2025-11-25"), protocol: "2025-11-25", transport: data.TransportStreamable,
+			want:      []string{"POST initialize", "POST notifications/initialized", "POST tools/list"},
+			wantProto: "2025-11-25", wantTrans: data.TransportStreamable,
+		},
+		{
+			name: "N4_2025_06_18_unknown_era_falls_back", handler: only("2025-06-18"),
+			want:      []string{"POST server/discover", "POST initialize", "POST notifications/initialized", "POST tools/list"},
+			wantProto: "2025-06-18", wantTrans: data.TransportStreamable,
+		},
+		{
+			name: "N4_2025_06_18_known_era", handler: only("2025-06-18"), protocol: "2025-06-18", transport: data.TransportStreamable,
+			want:      []string{"POST initialize", "POST notifications/initialized", "POST tools/list"},
+			wantProto: "2025-06-18", wantTrans: data.TransportStreamable,
+		},
+		{
+			name: "N4_2024_11_05_legacy_sse_unknown_era_falls_back", handler: modern,
+			serve: func(s *mcp.Server) *flowServer {
+				return startFlowServer(t, sseHandler(s), serverOpts{legacySSE: true})
+			},
+			want:      []string{"POST server/discover", "POST initialize", "GET", "POST initialize", "POST notifications/initialized", "POST tools/list"},
+			wantProto: "2024-11-05", wantTrans: data.TransportSSE,
+		},
+		{
+			name: "N4_2024_11_05_legacy_sse_known", handler: modern, protocol: "2024-11-05", transport: data.TransportSSE,
+			serve: func(s *mcp.Server) *flowServer {
+				return startFlowServer(t, sseHandler(s), serverOpts{legacySSE: true})
+			},
+			want:      []string{"GET", "POST initialize", "POST notifications/initialized", "POST tools/list"},
+			wantProto: "2024-11-05", wantTrans: data.TransportSSE,
+		},
+		{
+			name: "N4_sse_learned_but_server_moved_to_streamable", handler: only("2025-11-25"), protocol: "2024-11-05", transport: data.TransportSSE,
+			serve: func(s *mcp.Server) *flowServer {
+				return startFlowServer(t, streamableHandler(s, false, false), serverOpts{legacySSE: true})
+			},
+			want:      []string{"GET", "POST server/discover", "POST initialize", "POST notifications/initialized", "POST tools/list"},
+			wantProto: "2025-11-25", wantTrans: data.TransportStreamable,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := tc.handler()
+			var srv *flowServer
+			if tc.serve != nil {
+				srv = tc.serve(s)
+			} else {
+				srv = startFlowServer(t, streamableHandler(s, tc.wantProto >= "2026", false), serverOpts{})
+			}
+			tg := srv.target()
+			tg.Protocol, tg.Transport = tc.protocol, tc.transport
+			res, rec := newTestChecker(t, srv.Lab, 0).Check(context.Background(), tg)
+			if res.Status != data.Working {
+				t.Fatalf("status %s (%s), want working; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
+			}
+			srv.rec.wantSequence(t, tc.want...)
+			if res.Protocol != tc.wantProto || res.Transport != tc.wantTrans {
+				t.Errorf("learned %q over %q, want %q over %q", res.Protocol, res.Transport, tc.wantProto, tc.wantTrans)
+			}
+			if !slices.Equal(res.Tools, []string{"alpha", "beta"}) || res.ToolCount != 2 || res.Detail != "2 tools" {
+				t.Errorf("tools %q count %d detail %q, want alpha, beta", res.Tools, res.ToolCount, res.Detail)
+			}
+			if res.ServerName != "test-server" || res.ServerVersion != "1.2.3" {
+				t.Errorf("server %q %q, want test-server 1.2.3", res.ServerName, res.ServerVersion)
+			}
+			if res.Requests != len(tc.want) {
+				t.Errorf("requests %d, want %d", res.Requests, len(tc.want))
+			}
+		})
+	}
+}

@@ -1,0 +1,48 @@
+package check
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// The 2025 flow (rule N4, protocols before 2026-07-28): initialize,
+// notifications/initialized, tools/list over Streamable HTTP. The SDK runs it
+// when asked for such a version (the flow's session with protocolLegacy), or
+// by itself when server/discover is not known.
+
+// wantsLegacySSE reports whether the initialize POST says the server only
+// speaks the legacy HTTP+SSE transport, as the MCP specification's
+// backwards-compatibility section puts it: answered 400, 404 or 405, without
+// one of the modern error codes -32020 to -32022 in its body (a modern server
+// rejecting our request with those must not be taken for a legacy one), and
+// nothing refused.
+func wantsLegacySSE(rec Record) bool {
+	if rec.Refusal != 0 {
+		return false
+	}
+	i := lastRPCExchange(rec, "initialize")
+	if i < 0 {
+		return false
+	}
+	ex := rec.Exchanges[i]
+	switch ex.Status {
+	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
+		return !modernErrorCode(ex.BodyHead)
+	}
+	return false
+}
+
+// modernErrorCode reports whether body is a JSON-RPC error answer with one of
+// the modern error codes (header mismatch, missing client capabilities,
+// unsupported protocol version).
+func modernErrorCode(body []byte) bool {
+	var msg struct {
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Error == nil {
+		return false
+	}
+	return msg.Error.Code >= modernCodeFirst && msg.Error.Code <= modernCodeLast
+}

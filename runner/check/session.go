@@ -1,0 +1,222 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"plug.directory/prober/data"
+)
+
+// findings is what the flows learned through the SDK, typed, for classify:
+// never an error string.
+type findings struct {
+	Transport     string // transport of the last handshake that succeeded
+	Protocol      string // protocol version it negotiated
+	ServerName    string
+	ServerVersion string
+	Handshake     bool     // a handshake (discover or initialize) succeeded
+	ToolsOK       bool     // the first tools/list returned a valid result
+	Tools         []string // tool names, in the server's order, all pages read
+	ToolsNote     string   // why pagination stopped early, "" when it did not
+	ToolsMissing  bool     // a tools/list result whose tools was missing or null
+	BadVersion    string   // a protocol version the server chose that the SDK does not speak
+	RPCErr        *jsonrpc.Error
+	RPCMethod     string // the request RPCErr answered
+}
+
+// errNoToolsArray rejects a tools/list result whose tools is missing or null:
+// the SDK would silently read it as no tools.
+var errNoToolsArray = errors.New("tools/list result has no tools array")
+
+// errStopped is what the flow's middleware returns instead of sending a
+// request once the guard saw the check end: a refusal (nothing may follow
+// it) or a transport failure that the next request would only repeat.
+var errStopped = errors.New("check already concluded: nothing more is sent")
+
+// codeRejected is the SDK transport's own "rejected by transport" code, not
+// one a server sent.
+const codeRejected = -32005
+
+// flow is one check's walk through the flows of rule N4.
+type flow struct {
+	url    string
+	guard  *Guard
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	found findings
+}
+
+// recordRPCError keeps the last JSON-RPC error a server answered to method.
+func (f *flow) recordRPCError(method string, err error) {
+	var rerr *jsonrpc.Error
+	if !errors.As(err, &rerr) || rerr.Code == codeRejected {
+		return
+	}
+	f.mu.Lock()
+	f.found.RPCErr, f.found.RPCMethod = rerr, method
+	f.mu.Unlock()
+}
+
+// middleware observes every request the SDK sends and every result before
+// the SDK filters it, and stops the SDK from sending anything more once the
+// guard saw the check end (after a refusal, rule N3 and the checks page; and
+// no initialize after server/discover failed at the transport level).
+func (f *flow) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if concluded(f.guard.Record()) {
+			return nil, errStopped
+		}
+		res, err := next(ctx, method, req)
+		f.recordRPCError(method, err)
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			if r != nil && !slices.Contains(mcp.SupportedProtocolVersions(), r.ProtocolVersion) {
+				f.mu.Lock()
+				f.found.BadVersion = r.ProtocolVersion
+				f.mu.Unlock()
+			}
+		case *mcp.ListToolsResult:
+			if r != nil && r.Tools == nil {
+				f.mu.Lock()
+				f.found.ToolsMissing = true
+				f.mu.Unlock()
+				return nil, errNoToolsArray
+			}
+		}
+		return res, err
+	}
+}
+
+// concluded reports whether the guard's record already decides the check
+// whatever comes next: a refusal (401, 403, 429), or a failure at the
+// transport level (connection, TLS, size, redirect) of the last request that
+// was attempted.
+func concluded(rec Record) bool {
+	if rec.Refusal != 0 {
+		return true
+	}
+	for i := len(rec.Exchanges) - 1; i >= 0; i-- {
+		ex := rec.Exchanges[i]
+		if ex.ErrKind == ErrBlocked {
+			continue // a message the guard kept from leaving; the check goes on
+		}
+		return ex.ErrKind != ErrNone
+	}
+	return false
+}
+
+// newClient returns an SDK client set as the notes require: no capabilities
+// (the default advertises roots), no handlers, no keep-alive pings, no
+// multi-round-trip retries, and the flow's middleware.
+func (f *flow) newClient() *mcp.Client {
+	c := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: data.Version()}, &mcp.ClientOptions{
+		Logger:         f.logger,
+		Capabilities:   &mcp.ClientCapabilities{},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	c.AddSendingMiddleware(f.middleware)
+	return c
+}
+
+// session runs one handshake over t asking for version, then tools/list. It
+// reports whether the handshake succeeded; what it learned goes into
+// f.found.
+func (f *flow) session(ctx context.Context, t mcp.Transport, transport, version string) bool {
+	cs, err := f.newClient().Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		f.logger.Debug("handshake failed", "url", f.url, "transport", transport, "version", version, "err", err)
+		return false
+	}
+	// Close ends the session. The DELETE it may try for a stateful session
+	// is refused by the guard (rule N2), hence its error is of no interest.
+	defer func() { _ = cs.Close() }()
+	ir := cs.InitializeResult()
+	f.mu.Lock()
+	f.found.Handshake = true
+	f.found.Transport = transport
+	f.found.Protocol = ir.ProtocolVersion
+	f.found.ServerName, f.found.ServerVersion = "", ""
+	if ir.ServerInfo != nil {
+		f.found.ServerName, f.found.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
+	}
+	f.mu.Unlock()
+	f.listTools(ctx, cs)
+	return true
+}
+
+// listTools reads up to maxToolPages pages of tools/list, stopping early on
+// a cursor the server already gave (a server repeating its cursor would
+// otherwise be asked forever). Only the first page decides whether the
+// server works; a later page that fails keeps the names read so far.
+func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
+	var names []string
+	seen := map[string]bool{}
+	params := &mcp.ListToolsParams{}
+	note := ""
+	for page := 0; ; page++ {
+		if page == maxToolPages {
+			note = "first 10 pages"
+			break
+		}
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			if page == 0 {
+				f.logger.Debug("tools/list failed", "url", f.url, "err", err)
+				return
+			}
+			note = "a later page failed"
+			break
+		}
+		if page == 0 {
+			f.mu.Lock()
+			f.found.ToolsOK = true
+			f.mu.Unlock()
+		}
+		for _, t := range res.Tools {
+			names = append(names, t.Name)
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		if seen[res.NextCursor] {
+			note = "server repeated a cursor"
+			break
+		}
+		seen[res.NextCursor] = true
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+	f.mu.Lock()
+	f.found.Tools, f.found.ToolsNote = names, note
+	f.mu.Unlock()
+}
+
+// fill copies what the flows learned into the result.
+func (f *flow) fill(res *data.Result) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.found.Handshake {
+		return
+	}
+	res.Protocol = f.found.Protocol
+	res.Transport = f.found.Transport
+	res.ServerName = f.found.ServerName
+	res.ServerVersion = f.found.ServerVersion
+	if f.found.ToolsOK {
+		res.Tools = f.found.Tools
+		res.ToolCount = len(f.found.Tools)
+	}
+}
+
+// snapshot returns a copy of the findings.
+func (f *flow) snapshot() findings {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.found
+}
