@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/pause/pausetest"
 )
 
 const listPath = "paused.txt"
@@ -34,9 +35,9 @@ var testSpec = Spec{Owner: fakeOwner, Repo: fakeRepo, Path: listPath, Ref: "main
 
 // fetchAt runs one Fetch as one cron minute does: a new client, the clock at
 // now. It fails the test on err.
-func fetchAt(t *testing.T, f *fakeGitHub, dir string, now time.Time) (path string, warn error) {
+func fetchAt(t *testing.T, f *pausetest.GitHub, dir string, now time.Time) (path string, warn error) {
 	t.Helper()
-	fe := &Fetcher{Client: f.client("tok"), DataDir: dir, Now: func() time.Time { return now }}
+	fe := &Fetcher{Client: fakeClient(t, f, "tok"), DataDir: dir, Now: func() time.Time { return now }}
 	path, warn, err := fe.Fetch(context.Background(), testSpec)
 	if err != nil {
 		t.Fatalf("Fetch: %v", err)
@@ -63,7 +64,7 @@ func mustPausedIDs(t *testing.T, path string) string {
 }
 
 func TestFetch_R1_first_fetch_keeps_a_copy(t *testing.T) {
-	f := newFakeGitHub(t, map[string]string{listPath: goodList})
+	f := newFake(t, map[string]string{listPath: goodList})
 	dir := t.TempDir()
 	path, warn := fetchAt(t, f, dir, t0)
 	if warn != nil {
@@ -75,21 +76,21 @@ func TestFetch_R1_first_fetch_keeps_a_copy(t *testing.T) {
 	if got := mustPausedIDs(t, path); got != "alpha,beta,gamma" {
 		t.Errorf("paused = %s, want alpha,beta,gamma", got)
 	}
-	reqs := f.takeRequests()
+	reqs := f.TakeRequests()
 	if len(reqs) != 1 || reqs[0].URI != "/repos/plugdir/directory/contents/paused.txt?ref=main" || reqs[0].IfNoneMatch != "" {
 		t.Errorf("requests = %+v, want one unconditional GET of the contents", reqs)
 	}
 }
 
 func TestFetch_ETag(t *testing.T) {
-	f := newFakeGitHub(t, map[string]string{listPath: goodList})
+	f := newFake(t, map[string]string{listPath: goodList})
 	dir := t.TempDir()
 	fetchAt(t, f, dir, t0)
-	first := f.takeRequests()
+	first := f.TakeRequests()
 
 	t.Run("unchanged_file_is_a_304_and_the_copy_stands", func(t *testing.T) {
 		path, warn := fetchAt(t, f, dir, t0.Add(time.Minute))
-		reqs := f.takeRequests()
+		reqs := f.TakeRequests()
 		if warn != nil || len(reqs) != 1 {
 			t.Fatalf("warn = %v, %d requests", warn, len(reqs))
 		}
@@ -105,7 +106,7 @@ func TestFetch_ETag(t *testing.T) {
 		}
 	})
 	t.Run("S8_changed_file_is_downloaded_at_the_next_fetch", func(t *testing.T) {
-		f.commit("main", listPath, goodList+"delta\n")
+		f.Commit("main", listPath, goodList+"delta\n")
 		path, warn := fetchAt(t, f, dir, t0.Add(2*time.Minute))
 		if warn != nil {
 			t.Fatal(warn)
@@ -115,21 +116,21 @@ func TestFetch_ETag(t *testing.T) {
 		}
 	})
 	t.Run("R2_removing_a_line_resumes_only_that_server", func(t *testing.T) {
-		f.commit("main", listPath, "alpha\ndelta\n")
+		f.Commit("main", listPath, "alpha\ndelta\n")
 		path, _ := fetchAt(t, f, dir, t0.Add(3*time.Minute))
 		if got := mustPausedIDs(t, path); got != "alpha,delta" {
 			t.Errorf("paused = %s, want alpha,delta", got)
 		}
 	})
 	t.Run("another_source_is_asked_without_the_old_ETag", func(t *testing.T) {
-		f.takeRequests()
-		fe := &Fetcher{Client: f.client(""), DataDir: dir, Now: func() time.Time { return t0 }}
+		f.TakeRequests()
+		fe := &Fetcher{Client: fakeClient(t, f, ""), DataDir: dir, Now: func() time.Time { return t0 }}
 		other := testSpec
 		other.Ref = ""
 		if _, _, err := fe.Fetch(context.Background(), other); err != nil {
 			t.Fatal(err)
 		}
-		if reqs := f.takeRequests(); len(reqs) != 1 || reqs[0].IfNoneMatch != "" {
+		if reqs := f.TakeRequests(); len(reqs) != 1 || reqs[0].IfNoneMatch != "" {
 			t.Errorf("requests = %+v, want one without If-None-Match", reqs)
 		}
 	})
@@ -147,7 +148,7 @@ var failures = []struct {
 	{
 		name: "R2_5xx",
 		answer: func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, 502, map[string]string{"message": "Server Error"})
+			pausetest.WriteJSON(w, 502, map[string]string{"message": "Server Error"})
 		},
 		mention: "502",
 	},
@@ -157,7 +158,7 @@ var failures = []struct {
 			w.Header().Set("X-RateLimit-Limit", "60")
 			w.Header().Set("X-RateLimit-Remaining", "0")
 			w.Header().Set("X-RateLimit-Reset", strconv.FormatInt(t0.Add(10*time.Minute).Unix(), 10))
-			writeJSON(w, 403, map[string]string{"message": "API rate limit exceeded"})
+			pausetest.WriteJSON(w, 403, map[string]string{"message": "API rate limit exceeded"})
 		},
 		mention:   "rate limit",
 		notBefore: 10 * time.Minute,
@@ -166,7 +167,7 @@ var failures = []struct {
 		name: "R2_rate_limit_429",
 		answer: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "120")
-			writeJSON(w, 429, map[string]string{"message": "Too Many Requests"})
+			pausetest.WriteJSON(w, 429, map[string]string{"message": "Too Many Requests"})
 		},
 		mention:   "429",
 		notBefore: 2 * time.Minute,
@@ -175,7 +176,7 @@ var failures = []struct {
 		name: "R2_secondary_rate_limit",
 		answer: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "30")
-			writeJSON(w, 403, map[string]string{"message": "You have exceeded a secondary rate limit",
+			pausetest.WriteJSON(w, 403, map[string]string{"message": "You have exceeded a secondary rate limit",
 				"documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api#secondary-rate-limits"})
 		},
 		mention:   "secondary rate limit",
@@ -191,14 +192,14 @@ var failures = []struct {
 	},
 	{
 		name:    "R2_not_found",
-		answer:  func(w http.ResponseWriter, r *http.Request) { notFound(w) },
+		answer:  func(w http.ResponseWriter, r *http.Request) { pausetest.NotFound(w) },
 		mention: "404",
 	},
 	{
 		name: "R2_malformed_file_is_refused_whole",
 		answer: func(w http.ResponseWriter, r *http.Request) {
 			// alpha's line is mangled: keeping the good lines would resume it.
-			writeJSON(w, 200, contentJSON(listPath, "alpha beta\nhttps://shared.example/mcp\nhttps://\n"))
+			pausetest.WriteJSON(w, 200, pausetest.ContentJSON(listPath, "alpha beta\nhttps://shared.example/mcp\nhttps://\n"))
 		},
 		is:      ErrMalformed,
 		mention: "github:plugdir/directory/paused.txt@main:1: more than one entry on a line",
@@ -206,9 +207,9 @@ var failures = []struct {
 	{
 		name: "R2_truncated_answer",
 		answer: func(w http.ResponseWriter, r *http.Request) {
-			c := contentJSON(listPath, goodList)
+			c := pausetest.ContentJSON(listPath, goodList)
 			c["content"] = "IyBwYXVzZWQ=" // "# paused": the sha no longer matches
-			writeJSON(w, 200, c)
+			pausetest.WriteJSON(w, 200, c)
 		},
 		is:      ErrBadContent,
 		mention: "does not match its size",
@@ -216,7 +217,7 @@ var failures = []struct {
 	{
 		name: "R2_directory_in_place_of_the_file",
 		answer: func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, 200, []any{contentJSON(listPath+"/x", "")})
+			pausetest.WriteJSON(w, 200, []any{pausetest.ContentJSON(listPath+"/x", "")})
 		},
 		is:      ErrBadContent,
 		mention: "not a file",
@@ -224,7 +225,7 @@ var failures = []struct {
 	{
 		name: "R2_file_over_1MB",
 		answer: func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, 200, map[string]any{"type": "file", "encoding": "none", "size": MaxListBytes + 1, "content": "", "sha": "x"})
+			pausetest.WriteJSON(w, 200, map[string]any{"type": "file", "encoding": "none", "size": MaxListBytes + 1, "content": "", "sha": "x"})
 		},
 		is:      ErrBadContent,
 		mention: "more than 1048576",
@@ -232,7 +233,7 @@ var failures = []struct {
 	{
 		name: "R2_not_text",
 		answer: func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, 200, contentJSON(listPath, "alpha\n\xff\xfe\n"))
+			pausetest.WriteJSON(w, 200, pausetest.ContentJSON(listPath, "alpha\n\xff\xfe\n"))
 		},
 		is:      ErrBadContent,
 		mention: "not UTF-8",
@@ -242,12 +243,12 @@ var failures = []struct {
 func TestFetch_failure_keeps_the_last_good_copy(t *testing.T) {
 	for _, tc := range failures {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeGitHub(t, map[string]string{listPath: goodList})
+			f := newFake(t, map[string]string{listPath: goodList})
 			dir := t.TempDir()
 			fetchAt(t, f, dir, t0)
 			before, _ := os.ReadFile(LastGoodPath(dir))
-			f.commit("main", listPath, "delta\n") // would resume alpha, beta and gamma if read
-			f.setIntercept(func(w http.ResponseWriter, r *http.Request) bool { tc.answer(w, r); return true })
+			f.Commit("main", listPath, "delta\n") // would resume alpha, beta and gamma if read
+			f.SetIntercept(func(w http.ResponseWriter, r *http.Request) bool { tc.answer(w, r); return true })
 
 			path, warn := fetchAt(t, f, dir, t0.Add(time.Minute))
 			if warn == nil {
@@ -269,10 +270,10 @@ func TestFetch_failure_keeps_the_last_good_copy(t *testing.T) {
 
 			// The next minute: a rate-limited fetch does not ask before the
 			// reset; any other asks again and, the failure gone, catches up.
-			f.setIntercept(nil)
-			f.takeRequests()
+			f.SetIntercept(nil)
+			f.TakeRequests()
 			path, warn = fetchAt(t, f, dir, t0.Add(time.Minute+tc.notBefore/2))
-			asked := len(f.takeRequests())
+			asked := len(f.TakeRequests())
 			switch {
 			case tc.notBefore > 0 && (asked != 0 || warn == nil || !strings.Contains(warn.Error(), "rate limited until")):
 				t.Errorf("within the backoff: %d requests, warn %v; want none and a warning", asked, warn)
@@ -290,9 +291,9 @@ func TestFetch_failure_keeps_the_last_good_copy(t *testing.T) {
 }
 
 func TestFetch_R2_no_good_copy_is_an_error(t *testing.T) {
-	f := newFakeGitHub(t, map[string]string{listPath: "alpha beta\n"})
+	f := newFake(t, map[string]string{listPath: "alpha beta\n"})
 	dir := t.TempDir()
-	fe := &Fetcher{Client: f.client(""), DataDir: dir}
+	fe := &Fetcher{Client: fakeClient(t, f, ""), DataDir: dir}
 	path, _, err := fe.Fetch(context.Background(), testSpec)
 	if !errors.Is(err, ErrNoGoodCopy) || !errors.Is(err, ErrMalformed) || path != "" {
 		t.Errorf("Fetch = %q, %v; want ErrNoGoodCopy wrapping ErrMalformed", path, err)
@@ -303,10 +304,10 @@ func TestFetch_R2_no_good_copy_is_an_error(t *testing.T) {
 }
 
 func TestFetch_S8_warns_when_the_copy_is_older_than_24h(t *testing.T) {
-	f := newFakeGitHub(t, map[string]string{listPath: goodList})
+	f := newFake(t, map[string]string{listPath: goodList})
 	dir := t.TempDir()
 	fetchAt(t, f, dir, t0)
-	f.setIntercept(func(w http.ResponseWriter, r *http.Request) bool { writeJSON(w, 503, nil); return true })
+	f.SetIntercept(func(w http.ResponseWriter, r *http.Request) bool { pausetest.WriteJSON(w, 503, nil); return true })
 	_, warn := fetchAt(t, f, dir, t0.Add(23*time.Hour))
 	if warn == nil || strings.Contains(warn.Error(), "rule S8") {
 		t.Errorf("after 23 h: %v, want a warning without S8", warn)
@@ -322,12 +323,12 @@ func TestFetch_S8_warns_when_the_copy_is_older_than_24h(t *testing.T) {
 // repositories) does not carry it.
 func TestToken_only_to_the_API_host(t *testing.T) {
 	var elsewhere []string
-	other := newLoopbackServer(t, "127.0.0.2", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	other := pausetest.NewLoopbackServer(t, "127.0.0.2", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		elsewhere = append(elsewhere, r.Header.Get("Authorization"))
-		writeJSON(w, 200, contentJSON(listPath, goodList))
+		pausetest.WriteJSON(w, 200, pausetest.ContentJSON(listPath, goodList))
 	}))
-	f := newFakeGitHub(t, map[string]string{listPath: goodList})
-	f.setIntercept(func(w http.ResponseWriter, r *http.Request) bool {
+	f := newFake(t, map[string]string{listPath: goodList})
+	f.SetIntercept(func(w http.ResponseWriter, r *http.Request) bool {
 		http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 		return true
 	})
@@ -335,7 +336,7 @@ func TestToken_only_to_the_API_host(t *testing.T) {
 	if warn != nil || mustPausedIDs(t, path) != "alpha,beta,gamma" {
 		t.Fatalf("fetch through the redirect: warn %v", warn)
 	}
-	reqs := f.takeRequests()
+	reqs := f.TakeRequests()
 	if len(reqs) != 1 || reqs[0].Auth != "Bearer tok" {
 		t.Errorf("API host saw %+v, want the token once", reqs)
 	}

@@ -2,12 +2,14 @@ package pause
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-github/v60/github"
+
+	"plug.directory/prober/pause/pausetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -34,22 +36,20 @@ func MustGolden(tb testing.TB, name string, got []byte) {
 	}
 }
 
-// renderRequests lists requests as the golden files keep them: method, URI
-// and the JSON body indented.
-func renderRequests(reqs []fakeRequest) []byte {
-	var b bytes.Buffer
-	for _, r := range reqs {
-		fmt.Fprintf(&b, "%s %s\n", r.Method, r.URI)
-		if r.Body != "" {
-			var ind bytes.Buffer
-			if json.Indent(&ind, []byte(r.Body), "", "  ") != nil {
-				ind.Reset()
-				ind.WriteString(r.Body)
-			}
-			b.Write(bytes.TrimSpace(ind.Bytes()))
-			b.WriteByte('\n')
-		}
-		b.WriteByte('\n')
+const fakeOwner, fakeRepo = "plugdir", "directory"
+
+// newFake starts a fake GitHub holding the directory repository.
+func newFake(tb testing.TB, files map[string]string) *pausetest.GitHub {
+	tb.Helper()
+	return pausetest.New(tb, fakeOwner, fakeRepo, files)
+}
+
+// fakeClient returns a client of the fake, sending token.
+func fakeClient(tb testing.TB, f *pausetest.GitHub, token string) *github.Client {
+	tb.Helper()
+	c, err := NewClient(f.URL(), token, nil)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return b.Bytes()
+	return c
 }

@@ -6,17 +6,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"plug.directory/prober/pause/pausetest"
 )
 
-func newTestRepo(f *fakeGitHub) *Repo {
-	return &Repo{Client: f.client("tok"), Owner: fakeOwner, Name: fakeRepo, Path: listPath, Now: func() time.Time { return t0 }}
+func newTestRepo(t *testing.T, f *pausetest.GitHub) *Repo {
+	return &Repo{Client: fakeClient(t, f, "tok"), Owner: fakeOwner, Name: fakeRepo, Path: listPath, Now: func() time.Time { return t0 }}
 }
 
 const ownerNote = "Owner of delta asked by the report form\non 2026-12-02"
 
 func TestOpenRequest_R1_opens_a_pull_request_adding_the_line(t *testing.T) {
-	f := newFakeGitHub(t, map[string]string{listPath: strings.TrimSuffix(goodList, "\n"), "README.md": "directory\n"})
-	op, err := newTestRepo(f).OpenRequest(context.Background(), Request{Server: "delta", Note: ownerNote, Servers: testServers})
+	f := newFake(t, map[string]string{listPath: strings.TrimSuffix(goodList, "\n"), "README.md": "directory\n"})
+	op, err := newTestRepo(t, f).OpenRequest(context.Background(), Request{Server: "delta", Note: ownerNote, Servers: testServers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,29 +26,29 @@ func TestOpenRequest_R1_opens_a_pull_request_adding_the_line(t *testing.T) {
 	if op.Number != 1 || op.Branch != "pause/delta-20261202-100000" || op.Line != wantLine || !strings.HasSuffix(op.URL, "/pull/1") {
 		t.Errorf("Opened = %+v", op)
 	}
-	got, _ := f.file(op.Branch, listPath)
+	got, _ := f.File(op.Branch, listPath)
 	if want := goodList + wantLine + "\n"; got != want {
 		t.Errorf("list on the branch = %q, want %q", got, want)
 	}
-	if main, _ := f.file("main", listPath); main != strings.TrimSuffix(goodList, "\n") {
+	if main, _ := f.File("main", listPath); main != strings.TrimSuffix(goodList, "\n") {
 		t.Errorf("main changed before the merge: %q", main)
 	}
-	reqs := f.takeRequests()
+	reqs := f.TakeRequests()
 	for _, r := range reqs {
 		if r.Auth != "Bearer tok" {
 			t.Errorf("%s %s without the token", r.Method, r.URI)
 		}
 	}
-	MustGolden(t, "open-request.golden", renderRequests(reqs))
+	MustGolden(t, "open-request.golden", pausetest.RenderRequests(reqs))
 }
 
 func TestOpenRequest_creates_a_missing_list(t *testing.T) {
-	f := newFakeGitHub(t, map[string]string{"README.md": "directory\n"})
-	op, err := newTestRepo(f).OpenRequest(context.Background(), Request{Server: "https://alpha.example/mcp", Base: "main"})
+	f := newFake(t, map[string]string{"README.md": "directory\n"})
+	op, err := newTestRepo(t, f).OpenRequest(context.Background(), Request{Server: "https://alpha.example/mcp", Base: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := f.file(op.Branch, listPath); got != "https://alpha.example/mcp  # 2026-12-02\n" {
+	if got, _ := f.File(op.Branch, listPath); got != "https://alpha.example/mcp  # 2026-12-02\n" {
 		t.Errorf("new list = %q", got)
 	}
 	if op.Branch != "pause/alpha.example-mcp-20261202-100000" {
@@ -71,12 +73,12 @@ func TestOpenRequest_refusals(t *testing.T) {
 		{"empty", " ", nil, "cannot be a line"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeGitHub(t, map[string]string{listPath: goodList})
-			_, err := newTestRepo(f).OpenRequest(context.Background(), Request{Server: tc.server, Servers: testServers})
+			f := newFake(t, map[string]string{listPath: goodList})
+			_, err := newTestRepo(t, f).OpenRequest(context.Background(), Request{Server: tc.server, Servers: testServers})
 			if err == nil || !strings.Contains(err.Error(), tc.msg) || (tc.is != nil && !errors.Is(err, tc.is)) {
 				t.Errorf("err = %v, want %q (%v)", err, tc.msg, tc.is)
 			}
-			for _, r := range f.takeRequests() {
+			for _, r := range f.TakeRequests() {
 				if r.Method != "GET" {
 					t.Errorf("refused request still wrote: %s %s", r.Method, r.URI)
 				}

@@ -1,6 +1,7 @@
-package pause
+package pausetest
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/hex"
@@ -15,14 +16,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/google/go-github/v60/github"
 )
 
-// fakeGitHub is a small in-memory GitHub REST API for one repository: the
+// GitHub is a small in-memory GitHub REST API for one repository: the
 // endpoints pause uses (contents, refs, pulls, compare) on commits that are
 // whole snapshots of the files. It never talks to the real GitHub.
-type fakeGitHub struct {
+type GitHub struct {
 	t     testing.TB
 	srv   *httptest.Server
 	owner string
@@ -35,7 +34,7 @@ type fakeGitHub struct {
 	// intercept, when set, sees each request first and answers it itself by
 	// returning true: failures, redirects, odd contents.
 	intercept func(w http.ResponseWriter, r *http.Request) bool
-	requests  []fakeRequest
+	requests  []Request
 }
 
 type fakeCommit struct {
@@ -48,22 +47,20 @@ type fakePull struct {
 	baseSHA, headSHA string
 }
 
-// fakeRequest is one request as the fake saw it.
-type fakeRequest struct {
+// Request is one request as the fake saw it.
+type Request struct {
 	Method, URI string
 	Auth        string
 	IfNoneMatch string
 	Body        string
 }
 
-const fakeOwner, fakeRepo = "plugdir", "directory"
-
-// newFakeGitHub starts the fake on a loopback address with a main branch
-// whose one commit holds files.
-func newFakeGitHub(t testing.TB, files map[string]string) *fakeGitHub {
+// New starts the fake for owner/repo on a loopback address, with a main
+// branch whose one commit holds files. It is closed when the test ends.
+func New(t testing.TB, owner, repo string, files map[string]string) *GitHub {
 	t.Helper()
-	f := &fakeGitHub{
-		t: t, owner: fakeOwner, repo: fakeRepo,
+	f := &GitHub{
+		t: t, owner: owner, repo: repo,
 		commits: map[string]fakeCommit{}, refs: map[string]string{}, pulls: map[int]fakePull{},
 	}
 	f.refs["main"] = f.addCommit("", files)
@@ -77,11 +74,11 @@ func newFakeGitHub(t testing.TB, files map[string]string) *fakeGitHub {
 	mux.HandleFunc("GET "+prefix+"/pulls/{n}", f.getPull)
 	mux.HandleFunc("GET "+prefix+"/pulls/{n}/files", f.pullFiles)
 	mux.HandleFunc("GET "+prefix+"/compare/{basehead}", f.compare)
-	f.srv = newLoopbackServer(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.srv = NewLoopbackServer(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(strings.NewReader(string(body)))
 		f.mu.Lock()
-		f.requests = append(f.requests, fakeRequest{
+		f.requests = append(f.requests, Request{
 			Method: r.Method, URI: r.URL.RequestURI(), Auth: r.Header.Get("Authorization"),
 			IfNoneMatch: r.Header.Get("If-None-Match"), Body: string(body),
 		})
@@ -95,8 +92,8 @@ func newFakeGitHub(t testing.TB, files map[string]string) *fakeGitHub {
 	return f
 }
 
-// newLoopbackServer starts an httptest server on ip (a 127/8 address).
-func newLoopbackServer(t testing.TB, ip string, h http.Handler) *httptest.Server {
+// NewLoopbackServer starts an httptest server on ip (a 127/8 address).
+func NewLoopbackServer(t testing.TB, ip string, h http.Handler) *httptest.Server {
 	t.Helper()
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
@@ -110,24 +107,17 @@ func newLoopbackServer(t testing.TB, ip string, h http.Handler) *httptest.Server
 	return srv
 }
 
-// client returns a go-github client for the fake, with token.
-func (f *fakeGitHub) client(token string) *github.Client {
-	f.t.Helper()
-	c, err := NewClient(f.srv.URL+"/", token, nil)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return c
-}
+// URL returns the fake's API base URL, with a trailing slash.
+func (f *GitHub) URL() string { return f.srv.URL + "/" }
 
-func (f *fakeGitHub) setIntercept(fn func(w http.ResponseWriter, r *http.Request) bool) {
+func (f *GitHub) SetIntercept(fn func(w http.ResponseWriter, r *http.Request) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.intercept = fn
 }
 
-// takeRequests returns the requests seen since the last call.
-func (f *fakeGitHub) takeRequests() []fakeRequest {
+// TakeRequests returns the requests seen since the last call.
+func (f *GitHub) TakeRequests() []Request {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r := f.requests
@@ -135,7 +125,7 @@ func (f *fakeGitHub) takeRequests() []fakeRequest {
 	return r
 }
 
-func (f *fakeGitHub) addCommit(parent string, files map[string]string) string {
+func (f *GitHub) addCommit(parent string, files map[string]string) string {
 	h := sha1.New()
 	fmt.Fprintf(h, "parent %s\n", parent)
 	paths := make([]string, 0, len(files))
@@ -144,7 +134,7 @@ func (f *fakeGitHub) addCommit(parent string, files map[string]string) string {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		fmt.Fprintf(h, "%s %s\n", p, gitBlobSHA([]byte(files[p])))
+		fmt.Fprintf(h, "%s %s\n", p, blobSHA([]byte(files[p])))
 	}
 	sha := hex.EncodeToString(h.Sum(nil))
 	f.commits[sha] = fakeCommit{parent: parent, files: files}
@@ -153,20 +143,20 @@ func (f *fakeGitHub) addCommit(parent string, files map[string]string) string {
 
 // commit puts content at path on branch (made from main when new) and
 // returns the new commit.
-func (f *fakeGitHub) commit(branch, path, content string) string {
+func (f *GitHub) Commit(branch, path, content string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.commitLocked(branch, map[string]*string{path: &content})
 }
 
-// commitFiles changes several files at once; a nil content removes a file.
-func (f *fakeGitHub) commitFiles(branch string, changes map[string]*string) string {
+// CommitFiles changes several files at once; a nil content removes a file.
+func (f *GitHub) CommitFiles(branch string, changes map[string]*string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.commitLocked(branch, changes)
 }
 
-func (f *fakeGitHub) commitLocked(branch string, changes map[string]*string) string {
+func (f *GitHub) commitLocked(branch string, changes map[string]*string) string {
 	parent, ok := f.refs[branch]
 	if !ok {
 		parent = f.refs["main"]
@@ -187,8 +177,8 @@ func (f *fakeGitHub) commitLocked(branch string, changes map[string]*string) str
 	return sha
 }
 
-// openPull opens a pull request from head into base and returns its number.
-func (f *fakeGitHub) openPull(base, head string) int {
+// OpenPull opens a pull request from head into base and returns its number.
+func (f *GitHub) OpenPull(base, head string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := len(f.pulls) + 1
@@ -197,7 +187,7 @@ func (f *fakeGitHub) openPull(base, head string) int {
 }
 
 // file returns path on branch, and whether it exists.
-func (f *fakeGitHub) file(branch, path string) (string, bool) {
+func (f *GitHub) File(branch, path string) (string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.commits[f.refs[branch]].files[path]
@@ -205,7 +195,7 @@ func (f *fakeGitHub) file(branch, path string) (string, bool) {
 }
 
 // resolve turns a branch name or commit sha ("" for main) into a commit.
-func (f *fakeGitHub) resolve(ref string) (string, bool) {
+func (f *GitHub) resolve(ref string) (string, bool) {
 	if ref == "" {
 		ref = "main"
 	}
@@ -216,19 +206,19 @@ func (f *fakeGitHub) resolve(ref string) (string, bool) {
 	return ref, ok
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
 }
 
-func notFound(w http.ResponseWriter) {
-	writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+func NotFound(w http.ResponseWriter) {
+	WriteJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 }
 
-// contentJSON is the contents API's answer for one file, with the content
+// ContentJSON is the contents API's answer for one file, with the content
 // in base64 broken into lines as GitHub does.
-func contentJSON(path, content string) map[string]any {
+func ContentJSON(path, content string) map[string]any {
 	enc := base64.StdEncoding.EncodeToString([]byte(content))
 	var lines []string
 	for len(enc) > 60 {
@@ -239,20 +229,20 @@ func contentJSON(path, content string) map[string]any {
 	name := path[strings.LastIndexByte(path, '/')+1:]
 	return map[string]any{
 		"type": "file", "encoding": "base64", "size": len(content), "name": name, "path": path,
-		"content": strings.Join(lines, "\n") + "\n", "sha": gitBlobSHA([]byte(content)),
+		"content": strings.Join(lines, "\n") + "\n", "sha": blobSHA([]byte(content)),
 	}
 }
 
-func (f *fakeGitHub) getContents(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) getContents(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	sha, ok := f.resolve(r.URL.Query().Get("ref"))
 	content, exists := f.commits[sha].files[r.PathValue("path")]
 	f.mu.Unlock()
 	if !ok || !exists {
-		notFound(w)
+		NotFound(w)
 		return
 	}
-	body, _ := json.Marshal(contentJSON(r.PathValue("path"), content))
+	body, _ := json.Marshal(ContentJSON(r.PathValue("path"), content))
 	sum := sha1.Sum(body)
 	etag := `W/"` + hex.EncodeToString(sum[:]) + `"`
 	w.Header().Set("ETag", etag)
@@ -264,13 +254,13 @@ func (f *fakeGitHub) getContents(w http.ResponseWriter, r *http.Request) {
 	w.Write(body)
 }
 
-func (f *fakeGitHub) putContents(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) putContents(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Message, Branch, SHA string
 		Content              []byte
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"message": err.Error()})
+		WriteJSON(w, http.StatusBadRequest, map[string]string{"message": err.Error()})
 		return
 	}
 	path := r.PathValue("path")
@@ -278,49 +268,49 @@ func (f *fakeGitHub) putContents(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	parent, ok := f.refs[in.Branch]
 	if !ok {
-		notFound(w)
+		NotFound(w)
 		return
 	}
 	cur, exists := f.commits[parent].files[path]
-	if exists && in.SHA != gitBlobSHA([]byte(cur)) || !exists && in.SHA != "" {
-		writeJSON(w, http.StatusConflict, map[string]string{"message": "sha does not match"})
+	if exists && in.SHA != blobSHA([]byte(cur)) || !exists && in.SHA != "" {
+		WriteJSON(w, http.StatusConflict, map[string]string{"message": "sha does not match"})
 		return
 	}
 	content := string(in.Content)
 	sha := f.commitLocked(in.Branch, map[string]*string{path: &content})
-	writeJSON(w, http.StatusOK, map[string]any{"content": contentJSON(path, content), "commit": map[string]string{"sha": sha}})
+	WriteJSON(w, http.StatusOK, map[string]any{"content": ContentJSON(path, content), "commit": map[string]string{"sha": sha}})
 }
 
-func (f *fakeGitHub) getRef(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) getRef(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	sha, ok := f.refs[r.PathValue("branch")]
 	f.mu.Unlock()
 	if !ok {
-		notFound(w)
+		NotFound(w)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ref": "refs/heads/" + r.PathValue("branch"), "object": map[string]string{"type": "commit", "sha": sha}})
+	WriteJSON(w, http.StatusOK, map[string]any{"ref": "refs/heads/" + r.PathValue("branch"), "object": map[string]string{"type": "commit", "sha": sha}})
 }
 
-func (f *fakeGitHub) createRef(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) createRef(w http.ResponseWriter, r *http.Request) {
 	var in struct{ Ref, SHA string }
 	json.NewDecoder(r.Body).Decode(&in)
 	branch, ok := strings.CutPrefix(in.Ref, "refs/heads/")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, exists := f.refs[branch]; exists || !ok {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Reference already exists"})
+		WriteJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Reference already exists"})
 		return
 	}
 	if _, ok := f.commits[in.SHA]; !ok {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Object does not exist"})
+		WriteJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Object does not exist"})
 		return
 	}
 	f.refs[branch] = in.SHA
-	writeJSON(w, http.StatusCreated, map[string]any{"ref": in.Ref, "object": map[string]string{"type": "commit", "sha": in.SHA}})
+	WriteJSON(w, http.StatusCreated, map[string]any{"ref": in.Ref, "object": map[string]string{"type": "commit", "sha": in.SHA}})
 }
 
-func (f *fakeGitHub) createPull(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) createPull(w http.ResponseWriter, r *http.Request) {
 	var in struct{ Title, Head, Base, Body string }
 	json.NewDecoder(r.Body).Decode(&in)
 	f.mu.Lock()
@@ -328,34 +318,34 @@ func (f *fakeGitHub) createPull(w http.ResponseWriter, r *http.Request) {
 	_, okb := f.refs[in.Base]
 	f.mu.Unlock()
 	if !okh || !okb {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Validation Failed"})
+		WriteJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Validation Failed"})
 		return
 	}
-	n := f.openPull(in.Base, in.Head)
-	writeJSON(w, http.StatusCreated, map[string]any{
+	n := f.OpenPull(in.Base, in.Head)
+	WriteJSON(w, http.StatusCreated, map[string]any{
 		"number": n, "state": "open", "title": in.Title,
 		"html_url": fmt.Sprintf("https://github.example/%s/%s/pull/%d", f.owner, f.repo, n),
 	})
 }
 
-func (f *fakeGitHub) pull(w http.ResponseWriter, r *http.Request) (int, fakePull, bool) {
+func (f *GitHub) pull(w http.ResponseWriter, r *http.Request) (int, fakePull, bool) {
 	n, _ := strconv.Atoi(r.PathValue("n"))
 	f.mu.Lock()
 	p, ok := f.pulls[n]
 	f.mu.Unlock()
 	if !ok {
-		notFound(w)
+		NotFound(w)
 	}
 	return n, p, ok
 }
 
-func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) getPull(w http.ResponseWriter, r *http.Request) {
 	n, p, ok := f.pull(w, r)
 	if !ok {
 		return
 	}
 	repo := map[string]any{"name": f.repo, "owner": map[string]string{"login": f.owner}}
-	writeJSON(w, http.StatusOK, map[string]any{
+	WriteJSON(w, http.StatusOK, map[string]any{
 		"number": n, "state": "open",
 		"base": map[string]any{"ref": p.base, "sha": p.baseSHA, "repo": repo},
 		"head": map[string]any{"ref": p.head, "sha": p.headSHA, "repo": repo},
@@ -363,7 +353,7 @@ func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
 }
 
 // mergeBase is the newest ancestor of head that is also one of base.
-func (f *fakeGitHub) mergeBase(base, head string) string {
+func (f *GitHub) mergeBase(base, head string) string {
 	seen := map[string]bool{}
 	for c := base; c != ""; c = f.commits[c].parent {
 		seen[c] = true
@@ -377,7 +367,7 @@ func (f *fakeGitHub) mergeBase(base, head string) string {
 }
 
 // changedFiles lists what differs between two commits, as the API does.
-func (f *fakeGitHub) changedFiles(from, to string) []map[string]any {
+func (f *GitHub) changedFiles(from, to string) []map[string]any {
 	a, b := f.commits[from].files, f.commits[to].files
 	var out []map[string]any
 	for p, c := range b {
@@ -396,7 +386,7 @@ func (f *fakeGitHub) changedFiles(from, to string) []map[string]any {
 	return out
 }
 
-func (f *fakeGitHub) pullFiles(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) pullFiles(w http.ResponseWriter, r *http.Request) {
 	_, p, ok := f.pull(w, r)
 	if !ok {
 		return
@@ -404,22 +394,52 @@ func (f *fakeGitHub) pullFiles(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	files := f.changedFiles(f.mergeBase(p.baseSHA, p.headSHA), p.headSHA)
 	f.mu.Unlock()
-	writeJSON(w, http.StatusOK, files)
+	WriteJSON(w, http.StatusOK, files)
 }
 
-func (f *fakeGitHub) compare(w http.ResponseWriter, r *http.Request) {
+func (f *GitHub) compare(w http.ResponseWriter, r *http.Request) {
 	base, head, ok := strings.Cut(r.PathValue("basehead"), "...")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	_, okb := f.commits[base]
 	_, okh := f.commits[head]
 	if !ok || !okb || !okh {
-		notFound(w)
+		NotFound(w)
 		return
 	}
 	mb := f.mergeBase(base, head)
-	writeJSON(w, http.StatusOK, map[string]any{
+	WriteJSON(w, http.StatusOK, map[string]any{
 		"merge_base_commit": map[string]string{"sha": mb},
 		"files":             f.changedFiles(mb, head),
 	})
+}
+
+// RenderRequests lists requests as the golden files keep them: method, URI
+// and the JSON body indented.
+func RenderRequests(reqs []Request) []byte {
+	var b bytes.Buffer
+	for _, r := range reqs {
+		fmt.Fprintf(&b, "%s %s\n", r.Method, r.URI)
+		if r.Body != "" {
+			var ind bytes.Buffer
+			if json.Indent(&ind, []byte(r.Body), "", "  ") != nil {
+				ind.Reset()
+				ind.WriteString(r.Body)
+			}
+			b.Write(bytes.TrimSpace(ind.Bytes()))
+			b.WriteByte('\n')
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// blobSHA returns the id git gives a file with this content. The fake
+// computes it on its own, so a mistake in the code under test cannot
+// agree with it.
+func blobSHA(content []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(content))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
 }
