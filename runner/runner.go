@@ -1,0 +1,371 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// DefaultConcurrency is how many checks may be in flight at once when
+// Config.Concurrency is zero. A check is mostly waiting on the network, so
+// hundreds at once cost little; the bound keeps file descriptors in check.
+const DefaultConcurrency = 512
+
+// Checker runs one planned check. Like the check of runner/check, it
+// returns a full result whatever the server does. The runner then sets the
+// fields it knows better: planned and actual start, lateness, end and
+// duration, and the plan's id, address, host and reason when left empty.
+type Checker interface {
+	Check(ctx context.Context, c data.PlannedCheck) data.Result
+}
+
+// CheckerFunc turns a function into a Checker.
+type CheckerFunc func(ctx context.Context, c data.PlannedCheck) data.Result
+
+// Check calls f.
+func (f CheckerFunc) Check(ctx context.Context, c data.PlannedCheck) data.Result { return f(ctx, c) }
+
+// Config configures a run. Its zero value plus Dir and Checker is a
+// production run.
+type Config struct {
+	Dir         string        // data directory: plans/, journal/, state/, results/, run/
+	Checker     Checker       // runs one check
+	Concurrency int           // most checks in flight at once; 0 means DefaultConcurrency
+	Grace       time.Duration // after ctx is done, how long checks in flight may go on before they are cancelled and recorded as interrupted; 0 means data.CheckTimeout + 5 s
+	Clock       Clock         // nil means SystemClock
+	Logger      *slog.Logger  // nil means no logs
+	PID         int           // names the journal and the minute marker; 0 means os.Getpid()
+}
+
+// Validate reports the first thing wrong with c.
+func (c Config) Validate() error {
+	switch {
+	case c.Dir == "":
+		return errors.New("run: no data directory")
+	case c.Checker == nil:
+		return errors.New("run: no checker")
+	case c.Concurrency < 0:
+		return fmt.Errorf("run: concurrency %d below zero", c.Concurrency)
+	case c.Grace < 0:
+		return fmt.Errorf("run: grace %v below zero", c.Grace)
+	}
+	return nil
+}
+
+func (c *Config) defaults() {
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Grace == 0 {
+		c.Grace = data.CheckTimeout + 5*time.Second
+	}
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.PID == 0 {
+		c.PID = os.Getpid()
+	}
+}
+
+// Summary says what one run did.
+type Summary struct {
+	Minute      time.Time     // the minute run
+	Planned     int           // checks in its plan
+	Completed   int           // results journaled
+	Interrupted int           // checks cancelled at shutdown (see InterruptedPath)
+	NotStarted  int           // checks not started because the run was stopped
+	MaxLateness time.Duration // latest start after its planned second
+	P99Lateness time.Duration // 99th percentile of start lateness
+	Journal     string        // the run's journal file
+	Fold        data.FoldStats
+}
+
+// InterruptedPath returns the file where checks cancelled at shutdown are
+// recorded, one JSON object a line. They are kept out of the history and
+// the state: a half check says nothing about the server, and the planner,
+// seeing no result, plans it again.
+func InterruptedPath(dir string) string { return filepath.Join(dir, "run", "interrupted.jsonl") }
+
+// JournalName returns the journal name of a run of minute by process pid.
+func JournalName(minute time.Time, pid int) string {
+	return fmt.Sprintf("run-%s-%d", minute.UTC().Format("20060102T1504"), pid)
+}
+
+// Run runs the plan of minute (truncated to the minute, UTC). It reads the
+// plan, claims the minute (ErrMinuteTaken when it was already run), starts
+// each check at its planned second or later, never earlier, with at most
+// cfg.Concurrency in flight and at least data.HostMinSpacing between two
+// starts on one host across every run sharing cfg.Dir (rule S9), journals
+// each result the moment its check ends, and finally folds the journals
+// into the history and the state.
+//
+// When ctx is done, no further check starts; checks in flight have
+// cfg.Grace to finish, then are cancelled and recorded as interrupted. A Go
+// error means the run could not go on (no plan, a journal that cannot be
+// written); a failing server is a result, not an error.
+func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
+	if err := cfg.Validate(); err != nil {
+		return Summary{}, err
+	}
+	cfg.defaults()
+	minute = minute.UTC().Truncate(time.Minute)
+	sum := Summary{Minute: minute}
+	checks, err := data.ReadPlan(cfg.Dir, minute)
+	if err != nil {
+		return sum, fmt.Errorf("run minute %s: %w", minute.Format("2006-01-02 15:04"), err)
+	}
+	sum.Planned = len(checks)
+	if err := claimMinute(cfg.Dir, minute, cfg.Clock.Now(), cfg.PID); err != nil {
+		return sum, err
+	}
+	ledger, err := openLedger(cfg.Dir, cfg.Clock)
+	if err != nil {
+		return sum, err
+	}
+	defer ledger.close()
+	j, err := data.CreateJournal(cfg.Dir, JournalName(minute, cfg.PID))
+	if err != nil {
+		return sum, err
+	}
+	sum.Journal = j.Path()
+	cfg.Logger.Info("run started", "minute", minute.Format(time.RFC3339), "checks", len(checks), "journal", j.Path())
+
+	r := &run{cfg: cfg, ledger: ledger, journal: j, sem: make(chan struct{}, cfg.Concurrency)}
+	r.dispatch(ctx, checks)
+	runErr := r.err
+	if err := j.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	sum.Completed, sum.Interrupted, sum.NotStarted = r.completed, r.interrupted, r.notStarted
+	sum.MaxLateness, sum.P99Lateness = latenessStats(r.lateness)
+	if runErr != nil {
+		return sum, runErr
+	}
+	// Fold even when stopping: what this run journaled is durable either
+	// way, and folding now spares the next run the work.
+	st, err := data.Fold(cfg.Dir, cfg.Logger)
+	sum.Fold = st
+	if err != nil {
+		return sum, fmt.Errorf("run minute %s: %w", minute.Format("2006-01-02 15:04"), err)
+	}
+	cfg.Logger.Info("run done", "minute", minute.Format(time.RFC3339), "completed", sum.Completed,
+		"interrupted", sum.Interrupted, "not_started", sum.NotStarted,
+		"p99_lateness", sum.P99Lateness, "max_lateness", sum.MaxLateness)
+	return sum, nil
+}
+
+// run is the state of one Run while its checks go.
+type run struct {
+	cfg     Config
+	ledger  *hostLedger
+	journal *data.Journal
+	sem     chan struct{}
+
+	mu          sync.Mutex
+	err         error // first error that stopped the run
+	stop        context.CancelFunc
+	completed   int
+	interrupted int
+	notStarted  int
+	lateness    []time.Duration
+}
+
+// dispatch starts each check at its second and waits for them all.
+func (r *run) dispatch(ctx context.Context, checks []data.PlannedCheck) {
+	slices.SortStableFunc(checks, func(a, b data.PlannedCheck) int { return a.At.Compare(b.At) })
+	// soft ends the starting of checks: shutdown, or an error that stops
+	// the run. hard is what checks in flight see: it ends Grace later.
+	soft, stop := context.WithCancel(ctx)
+	defer stop()
+	r.stop = stop
+	hard, cancelHard := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHard()
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-soft.Done():
+		}
+		wait, cancelWait := context.WithCancel(context.Background())
+		go func() { <-done; cancelWait() }()
+		if r.cfg.Clock.Sleep(wait, r.cfg.Grace) == nil {
+			r.cfg.Logger.Warn("grace over: cancelling checks in flight", "grace", r.cfg.Grace)
+			cancelHard()
+		}
+	}()
+
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		if err := SleepUntil(soft, r.cfg.Clock, c.At); err != nil {
+			r.count(func() { r.notStarted += len(checks) - i })
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.one(soft, hard, c)
+		}()
+	}
+	wg.Wait()
+	close(done)
+}
+
+// one waits for a slot and the host's spacing, runs one check and records
+// its result.
+func (r *run) one(soft, hard context.Context, c data.PlannedCheck) {
+	select {
+	case r.sem <- struct{}{}:
+	case <-soft.Done():
+		r.count(func() { r.notStarted++ })
+		return
+	}
+	defer func() { <-r.sem }()
+	if c.Host == "" {
+		c.Host = data.HostOf(c.URL)
+	}
+	start, ok := r.waitHost(soft, c.Host)
+	if !ok {
+		return
+	}
+	res := r.cfg.Checker.Check(hard, c)
+	fill(&res, c, start, r.cfg.Clock.Now())
+	if hard.Err() != nil {
+		r.recordInterrupted(res)
+		return
+	}
+	if err := r.journal.Append(res); err != nil {
+		r.fail(err)
+		return
+	}
+	r.count(func() {
+		r.completed++
+		r.lateness = append(r.lateness, res.Lateness)
+	})
+	r.cfg.Logger.Debug("check done", "id", res.ID, "status", res.Status, "lateness", res.Lateness, "took", res.Duration)
+}
+
+// waitHost waits until the ledger grants host a start and returns the
+// start; false when the run stops first. A check without a host (no
+// address) needs no spacing.
+func (r *run) waitHost(soft context.Context, host string) (time.Time, bool) {
+	if host == "" {
+		return r.cfg.Clock.Now(), true
+	}
+	for {
+		ok, at, err := r.ledger.tryStart(host)
+		if err != nil {
+			r.fail(err) // without the ledger the spacing cannot be kept
+			r.count(func() { r.notStarted++ })
+			return time.Time{}, false
+		}
+		if ok {
+			return at, true
+		}
+		if err := SleepUntil(soft, r.cfg.Clock, at); err != nil {
+			r.count(func() { r.notStarted++ })
+			return time.Time{}, false
+		}
+	}
+}
+
+// fill sets what the runner knows of a check on its result: the start the
+// ledger granted is the check's start (every packet of the check follows
+// it), and the times are all on the runner's clock.
+func fill(res *data.Result, c data.PlannedCheck, start, end time.Time) {
+	if res.ID == "" {
+		res.ID = c.ID
+	}
+	if res.URL == "" {
+		res.URL = c.URL
+	}
+	if res.Host == "" {
+		res.Host = c.Host
+	}
+	if res.Reason == "" {
+		res.Reason = c.Reason
+	}
+	if res.ProberVersion == "" {
+		res.ProberVersion = data.Version()
+	}
+	res.Planned = c.At.UTC()
+	res.Started = start.UTC()
+	res.Lateness = start.Sub(c.At)
+	res.Finished = end.UTC()
+	res.Duration = end.Sub(start)
+}
+
+// count updates the run's counters.
+func (r *run) count(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f()
+}
+
+// fail records the first error that stops the run and stops starting checks.
+func (r *run) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+		r.cfg.Logger.Error("run stops", "err", err)
+		r.stop()
+	}
+}
+
+// interruptedRecord is one line of InterruptedPath.
+type interruptedRecord struct {
+	Interrupted time.Time   `json:"interrupted"`
+	Result      data.Result `json:"result"`
+}
+
+// recordInterrupted appends a check cancelled at shutdown to
+// InterruptedPath.
+func (r *run) recordInterrupted(res data.Result) {
+	r.count(func() { r.interrupted++ })
+	r.cfg.Logger.Warn("check interrupted at shutdown", "id", res.ID, "url", res.URL)
+	line, err := json.Marshal(interruptedRecord{Interrupted: r.cfg.Clock.Now().UTC(), Result: res})
+	if err != nil {
+		r.fail(fmt.Errorf("record interrupted check %s: %w", res.ID, err))
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	path := InterruptedPath(r.cfg.Dir)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err == nil {
+		_, err = f.Write(append(line, '\n'))
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		r.cfg.Logger.Error("record interrupted check", "id", res.ID, "err", err)
+	}
+}
+
+// latenessStats returns the largest and the 99th percentile lateness.
+func latenessStats(ls []time.Duration) (maxL, p99 time.Duration) {
+	if len(ls) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(ls)
+	slices.Sort(s)
+	return s[len(s)-1], s[(len(s)*99+99)/100-1]
+}
