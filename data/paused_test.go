@@ -1,0 +1,111 @@
+package data
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestPausedList(t *testing.T) {
+	servers := []Server{
+		{ID: "alpha", URL: "https://alpha.example/mcp"},
+		{ID: "beta", URL: "https://Shared.example:443/mcp/"},
+		{ID: "gamma", URL: "https://shared.example/mcp"},
+		{ID: "local"}, // runs only locally: no address
+	}
+	for _, tc := range []struct {
+		name      string
+		file      string
+		paused    string // sorted ids
+		unmatched string // values
+		bad       string // errors, one a line
+	}{
+		{
+			name:   "R1_ids_comments_and_blank_lines",
+			file:   "# owners asked\n\nalpha\n  local  # by email\n",
+			paused: "alpha,local",
+		},
+		{
+			name:   "R1_an_address_pauses_every_server_at_it",
+			file:   "HTTPS://shared.EXAMPLE/mcp#x\n",
+			paused: "beta,gamma",
+		},
+		{
+			name:   "R1_CRLF_lines",
+			file:   "alpha\r\ngamma\r\n",
+			paused: "alpha,gamma",
+		},
+		{
+			name:      "entries_naming_no_listed_server",
+			file:      "zeta\nhttps://alpha.example/other\nhttps://alpha.example:8443/mcp\n",
+			unmatched: "zeta,https://alpha.example/other,https://alpha.example:8443/mcp",
+		},
+		{
+			name:   "R2_a_bad_line_does_not_resume_the_others",
+			file:   "alpha beta\ngamma\nhttps://\n",
+			paused: "gamma",
+			bad:    "paused.txt:1: more than one entry on a line: \"alpha beta\"\npaused.txt:3: not an address: \"https://\"",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			list, bad, err := ParsePausedList("paused.txt", strings.NewReader(tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := joinPausedErrs(bad); got != tc.bad {
+				t.Errorf("bad = %q, want %q", got, tc.bad)
+			}
+			paused, unmatched := list.Match(servers)
+			var ids []string
+			for _, s := range servers {
+				if paused[s.ID] {
+					ids = append(ids, s.ID)
+				}
+			}
+			if len(paused) != len(ids) {
+				t.Errorf("paused %v holds ids that are not listed", paused)
+			}
+			var vals []string
+			for _, e := range unmatched {
+				vals = append(vals, e.Value)
+			}
+			if got := strings.Join(ids, ","); got != tc.paused {
+				t.Errorf("paused = %s, want %s", got, tc.paused)
+			}
+			if got := strings.Join(vals, ","); got != tc.unmatched {
+				t.Errorf("unmatched = %s, want %s", got, tc.unmatched)
+			}
+		})
+	}
+}
+
+func TestPausedList_entries_keep_their_lines(t *testing.T) {
+	list, _, _ := ParsePausedList("p", strings.NewReader("# x\n\nalpha # a\nhttps://a.example/\n"))
+	want := []PausedEntry{{Line: 3, Value: "alpha"}, {Line: 4, Value: "https://a.example/"}}
+	if !reflect.DeepEqual(list.Entries, want) || list.Entries[0].IsAddress() || !list.Entries[1].IsAddress() {
+		t.Errorf("entries = %+v, want %+v", list.Entries, want)
+	}
+}
+
+func TestNormalizeAddress(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://A.Example:443/mcp/": "https://a.example/mcp",
+		"HTTPS://a.example/mcp#frag": "https://a.example/mcp",
+		"https://a.example:8443/mcp": "https://a.example:8443/mcp",
+		"https://a.example/MCP":      "https://a.example/MCP", // paths are case-sensitive
+		" https://a.example ":        "https://a.example",
+	} {
+		if got := NormalizeAddress(in); got != want {
+			t.Errorf("NormalizeAddress(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func joinPausedErrs(errs []error) string {
+	s := make([]string, len(errs))
+	for i, e := range errs {
+		s[i] = fmt.Sprint(e)
+	}
+	return strings.Join(s, "\n")
+}
