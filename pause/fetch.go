@@ -33,6 +33,11 @@ var ErrMalformed = errors.New("malformed paused list")
 // so that a wrong reset header cannot delay pause requests for days (S8).
 const maxBackoff = time.Hour
 
+// confirmEvery is how often an unchanged list's confirmation time is
+// written: not every minute, which would fsync for nothing, yet often
+// enough for the 24-hour staleness warning of rule S8.
+const confirmEvery = 10 * time.Minute
+
 // Names of the last good copy and its metadata under DIR/paused/.
 const (
 	lastGoodFile = "last-good.txt"
@@ -123,8 +128,11 @@ func (f *Fetcher) Fetch(ctx context.Context, spec Spec) (path string, warn, err 
 	}
 
 	if got.NotModified {
-		meta.Confirmed, meta.NotBefore, meta.Failure = now, time.Time{}, ""
 		log.Debug("paused list unchanged", "sha", meta.SHA)
+		if meta.Failure == "" && meta.NotBefore.IsZero() && now.Sub(meta.Confirmed) < confirmEvery {
+			return path, nil, nil
+		}
+		meta.Confirmed, meta.NotBefore, meta.Failure = now, time.Time{}, ""
 		if err := writeMeta(metaPath, meta); err != nil {
 			// The copy is still good; only its age is not recorded.
 			log.Warn("paused list metadata not saved", "err", err)

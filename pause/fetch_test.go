@@ -98,8 +98,12 @@ func TestFetch_ETag(t *testing.T) {
 		if reqs[0].IfNoneMatch == "" || reqs[0].IfNoneMatch != meta.ETag || first[0].IfNoneMatch != "" {
 			t.Errorf("If-None-Match = %q, want the first answer's ETag %q", reqs[0].IfNoneMatch, meta.ETag)
 		}
-		if !meta.Fetched.Equal(t0) || !meta.Confirmed.Equal(t0.Add(time.Minute)) {
-			t.Errorf("meta = %+v, want fetched at t0 (not downloaded again) and confirmed a minute later", meta)
+		if !meta.Fetched.Equal(t0) || !meta.Confirmed.Equal(t0) {
+			t.Errorf("meta = %+v, want fetched and confirmed at t0 (not downloaded again, confirmation not yet due)", meta)
+		}
+		fetchAt(t, f, dir, t0.Add(confirmEvery))
+		if meta, _ = readCopy(path, filepath.Join(dir, "paused", lastGoodMeta)); !meta.Confirmed.Equal(t0.Add(confirmEvery)) || !meta.Fetched.Equal(t0) {
+			t.Errorf("meta = %+v, want confirmed again after %s", meta, confirmEvery)
 		}
 		if got := mustPausedIDs(t, path); got != "alpha,beta,gamma" {
 			t.Errorf("paused = %s", got)

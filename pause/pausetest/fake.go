@@ -31,6 +31,7 @@ type GitHub struct {
 	commits map[string]fakeCommit // sha -> commit
 	refs    map[string]string     // branch -> commit sha
 	pulls   map[int]fakePull
+	answers map[string]fakeAnswer // commit:path -> contents answer, so a 304 costs the fake little
 	// intercept, when set, sees each request first and answers it itself by
 	// returning true: failures, redirects, odd contents.
 	intercept func(w http.ResponseWriter, r *http.Request) bool
@@ -40,6 +41,11 @@ type GitHub struct {
 type fakeCommit struct {
 	parent string
 	files  map[string]string // path -> content
+}
+
+type fakeAnswer struct {
+	body []byte
+	etag string
 }
 
 type fakePull struct {
@@ -62,6 +68,7 @@ func New(t testing.TB, owner, repo string, files map[string]string) *GitHub {
 	f := &GitHub{
 		t: t, owner: owner, repo: repo,
 		commits: map[string]fakeCommit{}, refs: map[string]string{}, pulls: map[int]fakePull{},
+		answers: map[string]fakeAnswer{},
 	}
 	f.refs["main"] = f.addCommit("", files)
 	mux := http.NewServeMux()
@@ -234,17 +241,25 @@ func ContentJSON(path, content string) map[string]any {
 }
 
 func (f *GitHub) getContents(w http.ResponseWriter, r *http.Request) {
+	path := r.PathValue("path")
 	f.mu.Lock()
 	sha, ok := f.resolve(r.URL.Query().Get("ref"))
-	content, exists := f.commits[sha].files[r.PathValue("path")]
+	content, exists := f.commits[sha].files[path]
+	cached, hit := f.answers[sha+":"+path]
 	f.mu.Unlock()
 	if !ok || !exists {
 		NotFound(w)
 		return
 	}
-	body, _ := json.Marshal(ContentJSON(r.PathValue("path"), content))
-	sum := sha1.Sum(body)
-	etag := `W/"` + hex.EncodeToString(sum[:]) + `"`
+	if !hit {
+		cached.body, _ = json.Marshal(ContentJSON(path, content))
+		sum := sha1.Sum(cached.body)
+		cached.etag = `W/"` + hex.EncodeToString(sum[:]) + `"`
+		f.mu.Lock()
+		f.answers[sha+":"+path] = cached
+		f.mu.Unlock()
+	}
+	body, etag := cached.body, cached.etag
 	w.Header().Set("ETag", etag)
 	if r.Header.Get("If-None-Match") == etag {
 		w.WriteHeader(http.StatusNotModified)
