@@ -100,10 +100,10 @@ func partitionDir(dir string, day time.Time) string {
 }
 
 // writeHistory writes the results of one journal as one Parquet part per
-// day, named after the journal. A part that already exists was written by a
-// fold that crashed before it removed the journal: it holds exactly these
-// rows, so it is kept and not written twice. That name is what makes the
-// fold exactly-once.
+// day, named after the journal. A part that already exists, or that a
+// compacted file of its day lists as merged, was written by a fold that
+// crashed before it removed the journal: it holds exactly these rows, so it
+// is not written twice. That name is what makes the fold exactly-once.
 func writeHistory(dir, journalPath string, rs []Result) error {
 	base := strings.TrimSuffix(filepath.Base(journalPath), ".jsonl")
 	byDay := map[string][]ResultRow{}
@@ -118,8 +118,17 @@ func writeHistory(dir, journalPath string, rs []Result) error {
 	sort.Strings(days)
 	for _, d := range days {
 		t, _ := time.Parse("2006-01-02", d)
-		path := filepath.Join(partitionDir(dir, t), "part-"+base+".parquet")
+		pdir := partitionDir(dir, t)
+		name := "part-" + base + ".parquet"
+		path := filepath.Join(pdir, name)
 		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		p, err := scanPartition(pdir)
+		if err != nil {
+			return err
+		}
+		if p.merged[name] {
 			continue
 		}
 		if err := writeParquet(path, byDay[d]); err != nil {
@@ -154,7 +163,8 @@ func ReadParquet(path string) ([]Result, error) {
 
 // ReadHistory reads the results of the checks that started on the days
 // from since to until (inclusive, UTC): the Parquet history plus the
-// journals not folded yet, so a reader sees every completed check, once. A
+// journals not folded yet, so a reader sees every completed check, once.
+// Files that a compacted file lists as merged are not read (see Compact). A
 // file that cannot be read is skipped and named in bad; the rest is
 // returned, sorted by start time then id.
 func ReadHistory(dir string, since, until time.Time) (results []Result, bad []error, err error) {
@@ -184,22 +194,30 @@ func ReadHistory(dir string, since, until time.Time) (results []Result, bad []er
 			}
 		}
 	}
-	parts, err := filepath.Glob(filepath.Join(ResultsDir(dir), "date=*", "*.parquet"))
+	pdirs, err := filepath.Glob(filepath.Join(ResultsDir(dir), "date=*"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("read history: %w", err)
 	}
-	sort.Strings(parts)
-	for _, p := range parts {
-		day := strings.TrimPrefix(filepath.Base(filepath.Dir(p)), "date=")
+	sort.Strings(pdirs)
+	for _, pdir := range pdirs {
+		day := strings.TrimPrefix(filepath.Base(pdir), "date=")
 		if day < lo || day > hi {
 			continue
 		}
-		rs, err := ReadParquet(p)
+		p, err := scanPartition(pdir)
 		if err != nil {
 			bad = append(bad, err)
 			continue
 		}
-		results = append(results, rs...)
+		bad = append(bad, p.bad...)
+		for _, f := range p.live {
+			rs, err := ReadParquet(f)
+			if err != nil {
+				bad = append(bad, err)
+				continue
+			}
+			results = append(results, rs...)
+		}
 	}
 	return dedupe(results), bad, nil
 }

@@ -168,7 +168,10 @@ func Fold(dir string, logger *slog.Logger) (FoldStats, error) {
 		}
 		rs, bad, err := ReadJournal(j.path)
 		if err != nil {
-			return st, fmt.Errorf("fold: %w", err)
+			// Left in place for a later fold; the others go on.
+			logger.Error("cannot fold a journal", "err", err)
+			st.Bad = append(st.Bad, err)
+			continue
 		}
 		for _, b := range bad {
 			logger.Warn("skipped a bad journal line", "err", b)

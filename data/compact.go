@@ -1,0 +1,325 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// MergedKey is the key-value metadata of a compacted Parquet file that lists,
+// one a line, the base names of every file merged into it, also those merged
+// into the compacted files it merged. A file so listed is superseded: its
+// rows are in the compacted file, so it is never read again, never written
+// again by a fold, and removed by the next Compact.
+const MergedKey = "plug.directory/merged"
+
+// mergedPrefix starts the names of compacted files: merged-000001.parquet,
+// numbered upward within a day.
+const mergedPrefix = "merged-"
+
+// partition is what one day's directory holds.
+type partition struct {
+	live       []string        // files to read, sorted
+	superseded []string        // files whose rows a live compacted file holds
+	merged     map[string]bool // base names listed by the live compacted files
+	bad        []error         // compacted files whose list cannot be read
+	next       int             // number of the next compacted file
+}
+
+// scanPartition lists a day's Parquet files and sorts them into live and
+// superseded by the lists the compacted ones carry.
+func scanPartition(pdir string) (partition, error) {
+	p := partition{merged: map[string]bool{}, next: 1}
+	paths, err := filepath.Glob(filepath.Join(pdir, "*.parquet"))
+	if err != nil {
+		return p, fmt.Errorf("list %s: %w", pdir, err)
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		name := filepath.Base(path)
+		if !strings.HasPrefix(name, mergedPrefix) {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, mergedPrefix), ".parquet")); err == nil && n >= p.next {
+			p.next = n + 1
+		}
+		list, err := mergedList(path)
+		if err != nil {
+			p.bad = append(p.bad, err)
+			continue
+		}
+		for _, m := range list {
+			p.merged[m] = true
+		}
+	}
+	for _, path := range paths {
+		if p.merged[filepath.Base(path)] {
+			p.superseded = append(p.superseded, path)
+		} else {
+			p.live = append(p.live, path)
+		}
+	}
+	return p, nil
+}
+
+// mergedList reads the MergedKey list of a compacted file (its footer only).
+func mergedList(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	pf, err := parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	v, ok := pf.Lookup(MergedKey)
+	if !ok {
+		return nil, fmt.Errorf("read parquet %s: compacted file without its %s list", path, MergedKey)
+	}
+	return strings.Fields(v), nil
+}
+
+// CompactStats says what one Compact did.
+type CompactStats struct {
+	Days    int     // day partitions compacted
+	Files   int     // files merged
+	Rows    int64   // rows written to compacted files
+	Removed int     // superseded files removed
+	Bad     []error // files left alone because they cannot be read, each named
+}
+
+// Compact merges the Parquet files of every day before the day of before
+// (UTC) that has more than one readable file into one compacted file,
+// merged-NNNNNN.parquet, without losing or duplicating a row, also across
+// crashes: the compacted file is written atomically and lists in its
+// metadata (MergedKey) every file it holds; only then are those files
+// removed. A crash in between leaves files that readers and folds skip as
+// superseded, and that the next Compact removes. A file that cannot be read
+// is named in the stats, left in place and not merged. Compact takes the
+// fold lock, so it never races a Fold.
+func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, error) {
+	var st CompactStats
+	unlock, err := lockFile(filepath.Join(dir, ".fold.lock"))
+	if err != nil {
+		return st, err
+	}
+	defer unlock()
+	limit := before.UTC().Format("2006-01-02")
+	pdirs, err := filepath.Glob(filepath.Join(ResultsDir(dir), "date=*"))
+	if err != nil {
+		return st, fmt.Errorf("compact: %w", err)
+	}
+	sort.Strings(pdirs)
+	for _, pdir := range pdirs {
+		if strings.TrimPrefix(filepath.Base(pdir), "date=") >= limit {
+			continue
+		}
+		if err := compactDay(pdir, &st, logger); err != nil {
+			return st, err
+		}
+	}
+	if st.Days > 0 || st.Removed > 0 {
+		logger.Info("compacted history", "days", st.Days, "files", st.Files, "rows", st.Rows, "removed", st.Removed, "bad", len(st.Bad))
+	}
+	return st, nil
+}
+
+// compactDay compacts one day's partition.
+func compactDay(pdir string, st *CompactStats, logger *slog.Logger) error {
+	p, err := scanPartition(pdir)
+	if err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	st.Bad = append(st.Bad, p.bad...)
+	// Open every live file first: a file that does not open is not merged.
+	var inputs []*os.File
+	var sizes []int64
+	defer func() {
+		for _, f := range inputs {
+			f.Close()
+		}
+	}()
+	var names []string
+	for _, path := range p.live {
+		f, size, err := openParquet(path)
+		if err != nil {
+			st.Bad = append(st.Bad, err)
+			logger.Warn("not compacting an unreadable file", "err", err)
+			continue
+		}
+		inputs, sizes = append(inputs, f), append(sizes, size)
+		names = append(names, filepath.Base(path))
+	}
+	for len(inputs) >= 2 {
+		rows, bad, err := mergeInto(filepath.Join(pdir, fmt.Sprintf("%s%06d.parquet", mergedPrefix, p.next)), inputs, sizes, names)
+		if bad >= 0 {
+			// A file that opened but does not read through is left out and
+			// the day merged again without it: nothing was replaced yet.
+			st.Bad = append(st.Bad, err)
+			logger.Warn("not compacting an unreadable file", "err", err)
+			inputs[bad].Close()
+			inputs = slices.Delete(inputs, bad, bad+1)
+			sizes = slices.Delete(sizes, bad, bad+1)
+			names = slices.Delete(names, bad, bad+1)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("compact %s: %w", pdir, err)
+		}
+		st.Days++
+		st.Files += len(inputs)
+		st.Rows += rows
+		for _, n := range names {
+			p.superseded = append(p.superseded, filepath.Join(pdir, n))
+		}
+		break
+	}
+	for _, path := range p.superseded {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("compact: %w", err)
+		}
+		st.Removed++
+	}
+	if len(p.superseded) > 0 {
+		return SyncDir(pdir)
+	}
+	return nil
+}
+
+// mergeInto writes the rows of inputs into the compacted file out, whose
+// MergedKey lists names and everything the compacted inputs merged. When an
+// input cannot be read, bad is its index and nothing is written.
+func mergeInto(out string, inputs []*os.File, sizes []int64, names []string) (rows int64, bad int, err error) {
+	list := slices.Clone(names)
+	for i, f := range inputs {
+		if strings.HasPrefix(names[i], mergedPrefix) {
+			more, err := mergedList(f.Name())
+			if err != nil {
+				return 0, i, err
+			}
+			list = append(list, more...)
+		}
+	}
+	slices.Sort(list)
+	list = slices.Compact(list)
+	bad = -1
+	err = writeAtomic(out, func(w io.Writer) error {
+		pw := parquet.NewGenericWriter[ResultRow](w, parquet.Compression(&parquet.Zstd),
+			parquet.KeyValueMetadata(MergedKey, strings.Join(list, "\n")))
+		for i, f := range inputs {
+			n, err := copyRows(pw, f, sizes[i])
+			rows += n
+			if err != nil {
+				if !errors.Is(err, errWrite) {
+					bad = i
+				}
+				return err
+			}
+		}
+		if err := pw.Close(); err != nil {
+			return fmt.Errorf("%w: %w", errWrite, err)
+		}
+		return nil
+	})
+	return rows, bad, err
+}
+
+// errWrite marks a failure to write the compacted file, as opposed to one
+// reading an input.
+var errWrite = errors.New("write compacted file")
+
+// openParquet opens a Parquet file and checks its footer.
+func openParquet(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		_, err = parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	return f, fi.Size(), nil
+}
+
+// copyRows streams the rows of one file into w, a batch at a time, so a
+// day of any size compacts in little memory.
+func copyRows(w *parquet.GenericWriter[ResultRow], f *os.File, size int64) (n int64, err error) {
+	defer func() {
+		if p := recover(); p != nil { // parquet-go panics on some corrupt input
+			err = fmt.Errorf("read parquet %s: %v", f.Name(), p)
+		}
+	}()
+	pf, err := parquet.OpenFile(f, size)
+	if err != nil {
+		return 0, fmt.Errorf("read parquet %s: %w", f.Name(), err)
+	}
+	r := parquet.NewGenericReader[ResultRow](pf)
+	defer r.Close()
+	buf := make([]ResultRow, 1024)
+	for {
+		k, rerr := r.Read(buf)
+		if k > 0 {
+			if _, err := w.Write(buf[:k]); err != nil {
+				return n, fmt.Errorf("%w: %w", errWrite, err)
+			}
+			n += int64(k)
+		}
+		if errors.Is(rerr, io.EOF) {
+			return n, nil
+		}
+		if rerr != nil {
+			return n, fmt.Errorf("read parquet %s: %w", f.Name(), rerr)
+		}
+	}
+}
+
+// writeAtomic is WriteFileAtomic for content too large to hold in memory:
+// write streams it into a temporary file beside path, which is fsynced and
+// renamed over path.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op once renamed
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	return SyncDir(dir)
+}

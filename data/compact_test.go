@@ -1,0 +1,201 @@
+package data
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// MustFoldRuns journals and folds n runs of k results each on the day of
+// at, naming them prefix-i.
+func MustFoldRuns(tb testing.TB, dir, prefix string, at time.Time, n, k int) {
+	tb.Helper()
+	for i := range n {
+		var rs []Result
+		for c := range k {
+			rs = append(rs, result(fmt.Sprintf("%s-%d-%d", prefix, i, c), at.Add(time.Duration(i*k+c)*time.Second), Working))
+		}
+		MustJournal(tb, dir, fmt.Sprintf("%s-%d", prefix, i), rs...).Close()
+	}
+	if _, err := Fold(dir, discard()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// mustCount returns the rows ReadHistory sees on the day of t0 and checks
+// there are no repeats of one check.
+func mustCount(tb testing.TB, dir string) int {
+	tb.Helper()
+	rs, bad, err := ReadHistory(dir, t0, t0)
+	if err != nil || len(bad) > 0 {
+		tb.Fatalf("ReadHistory: %v %v", err, bad)
+	}
+	seen := map[string]bool{}
+	for _, r := range rs {
+		key := r.ID + r.Started.String()
+		if seen[key] {
+			tb.Errorf("check %s at %v read twice", r.ID, r.Started)
+		}
+		seen[key] = true
+	}
+	return len(rs)
+}
+
+func files(tb testing.TB, dir string) []string {
+	tb.Helper()
+	paths, err := filepath.Glob(filepath.Join(partitionDir(dir, t0), "*.parquet"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i, p := range paths {
+		paths[i] = filepath.Base(p)
+	}
+	return paths
+}
+
+func TestCompactExactlyOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	next := t0.Add(24 * time.Hour)
+	MustFoldRuns(t, dir, "run-a", t0, 5, 7)
+	if got := files(t, dir); len(got) != 5 {
+		t.Fatalf("after fold: %v, want 5 parts", got)
+	}
+	// Today is not compacted: runs still add parts to it.
+	if st, err := Compact(dir, t0, discard()); err != nil || st.Days != 0 {
+		t.Fatalf("compact today: %+v %v, want nothing done", st, err)
+	}
+	st, err := Compact(dir, next, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Days != 1 || st.Files != 5 || st.Rows != 35 || st.Removed != 5 {
+		t.Errorf("stats %+v, want 1 day, 5 files, 35 rows, 5 removed", st)
+	}
+	if got := files(t, dir); len(got) != 1 || got[0] != "merged-000001.parquet" {
+		t.Errorf("after compact: %v, want merged-000001.parquet alone", got)
+	}
+	if n := mustCount(t, dir); n != 35 {
+		t.Errorf("history has %d rows, want 35", n)
+	}
+
+	// A late run adds a part; compacting again merges the merged file.
+	MustFoldRuns(t, dir, "run-b", t0.Add(time.Hour), 1, 3)
+	if _, err := Compact(dir, next, discard()); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(t, dir); len(got) != 1 || got[0] != "merged-000002.parquet" {
+		t.Errorf("after second compact: %v, want merged-000002.parquet alone", got)
+	}
+	list, err := mergedList(filepath.Join(partitionDir(dir, t0), "merged-000002.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "merged-000001.parquet part-run-a-0.parquet part-run-a-1.parquet part-run-a-2.parquet part-run-a-3.parquet part-run-a-4.parquet part-run-b-0.parquet"; strings.Join(list, " ") != want {
+		t.Errorf("merged list %v, want %s", list, want)
+	}
+	if n := mustCount(t, dir); n != 38 {
+		t.Errorf("history has %d rows, want 38", n)
+	}
+}
+
+func TestCompactCrashes(t *testing.T) {
+	t.Parallel()
+	next := t0.Add(24 * time.Hour)
+	t.Run("crash_before_parts_removed", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		MustFoldRuns(t, dir, "run", t0, 3, 4)
+		part := filepath.Join(partitionDir(dir, t0), "part-run-1.parquet")
+		saved, err := os.ReadFile(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Compact(dir, next, discard()); err != nil {
+			t.Fatal(err)
+		}
+		// As if the compaction had died after the rename, before removing.
+		if err := os.WriteFile(part, saved, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if n := mustCount(t, dir); n != 12 {
+			t.Errorf("history has %d rows with a superseded part left, want 12", n)
+		}
+		st, err := Compact(dir, next, discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Removed != 1 || st.Days != 0 {
+			t.Errorf("stats %+v, want the leftover removed and nothing merged", st)
+		}
+		if got := files(t, dir); len(got) != 1 {
+			t.Errorf("files %v, want the merged file alone", got)
+		}
+	})
+	t.Run("fold_crashed_before_journal_removed", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		MustFoldRuns(t, dir, "run", t0, 2, 4)
+		rs, err := ReadParquet(filepath.Join(partitionDir(dir, t0), "part-run-0.parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Compact(dir, next, discard()); err != nil {
+			t.Fatal(err)
+		}
+		// The journal of a fold that crashed before removing it comes back
+		// after its part was merged and removed: folding it again must not
+		// write its rows a second time.
+		MustJournal(t, dir, "run-0", rs...).Close()
+		st, err := Fold(dir, discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Journals != 1 {
+			t.Errorf("fold stats %+v, want the journal folded (removed)", st)
+		}
+		if got := files(t, dir); len(got) != 1 {
+			t.Errorf("files %v, want the merged file alone (no part rewritten)", got)
+		}
+		if n := mustCount(t, dir); n != 8 {
+			t.Errorf("history has %d rows, want 8", n)
+		}
+	})
+	t.Run("corrupt_and_truncated_files_named_rest_merged", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		MustFoldRuns(t, dir, "run", t0, 4, 3)
+		pdir := partitionDir(dir, t0)
+		// One part cut in half, one with garbage in its pages.
+		cut := filepath.Join(pdir, "part-run-1.parquet")
+		b, _ := os.ReadFile(cut)
+		os.WriteFile(cut, b[:len(b)/2], 0o644)
+		garbled := filepath.Join(pdir, "part-run-2.parquet")
+		g, _ := os.ReadFile(garbled)
+		for i := 4; i < len(g)/2; i++ {
+			g[i] = 0xff
+		}
+		os.WriteFile(garbled, g, 0o644)
+
+		rs, bad, err := ReadHistory(dir, t0, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != 6 || len(bad) != 2 || !strings.Contains(bad[0].Error()+bad[1].Error(), "part-run-1.parquet") || !strings.Contains(bad[0].Error()+bad[1].Error(), "part-run-2.parquet") {
+			t.Errorf("ReadHistory: %d rows, bad %v; want 6 rows and both files named", len(rs), bad)
+		}
+		st, err := Compact(dir, next, discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Files != 2 || st.Rows != 6 || len(st.Bad) != 2 {
+			t.Errorf("stats %+v, want the 2 good files merged and the 2 bad ones named", st)
+		}
+		if got := files(t, dir); len(got) != 3 {
+			t.Errorf("files %v, want the merged file and the 2 bad ones left in place", got)
+		}
+	})
+}
