@@ -24,6 +24,11 @@ const maxNoteLen = 200
 // names the server: a second pull request would change nothing.
 var ErrAlreadyListed = errors.New("already on the paused list")
 
+// ErrAlreadyRequested is returned by OpenRequest when an open pull request
+// made by OpenRequest already asks to pause the same entry (the owner wrote
+// and also used the form).
+var ErrAlreadyRequested = errors.New("already requested by an open pull request")
+
 // ErrNotListed is returned by OpenRequest when the request names no server
 // of the ranked list it was given.
 var ErrNotListed = errors.New("names no listed server")
@@ -50,8 +55,9 @@ type Opened struct {
 // the repository has none yet), and opens the pull request with a title and
 // body that say what merging it does. It refuses, before writing anything, a
 // server that does not make a valid line, one the list already names
-// (ErrAlreadyListed) and, when req.Servers is given, one that names no listed
-// server (ErrNotListed). A failure after the branch was made names the
+// (ErrAlreadyListed), one an open pull request of its own already asks for
+// (ErrAlreadyRequested) and, when req.Servers is given, one that names no
+// listed server (ErrNotListed). A failure after the branch was made names the
 // branch, which is left for the operator to delete.
 func (r *Repo) OpenRequest(ctx context.Context, req Request) (Opened, error) {
 	base := req.Base
@@ -80,6 +86,10 @@ func (r *Repo) OpenRequest(ctx context.Context, req Request) (Opened, error) {
 	if err := refuseListed(r.Path, cur.Content, entry, req.Servers); err != nil {
 		return Opened{}, fmt.Errorf("open pause request: %w", err)
 	}
+	prefix := "pause/" + slug(entry.Value) + "-"
+	if err := r.refuseRequested(ctx, base, prefix); err != nil {
+		return Opened{}, fmt.Errorf("open pause request: %w", err)
+	}
 
 	content := bytes.Clone(cur.Content)
 	if len(content) > 0 && content[len(content)-1] != '\n' {
@@ -87,7 +97,7 @@ func (r *Repo) OpenRequest(ctx context.Context, req Request) (Opened, error) {
 	}
 	content = append(content, line+"\n"...)
 
-	branch := "pause/" + slug(entry.Value) + "-" + now.Format("20060102-150405")
+	branch := prefix + now.Format("20060102-150405")
 	_, _, err = r.Client.Git.CreateRef(ctx, r.Owner, r.Name, &github.Reference{
 		Ref:    github.String("refs/heads/" + branch),
 		Object: &github.GitObject{SHA: github.String(baseSHA)},
@@ -118,6 +128,27 @@ func (r *Repo) OpenRequest(ctx context.Context, req Request) (Opened, error) {
 	}
 	r.logger().Info("pause request opened", "number", pr.GetNumber(), "server", entry.Value, "branch", branch)
 	return Opened{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Branch: branch, Line: line}, nil
+}
+
+// refuseRequested returns ErrAlreadyRequested when an open pull request
+// into base comes from a branch OpenRequest made for the same entry.
+func (r *Repo) refuseRequested(ctx context.Context, base, prefix string) error {
+	opts := &github.PullRequestListOptions{State: "open", Base: base, ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		prs, resp, err := r.Client.PullRequests.List(ctx, r.Owner, r.Name, opts)
+		if err != nil {
+			return fmt.Errorf("list open pull requests: %w", err)
+		}
+		for _, pr := range prs {
+			if strings.HasPrefix(pr.GetHead().GetRef(), prefix) {
+				return fmt.Errorf("#%d from %s: %w", pr.GetNumber(), pr.GetHead().GetRef(), ErrAlreadyRequested)
+			}
+		}
+		if resp.NextPage == 0 {
+			return nil
+		}
+		opts.Page = resp.NextPage
+	}
 }
 
 // requestEntry checks that server makes exactly one valid line of the list,

@@ -42,6 +42,31 @@ func TestOpenRequest_R1_opens_a_pull_request_adding_the_line(t *testing.T) {
 	MustGolden(t, "open-request.golden", pausetest.RenderRequests(reqs))
 }
 
+func TestOpenRequest_refuses_a_second_request_for_the_same_server(t *testing.T) {
+	f := newFake(t, map[string]string{listPath: goodList})
+	repo := newTestRepo(t, f)
+	first, err := repo.OpenRequest(context.Background(), Request{Server: "delta", Note: "by email"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.Now = func() time.Time { return t0.Add(time.Hour) }
+	f.TakeRequests()
+	_, err = repo.OpenRequest(context.Background(), Request{Server: "delta", Note: "by the form"})
+	if !errors.Is(err, ErrAlreadyRequested) || !strings.Contains(err.Error(), "#1 from "+first.Branch) {
+		t.Errorf("err = %v, want ErrAlreadyRequested naming #1", err)
+	}
+	for _, r := range f.TakeRequests() {
+		if r.Method != "GET" {
+			t.Errorf("refused request still wrote: %s %s", r.Method, r.URI)
+		}
+	}
+	f.Merge(first.Number)
+	_, err = repo.OpenRequest(context.Background(), Request{Server: "delta"})
+	if !errors.Is(err, ErrAlreadyListed) {
+		t.Errorf("after the merge: err = %v, want ErrAlreadyListed", err)
+	}
+}
+
 func TestOpenRequest_creates_a_missing_list(t *testing.T) {
 	f := newFake(t, map[string]string{"README.md": "directory\n"})
 	op, err := newTestRepo(t, f).OpenRequest(context.Background(), Request{Server: "https://alpha.example/mcp", Base: "main"})

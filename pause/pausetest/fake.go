@@ -51,6 +51,7 @@ type fakeAnswer struct {
 type fakePull struct {
 	base, head       string // branches
 	baseSHA, headSHA string
+	merged           bool
 }
 
 // Request is one request as the fake saw it.
@@ -78,6 +79,7 @@ func New(t testing.TB, owner, repo string, files map[string]string) *GitHub {
 	mux.HandleFunc("GET "+prefix+"/git/ref/heads/{branch...}", f.getRef)
 	mux.HandleFunc("POST "+prefix+"/git/refs", f.createRef)
 	mux.HandleFunc("POST "+prefix+"/pulls", f.createPull)
+	mux.HandleFunc("GET "+prefix+"/pulls", f.listPulls)
 	mux.HandleFunc("GET "+prefix+"/pulls/{n}", f.getPull)
 	mux.HandleFunc("GET "+prefix+"/pulls/{n}/files", f.pullFiles)
 	mux.HandleFunc("GET "+prefix+"/compare/{basehead}", f.compare)
@@ -191,6 +193,28 @@ func (f *GitHub) OpenPull(base, head string) int {
 	n := len(f.pulls) + 1
 	f.pulls[n] = fakePull{base: base, head: head, baseSHA: f.refs[base], headSHA: f.refs[head]}
 	return n
+}
+
+// Merge merges pull request n into its base as GitHub's merge button does
+// for changes that do not conflict: the files the pull request changed since
+// the merge base take their head version on top of the base branch.
+func (f *GitHub) Merge(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := f.pulls[n]
+	head := f.refs[p.head]
+	changes := map[string]*string{}
+	for _, c := range f.changedFiles(f.mergeBase(f.refs[p.base], head), head) {
+		path := c["filename"].(string)
+		if content, ok := f.commits[head].files[path]; ok {
+			changes[path] = &content
+		} else {
+			changes[path] = nil
+		}
+	}
+	f.commitLocked(p.base, changes)
+	p.merged = true
+	f.pulls[n] = p
 }
 
 // file returns path on branch, and whether it exists.
@@ -341,6 +365,20 @@ func (f *GitHub) createPull(w http.ResponseWriter, r *http.Request) {
 		"number": n, "state": "open", "title": in.Title,
 		"html_url": fmt.Sprintf("https://github.example/%s/%s/pull/%d", f.owner, f.repo, n),
 	})
+}
+
+func (f *GitHub) listPulls(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := []map[string]any{}
+	for n := 1; n <= len(f.pulls); n++ {
+		p := f.pulls[n]
+		if p.merged || (r.URL.Query().Get("base") != "" && r.URL.Query().Get("base") != p.base) {
+			continue
+		}
+		out = append(out, map[string]any{"number": n, "state": "open", "head": map[string]string{"ref": p.head}, "base": map[string]string{"ref": p.base}})
+	}
+	WriteJSON(w, http.StatusOK, out)
 }
 
 func (f *GitHub) pull(w http.ResponseWriter, r *http.Request) (int, fakePull, bool) {
