@@ -1,0 +1,405 @@
+package planner
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// maxExamples is how many broken checks the audit keeps word for word.
+const maxExamples = 20
+
+// Audit checks every scheduling rule over the plans of a simulation, minute
+// by minute, and gathers the figures of its report. It trusts nothing the
+// planner computed except the ledger's effective cadence and first due time,
+// which it holds the planner to.
+type Audit struct {
+	Start time.Time // first minute planned
+	End   time.Time // end of the last minute planned
+
+	Broken   map[string]int // rule id -> broken checks
+	Examples []string       // the first broken checks, in words
+
+	hosts   map[string]*hostAudit
+	servers map[string]*serverAudit
+	gen     int
+	list    []data.Server // the list of the last plan, to notice changes
+
+	checks    int
+	byReason  map[string]int
+	newDelay  []int64 // seconds from the first plan that listed a new server to its first check
+	retryGap  []int64 // seconds from a failing check to its retry
+	deferred  int
+	longest   int64 // seconds: longest wait past due
+	listedAll int   // servers ever listed
+}
+
+type hostAudit struct {
+	starts                  []int64 // unix s, ascending; pruned to the last 24 h
+	maxSec, maxHour, maxDay int
+	lastNew                 int64
+	newStarts               []int64 // starts of new servers' first checks
+}
+
+type serverAudit struct {
+	id, url   string
+	rank      int
+	host      string
+	gen       int
+	listedAt  int64 // start of the first minute planned with it at this address
+	bootstrap bool  // listed at the first plan: not new
+	removed   bool
+	paused    bool
+	firstDue  int64 // ledger's due time when first seen
+	cadence   int64 // effective cadence, seconds
+	stretched bool
+	first     int64 // first check at this address, 0 none
+	last      int64
+	checks    int
+	routine   int
+	state     data.State // results at this address, applied as the store does
+}
+
+// NewAudit returns an audit of a simulation starting at start.
+func NewAudit(start time.Time) *Audit {
+	return &Audit{
+		Start: start, End: start, Broken: map[string]int{}, byReason: map[string]int{},
+		hosts: map[string]*hostAudit{}, servers: map[string]*serverAudit{},
+	}
+}
+
+func (a *Audit) broke(rule, format string, args ...any) {
+	a.Broken[rule]++
+	if len(a.Examples) < maxExamples {
+		a.Examples = append(a.Examples, rule+": "+fmt.Sprintf(format, args...))
+	}
+}
+
+// OK reports whether no rule was broken so far.
+func (a *Audit) OK() bool { return len(a.Broken) == 0 }
+
+// Plan audits one planned minute: now is when it was planned, list and
+// paused what it was planned from, l the ledger after it.
+func (a *Audit) Plan(now time.Time, list []data.Server, paused map[string]bool, rep Report, l *data.Ledger) {
+	T := rep.Minute.Unix()
+	a.End = rep.Minute.Add(time.Minute)
+	if len(list) != len(a.list) || len(list) > 0 && &list[0] != &a.list[0] {
+		a.relist(T, list, l)
+	}
+	for id, sa := range a.servers {
+		if p := paused[id]; p != sa.paused {
+			sa.paused = p
+		}
+	}
+	for _, c := range rep.Checks {
+		a.check(now, T, c, l)
+	}
+}
+
+// relist notes servers added, removed or moved to another address.
+func (a *Audit) relist(T int64, list []data.Server, l *data.Ledger) {
+	a.gen++
+	a.list = list
+	for _, s := range list {
+		sa := a.servers[s.ID]
+		if sa == nil || sa.url != s.URL || sa.removed {
+			e, _ := l.Lookup(s.ID)
+			sa = &serverAudit{id: s.ID, url: s.URL, host: data.HostOf(s.URL), listedAt: T,
+				bootstrap: T == a.Start.Unix(), firstDue: e.NextDue}
+			a.servers[s.ID] = sa
+			a.listedAll++
+		}
+		sa.rank, sa.gen = s.Rank, a.gen
+		e, _ := l.Lookup(s.ID)
+		sa.cadence = int64(e.Cadence)
+		sa.stretched = sa.cadence > int64(data.Tier(s.Rank)/time.Second)
+	}
+	for _, sa := range a.servers {
+		if sa.gen != a.gen {
+			sa.removed = true
+		}
+	}
+}
+
+func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck, l *data.Ledger) {
+	a.checks++
+	a.byReason[c.Reason]++
+	x, due := c.At.Unix(), c.Due.Unix()
+	sa := a.servers[c.ID]
+	if sa == nil || sa.removed || sa.url != c.URL {
+		a.broke("listed", "%s planned at %s but not listed at %s", c.ID, c.At.Format(time.RFC3339), c.URL)
+		return
+	}
+	if sa.paused {
+		a.broke("S8", "%s planned at %s while paused", c.ID, c.At.Format(time.RFC3339))
+	}
+	if c.At.Nanosecond() != 0 || x < T || x >= T+minute || !c.At.After(now) || x < due {
+		a.broke("S9", "%s planned at %s: not a whole second of minute %s after the plan at %s and due %s",
+			c.ID, c.At.Format(time.RFC3339Nano), time.Unix(T, 0).UTC().Format("15:04"), now.Format("15:04:05"), c.Due.Format(time.RFC3339))
+	}
+	if e, _ := l.Lookup(c.ID); e.Cadence > 0 {
+		sa.cadence = int64(e.Cadence)
+		sa.stretched = sa.cadence > int64(data.Tier(sa.rank)/time.Second)
+	}
+	a.hostCaps(c, x)
+	st := sa.state
+	answeredBefore := st.EverAnswered()
+	gap := int64(data.RetryAfterFailure / time.Second)
+	switch c.Reason {
+	case data.ReasonNew:
+		if sa.first != 0 {
+			a.broke("S5", "%s planned as new at %s but already checked at this address", c.ID, c.At.Format(time.RFC3339))
+		}
+		if sa.bootstrap {
+			break
+		}
+		delay := x - sa.listedAt
+		a.newDelay = append(a.newDelay, delay)
+		h := a.hosts[sa.host]
+		ahead := 0
+		if h != nil {
+			ahead = len(h.newStarts) - sort.Search(len(h.newStarts), func(i int) bool { return h.newStarts[i] >= sa.listedAt }) - 1
+		}
+		if limit := int64(data.NewServerTarget/time.Second) + int64(ahead)*int64(data.NewServerSpacing/time.Second); delay > limit {
+			a.broke("S5", "%s first checked %s after it was listed, %d new servers of its host ahead of it",
+				c.ID, time.Duration(delay)*time.Second, ahead)
+		}
+	case data.ReasonRetry:
+		last := st.LastCheck.Unix()
+		switch {
+		case st.URL != c.URL || st.LastStatus != data.Failing:
+			a.broke("S6", "%s retried at %s without a failing check before", c.ID, c.At.Format(time.RFC3339))
+		case !answeredBefore:
+			a.broke("S7", "%s never answered but retried at %s", c.ID, c.At.Format(time.RFC3339))
+		case x < last+gap || last+gap >= st.FailingSince.Unix()+int64(data.RetryWindow/time.Second):
+			a.broke("S6", "%s retried at %s: last check %s, failing since %s", c.ID, c.At.Format(time.RFC3339),
+				st.LastCheck.Format(time.RFC3339), st.FailingSince.Format(time.RFC3339))
+		default:
+			a.retryGap = append(a.retryGap, x-last)
+		}
+	case data.ReasonRoutine:
+		sa.routine++
+		if sa.first == 0 && !sa.bootstrap {
+			a.broke("S5", "%s listed at %s was first checked as routine, not new", c.ID, time.Unix(sa.listedAt, 0).UTC().Format(time.RFC3339))
+		}
+		tier := int64(data.Tier(sa.rank) / time.Second)
+		if st.RetryAfter.IsZero() && floorMod(due-int64(SlotOf(c.ID)/time.Second), tier) != 0 {
+			a.broke("S2", "%s due at %s, not at its slot %s", c.ID, c.Due.Format(time.RFC3339), SlotOf(c.ID))
+		}
+	default:
+		a.broke("S4", "%s planned for an unknown reason %q", c.ID, c.Reason)
+	}
+	if c.Reason != data.ReasonNew && sa.last != 0 && x-sa.last < gap {
+		a.broke("S7", "%s checked at %s, only %s after its last check", c.ID, c.At.Format(time.RFC3339), time.Duration(x-sa.last)*time.Second)
+	}
+	if !st.RetryAfter.IsZero() && st.URL == c.URL {
+		hold := min(ceilSecond(st.RetryAfter), st.LastCheck.Unix()+sa.cadence)
+		if x < hold {
+			a.broke("RetryAfter", "%s checked at %s, before its Retry-After %s", c.ID, c.At.Format(time.RFC3339), st.RetryAfter.Format(time.RFC3339))
+		}
+	}
+	if x/minute > due/minute {
+		a.deferred++
+	}
+	a.longest = max(a.longest, x-due)
+	if sa.cadence > 0 && x-due > sa.cadence {
+		a.broke("S4", "%s waited %s past due, longer than its cadence %s", c.ID, time.Duration(x-due)*time.Second, time.Duration(sa.cadence)*time.Second)
+	}
+	if sa.first == 0 {
+		sa.first = x
+	}
+	sa.last = x
+	sa.checks++
+}
+
+// hostCaps counts the check toward its host's caps (rule S3) and the
+// spacing of new servers (rule S5).
+func (a *Audit) hostCaps(c data.PlannedCheck, x int64) {
+	if c.Host == "" {
+		return
+	}
+	h := a.hosts[c.Host]
+	if h == nil {
+		h = &hostAudit{}
+		a.hosts[c.Host] = h
+	}
+	if n := len(h.starts); n > 0 && h.starts[n-1] > x {
+		a.broke("S3", "%s planned at %s, before an earlier plan's check of %s", c.ID, c.At.Format(time.RFC3339), c.Host)
+	}
+	h.starts = append(h.starts, x)
+	day := int64(24 * time.Hour / time.Second)
+	if h.starts[0] <= x-day {
+		h.starts = slices.Clone(h.starts[sort.Search(len(h.starts), func(i int) bool { return h.starts[i] > x-day }):])
+	}
+	count := func(from int64) int {
+		return len(h.starts) - sort.Search(len(h.starts), func(i int) bool { return h.starts[i] >= from })
+	}
+	sec, hour, dayN := count(x), count(x-int64(time.Hour/time.Second)+1), len(h.starts)
+	h.maxSec, h.maxHour, h.maxDay = max(h.maxSec, sec), max(h.maxHour, hour), max(h.maxDay, dayN)
+	if sec > 1 || hour > data.HostMaxPerHour || dayN > data.HostMaxPerDay {
+		a.broke("S3", "%s at %s: %d checks of %s in that second, %d in 60 min, %d in 24 h", c.ID, c.At.Format(time.RFC3339), sec, c.Host, hour, dayN)
+	}
+	if c.Reason == data.ReasonNew {
+		if h.lastNew != 0 && x-h.lastNew < int64(data.NewServerSpacing/time.Second) {
+			a.broke("S5", "%s at %s: new servers of %s only %ds apart", c.ID, c.At.Format(time.RFC3339), c.Host, x-h.lastNew)
+		}
+		h.lastNew = x
+		h.newStarts = append(h.newStarts, x)
+	}
+}
+
+// Result notes what a check found, once the planner can see it.
+func (a *Audit) Result(r data.Result) {
+	if sa := a.servers[r.ID]; sa != nil && sa.url == r.URL {
+		sa.state.Apply(r)
+	}
+}
+
+// Finish ends the audit at the end of the last planned minute: a server
+// owed a check for longer than its cadence starved (rule S4), and the
+// servers present all along must have had their tier's number of checks
+// (rule S1).
+func (a *Audit) Finish(l *data.Ledger) {
+	end := a.End.Unix()
+	hours := (end - a.Start.Unix()) / 3600
+	for id, sa := range a.servers {
+		if sa.removed || sa.paused {
+			continue
+		}
+		e, ok := l.Lookup(id)
+		if ok && e.NextDue != 0 && e.NextDue < end-int64(e.Cadence) {
+			a.broke("S4", "%s owed a check since %s, longer than its cadence %s", id, e.NextDueTime().Format(time.RFC3339), e.EffectiveCadence())
+		}
+		if !sa.bootstrap || sa.stretched || sa.state.URL == "" {
+			continue
+		}
+		tier := int64(data.Tier(sa.rank) / time.Second)
+		cycles := (end - a.Start.Unix()) / tier
+		if sa.routine > int(cycles)+1 {
+			a.broke("S1", "%s had %d routine checks in %d h, more than its tier allows", id, sa.routine, hours)
+		}
+		if tier == 3600 && hours >= 2 && sa.checks < int(cycles)-1 {
+			a.broke("S1", "%s (rank %d) had %d checks in %d h", id, sa.rank, sa.checks, hours)
+		}
+	}
+}
+
+// WriteReport prints the audit: per host the most checks in any second,
+// rolling hour and rolling day; checks per server per tier; the delay of
+// new servers' first checks; retry intervals; deferrals; servers never
+// checked; and every broken rule.
+func (a *Audit) WriteReport(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("audit of %s to %s: %d checks (%d new, %d retry, %d routine), %d servers listed\n",
+		a.Start.Format(time.RFC3339), a.End.Format(time.RFC3339), a.checks,
+		a.byReason[data.ReasonNew], a.byReason[data.ReasonRetry], a.byReason[data.ReasonRoutine], a.listedAll)
+
+	type hostRow struct {
+		name                string
+		sec, hour, day, sum int
+	}
+	var rows []hostRow
+	worst := hostRow{name: "-"}
+	for name, h := range a.hosts {
+		r := hostRow{name, h.maxSec, h.maxHour, h.maxDay, 0}
+		rows = append(rows, r)
+		if r.hour > worst.hour || r.hour == worst.hour && r.day > worst.day {
+			worst = r
+		}
+	}
+	slices.SortFunc(rows, func(x, y hostRow) int { return cmp.Or(cmp.Compare(y.day, x.day), strings.Compare(x.name, y.name)) })
+	p("\nhost caps (rule S3): most checks of one host   limit\n")
+	maxSec := 0
+	for _, r := range rows {
+		maxSec = max(maxSec, r.sec)
+	}
+	p("  in any second         %6d                  %d\n", maxSec, 1)
+	p("  in any rolling hour   %6d (%s)  %d\n", worst.hour, worst.name, data.HostMaxPerHour)
+	if len(rows) > 0 {
+		p("  in any rolling day    %6d (%s)  %d\n", rows[0].day, rows[0].name, data.HostMaxPerDay)
+	}
+	p("  busiest hosts (second / hour / day):\n")
+	for _, r := range rows[:min(5, len(rows))] {
+		p("    %-40s %d / %d / %d\n", r.name, r.sec, r.hour, r.day)
+	}
+
+	p("\nchecks per server (servers listed all along, not paused; rule S1):\n")
+	p("  %-9s %-10s %8s %5s %5s %5s\n", "tier", "host", "servers", "min", "p50", "max")
+	type group struct {
+		tier      string
+		stretched bool
+	}
+	counts := map[group][]int64{}
+	never, neverBoot := 0, 0
+	for _, sa := range a.servers {
+		if sa.first == 0 && !sa.paused && !sa.removed {
+			never++
+			if sa.bootstrap {
+				neverBoot++
+			}
+		}
+		if !sa.bootstrap || sa.removed || sa.paused {
+			continue
+		}
+		tier := "daily"
+		if data.Tier(sa.rank) == data.HourlyCadence {
+			tier = "hourly"
+		}
+		g := group{tier, sa.stretched}
+		counts[g] = append(counts[g], int64(sa.checks))
+	}
+	for _, g := range []group{{"hourly", false}, {"hourly", true}, {"daily", false}, {"daily", true}} {
+		c := counts[g]
+		if len(c) == 0 {
+			continue
+		}
+		kind := "within cap"
+		if g.stretched {
+			kind = "stretched"
+		}
+		p("  %-9s %-10s %8d %5d %5d %5d\n", g.tier, kind, len(c), pct(c, 0), pct(c, 50), pct(c, 100))
+	}
+
+	d := func(s int64) time.Duration { return time.Duration(s) * time.Second }
+	p("\nnew servers, first check after listing (rule S5, target %s):\n", data.NewServerTarget)
+	p("  count %d  p50 %s  p99 %s  max %s\n", len(a.newDelay), d(pct(a.newDelay, 50)), d(pct(a.newDelay, 99)), d(pct(a.newDelay, 100)))
+	p("retries of failing servers that answered before (rule S6, every %s for %s):\n", data.RetryAfterFailure, data.RetryWindow)
+	p("  count %d  min %s  p50 %s  max %s\n", len(a.retryGap), d(pct(a.retryGap, 0)), d(pct(a.retryGap, 50)), d(pct(a.retryGap, 100)))
+	p("deferrals (rule S4): %d checks planned in a later minute than due, longest wait %s\n", a.deferred, d(a.longest))
+	p("never checked: %d servers (%d listed from the start; the rest were added late or wait for a stretched cycle)\n", never, neverBoot)
+
+	if a.OK() {
+		p("\nno rule broken\n")
+		return
+	}
+	var rules []string
+	for r := range a.Broken {
+		rules = append(rules, r)
+	}
+	slices.Sort(rules)
+	p("\nBROKEN:\n")
+	for _, r := range rules {
+		p("  %-10s %d\n", r, a.Broken[r])
+	}
+	for _, e := range a.Examples {
+		p("  %s\n", e)
+	}
+}
+
+// pct returns the q-th percentile (nearest rank) of v, 0 for none. It sorts v.
+func pct(v []int64, q int) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	i := (len(v)*q + 99) / 100
+	return v[max(0, min(len(v)-1, i-1))]
+}
+
+func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }

@@ -1,0 +1,374 @@
+package planner
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sort"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// ErrPast is returned by Plan for a minute that has begun: a check is never
+// planned in the past (rule S9).
+var ErrPast = errors.New("the minute has begun: never plan in the past")
+
+// ErrPlannedAfter is returned by Plan for a minute before the last one the
+// ledger holds: its checks would be counted twice.
+var ErrPlannedAfter = errors.New("a later minute is already planned")
+
+const minute = 60 // seconds
+
+// Planner plans one minute of checks at a time (rules S1-S9).
+type Planner struct {
+	Now    func() time.Time // nil means time.Now
+	Logger *slog.Logger     // nil means no logs
+}
+
+// Input is what one plan is made from.
+type Input struct {
+	Servers []data.Server         // the ranked list in its order (data.SortServers)
+	Paused  map[string]bool       // ids of servers not to check (rule S8)
+	States  map[string]data.State // what the runner learned, by server id
+}
+
+// Report is one planned minute.
+type Report struct {
+	Minute   time.Time           // start of the minute planned
+	Checks   []data.PlannedCheck // by start, then id
+	New      int                 // checks of each reason
+	Retry    int
+	Routine  int
+	Deferred int           // checks due by the end of the minute that the host caps push to a later one (rule S4)
+	Longest  time.Duration // longest wait of a deferred check so far
+	Removed  int           // servers dropped from the ledger: no longer listed
+}
+
+func (p *Planner) now() time.Time {
+	if p.Now == nil {
+		return time.Now()
+	}
+	return p.Now()
+}
+
+func (p *Planner) logger() *slog.Logger {
+	if p.Logger == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return p.Logger
+}
+
+// candidate is a check owed by the end of the minute being planned.
+type candidate struct {
+	server int // index in Input.Servers: rank order, ties by id
+	host   int32
+	class  int8 // 0 new, 1 retry, 2 routine: the order of rule S4
+	due    int64
+}
+
+var reasonOfClass = [...]string{data.ReasonNew, data.ReasonRetry, data.ReasonRoutine}
+
+// hostWork is one host during a plan: its demand, stretch, and the starts
+// counted toward its caps (rule S3).
+type hostWork struct {
+	name     string
+	demand24 int64 // routine demand: 24 per hourly server, 1 per daily one
+	stretch  int64 // eighths (see hostStretch)
+	used     uint64
+	starts   []data.HostStart
+	changed  bool
+}
+
+// Plan plans the minute starting at at (a whole minute, after Now) and
+// records it in the ledger l. Planning the last minute of the ledger again
+// first takes back what that plan recorded, so the same inputs give the same
+// plan. A minute before the ledger's last one is ErrPlannedAfter; a minute
+// that has begun is ErrPast. l is unchanged on error.
+func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
+	T := at.Unix()
+	rep := Report{Minute: at.UTC()}
+	if T%minute != 0 || at.Nanosecond() != 0 {
+		return rep, fmt.Errorf("plan %s: not a whole minute", at.UTC().Format(time.RFC3339Nano))
+	}
+	if !p.now().Before(at) {
+		return rep, fmt.Errorf("plan %s: %w", at.UTC().Format(time.RFC3339), ErrPast)
+	}
+	if l.LastMinute > T {
+		return rep, fmt.Errorf("plan %s: %w (%s)", at.UTC().Format(time.RFC3339), ErrPlannedAfter,
+			time.Unix(l.LastMinute, 0).UTC().Format(time.RFC3339))
+	}
+	if l.LastMinute == T {
+		takeBack(l, T)
+	}
+	if l.Created == 0 {
+		l.Created = T
+	}
+
+	// Hosts and their routine demand, which sets their stretch (rule S4).
+	hostIdx := make(map[string]int32, len(l.Hosts)+1024)
+	var hosts []*hostWork
+	hostOfServer := make([]int32, len(in.Servers))
+	for i, s := range in.Servers {
+		if in.Paused[s.ID] {
+			hostOfServer[i] = -2 // rule S8: not planned, not counted
+			continue
+		}
+		h := hostOf(s.URL)
+		if h == "" {
+			hostOfServer[i] = -1 // no address: the check concludes not_checkable without a connection
+			continue
+		}
+		k, ok := hostIdx[h]
+		if !ok {
+			k = int32(len(hosts))
+			hostIdx[h] = k
+			hosts = append(hosts, &hostWork{name: h, starts: l.Hosts[h]})
+		}
+		hostOfServer[i] = k
+		if data.Tier(s.Rank) == data.HourlyCadence {
+			hosts[k].demand24 += 24
+		} else {
+			hosts[k].demand24++
+		}
+	}
+	for _, h := range hosts {
+		h.stretch = hostStretch(h.demand24)
+	}
+
+	// What each server is owed.
+	var cands []candidate
+	for i, s := range in.Servers {
+		hk := hostOfServer[i]
+		uh := data.URLHash(s.URL)
+		old, ok := l.Servers[s.ID]
+		e := old
+		if !ok || e.URLHash != uh {
+			e = data.LedgerServer{URLHash: uh, FirstSeen: T} // listed, or at a new address: a new server
+		}
+		if hk == -2 { // rule S8
+			e.NextDue, e.Cadence = 0, 0
+		} else {
+			stretch := int64(stretchUnit)
+			if hk >= 0 {
+				stretch = hosts[hk].stretch
+			}
+			cad := newCadence(s.ID, s.Rank, stretch)
+			st, has := in.States[s.ID]
+			has = has && st.URL == s.URL
+			class, due := owed(l, e, cad, st, has, T)
+			e.Cadence = int32(cad.every())
+			e.NextDue = due
+			if due < T+minute {
+				cands = append(cands, candidate{server: i, host: hk, class: class, due: due})
+			}
+		}
+		if !ok || e != old {
+			l.Servers[s.ID] = e
+		}
+	}
+	if len(l.Servers) > len(in.Servers) {
+		rep.Removed = dropUnlisted(l, in.Servers)
+	}
+
+	// Rule S4: new, then retries, then routine by how overdue, then rank.
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.due, b.due), cmp.Compare(a.server, b.server))
+	})
+	for _, c := range cands {
+		x, ok := T, true
+		if c.host >= 0 {
+			x, ok = place(hosts[c.host], T, max(c.due, T), c.class == 0)
+		} else {
+			x = max(c.due, T)
+		}
+		s := in.Servers[c.server]
+		if !ok {
+			rep.Deferred++
+			rep.Longest = max(rep.Longest, time.Duration(T+minute-c.due)*time.Second)
+			continue
+		}
+		e := l.Servers[s.ID]
+		e.PrevPlanned, e.PrevReason = e.Planned, e.Reason
+		e.Planned, e.Reason, e.NextDue = x, reasonOfClass[c.class], x
+		l.Servers[s.ID] = e
+		pc := data.PlannedCheck{
+			At: time.Unix(x, 0).UTC(), ID: s.ID, URL: s.URL, Reason: reasonOfClass[c.class],
+			Due: time.Unix(c.due, 0).UTC(), Rank: s.Rank,
+		}
+		if c.host >= 0 {
+			pc.Host = hosts[c.host].name
+			if hosts[c.host].stretch > stretchUnit {
+				pc.Every = int64(e.Cadence)
+			}
+		}
+		if st, has := in.States[s.ID]; has && st.URL == s.URL {
+			pc.Protocol, pc.Transport = st.Protocol, st.Transport
+		}
+		rep.Checks = append(rep.Checks, pc)
+		rep.Longest = max(rep.Longest, time.Duration(x-c.due)*time.Second)
+		switch c.class {
+		case 0:
+			rep.New++
+		case 1:
+			rep.Retry++
+		default:
+			rep.Routine++
+		}
+	}
+	for _, h := range hosts {
+		if h.changed {
+			l.Hosts[h.name] = h.starts
+		}
+	}
+	pruneHosts(l, T)
+	l.LastMinute = T
+	slices.SortFunc(rep.Checks, func(a, b data.PlannedCheck) int {
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.ID, b.ID))
+	})
+	p.logger().Info("planned", "minute", rep.Minute.Format(time.RFC3339), "checks", len(rep.Checks),
+		"new", rep.New, "retry", rep.Retry, "routine", rep.Routine, "deferred", rep.Deferred,
+		"longest_wait", rep.Longest, "removed", rep.Removed)
+	return rep, nil
+}
+
+// owed returns why and from when a server is owed its next check, as unix
+// seconds; a due after the minute means nothing is owed in it.
+func owed(l *data.Ledger, e data.LedgerServer, cad cadence, st data.State, has bool, T int64) (class int8, due int64) {
+	gap := int64(data.RetryAfterFailure / time.Second)
+	last := e.Planned
+	var lastCheck int64
+	if has {
+		lastCheck = st.LastCheck.Unix()
+		last = max(last, lastCheck)
+	}
+	switch {
+	case !has && e.Planned == 0:
+		if e.FirstSeen > l.Created { // rule S5; servers listed at the first plan wait for their slot
+			return 0, e.FirstSeen
+		}
+		class, due = 2, cad.next(e.FirstSeen)
+	case !has:
+		// Planned, no result yet: still running, or lost. A lost first
+		// check is planned again once it should long have finished.
+		if e.Reason == data.ReasonNew && e.Planned+int64(data.NewServerTarget/time.Second) <= T {
+			return 0, e.Planned + int64(data.NewServerTarget/time.Second)
+		}
+		class, due = 2, cad.next(e.Planned+gap)
+	case st.LastStatus == data.Failing && st.EverAnswered() && e.Planned <= lastCheck &&
+		lastCheck+gap < st.FailingSince.Unix()+int64(data.RetryWindow/time.Second):
+		class, due = 1, lastCheck+gap // rule S6; rule S7 keeps never-answered servers out
+	default:
+		class, due = 2, cad.next(last+gap)
+	}
+	if has && !st.RetryAfter.IsZero() {
+		// Retry-After: not before it, but never later than the usual pace.
+		hold := min(ceilSecond(st.RetryAfter), lastCheck+cad.every())
+		due = max(due, hold)
+	}
+	return class, due
+}
+
+func ceilSecond(t time.Time) int64 {
+	u := t.Unix()
+	if t.Nanosecond() > 0 {
+		u++
+	}
+	return u
+}
+
+// place finds the first second from from on in the minute starting at T
+// where a check of host h keeps the caps of rule S3 (and for a new server's
+// first check, the spacing of rule S5), records it, and returns it.
+func place(h *hostWork, T, from int64, isNew bool) (int64, bool) {
+	spacing := int64(data.NewServerSpacing / time.Second)
+	for x := from; x < T+minute; x++ {
+		if h.used&(1<<(x-T)) != 0 {
+			continue
+		}
+		// Every window of 60 min or 24 h that holds x starts after
+		// x-3600 (x-86400) and no start is planned after this minute, so
+		// counting from there bounds them all.
+		if len(h.starts)-lowerBound(h.starts, x-int64(time.Hour/time.Second)+1) >= data.HostMaxPerHour ||
+			len(h.starts)-lowerBound(h.starts, x-int64(24*time.Hour/time.Second)+1) >= data.HostMaxPerDay {
+			continue
+		}
+		if isNew && newNear(h.starts, x, spacing) {
+			continue
+		}
+		i := lowerBound(h.starts, x)
+		h.starts = slices.Insert(slices.Clip(h.starts), i, data.MakeHostStart(x, isNew))
+		h.used |= 1 << (x - T)
+		h.changed = true
+		return x, true
+	}
+	return 0, false
+}
+
+// newNear reports whether a new server's first check starts on the host
+// less than spacing seconds from x.
+func newNear(starts []data.HostStart, x, spacing int64) bool {
+	for i := lowerBound(starts, x-spacing+1); i < len(starts) && starts[i].Unix() < x+spacing; i++ {
+		if starts[i].New() {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerBound returns the index of the first start at or after unix second u.
+func lowerBound(starts []data.HostStart, u int64) int {
+	v := data.MakeHostStart(u, false)
+	return sort.Search(len(starts), func(i int) bool { return starts[i] >= v })
+}
+
+// takeBack undoes what planning minute T recorded, so it can be planned
+// again: it is the ledger's last minute.
+func takeBack(l *data.Ledger, T int64) {
+	for h, starts := range l.Hosts {
+		if i := lowerBound(starts, T); i < len(starts) {
+			l.Hosts[h] = slices.Clip(starts[:i])
+		}
+	}
+	for id, s := range l.Servers {
+		if s.Planned >= T {
+			s.Planned, s.Reason = s.PrevPlanned, s.PrevReason
+			l.Servers[id] = s
+		}
+	}
+}
+
+// pruneHosts forgets starts that no window holding minute T or later can
+// contain.
+func pruneHosts(l *data.Ledger, T int64) {
+	keep := T - int64(24*time.Hour/time.Second) + 1
+	for h, starts := range l.Hosts {
+		i := lowerBound(starts, keep)
+		switch {
+		case i == len(starts):
+			delete(l.Hosts, h)
+		case i > 0:
+			l.Hosts[h] = slices.Clone(starts[i:])
+		}
+	}
+}
+
+// dropUnlisted removes from the ledger the servers no longer listed, so
+// they are not planned and, listed again, count as new.
+func dropUnlisted(l *data.Ledger, servers []data.Server) int {
+	listed := make(map[string]struct{}, len(servers))
+	for _, s := range servers {
+		listed[s.ID] = struct{}{}
+	}
+	n := 0
+	for id := range l.Servers {
+		if _, ok := listed[id]; !ok {
+			delete(l.Servers, id)
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,169 @@
+package planner
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// Sim runs the real planner minute by minute over a virtual clock and
+// records what its checks would find as the runner does.
+type Sim struct {
+	// Dir, when set, is a data directory: every plan, the ledger and the
+	// results are written there as cmd/plan and the runner write them
+	// (plan files, journal per run, folded every FoldEvery), and at the end
+	// the states loaded from it must equal the simulated ones. Empty keeps
+	// everything in memory.
+	Dir       string
+	FoldEvery time.Duration // 0 means every hour
+
+	List   func(now time.Time) []data.Server   // the ranked list as of now
+	Paused func(now time.Time) map[string]bool // nil: nothing paused
+	// Check returns what a check finds: Status, Detail, RetryAfter,
+	// Protocol, Transport and Duration; the rest is filled in as the runner
+	// does.
+	Check func(c data.PlannedCheck) data.Result
+	// OnMinute, when set, is called after each minute is planned, with the
+	// audit so far; an error stops the run.
+	OnMinute func(rep Report, a *Audit) error
+	Logger   *slog.Logger
+
+	Audit  *Audit
+	Ledger *data.Ledger
+	States map[string]data.State
+
+	pending []data.Result // run, not yet visible: finished after the plan's clock
+}
+
+// Run simulates the minutes from start (a whole minute) for d. Each minute
+// is planned one minute ahead, as cron does, and sees the results of the
+// checks that finished by then.
+func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
+	if s.Ledger == nil {
+		s.Ledger = data.NewLedger()
+	}
+	if s.States == nil {
+		s.States = map[string]data.State{}
+	}
+	if s.Audit == nil {
+		s.Audit = NewAudit(start)
+	}
+	foldEvery := cmp.Or(s.FoldEvery, time.Hour)
+	lastFold := start
+	for T := start; T.Before(start.Add(d)); T = T.Add(time.Minute) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		now := T.Add(-time.Minute)
+		s.settle(now)
+		list := s.List(now)
+		var paused map[string]bool
+		if s.Paused != nil {
+			paused = s.Paused(now)
+		}
+		p := Planner{Now: func() time.Time { return now }, Logger: s.Logger}
+		rep, err := p.Plan(T, Input{Servers: list, Paused: paused, States: s.States}, s.Ledger)
+		if err != nil {
+			return fmt.Errorf("simulate: %w", err)
+		}
+		s.Audit.Plan(now, list, paused, rep, s.Ledger)
+		if err := s.run(T, rep.Checks); err != nil {
+			return err
+		}
+		if s.Dir != "" && T.Sub(lastFold) >= foldEvery {
+			if _, err := data.Fold(s.Dir, s.logger()); err != nil {
+				return fmt.Errorf("simulate: %w", err)
+			}
+			lastFold = T
+		}
+		if s.OnMinute != nil {
+			if err := s.OnMinute(rep, s.Audit); err != nil {
+				return err
+			}
+		}
+	}
+	s.settle(start.Add(d + time.Hour))
+	if s.Dir == "" {
+		return nil
+	}
+	if _, err := data.Fold(s.Dir, s.logger()); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	stored, bad, err := data.LoadStates(s.Dir)
+	if err != nil || len(bad) > 0 {
+		return fmt.Errorf("simulate: load states: %v %v", err, bad)
+	}
+	if !maps.EqualFunc(stored, s.States, func(a, b data.State) bool {
+		return a.ID == b.ID && a.URL == b.URL && a.LastCheck.Equal(b.LastCheck) && a.LastStatus == b.LastStatus &&
+			a.FailingSince.Equal(b.FailingSince) && a.LastAnswered.Equal(b.LastAnswered) && a.RetryAfter.Equal(b.RetryAfter)
+	}) {
+		return fmt.Errorf("simulate: the states stored in %s differ from the simulated ones", s.Dir)
+	}
+	return nil
+}
+
+func (s *Sim) logger() *slog.Logger {
+	if s.Logger == nil {
+		return (&Planner{}).logger()
+	}
+	return s.Logger
+}
+
+// run performs the minute's checks on time (rule S9) and keeps their
+// results until they finish; with Dir, the plan, the ledger and the results
+// are written as cmd/plan and the runner write them.
+func (s *Sim) run(T time.Time, checks []data.PlannedCheck) error {
+	results := make([]data.Result, 0, len(checks))
+	for _, c := range checks {
+		r := s.Check(c)
+		r.ID, r.URL, r.Host, r.Reason = c.ID, c.URL, c.Host, c.Reason
+		r.Planned, r.Started = c.At, c.At
+		r.Finished = c.At.Add(r.Duration)
+		r.ProberVersion = "simulated"
+		results = append(results, r)
+	}
+	s.pending = append(s.pending, results...)
+	if s.Dir == "" {
+		return nil
+	}
+	if err := data.WritePlan(s.Dir, T, checks); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	if err := data.WriteLedger(s.Dir, s.Ledger); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	j, err := data.CreateJournal(s.Dir, "sim-"+T.UTC().Format("20060102T1504"))
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	for _, r := range results {
+		if err := j.Append(r); err != nil {
+			j.Close()
+			return fmt.Errorf("simulate: %w", err)
+		}
+	}
+	return j.Close()
+}
+
+// settle applies the results finished by now, in the order they finished.
+func (s *Sim) settle(now time.Time) {
+	slices.SortStableFunc(s.pending, func(a, b data.Result) int { return a.Finished.Compare(b.Finished) })
+	n := 0
+	for _, r := range s.pending {
+		if r.Finished.After(now) {
+			break
+		}
+		st := s.States[r.ID]
+		st.Apply(r)
+		s.States[r.ID] = st
+		s.Audit.Result(r)
+		n++
+	}
+	s.pending = slices.Delete(s.pending, 0, n)
+}

@@ -1,0 +1,160 @@
+package planner
+
+import (
+	"strings"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// RoutineShare is the part of a host's hourly cap (data.HostMaxPerHour) that
+// routine checks may fill when a host has more servers than the caps allow;
+// the rest is room for new servers and retries, which come first (rule S4).
+const RoutineShare = data.HostMaxPerHour * 5 / 6
+
+// stretchUnit is the step of a host's stretch factor: stretches are kept in
+// eighths, so a few servers more or less on a host do not move everyone's
+// cycles.
+const stretchUnit = 8
+
+// slotHash returns the stable hash of a server id that fixes its slot (rule
+// S2): FNV-1a, then a splitmix64 finalizer so that similar ids land far apart.
+func slotHash(id string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= 1099511628211
+	}
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
+}
+
+// SlotOf returns the server's own second of the day (rule S2): an hourly
+// server is due at that second's minute and second of every hour, a daily
+// one at that second of every day. It depends on the id alone, so a rank
+// change moves the cadence, not the minute: the minute of the hour is the
+// same in both tiers.
+func SlotOf(id string) time.Duration {
+	return time.Duration(slotHash(id)%86400) * time.Second
+}
+
+// cadence is when one server's routine checks fall due: at offset seconds
+// into each cycle of every seconds, in the cycles its host's stretch selects.
+type cadence struct {
+	tier    int64 // the tier's cadence in seconds (rule S1)
+	offset  int64 // seconds into each cycle (rule S2)
+	phase   int64 // which of a stretched host's cycles are this server's
+	stretch int64 // in eighths: 8 means every cycle
+}
+
+func newCadence(id string, rank int, stretch int64) cadence {
+	h := slotHash(id)
+	tier := int64(data.Tier(rank) / time.Second)
+	return cadence{
+		tier:    tier,
+		offset:  int64(h%86400) % tier,
+		phase:   int64(h>>40) % (1 << 20),
+		stretch: stretch,
+	}
+}
+
+// every returns the effective cadence in seconds: the tier's, stretched.
+func (c cadence) every() int64 { return c.tier * c.stretch / stretchUnit }
+
+// next returns the first instant at or after t (unix seconds) at which a
+// routine check of the server falls due. On a stretched host only some
+// cycles are the server's: cycle j is when floor(8(j+phase)/stretch) steps
+// up, which happens once every stretch/8 cycles, with the phase spreading
+// the servers of the host evenly over the cycles.
+func (c cadence) next(t int64) int64 {
+	j := floorDiv(t-c.offset, c.tier)
+	if j*c.tier+c.offset < t {
+		j++
+	}
+	if c.stretch > stretchUnit {
+		m := floorDiv(stretchUnit*(j+c.phase-1), c.stretch) + 1
+		if k := ceilDiv(m*c.stretch, stretchUnit) - c.phase; k > j {
+			j = k
+		}
+	}
+	return j*c.tier + c.offset
+}
+
+// hostStretch returns a host's stretch in eighths: 8 when its routine
+// demand fits in RoutineShare checks an hour, else enough eighths more that
+// it does. demand24 counts an hourly server as 24, a daily one as 1.
+func hostStretch(demand24 int64) int64 {
+	return max(stretchUnit, ceilDiv(stretchUnit*demand24, 24*RoutineShare))
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
+
+// hostOf returns data.HostOf(rawURL), parsing the common shape
+// scheme://host[:port]/path by hand: url.Parse for every server every
+// minute would cost a third of the plan at a million servers. Anything
+// unusual goes to data.HostOf.
+func hostOf(rawURL string) string {
+	i := strings.Index(rawURL, "://")
+	if i <= 0 {
+		return data.HostOf(rawURL)
+	}
+	for _, c := range []byte(rawURL[:i]) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return data.HostOf(rawURL)
+		}
+	}
+	rest := rawURL[i+3:]
+	end := len(rest)
+	if k := strings.IndexAny(rest, "/?#"); k >= 0 {
+		end = k
+	}
+	auth := rest[:end]
+	colon := -1
+	upper := false
+	for k := 0; k < len(auth); k++ {
+		c := auth[k]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '.':
+			if colon >= 0 && !('0' <= c && c <= '9') {
+				return data.HostOf(rawURL)
+			}
+		case 'A' <= c && c <= 'Z':
+			if colon >= 0 {
+				return data.HostOf(rawURL)
+			}
+			upper = true
+		case c == ':' && colon < 0:
+			colon = k
+		default:
+			return data.HostOf(rawURL)
+		}
+	}
+	for k := 0; k < len(rest); k++ {
+		if c := rest[k]; c <= ' ' || c == 0x7f || c == '%' || c >= 0x80 {
+			return data.HostOf(rawURL) // let url.Parse judge escapes and control bytes
+		}
+	}
+	host := auth
+	if colon >= 0 {
+		host = auth[:colon]
+	}
+	if host == "" {
+		return data.HostOf(rawURL)
+	}
+	if upper {
+		host = strings.ToLower(host)
+	}
+	return strings.TrimSuffix(host, ".")
+}
