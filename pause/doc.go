@@ -7,8 +7,9 @@
 // no other package imports go-github, as only data imports parquet-go and only
 // runner opens connections to probed servers. Two commands use it: cmd/plan
 // fetches the paused list through Fetch before it plans, and cmd/pause opens a
-// pull request that adds a server to the list (OpenRequest) and checks such a
-// pull request for the directory repository's CI (CheckPullRequest).
+// pull request that adds a server to the list (Repo.OpenRequest) and checks
+// such a pull request for the directory repository's CI
+// (Repo.CheckPullRequest).
 //
 // The list on GitHub is the source of truth; the data directory keeps the last
 // good copy (DIR/paused/last-good.txt) so that no failure to read GitHub, and

@@ -119,6 +119,8 @@ func NewLoopbackServer(t testing.TB, ip string, h http.Handler) *httptest.Server
 // URL returns the fake's API base URL, with a trailing slash.
 func (f *GitHub) URL() string { return f.srv.URL + "/" }
 
+// SetIntercept makes fn see each request first; fn answers it itself by
+// returning true (a failure, a redirect, odd contents). nil removes it.
 func (f *GitHub) SetIntercept(fn func(w http.ResponseWriter, r *http.Request) bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -150,7 +152,7 @@ func (f *GitHub) addCommit(parent string, files map[string]string) string {
 	return sha
 }
 
-// commit puts content at path on branch (made from main when new) and
+// Commit puts content at path on branch (made from main when new) and
 // returns the new commit.
 func (f *GitHub) Commit(branch, path, content string) string {
 	f.mu.Lock()
@@ -217,7 +219,7 @@ func (f *GitHub) Merge(n int) {
 	f.pulls[n] = p
 }
 
-// file returns path on branch, and whether it exists.
+// File returns path on branch, and whether it exists.
 func (f *GitHub) File(branch, path string) (string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -237,12 +239,14 @@ func (f *GitHub) resolve(ref string) (string, bool) {
 	return ref, ok
 }
 
+// WriteJSON answers status with v as JSON.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
 }
 
+// NotFound answers GitHub's 404.
 func NotFound(w http.ResponseWriter) {
 	WriteJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
 }
