@@ -50,6 +50,10 @@ const (
 	MaxAnswerBytes = 1 << 20
 	// CheckTimeout bounds a whole check, all requests together (rule N10).
 	CheckTimeout = 45 * time.Second
+
+	// DiscoverProtocolVersion is the first protocol version asked
+	// server/discover rather than initialize (rule N4); the checks page names it.
+	DiscoverProtocolVersion = "2026-07-28"
 )
 
 // AllowedPorts are the only TCP ports a check connects to (rule N7).
