@@ -307,3 +307,59 @@ func TestShutdown(t *testing.T) {
 		t.Errorf("%s has %d lines, want 8 interrupted checks", InterruptedPath(dir), n)
 	}
 }
+
+// TestLab runs real checks against go-sdk servers on many 127.a.b.c:8443
+// names: the previous minute's run starts late and overlaps the next
+// minute's run on shared hosts.
+func TestLab(t *testing.T) {
+	t.Parallel()
+	farm := MustLabFarm(t, 12)
+	dir := t.TempDir()
+	m1 := minute0.Add(time.Minute)
+	// Late checks of the previous minute and this minute's checks share
+	// hosts 0-3; several servers (ids) share each host.
+	var a, b []data.PlannedCheck
+	for i := range 24 {
+		host := i % 12
+		id := fmt.Sprintf("a%02d", i)
+		a = append(a, data.PlannedCheck{At: minute0.Add(time.Duration(40+i/12)*time.Second + time.Duration(host)*time.Second),
+			ID: id, URL: farm.URL(host%4, id), Host: farm.Hosts[host%4], Reason: data.ReasonRoutine})
+		id = fmt.Sprintf("b%02d", i)
+		b = append(b, data.PlannedCheck{At: m1.Add(time.Duration(i) * time.Second), ID: id, URL: farm.URL(host, id), Host: farm.Hosts[host], Reason: data.ReasonNew})
+	}
+	MustPlan(t, dir, minute0, a...)
+	MustPlan(t, dir, m1, b...)
+	clock := newScaledClock(m1.Add(-2*time.Second), 20)
+	checker := MustLabChecker(t, farm, clock)
+	var wg sync.WaitGroup
+	sums := make([]Summary, 2)
+	for i, m := range []time.Time{minute0, m1} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			sums[i], err = Run(context.Background(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: quiet(), PID: 100 + i}, m)
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	rs := MustHistory(t, dir)
+	if len(rs) != 48 {
+		t.Fatalf("history has %d results, want 48", len(rs))
+	}
+	for _, r := range rs {
+		if r.Status != data.Working || r.ToolCount != 1 || r.ServerName != "lab-server" {
+			t.Errorf("%s: %s %q (%d tools, server %q), want working with 1 tool", r.ID, r.Status, r.Detail, r.ToolCount, r.ServerName)
+		}
+	}
+	checkSpacing(t, rs)
+	checkNeverEarly(t, rs, 40*time.Second)
+	if sums[0].MaxLateness < 18*time.Second {
+		t.Errorf("the late run's max lateness is %v, want at least 18 s recorded", sums[0].MaxLateness)
+	}
+	if got := farm.hitsTotal(); got < 2*48 {
+		t.Errorf("servers saw %d requests, want at least 2 per check", got)
+	}
+}

@@ -1,0 +1,195 @@
+package runner
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"plug.directory/prober/runner/check"
+)
+
+// labFarm is n lab MCP servers (go-sdk, Streamable HTTP), each listening on
+// its own 127.a.b.c:8443 under the name hNNNN.lab.test, with a certificate
+// from a throw-away CA. Any path on a host is the MCP endpoint, so several
+// servers (ids) can share one host.
+type labFarm struct {
+	CAFile  string            `json:"ca_file"`
+	Resolve map[string]string `json:"resolve"` // "hNNNN.lab.test:8443" -> "127.a.b.c"
+	Hosts   []string          `json:"hosts"`
+
+	srv  *http.Server
+	mu   sync.Mutex
+	hits map[string]int // requests per host
+}
+
+// lab returns the lab setting that reaches the farm.
+func (f *labFarm) lab() check.Lab {
+	return check.Lab{Enabled: true, Resolve: f.Resolve, CAFile: f.CAFile}
+}
+
+// URL returns the address of server id on host i.
+func (f *labFarm) URL(i int, id string) string {
+	return "https://" + f.Hosts[i] + ":8443/mcp/" + id
+}
+
+// Hits returns the requests host has received.
+func (f *labFarm) Hits(host string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hits[host]
+}
+
+func (f *labFarm) Close() { f.srv.Close() }
+
+// MustLabFarm starts a farm of n servers, closed when the test ends.
+func MustLabFarm(tb testing.TB, n int) *labFarm {
+	tb.Helper()
+	f, err := newLabFarm(n, tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(f.Close)
+	return f
+}
+
+// newLabFarm starts n servers; the CA's PEM is written in dir.
+func newLabFarm(n int, dir string) (*labFarm, error) {
+	caFile := filepath.Join(dir, "lab-ca.pem")
+	cert, err := labCertificate(caFile)
+	if err != nil {
+		return nil, err
+	}
+	mcpSrv := mcp.NewServer(&mcp.Implementation{Name: "lab-server", Version: "1.0.0"}, nil)
+	mcp.AddTool(mcpSrv, &mcp.Tool{Name: "echo", Description: "says it back"},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv },
+		&mcp.StreamableHTTPOptions{Stateless: true, DisableLocalhostProtection: true})
+	f := &labFarm{CAFile: caFile, Resolve: map[string]string{}, hits: map[string]int{}}
+	f.srv = &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			host, _, _ := net.SplitHostPort(r.Host)
+			f.mu.Lock()
+			f.hits[host]++
+			f.mu.Unlock()
+			h.ServeHTTP(w, r)
+		}),
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}},
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          nil,
+	}
+	used := map[netip.Addr]bool{}
+	for i := range n {
+		ln, addr, err := listenLoopback8443(used)
+		if err != nil {
+			f.srv.Close()
+			return nil, err
+		}
+		host := fmt.Sprintf("h%04d.lab.test", i)
+		f.Hosts = append(f.Hosts, host)
+		f.Resolve[host+":8443"] = addr.String()
+		go f.srv.ServeTLS(ln, "", "")
+	}
+	return f, nil
+}
+
+// listenLoopback8443 listens on a random 127.a.b.c:8443 not in used,
+// retrying another address when one is in use (other packages' tests run in
+// parallel).
+func listenLoopback8443(used map[netip.Addr]bool) (net.Listener, netip.Addr, error) {
+	var lastErr error
+	for range 200 {
+		a := netip.AddrFrom4([4]byte{127, byte(mrand.IntN(256)), byte(1 + mrand.IntN(254)), byte(1 + mrand.IntN(254))})
+		if used[a] {
+			continue
+		}
+		ln, err := net.Listen("tcp4", netip.AddrPortFrom(a, 8443).String())
+		if err == nil {
+			used[a] = true
+			return ln, a, nil
+		}
+		lastErr = err
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			break
+		}
+	}
+	return nil, netip.Addr{}, fmt.Errorf("listen on a loopback :8443: %w", lastErr)
+}
+
+// labCertificate makes a CA, writes its PEM to caFile and returns a
+// certificate for *.lab.test it signed.
+func labCertificate(caFile string) (tls.Certificate, error) {
+	now := time.Now()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "runner lab CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
+		return tls.Certificate{}, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "*.lab.test"},
+		DNSNames: []string{"*.lab.test"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+// MustLabChecker returns the real check reaching farm, on clock.
+func MustLabChecker(tb testing.TB, farm *labFarm, clock Clock) Checker {
+	tb.Helper()
+	c, err := NewChecker(check.Config{Lab: farm.lab(), Now: clock.Now, Timeout: 10 * time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// hitsTotal counts the requests of every host.
+func (f *labFarm) hitsTotal() int {
+	n := 0
+	for _, h := range f.Hosts {
+		n += f.Hits(h)
+	}
+	return n
+}
+
