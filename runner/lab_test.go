@@ -192,4 +192,3 @@ func (f *labFarm) hitsTotal() int {
 	}
 	return n
 }
-

@@ -45,6 +45,9 @@ type Config struct {
 	Clock       Clock         // nil means SystemClock
 	Logger      *slog.Logger  // nil means no logs
 	PID         int           // names the journal and the minute marker; 0 means os.Getpid()
+
+	// Fold folds the journals at the end of the run; nil means data.Fold.
+	Fold func(dir string, logger *slog.Logger) (data.FoldStats, error)
 }
 
 // Validate reports the first thing wrong with c.
@@ -77,6 +80,9 @@ func (c *Config) defaults() {
 	}
 	if c.PID == 0 {
 		c.PID = os.Getpid()
+	}
+	if c.Fold == nil {
+		c.Fold = data.Fold
 	}
 }
 
@@ -156,7 +162,7 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	}
 	// Fold even when stopping: what this run journaled is durable either
 	// way, and folding now spares the next run the work.
-	st, err := data.Fold(cfg.Dir, cfg.Logger)
+	st, err := cfg.Fold(cfg.Dir, cfg.Logger)
 	sum.Fold = st
 	if err != nil {
 		return sum, fmt.Errorf("run minute %s: %w", minute.Format("2006-01-02 15:04"), err)
@@ -209,24 +215,51 @@ func (r *run) dispatch(ctx context.Context, checks []data.PlannedCheck) {
 	}()
 
 	var wg sync.WaitGroup
+	// Checks of one host start in plan order: each waits for the one
+	// planned before it to have started (or given up).
+	last := map[string]chan struct{}{}
 	for i, c := range checks {
 		if err := SleepUntil(soft, r.cfg.Clock, c.At); err != nil {
 			r.count(func() { r.notStarted += len(checks) - i })
 			break
 		}
+		if c.Host == "" {
+			c.Host = data.HostOf(c.URL)
+		}
+		prev, turn := last[c.Host], make(chan struct{})
+		if c.Host != "" {
+			last[c.Host] = turn
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.one(soft, hard, c)
+			r.one(soft, hard, c, prev, turn)
 		}()
 	}
 	wg.Wait()
 	close(done)
 }
 
-// one waits for a slot and the host's spacing, runs one check and records
-// its result.
-func (r *run) one(soft, hard context.Context, c data.PlannedCheck) {
+// one waits for its turn on its host (prev closed), a slot and the host's
+// spacing, runs one check and records its result. It closes turn once the
+// check has started or given up, so the host's next check may go.
+func (r *run) one(soft, hard context.Context, c data.PlannedCheck, prev, turn chan struct{}) {
+	passed := false
+	pass := func() {
+		if !passed {
+			passed = true
+			close(turn)
+		}
+	}
+	defer pass()
+	if prev != nil {
+		select {
+		case <-prev:
+		case <-soft.Done():
+			r.count(func() { r.notStarted++ })
+			return
+		}
+	}
 	select {
 	case r.sem <- struct{}{}:
 	case <-soft.Done():
@@ -234,13 +267,11 @@ func (r *run) one(soft, hard context.Context, c data.PlannedCheck) {
 		return
 	}
 	defer func() { <-r.sem }()
-	if c.Host == "" {
-		c.Host = data.HostOf(c.URL)
-	}
 	start, ok := r.waitHost(soft, c.Host)
 	if !ok {
 		return
 	}
+	pass()
 	res := r.cfg.Checker.Check(hard, c)
 	fill(&res, c, start, r.cfg.Clock.Now())
 	if hard.Err() != nil {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"plug.directory/prober/data"
@@ -68,13 +69,24 @@ func planned(id, host string, at time.Time) data.PlannedCheck {
 	return data.PlannedCheck{At: at, Due: at, ID: id, URL: "https://" + host + ":8443/mcp", Host: host, Reason: data.ReasonRoutine, Rank: 1}
 }
 
-// MustHistory folds and returns every result of the day of minute0.
+// noFold leaves the journals for the test to read: Parquet's zstd encoders
+// are pooled across goroutines, which a synctest bubble does not allow.
+func noFold(string, *slog.Logger) (data.FoldStats, error) { return data.FoldStats{}, nil }
+
+// MustHistory folds and returns every result of the days around minute0.
 func MustHistory(tb testing.TB, dir string) []data.Result {
 	tb.Helper()
 	if _, err := data.Fold(dir, quiet()); err != nil {
 		tb.Fatal(err)
 	}
-	rs, bad, err := data.ReadHistory(dir, minute0.Add(-24*time.Hour), minute0.Add(24*time.Hour))
+	return MustJournaled(tb, dir)
+}
+
+// MustJournaled returns every result of the days around minute0 and of the
+// synctest epoch, folded or not.
+func MustJournaled(tb testing.TB, dir string) []data.Result {
+	tb.Helper()
+	rs, bad, err := data.ReadHistory(dir, time.Date(1999, 12, 30, 0, 0, 0, 0, time.UTC), minute0.Add(24*time.Hour))
 	if err != nil || len(bad) > 0 {
 		tb.Fatalf("read history: %v %v", err, bad)
 	}
@@ -115,197 +127,240 @@ func checkNeverEarly(t *testing.T, rs []data.Result, maxLate time.Duration) {
 	}
 }
 
+// bubble runs f as a subtest in a synctest bubble: time is virtual and
+// moves only when every goroutine of the run waits, so starts and lateness
+// are exact. now is the bubble's start, a whole minute.
+func bubble(t *testing.T, name string, f func(t *testing.T, now time.Time)) {
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) { f(t, time.Now().UTC()) })
+	})
+}
+
+// startsOf returns the start times of results on host, sorted, as offsets
+// from base.
+func startsOf(rs []data.Result, host string, base time.Time) []time.Duration {
+	var out []time.Duration
+	for _, r := range rs {
+		if r.Host == host {
+			out = append(out, r.Started.Sub(base))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// seconds returns from, from+1s, ..., to.
+func seconds(from, to int) []time.Duration {
+	var out []time.Duration
+	for s := from; s <= to; s++ {
+		out = append(out, time.Duration(s)*time.Second)
+	}
+	return out
+}
+
 func TestRules(t *testing.T) {
 	t.Parallel()
-	t.Run("S9_never_early", func(t *testing.T) {
-		t.Parallel()
+	clock := SystemClock{} // virtual inside the bubble
+	bubble(t, "S9_never_early", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
+		m := now.Add(time.Minute) // the next minute, as cron runs it
 		var checks []data.PlannedCheck
 		for i := range 60 {
-			checks = append(checks, planned(fmt.Sprintf("s%02d", i), fmt.Sprintf("h%02d.lab.test", i%7), minute0.Add(time.Duration(i)*time.Second)))
+			checks = append(checks, planned(fmt.Sprintf("s%02d", i), fmt.Sprintf("h%02d.lab.test", i%7), m.Add(time.Duration(i)*time.Second)))
 		}
-		MustPlan(t, dir, minute0, checks...)
-		clock := newScaledClock(minute0.Add(-time.Second), 60)
-		sum, err := Run(context.Background(), Config{Dir: dir, Checker: workingAfter(clock, 3*time.Second, nil), Clock: clock, Logger: quiet()}, minute0)
+		MustPlan(t, dir, m, checks...)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 3*time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs := MustHistory(t, dir)
+		rs := MustJournaled(t, dir)
 		if len(rs) != 60 || sum.Completed != 60 {
 			t.Fatalf("history has %d results, summary %d completed; want 60", len(rs), sum.Completed)
 		}
-		// On a clock 60 times faster, a millisecond of scheduling is 60 ms.
-		checkNeverEarly(t, rs, 900*time.Millisecond)
-		checkSpacing(t, rs)
+		checkNeverEarly(t, rs, 0)
 		for _, r := range rs {
-			if r.Reason != data.ReasonRoutine || r.ProberVersion == "" || r.Status != data.Working {
+			if !r.Started.Equal(r.Planned) {
+				t.Errorf("%s started %v, want exactly its second %v", r.ID, r.Started, r.Planned)
+			}
+			if r.Reason != data.ReasonRoutine || r.ProberVersion == "" || r.Status != data.Working || r.Duration != 3*time.Second {
 				t.Errorf("result lost plan fields: %+v", r)
 			}
 		}
 	})
-	t.Run("S9_host_spacing_late_start", func(t *testing.T) {
-		t.Parallel()
+	bubble(t, "S9_host_spacing_late_start", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
 		// Ten checks of one host a second apart, and five of others, all
-		// due before the run starts 20 s late.
+		// due 11 to 20 s before the run starts.
+		m := now.Add(-time.Minute)
 		var checks []data.PlannedCheck
 		for i := range 10 {
-			checks = append(checks, planned(fmt.Sprintf("busy%d", i), "busy.lab.test", minute0.Add(time.Duration(i)*time.Second)))
+			checks = append(checks, planned(fmt.Sprintf("busy%d", i), "busy.lab.test", m.Add(time.Duration(40+i)*time.Second)))
 		}
 		for i := range 5 {
-			checks = append(checks, planned(fmt.Sprintf("other%d", i), fmt.Sprintf("o%d.lab.test", i), minute0.Add(time.Duration(i)*time.Second)))
+			checks = append(checks, planned(fmt.Sprintf("other%d", i), fmt.Sprintf("o%d.lab.test", i), m.Add(time.Duration(40+i)*time.Second)))
 		}
-		MustPlan(t, dir, minute0, checks...)
-		clock := newScaledClock(minute0.Add(20*time.Second), 40)
-		sum, err := Run(context.Background(), Config{Dir: dir, Checker: workingAfter(clock, time.Second, nil), Clock: clock, Logger: quiet()}, minute0)
+		MustPlan(t, dir, m, checks...)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs := MustHistory(t, dir)
+		rs := MustJournaled(t, dir)
 		if len(rs) != 15 {
 			t.Fatalf("history has %d results, want 15", len(rs))
 		}
 		checkSpacing(t, rs)
-		checkNeverEarly(t, rs, 35*time.Second)
+		checkNeverEarly(t, rs, 30*time.Second)
+		if got, want := startsOf(rs, "busy.lab.test", m), seconds(60, 69); !slices.Equal(got, want) {
+			t.Errorf("busy host starts at %v, want one a second from the late start %v", got, want)
+		}
 		for _, r := range rs {
-			if r.Lateness < 11*time.Second {
-				t.Errorf("%s planned %v, started %v: lateness %v not recorded", r.ID, r.Planned, r.Started, r.Lateness)
+			var i int
+			if _, err := fmt.Sscanf(r.ID, "busy%d", &i); err == nil && r.Started.Sub(m) != time.Duration(60+i)*time.Second {
+				t.Errorf("%s started at %v, want %ds: a host's checks start in plan order", r.ID, r.Started.Sub(m), 60+i)
 			}
 		}
-		if sum.MaxLateness < 20*time.Second {
-			t.Errorf("summary max lateness %v, want at least 20 s (the last busy check waits for nine before it)", sum.MaxLateness)
+		for i := range 5 {
+			if got := startsOf(rs, fmt.Sprintf("o%d.lab.test", i), m); !slices.Equal(got, seconds(60, 60)) {
+				t.Errorf("host o%d starts at %v, want at once when the run starts (60s)", i, got)
+			}
+		}
+		if sum.MaxLateness != 20*time.Second {
+			t.Errorf("summary max lateness %v, want 20 s recorded", sum.MaxLateness)
 		}
 	})
-	t.Run("S9_host_spacing_overlapping_runs", func(t *testing.T) {
-		t.Parallel()
+	bubble(t, "S9_host_spacing_overlapping_runs", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
-		m1 := minute0.Add(time.Minute)
-		// The previous minute's run starts late, so its last checks of the
-		// shared host fall on the next minute's first seconds.
+		// The previous minute's run starts 4 s late, so its last checks of
+		// the shared host meet the next minute's first ones.
+		m0, m1 := now.Add(-time.Minute), now
 		var a, b []data.PlannedCheck
 		for i := range 4 {
-			a = append(a, planned(fmt.Sprintf("a%d", i), "shared.lab.test", minute0.Add(time.Duration(56+i)*time.Second)))
+			a = append(a, planned(fmt.Sprintf("a%d", i), "shared.lab.test", m0.Add(time.Duration(56+i)*time.Second)))
 			b = append(b, planned(fmt.Sprintf("b%d", i), "shared.lab.test", m1.Add(time.Duration(i)*time.Second)))
 		}
-		MustPlan(t, dir, minute0, a...)
+		MustPlan(t, dir, m0, a...)
 		MustPlan(t, dir, m1, b...)
-		clock := newScaledClock(m1.Add(-time.Second), 30)
 		var wg sync.WaitGroup
-		for _, m := range []time.Time{minute0, m1} {
+		for i, m := range []time.Time{m0, m1} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := Run(context.Background(), Config{Dir: dir, Checker: workingAfter(clock, 5*time.Second, nil), Clock: clock, Logger: quiet(), PID: m.Minute()}, m); err != nil {
+				if _, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 45*time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold, PID: 1 + i}, m); err != nil {
 					t.Error(err)
 				}
 			}()
 		}
 		wg.Wait()
-		rs := MustHistory(t, dir)
+		rs := MustJournaled(t, dir)
 		if len(rs) != 8 {
 			t.Fatalf("history has %d results, want 8", len(rs))
 		}
 		checkSpacing(t, rs)
-		checkNeverEarly(t, rs, 15*time.Second)
+		checkNeverEarly(t, rs, 10*time.Second)
+		if got, want := startsOf(rs, "shared.lab.test", m1), seconds(0, 7); !slices.Equal(got, want) {
+			t.Errorf("shared host starts at %v, want one a second %v", got, want)
+		}
 	})
-	t.Run("S9_second_run_of_a_minute_refused", func(t *testing.T) {
-		t.Parallel()
+	bubble(t, "S9_second_run_of_a_minute_refused", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
-		MustPlan(t, dir, minute0, planned("s1", "h.lab.test", minute0))
-		clock := newScaledClock(minute0, 50)
-		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet()}
-		if _, err := Run(context.Background(), cfg, minute0); err != nil {
+		MustPlan(t, dir, now, planned("s1", "h.lab.test", now))
+		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet(), Fold: noFold}
+		if _, err := Run(t.Context(), cfg, now); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Run(context.Background(), cfg, minute0.Add(30*time.Second))
-		if !errors.Is(err, ErrMinuteTaken) || !strings.Contains(err.Error(), "a minute runs once") || !strings.Contains(err.Error(), "2026-12-02 10:33") {
+		_, err := Run(t.Context(), cfg, now.Add(30*time.Second))
+		if !errors.Is(err, ErrMinuteTaken) || !strings.Contains(err.Error(), "a minute runs once") || !strings.Contains(err.Error(), now.Format("2006-01-02 15:04")) {
 			t.Errorf("second run: err = %v, want ErrMinuteTaken naming the minute", err)
 		}
-		if rs := MustHistory(t, dir); len(rs) != 1 {
+		if rs := MustJournaled(t, dir); len(rs) != 1 {
 			t.Errorf("history has %d results, want the first run's 1", len(rs))
 		}
 	})
-	t.Run("no_plan_is_an_error_and_claims_nothing", func(t *testing.T) {
-		t.Parallel()
+	bubble(t, "no_plan_is_an_error_and_claims_nothing", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
-		clock := newScaledClock(minute0, 50)
-		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet()}
-		if _, err := Run(context.Background(), cfg, minute0); !errors.Is(err, data.ErrNoPlan) {
+		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet(), Fold: noFold}
+		if _, err := Run(t.Context(), cfg, now); !errors.Is(err, data.ErrNoPlan) {
 			t.Fatalf("err = %v, want ErrNoPlan", err)
 		}
-		MustPlan(t, dir, minute0, planned("s1", "h.lab.test", minute0))
-		if _, err := Run(context.Background(), cfg, minute0); err != nil {
+		MustPlan(t, dir, now, planned("s1", "h.lab.test", now))
+		if _, err := Run(t.Context(), cfg, now); err != nil {
 			t.Errorf("run once the plan exists: %v", err)
 		}
 	})
-	t.Run("concurrency_bound", func(t *testing.T) {
-		t.Parallel()
+	bubble(t, "concurrency_bound", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
 		var checks []data.PlannedCheck
 		for i := range 40 {
-			checks = append(checks, planned(fmt.Sprintf("s%d", i), fmt.Sprintf("h%d.lab.test", i), minute0))
+			checks = append(checks, planned(fmt.Sprintf("s%d", i), fmt.Sprintf("h%d.lab.test", i), now))
 		}
-		MustPlan(t, dir, minute0, checks...)
-		clock := newScaledClock(minute0, 50)
+		MustPlan(t, dir, now, checks...)
 		var most atomic.Int64
-		sum, err := Run(context.Background(), Config{Dir: dir, Checker: workingAfter(clock, 2*time.Second, &most), Clock: clock, Concurrency: 8, Logger: quiet()}, minute0)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 2*time.Second, &most), Clock: clock, Concurrency: 8, Logger: quiet(), Fold: noFold}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m := most.Load(); m > 8 || m < 2 {
-			t.Errorf("%d checks in flight at once, want between 2 and the bound 8", m)
+		if m := most.Load(); m != 8 {
+			t.Errorf("%d checks in flight at once, want the bound 8", m)
 		}
-		if sum.Completed != 40 {
-			t.Errorf("completed %d, want 40", sum.Completed)
+		if sum.Completed != 40 || sum.MaxLateness != 8*time.Second {
+			t.Errorf("completed %d, max lateness %v; want 40, and 8 s for the last wave of five", sum.Completed, sum.MaxLateness)
 		}
 	})
 }
 
 func TestShutdown(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	var checks []data.PlannedCheck
-	for i := range 30 {
-		checks = append(checks, planned(fmt.Sprintf("s%02d", i), fmt.Sprintf("h%d.lab.test", i), minute0.Add(time.Duration(2*i)*time.Second)))
-	}
-	MustPlan(t, dir, minute0, checks...)
-	clock := newScaledClock(minute0, 50)
-	ctx, cancel := context.WithCancel(context.Background())
-	// s00 to s09 start in the first 20 s; s00 and s01 answer quickly, the
-	// others hang until cancelled.
-	var started atomic.Int64
-	checker := &fakeChecker{check: func(ctx context.Context, c data.PlannedCheck) data.Result {
-		if started.Add(1) == 10 {
-			cancel() // SIGTERM while eight checks hang
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		now := time.Now()
+		clock := SystemClock{}
+		var checks []data.PlannedCheck
+		for i := range 30 {
+			checks = append(checks, planned(fmt.Sprintf("s%02d", i), fmt.Sprintf("h%d.lab.test", i), now.Add(time.Duration(2*i)*time.Second)))
 		}
-		d := time.Hour
-		if c.ID < "s02" {
-			d = 0
+		MustPlan(t, dir, now, checks...)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		// s00 to s09 start in the first 20 s; s00 and s01 answer quickly,
+		// the others hang until cancelled.
+		var started atomic.Int64
+		checker := &fakeChecker{check: func(ctx context.Context, c data.PlannedCheck) data.Result {
+			if started.Add(1) == 10 {
+				cancel() // SIGTERM while eight checks hang
+			}
+			d := time.Hour
+			if c.ID < "s02" {
+				d = 0
+			}
+			res := data.Result{Status: data.Working}
+			if err := clock.Sleep(ctx, d); err != nil {
+				res.Status, res.Detail = data.Failing, "no answer in 45 s"
+			}
+			return res
+		}}
+		sum, err := Run(ctx, Config{Dir: dir, Checker: checker, Clock: clock, Grace: 5 * time.Second, Logger: quiet(), Fold: noFold}, now)
+		if err != nil {
+			t.Fatal(err)
 		}
-		res := data.Result{Status: data.Working}
-		if err := clock.Sleep(ctx, d); err != nil {
-			res.Status, res.Detail = data.Failing, "no answer in 45 s"
+		if sum.Completed != 2 || sum.Interrupted != 8 || sum.NotStarted != 20 {
+			t.Errorf("summary %+v, want 2 completed, 8 interrupted, 20 not started", sum)
 		}
-		return res
-	}}
-	sum, err := Run(ctx, Config{Dir: dir, Checker: checker, Clock: clock, Grace: 5 * time.Second, Logger: quiet()}, minute0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Completed != 2 || sum.Interrupted != 8 || sum.NotStarted != 20 {
-		t.Errorf("summary %+v, want 2 completed, 8 interrupted, 20 not started", sum)
-	}
-	rs := MustHistory(t, dir)
-	if len(rs) != 2 {
-		t.Errorf("history has %d results, want the 2 that finished (interrupted ones stay out)", len(rs))
-	}
-	b, err := os.ReadFile(InterruptedPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(b), "\n"); n != 8 {
-		t.Errorf("%s has %d lines, want 8 interrupted checks", InterruptedPath(dir), n)
-	}
+		if end := time.Since(now); end != 18*time.Second+5*time.Second {
+			t.Errorf("run ended %v after its minute began, want 23 s: the grace after the last start", end)
+		}
+		rs := MustJournaled(t, dir)
+		if len(rs) != 2 {
+			t.Errorf("history has %d results, want the 2 that finished (interrupted ones stay out)", len(rs))
+		}
+		b, err := os.ReadFile(InterruptedPath(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), "\n"); n != 8 {
+			t.Errorf("%s has %d lines, want 8 interrupted checks", InterruptedPath(dir), n)
+		}
+	})
 }
 
 // TestLab runs real checks against go-sdk servers on many 127.a.b.c:8443
