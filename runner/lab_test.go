@@ -174,10 +174,15 @@ func labCertificate(caFile string) (tls.Certificate, error) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
+// checkConfig configures the real check to reach farm, on clock.
+func checkConfig(farm *labFarm, clock Clock) check.Config {
+	return check.Config{Lab: farm.lab(), Now: clock.Now, Timeout: 10 * time.Second}
+}
+
 // MustLabChecker returns the real check reaching farm, on clock.
 func MustLabChecker(tb testing.TB, farm *labFarm, clock Clock) Checker {
 	tb.Helper()
-	c, err := NewChecker(check.Config{Lab: farm.lab(), Now: clock.Now, Timeout: 10 * time.Second})
+	c, err := NewChecker(checkConfig(farm, clock))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,156 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// childEnv names, for the test binary re-executed as a child process.
+const (
+	childMode   = "RUNNER_TEST_CHILD" // "crash": run one minute
+	childDir    = "RUNNER_TEST_DIR"
+	childMinute = "RUNNER_TEST_MINUTE" // RFC 3339
+	childHosts  = "RUNNER_TEST_HOSTS"  // lab servers to start
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childMode) == "crash" {
+		if err := crashChild(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild runs one real minute against its own lab servers on a clock
+// 40 times faster, logging each completed check (after its journal line is
+// fsynced) as JSON on stdout.
+func crashChild() error {
+	dir := os.Getenv(childDir)
+	minute, err := time.Parse(time.RFC3339, os.Getenv(childMinute))
+	if err != nil {
+		return err
+	}
+	n, _ := strconv.Atoi(os.Getenv(childHosts))
+	tmp, err := os.MkdirTemp("", "crash-child-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	farm, err := newLabFarm(n, tmp)
+	if err != nil {
+		return err
+	}
+	defer farm.Close()
+	clock := newScaledClock(minute.Add(-200*time.Millisecond), 40)
+	checker, err := NewChecker(checkConfig(farm, clock))
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	_, err = Run(context.Background(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: logger}, minute)
+	return err
+}
+
+// TestCrash kills a child process running a real minute with SIGKILL at
+// random moments, several times: every check it reported complete (its
+// journal line fsynced) is in the history exactly once after the next fold,
+// and no check is there twice.
+func TestCrash(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	const hosts, runs, perRun = 10, 5, 40
+	completed := map[string]bool{}
+	for i := range runs {
+		m := minute0.Add(time.Duration(i) * time.Minute)
+		var checks []data.PlannedCheck
+		for c := range perRun {
+			host := fmt.Sprintf("h%04d.lab.test", c%hosts)
+			id := fmt.Sprintf("r%d-c%02d", i, c)
+			checks = append(checks, data.PlannedCheck{At: m.Add(time.Duration(c) * time.Second),
+				ID: id, URL: "https://" + host + ":8443/mcp/" + id, Host: host, Reason: data.ReasonRoutine})
+		}
+		MustPlan(t, dir, m, checks...)
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), childMode+"=crash", childDir+"="+dir,
+			childMinute+"="+m.Format(time.RFC3339), childHosts+"="+strconv.Itoa(hosts))
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// A minute takes 1.5 s on the child's clock, plus its fold: kill
+		// it anywhere from its start to its end.
+		kill := time.Duration(100+mrand.IntN(2000)) * time.Millisecond
+		timer := time.AfterFunc(kill, func() { cmd.Process.Signal(syscall.SIGKILL) })
+		n := 0
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var rec struct{ Msg, ID string }
+			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "check done" {
+				completed[rec.ID] = true
+				n++
+			}
+		}
+		err = cmd.Wait()
+		timer.Stop()
+		t.Logf("run %d: killed after %v: %d checks reported complete (%v)", i, kill, n, err)
+	}
+	if len(completed) == 0 {
+		t.Fatal("no child completed any check: the test proves nothing")
+	}
+	// The next run folds what the killed ones left.
+	if _, err := data.Fold(dir, quiet()); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := filepath.Glob(filepath.Join(data.ResultsDir(dir), "*", "*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, p := range parts {
+		rs, err := data.ReadParquet(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			seen[r.ID]++
+		}
+	}
+	for id := range completed {
+		if seen[id] != 1 {
+			t.Errorf("check %s completed, found %d times in the history, want exactly once", id, seen[id])
+		}
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Errorf("check %s is %d times in the history", id, k)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(data.JournalDir(dir), "*.jsonl")); len(left) != 0 {
+		t.Errorf("journals left after the fold: %v", left)
+	}
+	t.Logf("%d checks reported complete, %d in the history", len(completed), len(seen))
+}
