@@ -24,9 +24,10 @@ var errTooLarge = &GuardError{Kind: ErrTooLarge, Rule: "N9", Detail: "answer ove
 // headSize bytes in the exchange and ends the exchange's duration when the
 // body is closed or fails.
 type answerBody struct {
-	g  *Guard
-	ex *Exchange
-	rc io.ReadCloser
+	g   *Guard
+	ex  *Exchange
+	req *http.Request // whose context may end the answer
+	rc  io.ReadCloser
 
 	// Read is called by one goroutine; Close may come from another (the SDK
 	// closes a stream to stop it) and must not wait for a blocked Read.
@@ -41,7 +42,7 @@ type answerBody struct {
 // their first headSize bytes read at once, so the record holds the start of
 // an error or HTML page even if the SDK never reads it.
 func newAnswerBody(g *Guard, ex *Exchange, resp *http.Response) *answerBody {
-	b := &answerBody{g: g, ex: ex, rc: resp.Body}
+	b := &answerBody{g: g, ex: ex, req: resp.Request, rc: resp.Body}
 	if !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
 		buf := make([]byte, headSize)
 		n := 0
@@ -125,16 +126,22 @@ func (b *answerBody) fail(err error) {
 
 // finish records the exchange's end once.
 func (b *answerBody) finish(err error) {
+	var kind ErrKind
+	var detail string
+	failed := err != nil && err != io.EOF
+	if failed {
+		kind, detail = b.g.classify(err, b.req)
+	}
+	end := b.g.now()
 	b.g.mu.Lock()
 	defer b.g.mu.Unlock()
 	if b.done {
 		return
 	}
 	b.done = true
-	b.ex.Duration = b.g.now().Sub(b.ex.Start)
-	if err != nil && err != io.EOF && b.ex.ErrKind == ErrNone {
-		b.ex.ErrKind, b.ex.Detail = b.g.classify(err, nil)
-		b.ex.Err = err.Error()
+	b.ex.Duration = end.Sub(b.ex.Start)
+	if failed && b.ex.ErrKind == ErrNone {
+		b.ex.ErrKind, b.ex.Detail, b.ex.Err = kind, detail, err.Error()
 	}
 }
 

@@ -1,0 +1,598 @@
+package check
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// seenRequest is one request as a test server received it.
+type seenRequest struct {
+	Method      string
+	Path        string
+	Header      http.Header
+	Body        string
+	Remote      string
+	ClientCerts int
+}
+
+// recorder records every request a test server receives, then answers
+// with next (or 200 {} when next is nil).
+type recorder struct {
+	mu   sync.Mutex
+	reqs []seenRequest
+	next http.Handler
+}
+
+func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	s := seenRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(b), Remote: r.RemoteAddr}
+	if r.TLS != nil {
+		s.ClientCerts = len(r.TLS.PeerCertificates)
+	}
+	rc.mu.Lock()
+	rc.reqs = append(rc.reqs, s)
+	rc.mu.Unlock()
+	if rc.next != nil {
+		rc.next.ServeHTTP(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+}
+
+func (rc *recorder) seen() []seenRequest {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]seenRequest(nil), rc.reqs...)
+}
+
+// guardedServer starts a recording lab server and a guard that reaches it
+// (and nothing else).
+func guardedServer(t *testing.T, next http.Handler, mod func(*GuardConfig)) (*labServer, *recorder, *Guard) {
+	t.Helper()
+	rc := &recorder{next: next}
+	srv := startLabServer(t, rc, labServerConfig{})
+	cfg := GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)}
+	if mod != nil {
+		mod(&cfg)
+	}
+	return srv, rc, newTestGuard(t, cfg)
+}
+
+// do sends one request through the guard's client and reads the answer.
+func do(t *testing.T, g *Guard, method, u, body string, header http.Header) (int, error) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, u, r)
+	if err != nil {
+		t.Fatalf("new request: %v", err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := g.Client().Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, err
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`
+
+// TestGuard proves the request rules N1, N2, N3, N5 and the refusal rule
+// at the RoundTripper, against real TLS servers that record what arrives.
+func TestGuard(t *testing.T) {
+	t.Run("N1_exact_user_agent_on_every_request", func(t *testing.T) {
+		srv, rc, g := guardedServer(t, nil, nil)
+		hdr := http.Header{"User-Agent": {"Go-http-client/1.1"}}
+		for _, r := range []struct{ method, body string }{
+			{http.MethodPost, initializeBody},
+			{http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+			{http.MethodGet, ""},
+			{http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+		} {
+			if _, err := do(t, g, r.method, srv.URL+"/mcp", r.body, hdr); err != nil {
+				t.Fatalf("%s: %v", r.method, err)
+			}
+		}
+		seen := rc.seen()
+		if len(seen) != 4 {
+			t.Fatalf("server saw %d requests, want 4", len(seen))
+		}
+		want := data.UserAgent()
+		for _, s := range seen {
+			if got := s.Header.Values("User-Agent"); len(got) != 1 || got[0] != want {
+				t.Errorf("%s User-Agent = %q, want exactly %q", s.Method, got, want)
+			}
+		}
+	})
+	t.Run("N1_configured_user_agent", func(t *testing.T) {
+		const ua = "plug.directory-prober/v9.9.9 (+https://plug.directory/probe)"
+		srv, rc, g := guardedServer(t, nil, func(c *GuardConfig) { c.UserAgent = ua })
+		if _, err := do(t, g, http.MethodPost, srv.URL, initializeBody, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := rc.seen()[0].Header.Get("User-Agent"); got != ua {
+			t.Errorf("User-Agent = %q, want %q", got, ua)
+		}
+	})
+
+	for _, m := range []string{http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodHead, http.MethodOptions, "PROPFIND"} {
+		t.Run("N2_no_"+m, func(t *testing.T) {
+			srv, rc, g := guardedServer(t, nil, nil)
+			_, err := do(t, g, m, srv.URL+"/mcp", "", http.Header{"Mcp-Session-Id": {"abc"}})
+			var gerr *GuardError
+			if !errors.As(err, &gerr) || gerr.Rule != "N2" {
+				t.Fatalf("%s: err = %v, want a N2 GuardError", m, err)
+			}
+			assertNothingSent(t, g, rc, ErrBlocked, "N2: method "+m)
+		})
+	}
+	t.Run("N2_GET_with_body", func(t *testing.T) {
+		srv, rc, g := guardedServer(t, nil, nil)
+		if _, err := do(t, g, http.MethodGet, srv.URL, initializeBody, nil); err == nil {
+			t.Fatal("GET with a body: no error")
+		}
+		assertNothingSent(t, g, rc, ErrBlocked, "N2: GET with a body")
+	})
+
+	forbidden := []struct {
+		name, body, blocked, rpc string
+	}{
+		{"N3_no_notifications_cancelled", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"ctx"}}`,
+			"N3: notifications/cancelled", "notifications/cancelled"},
+		{"N3_no_ping", `{"jsonrpc":"2.0","id":7,"method":"ping"}`, "N3: ping", "ping"},
+		{"N3_no_answer_to_server_request", `{"jsonrpc":"2.0","id":3,"result":{}}`, "N3: response to a server request", "response"},
+		{"N3_no_error_answer_to_server_request", `{"jsonrpc":"2.0","id":"s-1","error":{"code":-32601,"message":"no"}}`,
+			"N3: response to a server request", "response"},
+		{"N3_no_roots_list_answer", `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`, "N3: response to a server request", "response"},
+		{"N3_no_tools_call", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}`, "N3: tools/call", "tools/call"},
+		{"N3_no_resources_list", `{"jsonrpc":"2.0","id":2,"method":"resources/list"}`, "N3: resources/list", "resources/list"},
+		{"N3_no_resources_read", `{"jsonrpc":"2.0","id":2,"method":"resources/read"}`, "N3: resources/read", "resources/read"},
+		{"N3_no_prompts_get", `{"jsonrpc":"2.0","id":2,"method":"prompts/get"}`, "N3: prompts/get", "prompts/get"},
+		{"N3_no_subscriptions", `{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen"}`, "N3: subscriptions/listen", "subscriptions/listen"},
+		{"N3_no_notifications_roots_changed", `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`,
+			"N3: notifications/roots/list_changed", "notifications/roots/list_changed"},
+		{"N3_no_batch_with_tools_call", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/call"}]`,
+			"N3: batch with tools/call", "batch"},
+		{"N3_no_batch_with_response", `[{"jsonrpc":"2.0","id":9,"result":{}}]`, "N3: batch with response to a server request", "batch"},
+		{"N3_no_batch_at_all", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, "N3: batch of tools/list", "batch"},
+		{"N3_no_request_without_id", `{"jsonrpc":"2.0","method":"tools/list"}`, "N3: tools/list without an id", "tools/list"},
+		{"N3_no_notification_with_id", `{"jsonrpc":"2.0","id":4,"method":"notifications/initialized"}`,
+			"N3: notifications/initialized with an id", "notifications/initialized"},
+		{"N3_no_malformed_input", `{"jsonrpc":"2.0","method":`, "N3: not a JSON-RPC message", ""},
+		{"N3_no_empty_post", "", "N3: not a JSON-RPC message", ""},
+		{"N3_no_method_no_result", `{"jsonrpc":"2.0","id":1}`, "N3: not a JSON-RPC message", ""},
+	}
+	for _, c := range forbidden {
+		t.Run(c.name, func(t *testing.T) {
+			srv, rc, g := guardedServer(t, nil, nil)
+			if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", c.body, nil); err == nil {
+				t.Fatal("forbidden message: no error")
+			}
+			ex := assertNothingSent(t, g, rc, ErrBlocked, c.blocked)
+			if ex.RPCMethod != c.rpc {
+				t.Errorf("RPCMethod = %q, want %q", ex.RPCMethod, c.rpc)
+			}
+		})
+	}
+	t.Run("N3_allowed_messages_sent", func(t *testing.T) {
+		srv, rc, g := guardedServer(t, nil, nil)
+		bodies := []string{
+			`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`,
+			initializeBody,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":"a-2","method":"tools/list","params":{"cursor":"x"}}`,
+		}
+		for _, b := range bodies {
+			if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", b, nil); err != nil {
+				t.Fatalf("POST %s: %v", b, err)
+			}
+		}
+		seen := rc.seen()
+		if len(seen) != len(bodies) {
+			t.Fatalf("server saw %d requests, want %d", len(seen), len(bodies))
+		}
+		for i, s := range seen {
+			if s.Body != bodies[i] {
+				t.Errorf("body %d = %q, want %q (sent unchanged)", i, s.Body, bodies[i])
+			}
+		}
+		rec := g.Record()
+		wantRPC := []struct{ method, id string }{{"server/discover", "1"}, {"initialize", "1"}, {"notifications/initialized", ""}, {"tools/list", "a-2"}}
+		for i, w := range wantRPC {
+			if ex := rec.Exchanges[i]; ex.RPCMethod != w.method || ex.RPCID != w.id || ex.Status != 200 || ex.Blocked != "" {
+				t.Errorf("exchange %d = %+v, want %s id %q status 200", i, ex, w.method, w.id)
+			}
+		}
+		if rec.Requests != 4 || rec.Conns != 1 {
+			t.Errorf("Requests, Conns = %d, %d, want 4, 1", rec.Requests, rec.Conns)
+		}
+	})
+
+	t.Run("N5_credential_headers_stripped", func(t *testing.T) {
+		srv, rc, g := guardedServer(t, nil, nil)
+		hdr := http.Header{
+			"Authorization":       {"Bearer secret"},
+			"Cookie":              {"session=secret"},
+			"Proxy-Authorization": {"Basic c2VjcmV0"},
+		}
+		if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, hdr); err != nil {
+			t.Fatal(err)
+		}
+		for k := range hdr {
+			if v := rc.seen()[0].Header.Values(k); len(v) != 0 {
+				t.Errorf("server received %s: %q", k, v)
+			}
+		}
+	})
+	t.Run("N5_no_cookie_jar", func(t *testing.T) {
+		srv, rc, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.SetCookie(w, &http.Cookie{Name: "sid", Value: "tracked"})
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{}`)
+		}), nil)
+		for range 2 {
+			if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if g.Client().Jar != nil {
+			t.Error("client has a cookie jar")
+		}
+		if c := rc.seen()[1].Header.Get("Cookie"); c != "" {
+			t.Errorf("second request carried Cookie %q", c)
+		}
+	})
+	t.Run("N5_no_client_certificate", func(t *testing.T) {
+		rc := &recorder{}
+		ca := newTestCA(t)
+		srv := startLabServer(t, rc, labServerConfig{CA: ca})
+		// Ask for a client certificate of a CA the guard trusts: it must still send none.
+		srv.TLS.ClientAuth = tls.RequestClientCert
+		g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
+		if _, err := do(t, g, http.MethodPost, srv.URL, initializeBody, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := rc.seen()[0].ClientCerts; n != 0 {
+			t.Errorf("server received %d client certificates", n)
+		}
+	})
+	targets := []struct{ name, url, blocked string }{
+		{"N5_userinfo_refused", "https://user:pw@mcp.test:8443/mcp", "N5: " + ReasonCredential},
+		{"N5_credential_param_refused", "https://mcp.test:8443/mcp?api_key=abc", "N5: " + ReasonCredential},
+		{"N7_http_refused", "http://mcp.test:8443/mcp", "N7: " + ReasonNotHTTPS},
+		{"N7_port_8080_refused", "https://mcp.test:8080/mcp", "N7: " + ReasonPort},
+	}
+	for _, c := range targets {
+		t.Run(c.name, func(t *testing.T) {
+			_, rc, g := guardedServer(t, nil, func(cfg *GuardConfig) { cfg.DialContext = noDial(t) })
+			if _, err := do(t, g, http.MethodPost, c.url, initializeBody, nil); err == nil {
+				t.Fatal("no error")
+			}
+			ex := assertNothingSent(t, g, rc, ErrTargetNotAllowed, c.blocked)
+			if strings.Contains(ex.URL, "pw") {
+				t.Errorf("transcript URL %q shows the password", ex.URL)
+			}
+		})
+	}
+
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests} {
+		t.Run("refusal_nothing_sent_after_"+http.StatusText(status), func(t *testing.T) {
+			srv, rc, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://mcp.test/.well-known/oauth-protected-resource"`)
+				w.Header().Set("Retry-After", "120")
+				w.WriteHeader(status)
+				io.WriteString(w, "go away")
+			}), nil)
+			if code, err := do(t, g, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, nil); err != nil || code != status {
+				t.Fatalf("first request: %d, %v; want %d", code, err, status)
+			}
+			_, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil)
+			if err == nil {
+				t.Fatal("request after a refusal: no error")
+			}
+			if n := len(rc.seen()); n != 1 {
+				t.Errorf("server saw %d requests, want 1", n)
+			}
+			rec := g.Record()
+			if rec.Refusal != status || rec.Requests != 1 {
+				t.Errorf("Refusal, Requests = %d, %d; want %d, 1", rec.Refusal, rec.Requests, status)
+			}
+			first, second := rec.Exchanges[0], rec.Exchanges[1]
+			if first.Header.Get("Retry-After") != "120" || !strings.HasPrefix(first.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("refusal headers not recorded: %v", first.Header)
+			}
+			if string(first.BodyHead) != "go away" {
+				t.Errorf("BodyHead = %q, want the refusal body", first.BodyHead)
+			}
+			if second.ErrKind != ErrBlocked || !strings.HasPrefix(second.Blocked, "after refusal") || second.RPCMethod != "initialize" {
+				t.Errorf("second exchange = %+v, want blocked after refusal", second)
+			}
+		})
+	}
+	t.Run("N7_connections_reused_http1", func(t *testing.T) { testReuse(t, false) })
+	t.Run("N7_connections_reused_http2", func(t *testing.T) { testReuse(t, true) })
+}
+
+// testReuse proves one TCP connection carries all requests of a check.
+func testReuse(t *testing.T, h2 bool) {
+	rc := &recorder{}
+	srv := startLabServer(t, rc, labServerConfig{HTTP2: h2})
+	g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
+	for range 5 {
+		if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remotes := map[string]bool{}
+	for _, s := range rc.seen() {
+		remotes[s.Remote] = true
+	}
+	if rec := g.Record(); rec.Conns != 1 || len(remotes) != 1 || rec.Requests != 5 {
+		t.Errorf("Conns = %d, server saw %d client ports, Requests = %d; want 1, 1, 5", rec.Conns, len(remotes), rec.Requests)
+	}
+}
+
+// assertNothingSent checks that the server received nothing, the guard
+// dialled nothing, and the last exchange is the refusal.
+func assertNothingSent(t *testing.T, g *Guard, rc *recorder, kind ErrKind, blocked string) Exchange {
+	t.Helper()
+	if n := len(rc.seen()); n != 0 {
+		t.Errorf("server received %d requests, want none", n)
+	}
+	rec := g.Record()
+	if rec.Requests != 0 || rec.Conns != 0 {
+		t.Errorf("Requests, Conns = %d, %d; want 0, 0", rec.Requests, rec.Conns)
+	}
+	if len(rec.Exchanges) != 1 {
+		t.Fatalf("exchanges = %+v, want exactly the refused one", rec.Exchanges)
+	}
+	ex := rec.Exchanges[0]
+	if ex.Blocked != blocked || ex.ErrKind != kind || ex.Status != 0 {
+		t.Errorf("exchange Blocked %q ErrKind %v Status %d; want %q %v 0", ex.Blocked, ex.ErrKind, ex.Status, blocked, kind)
+	}
+	return ex
+}
+
+// TestGuardClose proves rule N10's mechanism: Close ends a request that
+// waits for an answer, at once, and refuses every later one.
+func TestGuardClose(t *testing.T) {
+	t.Run("N10_close_ends_waiting_request", func(t *testing.T) {
+		started := make(chan struct{})
+		srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			close(started)
+			<-r.Context().Done()
+		}), nil)
+		done := make(chan error, 1)
+		go func() {
+			_, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil)
+			done <- err
+		}()
+		<-started
+		g.Close()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Error("request survived Close")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close did not end the waiting request")
+		}
+		if ex := lastExchange(t, g); ex.ErrKind != ErrCanceled {
+			t.Errorf("ErrKind = %v, want %v", ex.ErrKind, ErrCanceled)
+		}
+		if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err == nil {
+			t.Error("request after Close: no error")
+		}
+		if ex := lastExchange(t, g); ex.ErrKind != ErrCanceled || ex.Blocked == "" {
+			t.Errorf("after Close: %+v, want blocked, canceled", ex)
+		}
+	})
+	t.Run("N10_close_ends_open_stream", func(t *testing.T) {
+		srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(200)
+			io.WriteString(w, ": open\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}), nil)
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/sse", nil)
+		resp, err := g.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		done := make(chan error, 1)
+		go func() {
+			_, err := io.Copy(io.Discard, resp.Body)
+			done <- err
+		}()
+		time.Sleep(20 * time.Millisecond) // let the reader block; Close must work either way
+		g.Close()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Error("stream ended without error after Close")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close did not end the open stream")
+		}
+		g.mu.Lock()
+		open := len(g.conns)
+		g.mu.Unlock()
+		if rec := g.Record(); rec.Conns != 1 || open != 0 {
+			t.Errorf("Conns = %d, open after Close = %d; want 1, 0", rec.Conns, open)
+		}
+	})
+}
+
+// TestGuardProxyEnv proves that a proxy from the environment is never used:
+// the dial check must see the real target (rule N6).
+func TestGuardProxyEnv(t *testing.T) {
+	proxy := listenLoopback8443(t)
+	go func() {
+		for {
+			c, err := proxy.Accept()
+			if err != nil {
+				return
+			}
+			t.Errorf("proxy from the environment was contacted by %s", c.RemoteAddr())
+			c.Close()
+		}
+	}()
+	for _, k := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY"} {
+		t.Setenv(k, "http://"+proxy.Addr().String())
+	}
+	t.Setenv("NO_PROXY", "")
+	t.Run("N6_proxy_env_ignored", func(t *testing.T) {
+		srv, rc, g := guardedServer(t, nil, nil)
+		if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(rc.seen()) != 1 {
+			t.Error("request did not reach the server directly")
+		}
+	})
+}
+
+// TestGuardTLS proves rule N7's certificate check and its classification.
+func TestGuardTLS(t *testing.T) {
+	now := time.Now()
+	cases := []struct {
+		name   string
+		cert   func(ca *testCA) tls.Certificate
+		kind   ErrKind
+		detail string
+	}{
+		{"N7_valid_certificate", func(ca *testCA) tls.Certificate {
+			return ca.leaf(t, now.Add(-time.Hour), now.Add(time.Hour), "mcp.test")
+		}, ErrNone, ""},
+		{"N7_expired_certificate", func(ca *testCA) tls.Certificate {
+			return ca.leaf(t, now.Add(-48*time.Hour), now.Add(-24*time.Hour), "mcp.test")
+		}, ErrTLSCert, "certificate has expired or is not yet valid"},
+		{"N7_certificate_for_another_name", func(ca *testCA) tls.Certificate {
+			return ca.leaf(t, now.Add(-time.Hour), now.Add(time.Hour), "other.test")
+		}, ErrTLSCert, "certificate is for another name"},
+		{"N7_unknown_authority", func(*testCA) tls.Certificate {
+			return newTestCA(t).leaf(t, now.Add(-time.Hour), now.Add(time.Hour), "mcp.test")
+		}, ErrTLSCert, "certificate signed by unknown authority"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ca := newTestCA(t)
+			cert := c.cert(ca)
+			rc := &recorder{}
+			srv := startLabServer(t, rc, labServerConfig{CA: ca, Cert: &cert})
+			g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
+			_, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil)
+			if (err == nil) != (c.kind == ErrNone) {
+				t.Fatalf("err = %v, want kind %v", err, c.kind)
+			}
+			ex := lastExchange(t, g)
+			if ex.ErrKind != c.kind || ex.Detail != c.detail {
+				t.Errorf("ErrKind %v Detail %q; want %v %q (err %v)", ex.ErrKind, ex.Detail, c.kind, c.detail, err)
+			}
+			if c.kind != ErrNone && len(rc.seen()) != 0 {
+				t.Error("request sent over an unverified connection")
+			}
+		})
+	}
+}
+
+// dialCounter wraps a DialContext to count TCP connections.
+func dialCounter(next func(context.Context, string, string) (net.Conn, error), n *int) func(context.Context, string, string) (net.Conn, error) {
+	var mu sync.Mutex
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mu.Lock()
+		*n++
+		mu.Unlock()
+		return next(ctx, network, addr)
+	}
+}
+
+// BenchmarkGuardRoundTrip measures one check's worth of requests (discover,
+// initialize, initialized, tools/list) through the guard against a plain
+// http.Transport with the same TLS setup, reporting requests and
+// connections per check.
+func BenchmarkGuardRoundTrip(b *testing.B) {
+	bodies := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`,
+		initializeBody,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	}
+	for _, h2 := range []bool{false, true} {
+		srv := startLabServer(b, &recorder{}, labServerConfig{HTTP2: h2})
+		proto := "http1"
+		if h2 {
+			proto = "http2"
+		}
+		run := func(b *testing.B, newClient func() (*http.Client, func(), *int)) {
+			b.ReportAllocs()
+			reqs := 0
+			conns := 0
+			for b.Loop() {
+				c, done, n := newClient()
+				for _, body := range bodies {
+					req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := c.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					reqs++
+				}
+				done()
+				conns += *n
+			}
+			b.ReportMetric(float64(reqs)/float64(b.N), "requests/check")
+			b.ReportMetric(float64(conns)/float64(b.N), "conns/check")
+		}
+		b.Run(proto+"/guard", func(b *testing.B) {
+			run(b, func() (*http.Client, func(), *int) {
+				g, err := NewGuard(GuardConfig{Lab: srv.Lab})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := new(int)
+				return g.Client(), func() { *n = g.Record().Conns; g.Close() }, n
+			})
+		})
+		b.Run(proto+"/baseline", func(b *testing.B) {
+			roots, err := srv.Lab.rootCAs()
+			if err != nil {
+				b.Fatal(err)
+			}
+			run(b, func() (*http.Client, func(), *int) {
+				n := new(int)
+				var d net.Dialer
+				tr := &http.Transport{
+					DialContext: dialCounter(func(ctx context.Context, network, _ string) (net.Conn, error) {
+						return d.DialContext(ctx, network, srv.Addr.String())
+					}, n),
+					TLSClientConfig:   &tls.Config{RootCAs: roots},
+					ForceAttemptHTTP2: true,
+				}
+				return &http.Client{Transport: tr}, tr.CloseIdleConnections, n
+			})
+		})
+	}
+}
