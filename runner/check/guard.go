@@ -65,6 +65,7 @@ func NewGuard(cfg GuardConfig) (*Guard, error) {
 		return nil, fmt.Errorf("new guard: source address %s is not IPv4", cfg.SourceAddr)
 	}
 	cfg.SourceAddr = cfg.SourceAddr.Unmap()
+	cfg.Lab = cfg.Lab.normalized()
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = data.UserAgent()
 	}

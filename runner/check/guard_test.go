@@ -3,12 +3,14 @@ package check
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -261,16 +263,21 @@ func TestGuard(t *testing.T) {
 	})
 	t.Run("N5_no_client_certificate", func(t *testing.T) {
 		rc := &recorder{}
-		ca := newTestCA(t)
-		srv := startLabServer(t, rc, labServerConfig{CA: ca})
-		// Ask for a client certificate of a CA the guard trusts: it must still send none.
-		srv.TLS.ClientAuth = tls.RequestClientCert
+		var asked, offered atomic.Int32
+		srv := startLabServer(t, rc, labServerConfig{TLS: func(c *tls.Config) {
+			c.ClientAuth = tls.RequestClientCert
+			c.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+				asked.Add(1)
+				offered.Add(int32(len(raw)))
+				return nil
+			}
+		}})
 		g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
 		if _, err := do(t, g, http.MethodPost, srv.URL, initializeBody, nil); err != nil {
 			t.Fatal(err)
 		}
-		if n := rc.seen()[0].ClientCerts; n != 0 {
-			t.Errorf("server received %d client certificates", n)
+		if asked.Load() != 1 || offered.Load() != 0 || rc.seen()[0].ClientCerts != 0 {
+			t.Errorf("server asked %d times and got %d client certificates; want asked once, none sent", asked.Load(), offered.Load())
 		}
 	})
 	targets := []struct{ name, url, blocked string }{

@@ -128,10 +128,11 @@ func (ca *testCA) leaf(tb testing.TB, notBefore, notAfter time.Time, names ...st
 // labServerConfig configures startLabServer; the zero value is a server for
 // "mcp.test" with a fresh CA and a valid certificate, HTTP/1.1 only.
 type labServerConfig struct {
-	Host  string           // fake host name the lab resolves to the listener; "" means "mcp.test"
-	CA    *testCA          // nil means a fresh newTestCA
-	Cert  *tls.Certificate // nil means a leaf of CA for Host, valid now
-	HTTP2 bool             // offer h2
+	Host  string            // fake host name the lab resolves to the listener; "" means "mcp.test"
+	CA    *testCA           // nil means a fresh newTestCA
+	Cert  *tls.Certificate  // nil means a leaf of CA for Host, valid now
+	HTTP2 bool              // offer h2
+	TLS   func(*tls.Config) // optional: adjust the server's TLS config before it starts
 }
 
 // labServer is an httptest TLS server on a random 127.x.y.z:8443, reachable
@@ -164,6 +165,9 @@ func startLabServer(tb testing.TB, h http.Handler, cfg labServerConfig) *labServ
 	srv.Listener = listenLoopback8443(tb)
 	srv.EnableHTTP2 = cfg.HTTP2
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{*cfg.Cert}}
+	if cfg.TLS != nil {
+		cfg.TLS(srv.TLS)
+	}
 	srv.StartTLS()
 	tb.Cleanup(srv.Close)
 	addr := netip.MustParseAddrPort(srv.Listener.Addr().String())

@@ -96,6 +96,20 @@ func (l Lab) Validate() error {
 	return nil
 }
 
+// normalized returns l with its own copy of Resolve, keys lowercased, so
+// host names match whatever case a URL uses.
+func (l Lab) normalized() Lab {
+	if l.Resolve == nil {
+		return l
+	}
+	m := make(map[string]string, len(l.Resolve))
+	for k, v := range l.Resolve {
+		m[strings.ToLower(k)] = v
+	}
+	l.Resolve = m
+	return l
+}
+
 // resolve returns the lab override for host:port, if any.
 func (l Lab) resolve(host, port string) (netip.Addr, bool) {
 	if !l.Enabled || len(l.Resolve) == 0 {

@@ -1,0 +1,337 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fixedResolver answers every lookup with addrs, or err.
+func fixedResolver(addrs []string, err error) func(context.Context, string) ([]netip.Addr, error) {
+	return func(context.Context, string) ([]netip.Addr, error) {
+		if err != nil {
+			return nil, err
+		}
+		out := make([]netip.Addr, len(addrs))
+		for i, a := range addrs {
+			out[i] = netip.MustParseAddr(a)
+		}
+		return out, nil
+	}
+}
+
+// TestDialRefusesBeforeConnecting proves rules N6 and N7 at the dialer: an
+// address that is not allowed is refused before any connection is tried
+// (the injected DialContext fails the test if called).
+func TestDialRefusesBeforeConnecting(t *testing.T) {
+	cases := []struct {
+		name     string
+		lab      bool
+		addr     string   // what the transport asks to dial
+		resolves []string // the resolver's answer for a host name
+		kind     ErrKind
+	}{
+		{"N6_private_10", false, "10.0.0.1:443", nil, ErrNoPublicAddr},
+		{"N6_private_10_lab", true, "10.0.0.1:8443", nil, ErrNoPublicAddr},
+		{"N6_private_192.168", false, "192.168.1.1:443", nil, ErrNoPublicAddr},
+		{"N6_private_192.168_lab", true, "192.168.1.1:8443", nil, ErrNoPublicAddr},
+		{"N6_private_172.16_lab", true, "172.16.5.4:443", nil, ErrNoPublicAddr},
+		{"N6_link_local_metadata", false, "169.254.169.254:443", nil, ErrNoPublicAddr},
+		{"N6_cgnat", false, "100.64.0.1:443", nil, ErrNoPublicAddr},
+		{"N6_loopback_without_lab", false, "127.0.0.1:8443", nil, ErrNoPublicAddr},
+		{"N6_never_IPv6_loopback", false, "[::1]:443", nil, ErrNoPublicAddr},
+		{"N6_never_IPv6_loopback_lab", true, "[::1]:8443", nil, ErrNoPublicAddr},
+		{"N6_never_IPv6_public", false, "[2001:4860:4860::8888]:443", nil, ErrNoPublicAddr},
+		{"N6_never_mapped_private_lab", true, "[::ffff:10.0.0.1]:8443", nil, ErrNoPublicAddr},
+		{"N7_public_port_80", false, "8.8.8.8:80", nil, ErrTargetNotAllowed},
+		{"N7_public_port_8080", false, "8.8.8.8:8080", nil, ErrTargetNotAllowed},
+		{"N7_loopback_port_8080_lab", true, "127.0.0.1:8080", nil, ErrTargetNotAllowed},
+		{"N6_name_resolving_to_private", false, "mcp.example.com:443", []string{"10.0.0.1", "192.168.1.1"}, ErrNoPublicAddr},
+		{"N6_name_resolving_to_private_lab", true, "mcp.example.com:443", []string{"10.0.0.1", "::1"}, ErrNoPublicAddr},
+		{"N6_rebinding_to_loopback", false, "mcp.example.com:443", []string{"127.0.0.1"}, ErrNoPublicAddr},
+		{"N6_rebinding_to_metadata", false, "mcp.example.com:8443", []string{"169.254.169.254"}, ErrNoPublicAddr},
+		{"N6_name_resolving_to_IPv6_only", false, "mcp.example.com:443", []string{"2606:4700::1"}, ErrNoPublicAddr},
+		{"N6_name_resolving_to_nothing", false, "mcp.example.com:443", []string{}, ErrNoPublicAddr},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := newTestGuard(t, GuardConfig{
+				Lab:         Lab{Enabled: c.lab},
+				Resolver:    fixedResolver(c.resolves, nil),
+				DialContext: noDial(t),
+			})
+			conn, err := g.dial(context.Background(), "tcp", c.addr)
+			if conn != nil {
+				conn.Close()
+				t.Fatal("dial returned a connection")
+			}
+			if kind, _ := g.classify(err, nil); kind != c.kind {
+				t.Errorf("dial %s: %v (kind %v), want kind %v", c.addr, err, kind, c.kind)
+			}
+			if rec := g.Record(); rec.Conns != 0 {
+				t.Errorf("Conns = %d, want 0", rec.Conns)
+			}
+		})
+	}
+}
+
+// TestDialAddressActuallyDialled proves that the dialer connects only to
+// the checked address, as a literal, over IPv4 (rule N6): DNS cannot be
+// asked again between the check and the connect.
+func TestDialAddressActuallyDialled(t *testing.T) {
+	cases := []struct {
+		name     string
+		lab      Lab
+		addr     string
+		resolves []string
+		want     []string // addresses the dialler is asked for, in order
+	}{
+		{"N6_public_addresses_in_order_private_skipped", Lab{}, "mcp.example.com:443",
+			[]string{"10.0.0.1", "::1", "8.8.8.8", "192.168.0.1", "9.9.9.9"}, []string{"8.8.8.8:443", "9.9.9.9:443"}},
+		{"N6_mapped_public_unmapped", Lab{}, "mcp.example.com:8443",
+			[]string{"::ffff:8.8.4.4"}, []string{"8.8.4.4:8443"}},
+		{"N6_public_literal", Lab{}, "8.8.8.8:443", nil, []string{"8.8.8.8:443"}},
+		{"N6_lab_resolve_override_skips_dns", Lab{Enabled: true, Resolve: map[string]string{"MCP.test:8443": "127.0.0.9"}},
+			"mcp.TEST:8443", []string{"10.9.9.9"}, []string{"127.0.0.9:8443"}},
+		{"N6_lab_resolve_other_port_not_overridden", Lab{Enabled: true, Resolve: map[string]string{"mcp.test:8443": "127.0.0.9"}},
+			"mcp.test:443", []string{"8.8.8.8"}, []string{"8.8.8.8:443"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []string
+			g := newTestGuard(t, GuardConfig{
+				Lab:      c.lab,
+				Resolver: fixedResolver(c.resolves, nil),
+				// Records what it is asked and connects nowhere: no packet leaves.
+				DialContext: func(_ context.Context, network, addr string) (net.Conn, error) {
+					if network != "tcp4" {
+						t.Errorf("network = %q, want tcp4", network)
+					}
+					mu.Lock()
+					got = append(got, addr)
+					mu.Unlock()
+					return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+				},
+			})
+			_, err := g.dial(context.Background(), "tcp", c.addr)
+			if kind, _ := g.classify(err, nil); kind != ErrRefused {
+				t.Errorf("dial error %v (kind %v), want %v", err, kind, ErrRefused)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("dialled %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestDialFailures proves the classification of network failures at the
+// point where they happen, through the guard's client.
+func TestDialFailures(t *testing.T) {
+	t.Run("dns_not_found", func(t *testing.T) {
+		g := newTestGuard(t, GuardConfig{
+			Resolver:    fixedResolver(nil, &net.DNSError{Err: "no such host", Name: "nope.example", IsNotFound: true}),
+			DialContext: noDial(t),
+		})
+		assertFailure(t, g, "https://nope.example/mcp", nil, ErrDNSNotFound, "DNS: name not found")
+	})
+	t.Run("dns_server_failure", func(t *testing.T) {
+		g := newTestGuard(t, GuardConfig{
+			Resolver:    fixedResolver(nil, &net.DNSError{Err: "server misbehaving", Name: "x.example", IsTemporary: true}),
+			DialContext: noDial(t),
+		})
+		assertFailure(t, g, "https://x.example/mcp", nil, ErrDNS, "DNS: lookup failed")
+	})
+	t.Run("N6_name_without_public_address", func(t *testing.T) {
+		g := newTestGuard(t, GuardConfig{Resolver: fixedResolver([]string{"10.1.1.1"}, nil), DialContext: noDial(t)})
+		assertFailure(t, g, "https://internal.example/mcp", nil, ErrNoPublicAddr, "internal.example resolves to no public IPv4 address")
+	})
+	t.Run("connection_refused", func(t *testing.T) {
+		ap := unusedLoopback8443(t)
+		lab := Lab{Enabled: true, Resolve: map[string]string{"down.test:8443": ap.Addr().String()}}
+		g := newTestGuard(t, GuardConfig{Lab: lab})
+		assertFailure(t, g, "https://down.test:8443/mcp", nil, ErrRefused, "connection refused")
+	})
+	t.Run("N10_accepts_never_handshakes", func(t *testing.T) {
+		ln := listenLoopback8443(t)
+		go holdConns(t, ln)
+		lab := Lab{Enabled: true, Resolve: map[string]string{"mute.test:8443": netip.MustParseAddrPort(ln.Addr().String()).Addr().String()}}
+		g := newTestGuard(t, GuardConfig{Lab: lab})
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		assertFailure(t, g, "https://mute.test:8443/mcp", ctx, ErrTimeout, "timed out")
+	})
+	t.Run("N10_handshakes_never_answers", func(t *testing.T) {
+		srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+		}), nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		assertFailure(t, g, srv.URL+"/mcp", ctx, ErrTimeout, "timed out")
+	})
+	t.Run("N10_answer_stalls_midway", func(t *testing.T) {
+		srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: message\ndata: {\"jsonrpc\":")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}), nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		assertFailure(t, g, srv.URL+"/mcp", ctx, ErrTimeout, "timed out")
+		if ex := lastExchange(t, g); ex.Status != 200 || ex.Bytes == 0 {
+			t.Errorf("exchange %+v: want status 200 and the bytes read before the stall", ex)
+		}
+	})
+}
+
+// holdConns accepts connections and never answers, until ln is closed.
+func holdConns(t *testing.T, ln net.Listener) {
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		held = append(held, c)
+	}
+}
+
+// assertFailure POSTs initialize to u (with ctx, when not nil) and checks
+// the error kind and detail recorded on the last exchange.
+func assertFailure(t *testing.T, g *Guard, u string, ctx context.Context, kind ErrKind, detail string) {
+	t.Helper()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(initializeBody))
+	if err != nil {
+		t.Fatalf("new request: %v", err)
+	}
+	resp, err := g.Client().Do(req)
+	if err == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if err == nil {
+		t.Fatalf("POST %s: no error, want %v", u, kind)
+	}
+	ex := lastExchange(t, g)
+	if ex.ErrKind != kind || ex.Detail != detail {
+		t.Errorf("ErrKind %v Detail %q; want %v %q (err %v)", ex.ErrKind, ex.Detail, kind, detail, err)
+	}
+	if ex.Err == "" {
+		t.Error("exchange has no error text for the transcript")
+	}
+}
+
+// TestSourceAddr proves rule N11: connections leave from the configured
+// source address.
+func TestSourceAddr(t *testing.T) {
+	for _, src := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), randomLoopback()} {
+		t.Run("N11_source_"+src.String(), func(t *testing.T) {
+			rc := &recorder{}
+			srv := startLabServer(t, rc, labServerConfig{})
+			g := newTestGuard(t, GuardConfig{Lab: srv.Lab, SourceAddr: src})
+			if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err != nil {
+				t.Fatal(err)
+			}
+			got := netip.MustParseAddrPort(rc.seen()[0].Remote).Addr()
+			if got != src {
+				t.Errorf("server saw the check from %s, want %s", got, src)
+			}
+		})
+	}
+	t.Run("N11_IPv6_source_refused", func(t *testing.T) {
+		if _, err := NewGuard(GuardConfig{SourceAddr: netip.MustParseAddr("::1")}); err == nil {
+			t.Error("NewGuard accepted an IPv6 source address")
+		}
+	})
+}
+
+// TestLab proves that the lab setting only ever adds loopback: flags,
+// validation and the CA file.
+func TestLab(t *testing.T) {
+	ca := newTestCA(t)
+	t.Run("flags", func(t *testing.T) {
+		var l Lab
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		l.RegisterFlags(fs)
+		args := []string{"-lab", "-resolve", "MCP.test:8443:127.0.0.5", "-resolve", "b.test:443:127.1.2.3", "-ca-file", ca.File}
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		want := Lab{Enabled: true, Resolve: map[string]string{"mcp.test:8443": "127.0.0.5", "b.test:443": "127.1.2.3"}, CAFile: ca.File}
+		if !reflect.DeepEqual(l, want) {
+			t.Errorf("parsed %+v, want %+v", l, want)
+		}
+		if err := l.Validate(); err != nil {
+			t.Errorf("Validate: %v", err)
+		}
+	})
+	for _, v := range []string{"mcp.test:8443:10.0.0.1", "mcp.test:8443:192.168.1.1", "mcp.test:8443:::1",
+		"mcp.test:8443:8.8.8.8", "mcp.test:127.0.0.1", "mcp.test", "mcp.test:8443:localhost"} {
+		t.Run("N6_resolve_loopback_only_"+v, func(t *testing.T) {
+			var l Lab
+			fs := flag.NewFlagSet("run", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			l.RegisterFlags(fs)
+			if err := fs.Parse([]string{"-lab", "-resolve", v}); err == nil {
+				t.Errorf("-resolve %s accepted: %+v", v, l)
+			}
+		})
+	}
+	bad := []struct {
+		name string
+		lab  Lab
+	}{
+		{"resolve_needs_lab", Lab{Resolve: map[string]string{"a.test:8443": "127.0.0.2"}}},
+		{"ca_file_needs_lab", Lab{CAFile: ca.File}},
+		{"N6_resolve_private", Lab{Enabled: true, Resolve: map[string]string{"a.test:8443": "10.0.0.1"}}},
+		{"resolve_key_without_port", Lab{Enabled: true, Resolve: map[string]string{"a.test": "127.0.0.2"}}},
+		{"ca_file_missing", Lab{Enabled: true, CAFile: filepath.Join(t.TempDir(), "none.pem")}},
+		{"ca_file_not_pem", Lab{Enabled: true, CAFile: writeFile(t, "junk.pem", "not a certificate")}},
+	}
+	for _, c := range bad {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := NewGuard(GuardConfig{Lab: c.lab}); err == nil {
+				t.Errorf("NewGuard accepted %+v", c.lab)
+			}
+		})
+	}
+	t.Run("lab_off_resolve_ignored", func(t *testing.T) {
+		l := Lab{Resolve: map[string]string{"a.test:8443": "127.0.0.2"}}
+		if _, ok := l.resolve("a.test", "8443"); ok {
+			t.Error("resolve override used without -lab")
+		}
+		if errors.Is(l.Validate(), errLabOff) != true {
+			t.Errorf("Validate = %v, want errLabOff", l.Validate())
+		}
+	})
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
