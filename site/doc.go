@@ -1,0 +1,19 @@
+// Package site publishes what the prober found as static files for the
+// plug.directory site build (rules P1-P4): one JSON file per server
+// (servers/<id>.json), an index of all servers (index.json), the facts of the
+// checks page (probe.json) and the page itself rendered from them
+// (checks.txt, checks.html), a shields.io badge per server
+// (badges/<id>.json), and a small HTML preview (index.html,
+// servers/<id>.html) rendered only from the published JSON.
+//
+// Publishing is incremental. The package keeps a compact record of its own
+// under DATA/site: state.bin (one row per server plus which journals and
+// Parquet parts were already folded in) and servers/<id>.json (each
+// server's checks of the last 30 days). A run reads only the results it has
+// not seen, re-renders only the servers they, the ranked list, the paused
+// list or the plans touch, and rewrites only files whose bytes changed, each
+// atomically (rule P3). Folding a result in twice changes nothing, so
+// overlapping or interrupted runs are harmless.
+//
+// Only this package writes the public JSON.
+package site

@@ -1,0 +1,207 @@
+package site
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// fixNow is the clock of every fixture.
+var fixNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+// fixture is a data directory, a ranked list, a paused list and an output
+// directory.
+type fixture struct {
+	tb      testing.TB
+	dir     string // data directory
+	list    string
+	paused  string
+	out     string
+	now     time.Time
+	journal int
+}
+
+func newFixture(tb testing.TB) *fixture {
+	tb.Helper()
+	root := tb.TempDir()
+	f := &fixture{tb: tb, dir: filepath.Join(root, "data"), list: filepath.Join(root, "servers.csv"),
+		paused: filepath.Join(root, "paused.txt"), out: filepath.Join(root, "out"), now: fixNow}
+	if err := os.MkdirAll(f.dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	f.writePaused("")
+	return f
+}
+
+func (f *fixture) writeServers(servers []data.Server) {
+	f.tb.Helper()
+	var buf bytes.Buffer
+	if err := data.WriteServers(&buf, servers); err != nil {
+		f.tb.Fatal(err)
+	}
+	f.writeFile(f.list, buf.Bytes())
+}
+
+func (f *fixture) writePaused(text string) {
+	f.tb.Helper()
+	f.writeFile(f.paused, []byte(text))
+}
+
+// writeFile writes a file and moves its modification time on, so that a
+// rewrite within one clock tick is still seen as a change.
+func (f *fixture) writeFile(path string, b []byte) {
+	f.tb.Helper()
+	var mtime time.Time
+	if fi, err := os.Stat(path); err == nil {
+		mtime = fi.ModTime().Add(time.Second)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		f.tb.Fatal(err)
+	}
+	if !mtime.IsZero() {
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			f.tb.Fatal(err)
+		}
+	}
+}
+
+// journal appends results as one finished run's journal.
+func (f *fixture) results(rs ...data.Result) {
+	f.tb.Helper()
+	f.journal++
+	j, err := data.CreateJournal(f.dir, "run-"+strings.Repeat("0", 3)+string(rune('a'+f.journal%26))+time.Now().Format("150405.000000000"))
+	if err != nil {
+		f.tb.Fatal(err)
+	}
+	for _, r := range rs {
+		if err := j.Append(r); err != nil {
+			f.tb.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		f.tb.Fatal(err)
+	}
+}
+
+// fold folds the finished journals into Parquet, as a run does.
+func (f *fixture) fold() {
+	f.tb.Helper()
+	if _, err := data.Fold(f.dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		f.tb.Fatal(err)
+	}
+}
+
+func (f *fixture) config() Config {
+	return Config{DataDir: f.dir, ServersPath: f.list, PausedPath: f.paused, OutDir: f.out,
+		Now: func() time.Time { return f.now }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 4}
+}
+
+// MustPublish publishes and fails the test on error.
+func (f *fixture) MustPublish() Stats {
+	f.tb.Helper()
+	st, err := Publish(context.Background(), f.config())
+	if err != nil {
+		f.tb.Fatalf("publish: %v", err)
+	}
+	return st
+}
+
+// tree returns every file under root by slash path, without the site's
+// lock file.
+func tree(tb testing.TB, root string) map[string][]byte {
+	tb.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		b, err := os.ReadFile(path)
+		out[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// result returns a result of server s started at t with outcome o.
+func result(s data.Server, t time.Time, o data.Outcome, detail string) data.Result {
+	r := data.Result{ID: s.ID, URL: s.URL, Host: s.Host(), Reason: data.ReasonRoutine, Status: o, Detail: detail,
+		Planned: t, Started: t, Finished: t.Add(1200 * time.Millisecond), Duration: 1200 * time.Millisecond,
+		Requests: 3, Conns: 1, ProberVersion: "test"}
+	if o.Answered() {
+		r.Protocol, r.Transport = "2025-11-25", data.TransportStreamable
+		r.HTTPStatus = 200
+		if o == data.NeedsKey {
+			r.HTTPStatus = 401
+		}
+	}
+	if o == data.Working {
+		r.ServerName, r.ServerVersion = s.ID+"-server", "1.2.0"
+		r.Tools = []string{"search", "fetch"}
+		r.ToolCount = 2
+	}
+	return r
+}
+
+var (
+	srvWorking  = data.Server{ID: "alpha", Rank: 1, URL: "https://alpha.example.com/mcp", Added: fixNow.Add(-90 * 24 * time.Hour)}
+	srvKey      = data.Server{ID: "bravo", Rank: 2, URL: "https://bravo.example.com/mcp", Added: fixNow.Add(-90 * 24 * time.Hour)}
+	srvRefused  = data.Server{ID: "charlie", Rank: 3, URL: "https://charlie.example.com/mcp", Added: fixNow.Add(-90 * 24 * time.Hour)}
+	srvLocal    = data.Server{ID: "delta", Rank: 4, URL: "", Added: fixNow.Add(-90 * 24 * time.Hour)}
+	srvFailing  = data.Server{ID: "echo", Rank: 2500, URL: "https://echo.example.com/mcp", Added: fixNow.Add(-90 * 24 * time.Hour)}
+	srvPaused   = data.Server{ID: "foxtrot", Rank: 6, URL: "https://foxtrot.example.com/mcp", Added: fixNow.Add(-90 * 24 * time.Hour)}
+	srvNew      = data.Server{ID: "golf", Rank: 7, URL: "https://golf.example.com/mcp", Added: fixNow.Add(-2 * time.Minute)}
+	fixServers  = []data.Server{srvWorking, srvKey, srvRefused, srvLocal, srvFailing, srvPaused, srvNew}
+	hourAgo     = fixNow.Add(-time.Hour)
+	twoHoursAgo = fixNow.Add(-2 * time.Hour)
+)
+
+// standard writes the fixture every publish test starts from: a server of
+// each outcome, history in Parquet and in a journal, foxtrot paused.
+func (f *fixture) standard() {
+	f.writeServers(fixServers)
+	f.writePaused("# paused at the owner's request\nfoxtrot\n")
+	var old []data.Result
+	// Eight days of hourly checks of alpha, one failing eight days ago, one
+	// failing three days ago: 24h, 7d and 30d uptime differ.
+	for h := 8 * 24; h >= 2; h-- {
+		t := fixNow.Add(-time.Duration(h)*time.Hour + 17*time.Second)
+		o := data.Working
+		if h == 8*24-1 || h == 3*24 {
+			o = data.Failing
+		}
+		old = append(old, result(srvWorking, t, o, map[bool]string{true: "HTTP 502"}[o == data.Failing]))
+	}
+	old = append(old,
+		result(srvKey, twoHoursAgo, data.NeedsKey, "HTTP 401"),
+		result(srvRefused, twoHoursAgo, data.Working, ""),
+		result(srvLocal, fixNow.Add(-20*time.Hour), data.NotCheckable, "no address"),
+		result(srvFailing, fixNow.Add(-25*time.Hour), data.Working, ""),
+		result(srvPaused, fixNow.Add(-3*24*time.Hour), data.Working, ""),
+	)
+	f.results(old...)
+	f.fold()
+	// The latest checks are still in a journal.
+	f.results(
+		result(srvWorking, hourAgo.Add(17*time.Second), data.Working, ""),
+		result(srvKey, hourAgo, data.NeedsKey, "HTTP 401"),
+		result(srvRefused, hourAgo, data.Refused, "HTTP 429"),
+		result(srvFailing, fixNow.Add(-50*time.Minute), data.Failing, "connection refused"),
+		result(srvFailing, fixNow.Add(-45*time.Minute), data.Failing, "connection refused"),
+	)
+}

@@ -1,0 +1,132 @@
+package site
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// Windows of the uptime figures.
+const (
+	dayWindow   = 24 * time.Hour
+	weekWindow  = 7 * 24 * time.Hour
+	monthWindow = 30 * 24 * time.Hour
+)
+
+// summary is the site's own record of one server, kept in
+// DATA/site/servers/<id>.json: its state, its last result in full, and its
+// checks of the last 30 days (at least the last HistoryLen), from which the
+// history and the uptime are computed.
+type summary struct {
+	Listed data.Server  `json:"listed"` // its row of the ranked list when last rendered
+	State  data.State   `json:"state"`
+	Last   *data.Result `json:"last,omitempty"`
+	Checks []pastCheck  `json:"checks"` // ascending by start
+}
+
+// pastCheck is one check in a summary, kept short: a server checked hourly
+// keeps some 720 of them.
+type pastCheck struct {
+	At        int64        `json:"t"` // start, Unix milliseconds
+	Status    data.Outcome `json:"s"`
+	Reason    string       `json:"r,omitempty"`
+	LatencyMS int64        `json:"l,omitempty"`
+}
+
+// truncMS brings a time to the history's millisecond precision in UTC, so a
+// result read from a journal and the same one read from Parquet are equal.
+func truncMS(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.Truncate(time.Millisecond).UTC()
+}
+
+// normalize brings every time of r to millisecond precision in UTC.
+func normalize(r data.Result) data.Result {
+	r.Planned, r.Started, r.Finished, r.RetryAfter = truncMS(r.Planned), truncMS(r.Started), truncMS(r.Finished), truncMS(r.RetryAfter)
+	r.Duration = r.Duration.Truncate(time.Millisecond)
+	r.Lateness = r.Lateness.Truncate(time.Millisecond)
+	return r
+}
+
+// apply folds one result into the summary and reports whether it changed
+// anything. A result already folded in (same start) changes nothing, so
+// reading a journal and then the Parquet part it was folded into is
+// harmless. A result for another address than the summary's, newer than its
+// last check, starts the summary afresh: a server whose address changed is
+// new (issue 3).
+func (s *summary) apply(r data.Result) bool {
+	r = normalize(r)
+	if !s.State.LastCheck.IsZero() && r.URL != s.State.URL {
+		if !r.Started.After(s.State.LastCheck) {
+			return false
+		}
+		*s = summary{Listed: s.Listed}
+	}
+	at := r.Started.UnixMilli()
+	i, found := slices.BinarySearchFunc(s.Checks, at, func(c pastCheck, at int64) int { return cmpInt(c.At, at) })
+	if found {
+		return false
+	}
+	s.Checks = slices.Insert(s.Checks, i, pastCheck{At: at, Status: r.Status, Reason: r.Detail, LatencyMS: r.Duration.Milliseconds()})
+	s.State.Apply(r)
+	if s.Last == nil || r.Started.After(s.Last.Started) {
+		s.Last = &r
+	}
+	return true
+}
+
+// prune drops checks older than the longest uptime window, keeping at least
+// the last HistoryLen.
+func (s *summary) prune(now time.Time) {
+	from := now.Add(-monthWindow).UnixMilli()
+	drop := 0
+	for drop < len(s.Checks)-HistoryLen && s.Checks[drop].At <= from {
+		drop++
+	}
+	if drop > 0 {
+		s.Checks = slices.Delete(s.Checks, 0, drop)
+	}
+}
+
+// counts reports whether a check of this outcome counts in uptime: only
+// working, needs_key and failing do (table O).
+func counts(o data.Outcome) bool { return o.Answered() || o.CountsAgainst() }
+
+// uptime returns the uptime of the window of length w ending at now, and
+// when it next changes without a new check: when its oldest counted check
+// leaves the window (zero when nothing is counted).
+func (s *summary) uptime(now time.Time, w time.Duration) (Uptime, time.Time) {
+	var u Uptime
+	var expires time.Time
+	from, to := now.Add(-w).UnixMilli(), now.UnixMilli()
+	for i := len(s.Checks) - 1; i >= 0 && s.Checks[i].At > from; i-- {
+		c := s.Checks[i]
+		if c.At > to || !counts(c.Status) {
+			continue
+		}
+		u.Counted++
+		if c.Status.Answered() {
+			u.Answered++
+		}
+		expires = time.UnixMilli(c.At).Add(w).UTC()
+	}
+	if u.Counted > 0 {
+		p := math.Round(10000*float64(u.Answered)/float64(u.Counted)) / 100
+		u.Percent = &p
+	}
+	return u, expires
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,127 @@
+package site
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"plug.directory/prober/data"
+)
+
+// writer replaces files atomically (rule P3) and only when their bytes
+// change. It does what data.WriteFileAtomic does — temporary file in the
+// same directory, fsync, rename — but fsyncs each directory once at the end
+// (flush) rather than after every file: publishing a thousand servers writes
+// some four thousand files into a handful of directories, and a directory
+// fsync per file would double the time. A reader sees the old file or the
+// new one either way; flush makes the renames durable. Safe for concurrent
+// use.
+type writer struct {
+	mu        sync.Mutex
+	dirs      map[string]bool // directories renamed into, to fsync
+	made      map[string]bool // directories known to exist
+	written   atomic.Int64
+	unchanged atomic.Int64
+	removed   atomic.Int64
+}
+
+func newWriter() *writer { return &writer{dirs: map[string]bool{}, made: map[string]bool{}} }
+
+// put replaces path with b unless it already holds exactly b, and reports
+// whether it wrote.
+func (w *writer) put(path string, b []byte) (bool, error) {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+		w.unchanged.Add(1)
+		return false, nil
+	}
+	dir := filepath.Dir(path)
+	w.mu.Lock()
+	made := w.made[dir]
+	w.mu.Unlock()
+	if !made {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return false, fmt.Errorf("write %s: %w", path, err)
+		}
+		w.mu.Lock()
+		w.made[dir] = true
+		w.mu.Unlock()
+	}
+	if err := writeTemp(path, b); err != nil {
+		return false, err
+	}
+	w.mu.Lock()
+	w.dirs[dir] = true
+	w.mu.Unlock()
+	w.written.Add(1)
+	return true, nil
+}
+
+// writeTemp writes b to a temporary file beside path, fsyncs it and renames
+// it over path. On error path is left as it was.
+func writeTemp(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op once renamed
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	return nil
+}
+
+// remove deletes path; a missing file is not an error.
+func (w *writer) remove(path string) error {
+	err := os.Remove(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	w.mu.Lock()
+	w.dirs[filepath.Dir(path)] = true
+	w.mu.Unlock()
+	w.removed.Add(1)
+	return nil
+}
+
+// flush fsyncs every directory written into, so the renames survive a
+// crash.
+func (w *writer) flush() error {
+	w.mu.Lock()
+	dirs := make([]string, 0, len(w.dirs))
+	for d := range w.dirs {
+		dirs = append(dirs, d)
+	}
+	w.dirs = map[string]bool{}
+	w.mu.Unlock()
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		if err := data.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
