@@ -1,0 +1,172 @@
+package check
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// bodyHandler answers with size bytes of content type ct, gzip-compressed
+// when gz (and the client asked for gzip).
+func bodyHandler(t *testing.T, size int, ct string, gz bool) http.Handler {
+	payload := bytes.Repeat([]byte("a"), size)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ct)
+		if !gz {
+			w.Write(payload)
+			return
+		}
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			t.Errorf("client did not ask for gzip: Accept-Encoding %q", r.Header.Get("Accept-Encoding"))
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		zw.Write(payload)
+		zw.Close()
+	})
+}
+
+// TestAnswerLimit proves rule N9: exactly 1,048,576 bytes of an answer are
+// read, counted after decompression; the next byte fails the answer.
+func TestAnswerLimit(t *testing.T) {
+	const max = data.MaxAnswerBytes
+	if max != 1048576 {
+		t.Fatalf("data.MaxAnswerBytes = %d, the checks page promises 1,048,576", max)
+	}
+	for _, h2 := range []bool{false, true} {
+		for _, c := range []struct {
+			name string
+			size int
+			ct   string
+			gz   bool
+		}{
+			{"N9_exactly_1MiB_plain", max, "application/json", false},
+			{"N9_1MiB_plus_1_plain_cut", max + 1, "application/json", false},
+			{"N9_exactly_1MiB_gzip", max, "application/json", true},
+			{"N9_1MiB_plus_1_gzip_cut", max + 1, "application/json", true},
+			{"N9_gzip_bomb_cut", 16 * max, "application/json", true},
+			{"N9_1MiB_plus_1_event_stream_cut", max + 1, "text/event-stream", false},
+		} {
+			name := c.name
+			if h2 {
+				name += "_http2"
+			}
+			t.Run(name, func(t *testing.T) {
+				rc := &recorder{next: bodyHandler(t, c.size, c.ct, c.gz)}
+				srv := startLabServer(t, rc, labServerConfig{HTTP2: h2})
+				g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
+				resp, err := post(t, g, srv.URL+"/mcp", initializeBody)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.gz && !resp.Uncompressed {
+					t.Error("answer was not gzip-compressed on the wire: the test proves nothing")
+				}
+				n, err := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				want := int64(min(c.size, max))
+				if n != want {
+					t.Errorf("read %d bytes, want %d", n, want)
+				}
+				ex := g.Record().Exchanges[0]
+				if c.size <= max {
+					if err != nil || ex.ErrKind != ErrNone {
+						t.Errorf("answer of %d bytes: err %v kind %v, want none", c.size, err, ex.ErrKind)
+					}
+				} else if err == nil || ex.ErrKind != ErrTooLarge || ex.Detail != "answer over 1 MB" {
+					t.Errorf("answer of %d bytes: err %v kind %v detail %q, want %v", c.size, err, ex.ErrKind, ex.Detail, ErrTooLarge)
+				}
+				if ex.Bytes != want || g.Record().BytesRead != want {
+					t.Errorf("Bytes = %d, BytesRead = %d, want %d", ex.Bytes, g.Record().BytesRead, want)
+				}
+				if len(ex.BodyHead) != headSize || ex.BodyHead[0] != 'a' {
+					t.Errorf("BodyHead has %d bytes, want %d decompressed", len(ex.BodyHead), headSize)
+				}
+			})
+		}
+	}
+}
+
+// TestEndlessStream proves rule N9 for an SSE stream that never ends: it is
+// one answer, cut at 1 MiB, and the connection is dropped so the server
+// stops sending.
+func TestEndlessStream(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("N9_endless_event_stream_cut_http2_%v", h2), func(t *testing.T) {
+			stopped := make(chan struct{})
+			event := []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+			srv := startLabServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer close(stopped)
+				w.Header().Set("Content-Type", "text/event-stream")
+				for {
+					if _, err := w.Write(event); err != nil {
+						return
+					}
+					if r.Context().Err() != nil {
+						return
+					}
+				}
+			}), labServerConfig{HTTP2: h2})
+			g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/sse", nil)
+			resp, err := g.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if n != data.MaxAnswerBytes || err == nil {
+				t.Errorf("read %d bytes, err %v; want %d and an error", n, err, data.MaxAnswerBytes)
+			}
+			if ex := lastExchange(t, g); ex.ErrKind != ErrTooLarge {
+				t.Errorf("ErrKind = %v, want %v", ex.ErrKind, ErrTooLarge)
+			}
+			select { // the cut itself (not Guard.Close) ends the stream
+			case <-stopped:
+			case <-time.After(10 * time.Second):
+				t.Fatal("server still streaming 10 s after the cut")
+			}
+		})
+	}
+}
+
+// TestAnswerHead proves that the start of an answer the SDK never reads is
+// still recorded (an HTML page, a challenge), and that the duration ends when
+// the body is closed.
+func TestAnswerHead(t *testing.T) {
+	const page = "<!DOCTYPE html><html><title>Just a moment...</title></html>"
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { // each reading one second later
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Second)
+		return now
+	}
+	srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, page)
+	}), func(c *GuardConfig) { c.Now = clock })
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL+"/mcp", strings.NewReader(initializeBody))
+	resp, err := g.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close() // unread, as the SDK does with an unexpected content type
+	ex := g.Record().Exchanges[0]
+	if string(ex.BodyHead) != page || ex.Status != 200 || ex.Header.Get("Content-Type") != "text/html" {
+		t.Errorf("exchange %+v: want the HTML page recorded", ex)
+	}
+	if ex.Duration <= 0 || ex.Duration%time.Second != 0 {
+		t.Errorf("Duration = %v, want whole seconds of the injected clock", ex.Duration)
+	}
+}
