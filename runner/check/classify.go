@@ -166,10 +166,14 @@ func failedExchange(rec Record) (Exchange, bool) {
 // transportVerdict turns the guard's failure kind into an outcome.
 func transportVerdict(ex Exchange, cc classifyContext) (verdict, bool) {
 	detail := func(prefix, fallback string) string {
-		if ex.Detail != "" {
-			return prefix + ex.Detail
+		d := ex.Detail
+		if d == "" {
+			d = fallback
 		}
-		return prefix + fallback
+		if strings.HasPrefix(d, prefix) {
+			return d
+		}
+		return prefix + d
 	}
 	switch ex.ErrKind {
 	case ErrDNSNotFound:
@@ -188,7 +192,7 @@ func transportVerdict(ex Exchange, cc classifyContext) (verdict, bool) {
 	case ErrTLSCert:
 		return verdict{data.Failing, detail("TLS: ", "certificate not accepted")}, true
 	case ErrTLSOther:
-		return verdict{data.Failing, detail("TLS: ", "handshake failed")}, true
+		return verdict{data.Failing, "TLS: handshake failed"}, true
 	case ErrTooLarge:
 		return verdict{data.Failing, "answer over 1 MB"}, true
 	case ErrTooManyRedirects:

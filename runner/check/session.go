@@ -70,6 +70,9 @@ func (f *flow) recordRPCError(method string, err error) {
 // no initialize after server/discover failed at the transport level).
 func (f *flow) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if concluded(f.guard.Record()) {
 			return nil, errStopped
 		}

@@ -2,8 +2,8 @@ package check
 
 import (
 	"bytes"
+	"cmp"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -153,18 +153,34 @@ type flowServer struct {
 // serverOpts configures startFlowServer; the zero value is an HTTP/2 server
 // for mcp.test with a fresh CA, where a GET is a violation.
 type serverOpts struct {
-	legacySSE bool             // allow the GET of the legacy SSE flow
-	http1     bool             // offer HTTP/1.1 only
-	host      string           // "" means mcp.test
-	ca        *testCA          // nil means a fresh one
-	cert      *tls.Certificate // nil means a valid one for host
+	legacySSE   bool    // allow the GET of the legacy SSE flow
+	http1       bool    // offer HTTP/1.1 only
+	host        string  // "" means mcp.test
+	ca          *testCA // nil means a fresh one
+	certHost    string  // the certificate's name when not host's
+	certExpired bool    // a certificate that expired an hour ago
 }
 
 // startFlowServer starts h behind a wireRecorder.
 func startFlowServer(tb testing.TB, h http.Handler, o serverOpts) *flowServer {
 	tb.Helper()
 	rec := newWireRecorder(tb, h, o.legacySSE)
-	ls := startLabServer(tb, rec, labServerConfig{Host: o.host, CA: o.ca, Cert: o.cert, HTTP2: !o.http1})
+	cfg := labServerConfig{Host: o.host, CA: o.ca, HTTP2: !o.http1}
+	if o.certHost != "" || o.certExpired {
+		if cfg.CA == nil {
+			cfg.CA = newTestCA(tb)
+		}
+		name, from, until := o.certHost, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+		if name == "" {
+			name = cmp.Or(o.host, "mcp.test")
+		}
+		if o.certExpired {
+			from, until = time.Now().Add(-48*time.Hour), time.Now().Add(-time.Hour)
+		}
+		c := cfg.CA.leaf(tb, from, until, name)
+		cfg.Cert = &c
+	}
+	ls := startLabServer(tb, rec, cfg)
 	return &flowServer{labServer: ls, rec: rec}
 }
 
@@ -180,13 +196,18 @@ func notFoundResolver(_ context.Context, host string) ([]netip.Addr, error) {
 }
 
 // newTestChecker returns a Checker in the lab setting lab, with a resolver
-// that knows no name and the given timeout (0 means 10 s).
-func newTestChecker(tb testing.TB, lab Lab, timeout time.Duration) *Checker {
+// that knows no name and the given timeout (0 means 10 s); mods change the
+// config further.
+func newTestChecker(tb testing.TB, lab Lab, timeout time.Duration, mods ...func(*Config)) *Checker {
 	tb.Helper()
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
-	c, err := New(Config{Lab: lab, Timeout: timeout, Resolver: notFoundResolver})
+	cfg := Config{Lab: lab, Timeout: timeout, Resolver: notFoundResolver}
+	for _, m := range mods {
+		m(&cfg)
+	}
+	c, err := New(cfg)
 	if err != nil {
 		tb.Fatalf("New: %v", err)
 	}
