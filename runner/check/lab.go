@@ -1,6 +1,7 @@
 package check
 
 import (
+	"crypto/sha256"
 	"crypto/x509"
 	"errors"
 	"flag"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Lab is the lab setting, off by default, for tests and demos against local
@@ -128,7 +130,8 @@ func (l Lab) resolve(host, port string) (netip.Addr, bool) {
 
 // rootCAs returns the system roots plus the lab CA file, or nil (system
 // roots) when no CA file is set. It fails when the file cannot be read or
-// holds no certificate.
+// holds no certificate. Pools are cached by file content: a check's guard
+// re-reads the file but does not copy and re-parse the system roots.
 func (l Lab) rootCAs() (*x509.CertPool, error) {
 	if l.CAFile == "" {
 		return nil, nil
@@ -137,6 +140,10 @@ func (l Lab) rootCAs() (*x509.CertPool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read lab CA file: %w", err)
 	}
+	key := sha256.Sum256(pem)
+	if pool, ok := rootPools.Load(key); ok {
+		return pool.(*x509.CertPool), nil
+	}
 	pool, err := x509.SystemCertPool()
 	if err != nil || pool == nil {
 		pool = x509.NewCertPool()
@@ -144,5 +151,10 @@ func (l Lab) rootCAs() (*x509.CertPool, error) {
 	if !pool.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("read lab CA file %s: no PEM certificate", l.CAFile)
 	}
+	rootPools.Store(key, pool)
 	return pool, nil
 }
+
+// rootPools caches lab root pools by the SHA-256 of the CA file's content.
+// Pools are never modified once stored.
+var rootPools sync.Map

@@ -44,7 +44,11 @@ type answerBody struct {
 func newAnswerBody(g *Guard, ex *Exchange, resp *http.Response) *answerBody {
 	b := &answerBody{g: g, ex: ex, req: resp.Request, rc: resp.Body}
 	if !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
-		buf := make([]byte, headSize)
+		size := int64(headSize)
+		if resp.ContentLength >= 0 && resp.ContentLength < size {
+			size = resp.ContentLength + 1 // +1 sees EOF (or a body longer than announced) in one go
+		}
+		buf := make([]byte, size)
 		n := 0
 		for n < len(buf) && b.err == nil {
 			k, err := b.readRaw(buf[n:])
