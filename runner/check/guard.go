@@ -284,7 +284,8 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	out := req.Clone(req.Context())
 	out.Header = scrubHeader(req.Header, g.cfg.UserAgent)
-	if body != nil {
+	out.Host = "" // the Host header is the URL's host, the one CheckTarget and the dialer checked
+	if len(body) > 0 {
 		out.Body = io.NopCloser(bytes.NewReader(body))
 		out.ContentLength = int64(len(body))
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }

@@ -24,6 +24,7 @@ type seenRequest struct {
 	Header      http.Header
 	Body        string
 	Remote      string
+	Host        string
 	ClientCerts int
 }
 
@@ -37,7 +38,7 @@ type recorder struct {
 
 func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
-	s := seenRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(b), Remote: r.RemoteAddr}
+	s := seenRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(b), Remote: r.RemoteAddr, Host: r.Host}
 	if r.TLS != nil {
 		s.ClientCerts = len(r.TLS.PeerCertificates)
 	}
@@ -50,6 +51,14 @@ func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+}
+
+func (rc *recorder) hosts() []string {
+	var hs []string
+	for _, s := range rc.seen() {
+		hs = append(hs, s.Host)
+	}
+	return hs
 }
 
 func (rc *recorder) seen() []seenRequest {
@@ -241,6 +250,19 @@ func TestGuard(t *testing.T) {
 			if v := rc.seen()[0].Header.Values(k); len(v) != 0 {
 				t.Errorf("server received %s: %q", k, v)
 			}
+		}
+	})
+	t.Run("host_header_is_the_checked_url_host", func(t *testing.T) {
+		srv, rc, g := guardedServer(t, nil, nil)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(initializeBody))
+		req.Host = "internal.test"
+		resp, err := g.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if hosts := rc.hosts(); len(hosts) != 1 || hosts[0] != srv.Host+":8443" {
+			t.Errorf("server saw Host %q, want [%s:8443]", hosts, srv.Host)
 		}
 	})
 	t.Run("N5_no_cookie_jar", func(t *testing.T) {
