@@ -6,10 +6,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -174,7 +176,12 @@ func (g *Guard) classify(err error, req *http.Request) (ErrKind, string) {
 		return ErrDNS, "DNS: lookup failed"
 	case errors.As(err, &invalid):
 		if invalid.Reason == x509.Expired {
-			return ErrTLSCert, "certificate has expired or is not yet valid"
+			// crypto/x509 says "current time T is before NotBefore" for a
+			// certificate not valid yet, "... is after NotAfter" otherwise.
+			if strings.Contains(invalid.Detail, " is before ") {
+				return ErrTLSCert, "certificate is not yet valid"
+			}
+			return ErrTLSCert, "certificate has expired"
 		}
 		return ErrTLSCert, "certificate is not valid"
 	case errors.As(err, &hostname):
@@ -195,11 +202,18 @@ func (g *Guard) classify(err error, req *http.Request) (ErrKind, string) {
 	case errors.Is(err, context.Canceled):
 		return ErrCanceled, "canceled"
 	}
+	detail := "connection failed"
+	switch {
+	case errors.Is(err, syscall.ECONNRESET):
+		detail = "connection reset by the server"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		detail = "closed by the server"
+	}
 	g.mu.Lock()
 	closed := g.closed
 	g.mu.Unlock()
 	if closed {
 		return ErrCanceled, "check already ended"
 	}
-	return ErrNetwork, "connection failed"
+	return ErrNetwork, detail
 }

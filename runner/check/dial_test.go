@@ -164,6 +164,36 @@ func TestDialFailures(t *testing.T) {
 		g := newTestGuard(t, GuardConfig{Lab: lab})
 		assertFailure(t, g, "https://down.test:8443/mcp", nil, ErrRefused, "connection refused")
 	})
+	t.Run("closed_without_answer", func(t *testing.T) {
+		srv, rc, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				t.Errorf("hijack: %v", err)
+				return
+			}
+			c.Close()
+		}), nil)
+		assertFailure(t, g, srv.URL+"/mcp", nil, ErrNetwork, "closed by the server")
+		if n := len(rc.seen()); n != 1 {
+			t.Errorf("server saw %d requests, want 1 (no silent retry)", n)
+		}
+	})
+	t.Run("N7_not_tls", func(t *testing.T) {
+		ln := listenLoopback8443(t)
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+				c.Close()
+			}
+		}()
+		lab := Lab{Enabled: true, Resolve: map[string]string{"plain.test:8443": netip.MustParseAddrPort(ln.Addr().String()).Addr().String()}}
+		g := newTestGuard(t, GuardConfig{Lab: lab})
+		assertFailure(t, g, "https://plain.test:8443/mcp", nil, ErrTLSOther, "TLS handshake failed")
+	})
 	t.Run("N10_accepts_never_handshakes", func(t *testing.T) {
 		ln := listenLoopback8443(t)
 		go holdConns(t, ln)

@@ -514,7 +514,10 @@ func TestGuardTLS(t *testing.T) {
 		}, ErrNone, ""},
 		{"N7_expired_certificate", func(ca *testCA) tls.Certificate {
 			return ca.leaf(t, now.Add(-48*time.Hour), now.Add(-24*time.Hour), "mcp.test")
-		}, ErrTLSCert, "certificate has expired or is not yet valid"},
+		}, ErrTLSCert, "certificate has expired"},
+		{"N7_certificate_not_yet_valid", func(ca *testCA) tls.Certificate {
+			return ca.leaf(t, now.Add(2*time.Hour), now.Add(20*time.Hour), "mcp.test")
+		}, ErrTLSCert, "certificate is not yet valid"},
 		{"N7_certificate_for_another_name", func(ca *testCA) tls.Certificate {
 			return ca.leaf(t, now.Add(-time.Hour), now.Add(time.Hour), "other.test")
 		}, ErrTLSCert, "certificate is for another name"},
