@@ -87,6 +87,26 @@ func TestDialRefusesBeforeConnecting(t *testing.T) {
 	}
 }
 
+// TestDialSocketCheck proves the last line of rule N6: the default dialer
+// checks the socket's address again just before connect(2), so even an
+// address that slipped past the first check is never connected to. The
+// check runs before the connect system call: no packet leaves.
+func TestDialSocketCheck(t *testing.T) {
+	for _, a := range []string{"10.0.0.1:443", "192.168.1.1:8443", "8.8.8.8:80"} {
+		t.Run("N6_socket_refuses_"+a, func(t *testing.T) {
+			g := newTestGuard(t, GuardConfig{Lab: Lab{Enabled: true}})
+			c, err := g.dialAddr(context.Background(), netip.MustParseAddrPort(a))
+			if c != nil {
+				c.Close()
+				t.Fatal("connected")
+			}
+			if kind, _ := g.classify(err, nil); kind != ErrNoPublicAddr {
+				t.Errorf("dialAddr(%s) = %v (kind %v), want %v", a, err, kind, ErrNoPublicAddr)
+			}
+		})
+	}
+}
+
 // TestDialAddressActuallyDialled proves that the dialer connects only to
 // the checked address, as a literal, over IPv4 (rule N6): DNS cannot be
 // asked again between the check and the connect.

@@ -265,7 +265,7 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
 		b, err := readRequestBody(req.Body)
 		if err != nil {
-			ex.ErrKind, ex.Detail, ex.Err = ErrBlocked, "unreadable request body", err.Error()
+			ex.Blocked, ex.ErrKind, ex.Detail, ex.Err = "unreadable request body", ErrBlocked, "unreadable request body", err.Error()
 			g.append(ex)
 			return nil, fmt.Errorf("guard: read request body: %w", err)
 		}

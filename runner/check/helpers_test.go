@@ -185,9 +185,14 @@ func startLabServer(tb testing.TB, h http.Handler, cfg labServerConfig) *labServ
 	}
 }
 
-// newTestGuard returns a guard for cfg, closed when the test ends.
+// newTestGuard returns a guard for cfg, closed when the test ends. Without
+// an injected Resolver it gets one that fails the test: a test never asks
+// the real DNS (names reach test servers through Lab.Resolve).
 func newTestGuard(tb testing.TB, cfg GuardConfig) *Guard {
 	tb.Helper()
+	if cfg.Resolver == nil {
+		cfg.Resolver = noResolve(tb)
+	}
 	g, err := NewGuard(cfg)
 	if err != nil {
 		tb.Fatalf("NewGuard: %v", err)
@@ -202,6 +207,14 @@ func noDial(tb testing.TB) func(ctx context.Context, network, addr string) (net.
 	return func(_ context.Context, network, addr string) (net.Conn, error) {
 		tb.Errorf("dialled %s %s: the guard must refuse before connecting", network, addr)
 		return nil, errors.New("test: dial not allowed")
+	}
+}
+
+// noResolve is a Resolver that fails the test if the guard looks a name up.
+func noResolve(tb testing.TB) func(ctx context.Context, host string) ([]netip.Addr, error) {
+	return func(_ context.Context, host string) ([]netip.Addr, error) {
+		tb.Errorf("looked up %q in DNS: tests reach servers through Lab.Resolve", host)
+		return nil, &net.DNSError{Err: "test: no DNS", Name: host, IsNotFound: true}
 	}
 }
 
