@@ -164,12 +164,13 @@ func demo(ctx context.Context, cfg Config, out io.Writer) error {
 		return err
 	}
 
-	rows, err := summarize(ps, lst, minute)
+	rows, err := summarize(ps, lst, minute, fl)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(out)
 	printSummary(out, rows)
+	printUntouched(out, rows)
 	index, _ := filepath.Abs(filepath.Join(ps.site, "index.html"))
 	fmt.Fprintf(out, "\nThe site: open file://%s\n", index)
 	fmt.Fprintf(out, "The demo took %s.\n", cfg.now().Sub(began).Round(time.Second))

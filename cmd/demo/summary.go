@@ -29,13 +29,15 @@ type row struct {
 	Due      time.Time    // when it was due
 	Took     time.Duration
 	Checked  bool
+	Received int          // requests its fleet server received
 	Want     data.Outcome // what the demo's fleet makes of it
 	Why      string
 }
 
 // summarize reads what the pipeline left: each server's published file
-// (site.ServerFile), the minute's plan and the results history.
-func summarize(ps paths, l listing, minute time.Time) ([]row, error) {
+// (site.ServerFile), the minute's plan and the results history, and what
+// each fleet server received.
+func summarize(ps paths, l listing, minute time.Time, fl *fleet.Fleet) ([]row, error) {
 	plan, err := data.ReadPlan(ps.data, minute)
 	if err != nil {
 		return nil, fmt.Errorf("summarize: %w", err)
@@ -74,6 +76,7 @@ func summarize(ps paths, l listing, minute time.Time) ([]row, error) {
 		if res, ok := results[id]; ok {
 			r.Checked, r.Requests, r.Took = true, res.Requests, res.Duration
 		}
+		r.Received = len(fl.Received(id))
 		rows = append(rows, r)
 	}
 	return rows, nil
@@ -132,6 +135,16 @@ func printSummary(out io.Writer, rows []row) {
 	tw.Flush()
 }
 
+// printUntouched names the servers that received nothing, as a paused or
+// not yet planned server must not (rule S8).
+func printUntouched(out io.Writer, rows []row) {
+	for _, r := range rows {
+		if (r.Status == data.Paused || r.Status == data.Pending) && r.Received == 0 && r.URL != "" {
+			fmt.Fprintf(out, "%s (%s) received no request at all.\n", r.ID, r.Label)
+		}
+	}
+}
+
 func dash(s string) string {
 	if s == "" {
 		return "-"
@@ -148,6 +161,9 @@ func verify(rows []row) error {
 		seen[r.Status] = true
 		if r.Status != r.Want {
 			errs = append(errs, fmt.Errorf("%s shows %s (%s), want %s: %s", r.ID, r.Status, r.Reason, r.Want, r.Why))
+		}
+		if (r.Status == data.Paused || r.Status == data.Pending) && r.Received > 0 {
+			errs = append(errs, fmt.Errorf("%s shows %s but its server received %d requests", r.ID, r.Status, r.Received))
 		}
 	}
 	var missing []string
