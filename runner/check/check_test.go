@@ -244,7 +244,7 @@ func TestCheck(t *testing.T) {
 		{
 			name: "N7_tls_expired_certificate", handler: legacyMux("2025-06-18", "a"),
 			opts:   serverOpts{certExpired: true},
-			status: data.Failing, detail: "TLS: certificate has expired or is not yet valid", seq: nil,
+			status: data.Failing, detail: "TLS: certificate has expired", seq: nil,
 		},
 		{
 			name: "O_failing_connection_refused", handler: legacyMux("2025-06-18"),
