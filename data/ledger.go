@@ -27,22 +27,50 @@ var ErrLedgerCorrupt = errors.New("ledger is corrupt")
 
 // Ledger is what the planner has planned so far.
 type Ledger struct {
-	Created    int64                   // unix s: start of the first minute ever planned; servers listed then are not new
-	LastMinute int64                   // unix s: start of the last minute planned; 0 when none
-	Servers    map[string]LedgerServer // by server id; servers no longer listed are dropped
-	Hosts      map[string][]HostStart  // by host: planned starts of the last 24 h, ascending
+	Created    int64 // unix s: start of the first minute ever planned; servers listed then are not new
+	LastMinute int64 // unix s: start of the last minute planned; 0 when none
+	// Servers holds one record per listed server, in the order of the
+	// ranked list of the last plan, so the next plan finds most records
+	// where it looks first; servers no longer listed are dropped.
+	Servers []LedgerServer
+	Hosts   map[string][]HostStart // by host: planned starts of the last 24 h, ascending
+
+	index map[string]int // Servers by id, built on first Lookup
 }
 
 // LedgerServer is the planner's record of one server.
 type LedgerServer struct {
-	URLHash     uint64 // URLHash of the address the record is about; another address starts afresh (a new server)
-	FirstSeen   int64  // unix s: start of the first minute planned while it was listed at this address
-	Planned     int64  // unix s: start of its last planned check; 0 when none
-	Reason      string // why that check was planned: ReasonNew, ReasonRetry, ReasonRoutine; "" when none
-	PrevPlanned int64  // Planned before the last planned minute, restored when that minute is planned again
-	PrevReason  string // Reason before the last planned minute
-	NextDue     int64  // unix s: its next check: planned, or due (in the past while deferred by the host caps)
-	Cadence     int32  // effective cadence in seconds: its tier's (rule S1), longer when its host has more servers than the caps allow
+	ID          string
+	Rank        int32      // rank at the last plan: with ID, the record's place in Servers
+	URLHash     uint64     // URLHash of the address the record is about; another address starts afresh (a new server)
+	FirstSeen   int64      // unix s: start of the first minute planned while it was listed at this address
+	Planned     int64      // unix s: start of its last planned check; 0 when none
+	PrevPlanned int64      // Planned before the last planned minute, restored when that minute is planned again
+	NextDue     int64      // unix s: its next check: planned, or due (in the past while deferred by the host caps)
+	Cadence     int32      // effective cadence in seconds: its tier's (rule S1), longer when its host has more servers than the caps allow
+	Reason      ReasonCode // why the last planned check was planned
+	PrevReason  ReasonCode // Reason before the last planned minute
+}
+
+// ReasonCode is a check's reason (data.ReasonNew...) in one byte.
+type ReasonCode uint8
+
+// The reason codes; ReasonNone for a server never planned.
+const (
+	ReasonNone ReasonCode = iota
+	CodeNew
+	CodeRetry
+	CodeRoutine
+)
+
+var reasonCodes = []string{"", ReasonNew, ReasonRetry, ReasonRoutine}
+
+// String returns the reason as plan files write it, "" for none.
+func (r ReasonCode) String() string {
+	if int(r) < len(reasonCodes) {
+		return reasonCodes[r]
+	}
+	return ""
 }
 
 // NextDueTime returns NextDue as a time, zero when unknown.
@@ -83,40 +111,68 @@ func (h HostStart) Unix() int64 { return int64(h) >> 1 }
 // New reports whether the start is a new server's first check.
 func (h HostStart) New() bool { return h&1 == 1 }
 
-// URLHash returns the hash the ledger keeps of a server's address (FNV-1a,
-// 64 bits): enough to notice that the address changed.
-func URLHash(rawURL string) uint64 {
-	h := uint64(14695981039346656037) // FNV-1a offset basis, inlined: this runs for every server every minute
-	for i := 0; i < len(rawURL); i++ {
-		h ^= uint64(rawURL[i])
-		h *= 1099511628211
+// URLHash returns the hash the ledger keeps of a server's address: enough
+// to notice that the address changed.
+func URLHash(rawURL string) uint64 { return StableHash(rawURL, 0x75726c) }
+
+// StableHash returns a 64-bit hash of s that never changes between builds
+// or processes (unlike hash/maphash), cheap enough to compute for every
+// server every minute: eight bytes at a time, then a splitmix64 finalizer.
+// The planner derives each server's slot from it (rule S2), so changing it
+// moves every server's minute.
+func StableHash(s string, seed uint64) uint64 {
+	h := seed ^ uint64(len(s))*0x9e3779b97f4a7c15
+	for len(s) >= 8 {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		h = (h ^ w) * 0xff51afd7ed558ccd
+		h ^= h >> 32
+		s = s[8:]
 	}
+	var w uint64
+	for i := 0; i < len(s); i++ {
+		w |= uint64(s[i]) << (8 * i)
+	}
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
 	return h
 }
 
 // NewLedger returns an empty ledger: nothing planned yet.
 func NewLedger() *Ledger {
-	return &Ledger{Servers: map[string]LedgerServer{}, Hosts: map[string][]HostStart{}}
+	return &Ledger{Hosts: map[string][]HostStart{}}
 }
 
-// Lookup returns the record of server id, if the ledger has one.
+// Lookup returns the record of server id, if the ledger has one. The first
+// call indexes the records; call Reindex after changing Servers.
 func (l *Ledger) Lookup(id string) (LedgerServer, bool) {
-	s, ok := l.Servers[id]
-	return s, ok
+	i, ok := l.Find(id)
+	if !ok {
+		return LedgerServer{}, false
+	}
+	return l.Servers[i], true
 }
 
-const ledgerMagic = "PDLEDGER\x01"
-
-var reasonCodes = []string{"", ReasonNew, ReasonRetry, ReasonRoutine}
-
-func reasonCode(r string) byte {
-	for i, v := range reasonCodes {
-		if v == r {
-			return byte(i)
+// Find returns the index in Servers of server id's record, as Lookup.
+func (l *Ledger) Find(id string) (int, bool) {
+	if l.index == nil {
+		l.index = make(map[string]int, len(l.Servers))
+		for i, s := range l.Servers {
+			l.index[s.ID] = i
 		}
 	}
-	return 0
+	i, ok := l.index[id]
+	return i, ok
 }
+
+// Reindex forgets the index Lookup built, after Servers changed.
+func (l *Ledger) Reindex() { l.index = nil }
+
+const ledgerMagic = "PDLEDGER\x02"
 
 // MarshalBinary encodes the ledger: a magic, varints relative to
 // LastMinute, and a CRC-32 of everything before it.
@@ -145,15 +201,19 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 	}
 	b = binary.AppendUvarint(b, uint64(len(l.Servers)))
 	base := l.LastMinute
-	for id, s := range l.Servers {
-		b = binary.AppendUvarint(b, uint64(len(id)))
-		b = append(b, id...)
+	for _, s := range l.Servers {
+		if s.Reason > CodeRoutine || s.PrevReason > CodeRoutine {
+			return nil, fmt.Errorf("encode ledger: server %q: bad reason code", s.ID)
+		}
+		b = binary.AppendUvarint(b, uint64(len(s.ID)))
+		b = append(b, s.ID...)
+		b = binary.AppendUvarint(b, uint64(s.Rank))
 		b = binary.LittleEndian.AppendUint64(b, s.URLHash)
 		b = binary.AppendVarint(b, s.FirstSeen-base)
 		b = binary.AppendVarint(b, s.Planned-base)
 		b = binary.AppendVarint(b, s.PrevPlanned-base)
 		b = binary.AppendVarint(b, s.NextDue-base)
-		b = append(b, reasonCode(s.Reason)|reasonCode(s.PrevReason)<<4)
+		b = append(b, byte(s.Reason)|byte(s.PrevReason)<<4)
 		b = binary.AppendUvarint(b, uint64(s.Cadence))
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
@@ -253,25 +313,26 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 		}
 		l.Hosts[h] = starts
 	}
-	ns := d.count(14)
-	l.Servers = make(map[string]LedgerServer, ns)
+	ns := d.count(15)
+	l.Servers = make([]LedgerServer, ns)
+	l.index = nil
 	base := l.LastMinute
-	for range ns {
-		id := d.str()
-		var s LedgerServer
+	for i := range l.Servers {
+		s := &l.Servers[i]
+		s.ID = d.str()
+		s.Rank = int32(d.uvarint())
 		s.URLHash = binary.LittleEndian.Uint64(d.bytes(8))
 		s.FirstSeen = d.varint() + base
 		s.Planned = d.varint() + base
 		s.PrevPlanned = d.varint() + base
 		s.NextDue = d.varint() + base
 		rc := d.bytes(1)[0]
-		if int(rc&15) >= len(reasonCodes) || int(rc>>4) >= len(reasonCodes) {
+		s.Reason, s.PrevReason = ReasonCode(rc&15), ReasonCode(rc>>4)
+		if s.Reason > CodeRoutine || s.PrevReason > CodeRoutine {
 			d.err = ErrLedgerCorrupt
 			break
 		}
-		s.Reason, s.PrevReason = reasonCodes[rc&15], reasonCodes[rc>>4]
 		s.Cadence = int32(d.uvarint())
-		l.Servers[id] = s
 	}
 	if d.err == nil && d.off != len(body) {
 		d.err = ErrLedgerCorrupt
@@ -336,14 +397,13 @@ func LockPlans(dir string) (unlock func() error, err error) {
 	}, nil
 }
 
-// Equal reports whether two ledgers hold the same records (for tests and
-// the simulation's checks).
+// Equal reports whether two ledgers hold the same records, in any order.
 func (l *Ledger) Equal(o *Ledger) bool {
 	if l.Created != o.Created || l.LastMinute != o.LastMinute || len(l.Servers) != len(o.Servers) || len(l.Hosts) != len(o.Hosts) {
 		return false
 	}
-	for id, s := range l.Servers {
-		if t, ok := o.Servers[id]; !ok || s != t {
+	for _, s := range l.Servers {
+		if t, ok := o.Lookup(s.ID); !ok || s != t {
 			return false
 		}
 	}

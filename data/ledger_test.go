@@ -13,10 +13,10 @@ func sampleLedger() *Ledger {
 	l.LastMinute = 1_780_003_600
 	l.Hosts["a.example.com"] = []HostStart{MakeHostStart(1_780_000_010, true), MakeHostStart(1_780_000_040, false)}
 	l.Hosts["b.example.com"] = nil
-	l.Servers["x"] = LedgerServer{URLHash: URLHash("https://a.example.com/x"), FirstSeen: l.Created, Planned: 1_780_000_010,
-		Reason: ReasonNew, NextDue: 1_780_003_610, Cadence: 3600}
-	l.Servers["y"] = LedgerServer{URLHash: 7, FirstSeen: l.Created, Planned: 1_780_003_640, Reason: ReasonRetry,
-		PrevPlanned: 1_780_000_040, PrevReason: ReasonRoutine, NextDue: 1_780_003_640, Cadence: 86400 * 3}
+	l.Servers = append(l.Servers, LedgerServer{ID: "x", Rank: 1, URLHash: URLHash("https://a.example.com/x"), FirstSeen: l.Created, Planned: 1_780_000_010,
+		Reason: CodeNew, NextDue: 1_780_003_610, Cadence: 3600})
+	l.Servers = append(l.Servers, LedgerServer{ID: "y", Rank: 5000, URLHash: 7, FirstSeen: l.Created, Planned: 1_780_003_640, Reason: CodeRetry,
+		PrevPlanned: 1_780_000_040, PrevReason: CodeRoutine, NextDue: 1_780_003_640, Cadence: 86400 * 3})
 	return l
 }
 

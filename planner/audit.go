@@ -28,8 +28,8 @@ type Audit struct {
 
 	hosts   map[string]*hostAudit
 	servers map[string]*serverAudit
-	gen     int
-	list    []data.Server // the list of the last plan, to notice changes
+	list    []data.Server   // the list of the last plan, to notice changes
+	paused  map[string]bool // the paused servers of the last plan
 
 	checks    int
 	byReason  map[string]int
@@ -51,12 +51,9 @@ type serverAudit struct {
 	id, url   string
 	rank      int
 	host      string
-	gen       int
 	listedAt  int64 // start of the first minute planned with it at this address
 	bootstrap bool  // listed at the first plan: not new
 	removed   bool
-	paused    bool
-	firstDue  int64 // ledger's due time when first seen
 	cadence   int64 // effective cadence, seconds
 	stretched bool
 	first     int64 // first check at this address, 0 none
@@ -90,44 +87,63 @@ func (a *Audit) Plan(now time.Time, list []data.Server, paused map[string]bool, 
 	T := rep.Minute.Unix()
 	a.End = rep.Minute.Add(time.Minute)
 	if len(list) != len(a.list) || len(list) > 0 && &list[0] != &a.list[0] {
-		a.relist(T, list, l)
+		a.relist(T, list)
 	}
-	for id, sa := range a.servers {
-		if p := paused[id]; p != sa.paused {
-			sa.paused = p
-		}
-	}
+	a.paused = paused
 	for _, c := range rep.Checks {
-		a.check(now, T, c, l)
+		a.check(now, T, c)
 	}
 }
 
-// relist notes servers added, removed or moved to another address.
-func (a *Audit) relist(T int64, list []data.Server, l *data.Ledger) {
-	a.gen++
+// relist notes servers added, removed or moved to another address, walking
+// the old and the new list side by side in their rank order.
+func (a *Audit) relist(T int64, list []data.Server) {
+	old := a.list
 	a.list = list
-	for _, s := range list {
-		sa := a.servers[s.ID]
-		if sa == nil || sa.url != s.URL || sa.removed {
-			e, _ := l.Lookup(s.ID)
-			sa = &serverAudit{id: s.ID, url: s.URL, host: data.HostOf(s.URL), listedAt: T,
-				bootstrap: T == a.Start.Unix(), firstDue: e.NextDue}
-			a.servers[s.ID] = sa
-			a.listedAll++
+	less := func(x, y data.Server) int { return cmp.Or(cmp.Compare(x.Rank, y.Rank), strings.Compare(x.ID, y.ID)) }
+	came := map[string]bool{}
+	var gone []string
+	i, j := 0, 0
+	for i < len(old) || j < len(list) {
+		c := 0
+		switch {
+		case i == len(old):
+			c = 1
+		case j == len(list):
+			c = -1
+		default:
+			c = less(old[i], list[j])
 		}
-		sa.rank, sa.gen = s.Rank, a.gen
-		e, _ := l.Lookup(s.ID)
-		sa.cadence = int64(e.Cadence)
-		sa.stretched = sa.cadence > int64(data.Tier(s.Rank)/time.Second)
+		if c < 0 {
+			gone = append(gone, old[i].ID)
+			i++
+			continue
+		}
+		if c > 0 || old[i].URL != list[j].URL {
+			came[list[j].ID] = true
+			s := list[j]
+			sa := a.servers[s.ID]
+			if sa == nil || sa.url != s.URL || sa.removed {
+				sa = &serverAudit{id: s.ID, url: s.URL, host: data.HostOf(s.URL), listedAt: T, bootstrap: T == a.Start.Unix()}
+				a.servers[s.ID] = sa
+				a.listedAll++
+			}
+			sa.rank = s.Rank
+			sa.cadence = int64(data.Tier(s.Rank) / time.Second)
+		}
+		if c == 0 {
+			i++
+		}
+		j++
 	}
-	for _, sa := range a.servers {
-		if sa.gen != a.gen {
-			sa.removed = true
+	for _, id := range gone {
+		if !came[id] {
+			a.servers[id].removed = true
 		}
 	}
 }
 
-func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck, l *data.Ledger) {
+func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck) {
 	a.checks++
 	a.byReason[c.Reason]++
 	x, due := c.At.Unix(), c.Due.Unix()
@@ -136,17 +152,18 @@ func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck, l *data.Ledge
 		a.broke("listed", "%s planned at %s but not listed at %s", c.ID, c.At.Format(time.RFC3339), c.URL)
 		return
 	}
-	if sa.paused {
+	if a.paused[c.ID] {
 		a.broke("S8", "%s planned at %s while paused", c.ID, c.At.Format(time.RFC3339))
 	}
 	if c.At.Nanosecond() != 0 || x < T || x >= T+minute || !c.At.After(now) || x < due {
 		a.broke("S9", "%s planned at %s: not a whole second of minute %s after the plan at %s and due %s",
 			c.ID, c.At.Format(time.RFC3339Nano), time.Unix(T, 0).UTC().Format("15:04"), now.Format("15:04:05"), c.Due.Format(time.RFC3339))
 	}
-	if e, _ := l.Lookup(c.ID); e.Cadence > 0 {
-		sa.cadence = int64(e.Cadence)
-		sa.stretched = sa.cadence > int64(data.Tier(sa.rank)/time.Second)
+	sa.cadence = int64(data.Tier(sa.rank) / time.Second)
+	if c.Every > 0 {
+		sa.cadence = c.Every // the plan says the host's caps stretch it
 	}
+	sa.stretched = c.Every > 0
 	a.hostCaps(c, x)
 	st := sa.state
 	answeredBefore := st.EverAnswered()
@@ -269,10 +286,14 @@ func (a *Audit) Finish(l *data.Ledger) {
 	end := a.End.Unix()
 	hours := (end - a.Start.Unix()) / 3600
 	for id, sa := range a.servers {
-		if sa.removed || sa.paused {
+		if sa.removed || a.paused[id] {
 			continue
 		}
 		e, ok := l.Lookup(id)
+		if ok && e.Cadence > 0 {
+			sa.cadence = int64(e.Cadence)
+			sa.stretched = sa.cadence > int64(data.Tier(sa.rank)/time.Second)
+		}
 		if ok && e.NextDue != 0 && e.NextDue < end-int64(e.Cadence) {
 			a.broke("S4", "%s owed a check since %s, longer than its cadence %s", id, e.NextDueTime().Format(time.RFC3339), e.EffectiveCadence())
 		}
@@ -337,14 +358,15 @@ func (a *Audit) WriteReport(w io.Writer) {
 	}
 	counts := map[group][]int64{}
 	never, neverBoot := 0, 0
-	for _, sa := range a.servers {
-		if sa.first == 0 && !sa.paused && !sa.removed {
+	for id, sa := range a.servers {
+		paused := a.paused[id]
+		if sa.first == 0 && !paused && !sa.removed {
 			never++
 			if sa.bootstrap {
 				neverBoot++
 			}
 		}
-		if !sa.bootstrap || sa.removed || sa.paused {
+		if !sa.bootstrap || sa.removed || paused {
 			continue
 		}
 		tier := "daily"

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"plug.directory/prober/data"
@@ -70,7 +71,10 @@ type candidate struct {
 	due    int64
 }
 
-var reasonOfClass = [...]string{data.ReasonNew, data.ReasonRetry, data.ReasonRoutine}
+var (
+	reasonOfClass = [...]string{data.ReasonNew, data.ReasonRetry, data.ReasonRoutine}
+	codeOfClass   = [...]data.ReasonCode{data.CodeNew, data.CodeRetry, data.CodeRoutine}
+)
 
 // hostWork is one host during a plan: its demand, stretch, and the starts
 // counted toward its caps (rule S3).
@@ -139,16 +143,29 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 		h.stretch = hostStretch(h.demand24)
 	}
 
-	// What each server is owed.
+	// What each server is owed. The ledger keeps the list's order, so
+	// while the list is unchanged each record is where the server is.
+	old := l.Servers
+	prev := matchRecords(old, in.Servers)
+	out := old
+	if len(old) != len(in.Servers) || !sequential(prev) {
+		out = make([]data.LedgerServer, len(in.Servers))
+	}
+	matched := 0
 	var cands []candidate
 	for i, s := range in.Servers {
 		hk := hostOfServer[i]
 		uh := data.URLHash(s.URL)
-		old, ok := l.Servers[s.ID]
-		e := old
-		if !ok || e.URLHash != uh {
-			e = data.LedgerServer{URLHash: uh, FirstSeen: T} // listed, or at a new address: a new server
+		var e data.LedgerServer
+		ok := prev[i] >= 0
+		if ok {
+			e = old[prev[i]]
+			matched++
 		}
+		if !ok || e.URLHash != uh {
+			e = data.LedgerServer{ID: s.ID, URLHash: uh, FirstSeen: T} // listed, or at a new address: a new server
+		}
+		e.Rank = int32(s.Rank)
 		if hk == -2 { // rule S8
 			e.NextDue, e.Cadence = 0, 0
 		} else {
@@ -166,13 +183,11 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 				cands = append(cands, candidate{server: i, host: hk, class: class, due: due})
 			}
 		}
-		if !ok || e != old {
-			l.Servers[s.ID] = e
-		}
+		out[i] = e
 	}
-	if len(l.Servers) > len(in.Servers) {
-		rep.Removed = dropUnlisted(l, in.Servers)
-	}
+	rep.Removed = len(old) - matched
+	l.Servers = out
+	l.Reindex()
 
 	// Rule S4: new, then retries, then routine by how overdue, then rank.
 	slices.SortFunc(cands, func(a, b candidate) int {
@@ -191,10 +206,9 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 			rep.Longest = max(rep.Longest, time.Duration(T+minute-c.due)*time.Second)
 			continue
 		}
-		e := l.Servers[s.ID]
+		e := &l.Servers[c.server]
 		e.PrevPlanned, e.PrevReason = e.Planned, e.Reason
-		e.Planned, e.Reason, e.NextDue = x, reasonOfClass[c.class], x
-		l.Servers[s.ID] = e
+		e.Planned, e.Reason, e.NextDue = x, codeOfClass[c.class], x
 		pc := data.PlannedCheck{
 			At: time.Unix(x, 0).UTC(), ID: s.ID, URL: s.URL, Reason: reasonOfClass[c.class],
 			Due: time.Unix(c.due, 0).UTC(), Rank: s.Rank,
@@ -235,6 +249,49 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	return rep, nil
 }
 
+// matchRecords returns for each listed server the index of its record in
+// old, -1 for none. Both are in rank order, so walking them side by side
+// finds nearly every record; those whose rank changed are matched by id.
+func matchRecords(old []data.LedgerServer, list []data.Server) []int32 {
+	prev := make([]int32, len(list))
+	var lost []int // list servers not found in place
+	loose := map[string]int32{}
+	k := 0
+	for i, s := range list {
+		for k < len(old) && cmp.Or(cmp.Compare(int(old[k].Rank), s.Rank), strings.Compare(old[k].ID, s.ID)) < 0 {
+			loose[old[k].ID] = int32(k)
+			k++
+		}
+		if k < len(old) && old[k].ID == s.ID {
+			prev[i] = int32(k)
+			k++
+			continue
+		}
+		prev[i] = -1
+		lost = append(lost, i)
+	}
+	for ; k < len(old); k++ {
+		loose[old[k].ID] = int32(k)
+	}
+	for _, i := range lost {
+		if k, ok := loose[list[i].ID]; ok {
+			prev[i] = k
+		}
+	}
+	return prev
+}
+
+// sequential reports whether prev maps each server to the record at its own
+// index.
+func sequential(prev []int32) bool {
+	for i, k := range prev {
+		if int(k) != i {
+			return false
+		}
+	}
+	return true
+}
+
 // owed returns why and from when a server is owed its next check, as unix
 // seconds; a due after the minute means nothing is owed in it.
 func owed(l *data.Ledger, e data.LedgerServer, cad cadence, st data.State, has bool, T int64) (class int8, due int64) {
@@ -254,7 +311,7 @@ func owed(l *data.Ledger, e data.LedgerServer, cad cadence, st data.State, has b
 	case !has:
 		// Planned, no result yet: still running, or lost. A lost first
 		// check is planned again once it should long have finished.
-		if e.Reason == data.ReasonNew && e.Planned+int64(data.NewServerTarget/time.Second) <= T {
+		if e.Reason == data.CodeNew && e.Planned+int64(data.NewServerTarget/time.Second) <= T {
 			return 0, e.Planned + int64(data.NewServerTarget/time.Second)
 		}
 		class, due = 2, cad.next(e.Planned+gap)
@@ -333,10 +390,9 @@ func takeBack(l *data.Ledger, T int64) {
 			l.Hosts[h] = slices.Clip(starts[:i])
 		}
 	}
-	for id, s := range l.Servers {
-		if s.Planned >= T {
+	for i := range l.Servers {
+		if s := &l.Servers[i]; s.Planned >= T {
 			s.Planned, s.Reason = s.PrevPlanned, s.PrevReason
-			l.Servers[id] = s
 		}
 	}
 }
@@ -354,21 +410,4 @@ func pruneHosts(l *data.Ledger, T int64) {
 			l.Hosts[h] = slices.Clone(starts[i:])
 		}
 	}
-}
-
-// dropUnlisted removes from the ledger the servers no longer listed, so
-// they are not planned and, listed again, count as new.
-func dropUnlisted(l *data.Ledger, servers []data.Server) int {
-	listed := make(map[string]struct{}, len(servers))
-	for _, s := range servers {
-		listed[s.ID] = struct{}{}
-	}
-	n := 0
-	for id := range l.Servers {
-		if _, ok := listed[id]; !ok {
-			delete(l.Servers, id)
-			n++
-		}
-	}
-	return n
 }

@@ -15,11 +15,13 @@ import (
 // Sim runs the real planner minute by minute over a virtual clock and
 // records what its checks would find as the runner does.
 type Sim struct {
-	// Dir, when set, is a data directory: every plan, the ledger and the
-	// results are written there as cmd/plan and the runner write them
-	// (plan files, journal per run, folded every FoldEvery), and at the end
-	// the states loaded from it must equal the simulated ones. Empty keeps
-	// everything in memory.
+	// Dir, when set, is a data directory: every plan and every result is
+	// written there as cmd/plan and the runner write them (a plan file a
+	// minute, a journal a run, folded every FoldEvery), and at the end the
+	// states loaded from it must equal the simulated ones. The ledger is
+	// written and read back every FoldEvery (rather than every minute:
+	// that would be most of the run's time) and must come back equal.
+	// Empty keeps everything in memory.
 	Dir       string
 	FoldEvery time.Duration // 0 means every hour
 
@@ -38,7 +40,9 @@ type Sim struct {
 	Ledger *data.Ledger
 	States map[string]data.State
 
-	pending []data.Result // run, not yet visible: finished after the plan's clock
+	pending  []data.Result // run, not yet visible: finished after the plan's clock
+	journals chan journalBatch
+	written  chan error // the journal writer's end, or its first error
 }
 
 // Run simulates the minutes from start (a whole minute) for d. Each minute
@@ -56,6 +60,14 @@ func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 	}
 	foldEvery := cmp.Or(s.FoldEvery, time.Hour)
 	lastFold := start
+	if s.Dir != "" {
+		// Results are written by a goroutine of their own, as the runner's
+		// are, while the next minute is planned.
+		s.journals = make(chan journalBatch, 16)
+		s.written = make(chan error, 1)
+		go s.writeJournals()
+		defer s.closeJournals()
+	}
 	for T := start; T.Before(start.Add(d)); T = T.Add(time.Minute) {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -77,8 +89,8 @@ func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 			return err
 		}
 		if s.Dir != "" && T.Sub(lastFold) >= foldEvery {
-			if _, err := data.Fold(s.Dir, s.logger()); err != nil {
-				return fmt.Errorf("simulate: %w", err)
+			if err := s.checkpoint(); err != nil {
+				return err
 			}
 			lastFold = T
 		}
@@ -92,8 +104,8 @@ func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 	if s.Dir == "" {
 		return nil
 	}
-	if _, err := data.Fold(s.Dir, s.logger()); err != nil {
-		return fmt.Errorf("simulate: %w", err)
+	if err := s.checkpoint(); err != nil {
+		return err
 	}
 	stored, bad, err := data.LoadStates(s.Dir)
 	if err != nil || len(bad) > 0 {
@@ -135,10 +147,37 @@ func (s *Sim) run(T time.Time, checks []data.PlannedCheck) error {
 	if err := data.WritePlan(s.Dir, T, checks); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
-	if err := data.WriteLedger(s.Dir, s.Ledger); err != nil {
-		return fmt.Errorf("simulate: %w", err)
+	select {
+	case s.journals <- journalBatch{minute: T, results: results}:
+		return nil
+	case err := <-s.written:
+		return err
 	}
-	j, err := data.CreateJournal(s.Dir, "sim-"+T.UTC().Format("20060102T1504"))
+}
+
+type journalBatch struct {
+	minute  time.Time
+	results []data.Result
+	done    chan error // set for a flush: told when everything before it is written
+}
+
+// writeJournals appends each minute's results to a journal of its own, as
+// a run of the runner does, until the channel closes or a write fails.
+func (s *Sim) writeJournals() {
+	var err error
+	for b := range s.journals {
+		if err == nil && b.done == nil {
+			err = s.writeJournal(b.minute, b.results)
+		}
+		if b.done != nil {
+			b.done <- err
+		}
+	}
+	s.written <- err
+}
+
+func (s *Sim) writeJournal(minute time.Time, results []data.Result) error {
+	j, err := data.CreateJournal(s.Dir, "sim-"+minute.UTC().Format("20060102T1504"))
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
@@ -149,6 +188,43 @@ func (s *Sim) run(T time.Time, checks []data.PlannedCheck) error {
 		}
 	}
 	return j.Close()
+}
+
+// closeJournals stops the journal writer.
+func (s *Sim) closeJournals() {
+	if s.journals != nil {
+		close(s.journals)
+		<-s.written
+		s.journals = nil
+	}
+}
+
+// checkpoint waits for the results written so far, folds them, and writes
+// the ledger and reads it back.
+func (s *Sim) checkpoint() error {
+	done := make(chan error, 1)
+	select {
+	case s.journals <- journalBatch{done: done}:
+	case err := <-s.written:
+		return err
+	}
+	if err := <-done; err != nil {
+		return err
+	}
+	if _, err := data.Fold(s.Dir, s.logger()); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	if err := data.WriteLedger(s.Dir, s.Ledger); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	back, err := data.ReadLedger(s.Dir)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	if !back.Equal(s.Ledger) {
+		return fmt.Errorf("simulate: the ledger read back from %s differs from the one written", s.Dir)
+	}
+	return nil
 }
 
 // settle applies the results finished by now, in the order they finished.

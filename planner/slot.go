@@ -18,20 +18,8 @@ const RoutineShare = data.HostMaxPerHour * 5 / 6
 const stretchUnit = 8
 
 // slotHash returns the stable hash of a server id that fixes its slot (rule
-// S2): FNV-1a, then a splitmix64 finalizer so that similar ids land far apart.
-func slotHash(id string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(id); i++ {
-		h ^= uint64(id[i])
-		h *= 1099511628211
-	}
-	h ^= h >> 30
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 27
-	h *= 0x94d049bb133111eb
-	h ^= h >> 31
-	return h
-}
+// S2).
+func slotHash(id string) uint64 { return data.StableHash(id, 0x736c6f74) }
 
 // SlotOf returns the server's own second of the day (rule S2): an hourly
 // server is due at that second's minute and second of every hour, a daily

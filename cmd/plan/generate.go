@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/planner"
+)
+
+// generate writes a test list of cfg.Generate servers to cfg.Out.
+func generate(cfg Config, stdout io.Writer) error {
+	base := cfg.Base
+	if base.IsZero() {
+		base = cfg.now()
+	}
+	big := cfg.BigHost
+	if big < 0 {
+		big = cfg.Generate / 20
+	}
+	servers := planner.Generate(planner.GenConfig{
+		Servers: cfg.Generate, Hosts: cfg.Hosts, BigHost: big, Base: base, Late: cfg.Late, NoURL: 0.01, Seed: cfg.Seed,
+	})
+	var buf bytes.Buffer
+	if err := data.WriteServers(&buf, servers); err != nil {
+		return err
+	}
+	if err := data.WriteFileAtomic(cfg.Out, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	fmt.Fprintf(stdout, "wrote %d servers (%d on one host) to %s\n", len(servers), big, cfg.Out)
+	return nil
+}

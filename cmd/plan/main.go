@@ -1,0 +1,152 @@
+// Command plan writes the plan of the next minute's checks (rules S1-S9),
+// simulates a day of plans to prove the rules hold, or generates a test
+// list to simulate.
+//
+//	plan -servers FILE -paused FILE -data DIR [-at TIME]
+//	plan -simulate 24h -servers FILE -data DIR [-failing 0.05] [-paused FILE] [-at TIME]
+//	plan -generate 100000 -out FILE [-big-host N] [-seed N]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "plan:", err)
+		os.Exit(1)
+	}
+}
+
+// Config is what one invocation of plan does. Exactly one of Simulate and
+// Generate may be set; with neither, it plans one minute.
+type Config struct {
+	Servers string    // ranked list CSV
+	Paused  string    // paused list; "" for none
+	Data    string    // data directory
+	At      time.Time // minute to plan, or first minute to simulate; zero: the next whole minute
+
+	Simulate time.Duration // how long to simulate; 0: plan one minute
+	Failing  float64       // share of servers failing in the simulation
+	Churn    float64       // share of servers removed, and another share moved, during the simulation
+	Seed     uint64        // for the simulation's outcomes and the generator
+
+	Generate int       // servers to generate; 0: do not generate
+	Out      string    // where to write the generated list
+	BigHost  int       // servers of the generated list on one host beyond its caps; -1: a twentieth
+	Hosts    int       // hosts of the generated list; 0: a tenth of the servers
+	Late     float64   // share of the generated list added during the day after Base
+	Base     time.Time // generated servers are added before it, Late of them in the day after; zero: now
+
+	Now func() time.Time // nil means time.Now
+}
+
+// Validate reports the first thing missing or contradictory in c.
+func (c Config) Validate() error {
+	switch {
+	case c.Simulate != 0 && c.Generate != 0:
+		return errors.New("-simulate and -generate do not go together")
+	case c.Generate < 0:
+		return errors.New("-generate needs a positive number of servers")
+	case c.Generate > 0 && c.Out == "":
+		return errors.New("-generate needs -out FILE")
+	case c.Generate > 0:
+		return nil
+	case c.Simulate < 0 || c.Simulate%time.Minute != 0:
+		return fmt.Errorf("-simulate %s: want a positive whole number of minutes", c.Simulate)
+	case c.Servers == "":
+		return errors.New("-servers FILE is required")
+	case c.Data == "":
+		return errors.New("-data DIR is required")
+	case c.Failing < 0 || c.Failing > 0.5:
+		return fmt.Errorf("-failing %g: want a share between 0 and 0.5", c.Failing)
+	case c.Churn < 0 || c.Churn > 0.25:
+		return fmt.Errorf("-churn %g: want a share between 0 and 0.25", c.Churn)
+	case !c.At.IsZero() && !c.At.Equal(c.At.Truncate(time.Minute)):
+		return fmt.Errorf("-at %s: not a whole minute", c.At.Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+func (c Config) now() time.Time {
+	if c.Now == nil {
+		return time.Now()
+	}
+	return c.Now()
+}
+
+// minute returns the minute to plan or to start simulating from.
+func (c Config) minute() time.Time {
+	if !c.At.IsZero() {
+		return c.At.UTC()
+	}
+	return c.now().UTC().Truncate(time.Minute).Add(time.Minute)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := Config{}
+	var at, base string
+	var debug bool
+	fs.StringVar(&cfg.Servers, "servers", "", "ranked list `FILE` (CSV: id,rank,url,added)")
+	fs.StringVar(&cfg.Paused, "paused", "", "paused list `FILE` (one id or address a line)")
+	fs.StringVar(&cfg.Data, "data", "", "data `DIR`: plans, ledger, results")
+	fs.StringVar(&at, "at", "", "minute to plan, RFC 3339 (default the next whole minute); with -simulate, the first minute")
+	fs.DurationVar(&cfg.Simulate, "simulate", 0, "simulate this long (e.g. 24h) into an empty -data DIR and audit every rule")
+	fs.Float64Var(&cfg.Failing, "failing", 0.05, "with -simulate: share of servers that fail")
+	fs.Float64Var(&cfg.Churn, "churn", 0.005, "with -simulate: share of servers removed, and another share moved to a new address")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the simulated outcomes and of the generated list")
+	fs.IntVar(&cfg.Generate, "generate", 0, "write a test list of this many servers to -out")
+	fs.StringVar(&cfg.Out, "out", "", "with -generate: the `FILE` to write")
+	fs.IntVar(&cfg.BigHost, "big-host", -1, "with -generate: servers on one host beyond its caps (default a twentieth)")
+	fs.IntVar(&cfg.Hosts, "hosts", 0, "with -generate: number of hosts (default a tenth of the servers)")
+	fs.Float64Var(&cfg.Late, "late", 0.005, "with -generate: share of servers added during the day after -base")
+	fs.StringVar(&base, "base", "", "with -generate: RFC 3339 time the list is as of (default now)")
+	fs.BoolVar(&debug, "v", false, "log each step")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for _, t := range []struct {
+		flag, v string
+		dst     *time.Time
+	}{{"-at", at, &cfg.At}, {"-base", base, &cfg.Base}} {
+		if t.v == "" {
+			continue
+		}
+		v, err := time.Parse(time.RFC3339, t.v)
+		if err != nil {
+			return fmt.Errorf("%s %q: not an RFC 3339 time", t.flag, t.v)
+		}
+		*t.dst = v
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	level := slog.LevelWarn
+	if debug {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	switch {
+	case cfg.Generate > 0:
+		return generate(cfg, stdout)
+	case cfg.Simulate > 0:
+		return simulate(ctx, cfg, stdout, logger)
+	default:
+		return planMinute(ctx, cfg, stdout, logger)
+	}
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/planner"
+)
+
+// loadPaused reads the paused list named by the -paused flag (rule R1). A
+// list that cannot be read is an error, so no plan is made without it: a
+// failure to read the list never resumes checks (rule R2). Bad lines are
+// logged and skipped. "" means no paused list.
+func loadPaused(source string, logger *slog.Logger) (data.PausedList, error) {
+	if source == "" {
+		return data.PausedList{}, nil
+	}
+	list, bad, err := data.ReadPausedList(source)
+	if err != nil {
+		return list, err
+	}
+	for _, b := range bad {
+		logger.Warn("skipped a bad line of the paused list", "err", b)
+	}
+	return list, nil
+}
+
+// pausedIDs returns the ids of the listed servers the paused list names.
+func pausedIDs(p data.PausedList, servers []data.Server, logger *slog.Logger) map[string]bool {
+	if len(p.Entries) == 0 {
+		return nil
+	}
+	ids, unmatched := p.Match(servers)
+	for _, e := range unmatched {
+		logger.Info("paused list names no listed server", "line", fmt.Sprintf("%s:%d", p.Name, e.Line), "entry", e.Value)
+	}
+	return ids
+}
+
+// readServers reads the ranked list, logging each bad row; an unreadable or
+// empty list is an error.
+func readServers(path string, logger *slog.Logger) ([]data.Server, error) {
+	servers, bad, err := data.ReadServers(path)
+	for _, b := range bad {
+		logger.Warn("skipped a bad row of the ranked list", "err", b)
+	}
+	return servers, err
+}
+
+// inputs is everything one plan reads.
+type inputs struct {
+	servers []data.Server
+	paused  data.PausedList
+	states  map[string]data.State
+	ledger  *data.Ledger
+}
+
+// load reads the inputs of a plan side by side: at a million servers the
+// list and the states each take a good part of the second a plan may take.
+func load(cfg Config, logger *slog.Logger) (inputs, error) {
+	var in inputs
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	wg.Go(func() { in.servers, errs[0] = readServers(cfg.Servers, logger) })
+	wg.Go(func() { in.paused, errs[1] = loadPaused(cfg.Paused, logger) })
+	wg.Go(func() {
+		var bad []error
+		in.states, bad, errs[2] = data.LoadStates(cfg.Data)
+		for _, b := range bad {
+			logger.Warn("skipped a bad result", "err", b)
+		}
+	})
+	wg.Go(func() { in.ledger, errs[3] = data.ReadLedger(cfg.Data) })
+	wg.Wait()
+	return in, errors.Join(errs...)
+}
+
+// planMinute plans one minute into DIR/plans and records it in the ledger.
+// Planning a minute already planned before a later one leaves its plan as
+// it is.
+func planMinute(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.Logger) error {
+	minute := cfg.minute()
+	unlock, err := data.LockPlans(cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	in, err := load(cfg, logger)
+	if err != nil {
+		return fmt.Errorf("plan %s: %w", minute.Format(time.RFC3339), err)
+	}
+	if in.ledger.LastMinute > minute.Unix() {
+		if _, err := os.Stat(data.PlanPath(cfg.Data, minute)); err == nil {
+			fmt.Fprintf(stdout, "%s already planned (the ledger is at %s): plan left as it is\n",
+				minute.Format(time.RFC3339), time.Unix(in.ledger.LastMinute, 0).UTC().Format(time.RFC3339))
+			return nil
+		}
+	}
+	p := planner.Planner{Now: cfg.Now, Logger: logger}
+	rep, err := p.Plan(minute, planner.Input{
+		Servers: in.servers,
+		Paused:  pausedIDs(in.paused, in.servers, logger),
+		States:  in.states,
+	}, in.ledger)
+	if err != nil {
+		return err
+	}
+	// The ledger first: should we die between the two, the checks are
+	// counted but not run, which spares the hosts; the other way round they
+	// would run uncounted. Planning the minute again writes both.
+	if err := data.WriteLedger(cfg.Data, in.ledger); err != nil {
+		return err
+	}
+	if err := data.WritePlan(cfg.Data, minute, rep.Checks); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %d checks (%d new, %d retry, %d routine), %d deferred, longest wait %s -> %s\n",
+		minute.Format(time.RFC3339), len(rep.Checks), rep.New, rep.Retry, rep.Routine, rep.Deferred, rep.Longest,
+		data.PlanPath(cfg.Data, minute))
+	return nil
+}
