@@ -40,6 +40,7 @@ type Config struct {
 	Bin     string           // directory of the built plan, run and publish
 	Dir     string           // demo directory: lists, fleet CA, data, site
 	Timeout time.Duration    // check deadline in the lab (run -timeout); 0 means the check's own, 45 s
+	Serve   bool             // only start the fleet and print a one-off check command per server, until stopped
 	Now     func() time.Time // nil means time.Now
 }
 
@@ -86,6 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Bin, "bin", "bin", "`DIR` of the built plan, run and publish commands")
 	fs.StringVar(&cfg.Dir, "dir", "demo-out", "demo `DIR`: emptied, then the lists, the data and the site")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "lab check deadline passed to run -timeout (0: the check's 45 s)")
+	fs.BoolVar(&cfg.Serve, "serve", false, "only start the fleet and print how to check each server once (run -url), until Ctrl-C")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -95,7 +97,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if cfg.Serve {
+		return serve(ctx, cfg, stdout)
+	}
 	return demo(ctx, cfg, stdout)
+}
+
+// serve starts the demo's fleet under plain names and keeps it up until
+// ctx ends, printing for each server the one-off check (run -url) that
+// reaches it in the lab setting.
+func serve(ctx context.Context, cfg Config, out io.Writer) error {
+	ps := pathsOf(cfg.Dir)
+	if err := prepareDir(ps); err != nil {
+		return err
+	}
+	ms := members()
+	lst := listing{members: ms}
+	for _, m := range ms {
+		lst.ids = append(lst.ids, m.name)
+	}
+	fl, err := fleet.Start(fleet.Config{Servers: lst.specs(), Dir: ps.fleet})
+	if err != nil {
+		return err
+	}
+	defer fl.Close()
+	printFleet(out, lst, fl)
+	lab := "-lab -ca-file " + fl.CAFile()
+	fmt.Fprintf(out, "\nCheck one server once, as its owner would (Ctrl-C stops the fleet):\n\n")
+	for _, s := range fl.Servers() {
+		addr := fl.Resolve()[fmt.Sprintf("%s:%d", s.Host, fleet.Port)]
+		fmt.Fprintf(out, "  %s %s -resolve %s:%d:%s -url %s\n", filepath.Join(cfg.Bin, "run"), lab, s.Host, fleet.Port, addr, s.URL)
+	}
+	<-ctx.Done()
+	fmt.Fprintln(out, "\nstopping the fleet")
+	return fl.Close()
 }
 
 // demo runs the whole demo; see the package documentation.
