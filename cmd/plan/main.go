@@ -3,6 +3,7 @@
 // list to simulate.
 //
 //	plan -servers FILE -paused FILE -data DIR [-at TIME]
+//	plan -servers FILE -paused github:OWNER/REPO/PATH[@REF] -data DIR [-github-api URL]
 //	plan -simulate 24h -servers FILE -data DIR [-failing 0.05] [-paused FILE] [-at TIME]
 //	plan -generate 100000 -out FILE [-big-host N] [-seed N]
 package main
@@ -17,6 +18,8 @@ import (
 	"os"
 	"os/signal"
 	"time"
+
+	"plug.directory/prober/pause"
 )
 
 func main() {
@@ -32,9 +35,11 @@ func main() {
 // Generate may be set; with neither, it plans one minute.
 type Config struct {
 	Servers string    // ranked list CSV
-	Paused  string    // paused list; "" for none
+	Paused  string    // paused list: a file, or github:OWNER/REPO/PATH[@REF]; "" for none
 	Data    string    // data directory
 	At      time.Time // minute to plan, or first minute to simulate; zero: the next whole minute
+
+	GitHubAPI string // GitHub REST API URL a github: paused list is read from; "" means api.github.com
 
 	Simulate time.Duration // how long to simulate; 0: plan one minute
 	Failing  float64       // share of servers failing in the simulation
@@ -66,6 +71,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("-simulate %s: want a positive whole number of minutes", c.Simulate)
 	case c.Servers == "":
 		return errors.New("-servers FILE is required")
+	case c.Simulate != 0 && pause.IsSpec(c.Paused):
+		return errors.New("-simulate takes a local -paused FILE")
 	case c.Data == "":
 		return errors.New("-data DIR is required")
 	case c.Failing < 0 || c.Failing > 0.5:
@@ -100,7 +107,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var at, base string
 	var debug bool
 	fs.StringVar(&cfg.Servers, "servers", "", "ranked list `FILE` (CSV: id,rank,url,added)")
-	fs.StringVar(&cfg.Paused, "paused", "", "paused list `FILE` (one id or address a line)")
+	fs.StringVar(&cfg.Paused, "paused", "", "paused list `FILE` (one id or address a line), or github:OWNER/REPO/PATH[@REF]")
+	fs.StringVar(&cfg.GitHubAPI, "github-api", "", "GitHub REST API `URL` for a github: paused list (default https://api.github.com/)")
 	fs.StringVar(&cfg.Data, "data", "", "data `DIR`: plans, ledger, results")
 	fs.StringVar(&at, "at", "", "minute to plan, RFC 3339 (default the next whole minute); with -simulate, the first minute")
 	fs.DurationVar(&cfg.Simulate, "simulate", 0, "simulate this long (e.g. 24h) into an empty -data DIR and audit every rule")

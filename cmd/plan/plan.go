@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/pause"
 	"plug.directory/prober/planner"
 )
 
@@ -30,6 +31,26 @@ func loadPaused(source string, logger *slog.Logger) (data.PausedList, error) {
 		logger.Warn("skipped a bad line of the paused list", "err", b)
 	}
 	return list, nil
+}
+
+// fetchPaused brings a paused list kept on GitHub (-paused
+// github:OWNER/REPO/PATH[@REF]) up to date in the data directory and returns
+// the local copy to read. When GitHub fails, the last good copy stands and
+// the failure is logged (rule R2); only with no good copy at all is it an
+// error. The token of GITHUB_TOKEN, if set, goes to the GitHub API only.
+func fetchPaused(ctx context.Context, cfg Config, logger *slog.Logger) (string, error) {
+	spec, err := pause.ParseSpec(cfg.Paused)
+	if err != nil {
+		return "", err
+	}
+	client, err := pause.NewClient(cfg.GitHubAPI, os.Getenv(pause.TokenEnv), nil)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second) // the plan is due within its minute
+	defer cancel()
+	path, _, err := (&pause.Fetcher{Client: client, DataDir: cfg.Data, Logger: logger, Now: cfg.Now}).Fetch(ctx, spec)
+	return path, err
 }
 
 // pausedIDs returns the ids of the listed servers the paused list names.
@@ -64,12 +85,20 @@ type inputs struct {
 
 // load reads the inputs of a plan side by side: at a million servers the
 // list and the states each take a good part of the second a plan may take.
-func load(cfg Config, logger *slog.Logger) (inputs, error) {
+func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) {
 	var in inputs
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	wg.Go(func() { in.servers, errs[0] = readServers(cfg.Servers, logger) })
-	wg.Go(func() { in.paused, errs[1] = loadPaused(cfg.Paused, logger) })
+	wg.Go(func() {
+		source := cfg.Paused
+		if pause.IsSpec(source) {
+			if source, errs[1] = fetchPaused(ctx, cfg, logger); errs[1] != nil {
+				return
+			}
+		}
+		in.paused, errs[1] = loadPaused(source, logger)
+	})
 	wg.Go(func() {
 		var bad []error
 		in.states, bad, errs[2] = data.LoadStates(cfg.Data)
@@ -95,7 +124,7 @@ func planMinute(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	in, err := load(cfg, logger)
+	in, err := load(ctx, cfg, logger)
 	if err != nil {
 		return fmt.Errorf("plan %s: %w", minute.Format(time.RFC3339), err)
 	}
