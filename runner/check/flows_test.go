@@ -2,6 +2,9 @@ package check
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
 	"slices"
 	"testing"
 
@@ -116,5 +119,49 @@ func TestFlows(t *testing.T) {
 				t.Errorf("requests %d, want %d", res.Requests, len(tc.want))
 			}
 		})
+	}
+}
+
+// TestSourceAddress proves rule N11 end to end: every connection of a check
+// leaves from the configured source address.
+func TestSourceAddress(t *testing.T) {
+	t.Parallel()
+	srv := startFlowServer(t, legacyMux("2025-06-18", "a"), serverOpts{})
+	source := netip.AddrFrom4([4]byte{127, 0, 0, byte(2 + rand.IntN(250))})
+	c := newTestChecker(t, srv.Lab, 0, func(cfg *Config) { cfg.SourceAddr = source })
+	res, rec := c.Check(context.Background(), srv.target())
+	if res.Status != data.Working {
+		t.Fatalf("concluded %s %q; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
+	}
+	srv.rec.mu.Lock()
+	defer srv.rec.mu.Unlock()
+	for i, remote := range srv.rec.remote {
+		if ap := netip.MustParseAddrPort(remote); ap.Addr() != source {
+			t.Errorf("request %d came from %s, want %s", i, ap.Addr(), source)
+		}
+	}
+}
+
+// TestHeaders proves rules N1 and N5 at the server: the exact User-Agent of
+// the build on every request, and the Streamable HTTP headers the flows
+// need, with no credential.
+func TestHeaders(t *testing.T) {
+	t.Parallel()
+	srv := startFlowServer(t, streamableHandler(sdkServer(nil, "a"), true, false), serverOpts{})
+	res, _ := newTestChecker(t, srv.Lab, 0).Check(context.Background(), srv.target())
+	if res.Status != data.Working {
+		t.Fatalf("concluded %s %q", res.Status, res.Detail)
+	}
+	for i := range srv.rec.requests() {
+		h := srv.rec.header(i)
+		if got, want := h.Get("User-Agent"), fmt.Sprintf(data.UserAgentFormat, data.Version()); got != want {
+			t.Errorf("request %d: User-Agent %q, want %q", i, got, want)
+		}
+		if got := h.Get("Mcp-Protocol-Version"); got != "2026-07-28" {
+			t.Errorf("request %d: Mcp-Protocol-Version %q, want 2026-07-28", i, got)
+		}
+		if got := h.Get("Accept"); got != "application/json, text/event-stream" {
+			t.Errorf("request %d: Accept %q", i, got)
+		}
 	}
 }
