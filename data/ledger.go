@@ -47,6 +47,7 @@ type LedgerServer struct {
 	Planned     int64      // unix s: start of its last planned check; 0 when none
 	PrevPlanned int64      // Planned before the last planned minute, restored when that minute is planned again
 	NextDue     int64      // unix s: its next check: planned, or due (in the past while deferred by the host caps)
+	Resume      int64      // unix s: end of the last minute it was paused (rule S8); nothing falls due before it
 	Cadence     int32      // effective cadence in seconds: its tier's (rule S1), longer when its host has more servers than the caps allow
 	Reason      ReasonCode // why the last planned check was planned
 	PrevReason  ReasonCode // Reason before the last planned minute
@@ -213,6 +214,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 		b = binary.AppendVarint(b, s.Planned-base)
 		b = binary.AppendVarint(b, s.PrevPlanned-base)
 		b = binary.AppendVarint(b, s.NextDue-base)
+		b = binary.AppendVarint(b, s.Resume-base)
 		b = append(b, byte(s.Reason)|byte(s.PrevReason)<<4)
 		b = binary.AppendUvarint(b, uint64(s.Cadence))
 	}
@@ -313,7 +315,7 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 		}
 		l.Hosts[h] = starts
 	}
-	ns := d.count(15)
+	ns := d.count(16)
 	l.Servers = make([]LedgerServer, ns)
 	l.index = nil
 	base := l.LastMinute
@@ -326,6 +328,7 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 		s.Planned = d.varint() + base
 		s.PrevPlanned = d.varint() + base
 		s.NextDue = d.varint() + base
+		s.Resume = d.varint() + base
 		rc := d.bytes(1)[0]
 		s.Reason, s.PrevReason = ReasonCode(rc&15), ReasonCode(rc>>4)
 		if s.Reason > CodeRoutine || s.PrevReason > CodeRoutine {

@@ -48,19 +48,21 @@ type hostAudit struct {
 }
 
 type serverAudit struct {
-	id, url   string
-	rank      int
-	host      string
-	listedAt  int64 // start of the first minute planned with it at this address
-	bootstrap bool  // listed at the first plan: not new
-	removed   bool
-	cadence   int64 // effective cadence, seconds
-	stretched bool
-	first     int64 // first check at this address, 0 none
-	last      int64
-	checks    int
-	routine   int
-	state     data.State // results at this address, applied as the store does
+	id, url    string
+	rank       int
+	host       string
+	listedAt   int64 // start of the first minute planned with it at this address
+	bootstrap  bool  // listed at the first plan: not new
+	removed    bool
+	tierMoved  bool // its rank moved it to the other tier during the run
+	everPaused bool
+	cadence    int64 // effective cadence, seconds
+	stretched  bool
+	first      int64 // first check at this address, 0 none
+	last       int64
+	checks     int
+	routine    int
+	state      data.State // results at this address, applied as the store does
 }
 
 // NewAudit returns an audit of a simulation starting at start.
@@ -90,6 +92,11 @@ func (a *Audit) Plan(now time.Time, list []data.Server, paused map[string]bool, 
 		a.relist(T, list)
 	}
 	a.paused = paused
+	for id := range paused {
+		if sa := a.servers[id]; sa != nil {
+			sa.everPaused = true
+		}
+	}
 	for _, c := range rep.Checks {
 		a.check(now, T, c)
 	}
@@ -127,6 +134,9 @@ func (a *Audit) relist(T int64, list []data.Server) {
 				sa = &serverAudit{id: s.ID, url: s.URL, host: data.HostOf(s.URL), listedAt: T, bootstrap: T == a.Start.Unix()}
 				a.servers[s.ID] = sa
 				a.listedAll++
+			}
+			if sa.rank != 0 && data.Tier(sa.rank) != data.Tier(s.Rank) {
+				sa.tierMoved = true
 			}
 			sa.rank = s.Rank
 			sa.cadence = int64(data.Tier(s.Rank) / time.Second)
@@ -297,7 +307,7 @@ func (a *Audit) Finish(l *data.Ledger) {
 		if ok && e.NextDue != 0 && e.NextDue < end-int64(e.Cadence) {
 			a.broke("S4", "%s owed a check since %s, longer than its cadence %s", id, e.NextDueTime().Format(time.RFC3339), e.EffectiveCadence())
 		}
-		if !sa.bootstrap || sa.stretched || sa.state.URL == "" {
+		if !sa.bootstrap || sa.stretched || sa.tierMoved || sa.everPaused || sa.state.URL == "" {
 			continue
 		}
 		tier := int64(data.Tier(sa.rank) / time.Second)
@@ -359,14 +369,13 @@ func (a *Audit) WriteReport(w io.Writer) {
 	counts := map[group][]int64{}
 	never, neverBoot := 0, 0
 	for id, sa := range a.servers {
-		paused := a.paused[id]
-		if sa.first == 0 && !paused && !sa.removed {
+		if sa.first == 0 && !a.paused[id] && !sa.removed {
 			never++
 			if sa.bootstrap {
 				neverBoot++
 			}
 		}
-		if !sa.bootstrap || sa.removed || paused {
+		if !sa.bootstrap || sa.removed || sa.everPaused {
 			continue
 		}
 		tier := "daily"

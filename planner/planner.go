@@ -167,7 +167,7 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 		}
 		e.Rank = int32(s.Rank)
 		if hk == -2 { // rule S8
-			e.NextDue, e.Cadence = 0, 0
+			e.NextDue, e.Cadence, e.Resume = 0, 0, T+minute
 		} else {
 			stretch := int64(stretchUnit)
 			if hk >= 0 {
@@ -305,21 +305,30 @@ func owed(l *data.Ledger, e data.LedgerServer, cad cadence, st data.State, has b
 	switch {
 	case !has && e.Planned == 0:
 		if e.FirstSeen > l.Created { // rule S5; servers listed at the first plan wait for their slot
-			return 0, e.FirstSeen
+			class, due = 0, e.FirstSeen
+		} else {
+			class, due = 2, cad.next(e.FirstSeen)
 		}
-		class, due = 2, cad.next(e.FirstSeen)
 	case !has:
 		// Planned, no result yet: still running, or lost. A lost first
 		// check is planned again once it should long have finished.
 		if e.Reason == data.CodeNew && e.Planned+int64(data.NewServerTarget/time.Second) <= T {
-			return 0, e.Planned + int64(data.NewServerTarget/time.Second)
+			class, due = 0, e.Planned+int64(data.NewServerTarget/time.Second)
+		} else {
+			class, due = 2, cad.next(e.Planned+gap)
 		}
-		class, due = 2, cad.next(e.Planned+gap)
 	case st.LastStatus == data.Failing && st.EverAnswered() && e.Planned <= lastCheck &&
 		lastCheck+gap < st.FailingSince.Unix()+int64(data.RetryWindow/time.Second):
 		class, due = 1, lastCheck+gap // rule S6; rule S7 keeps never-answered servers out
 	default:
 		class, due = 2, cad.next(last+gap)
+	}
+	if due < e.Resume { // paused until then: owed nothing from before
+		if class == 2 {
+			due = cad.next(e.Resume)
+		} else {
+			due = e.Resume
+		}
 	}
 	if has && !st.RetryAfter.IsZero() {
 		// Retry-After: not before it, but never later than the usual pace.
