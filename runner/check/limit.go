@@ -96,6 +96,9 @@ func (b *answerBody) readRaw(p []byte) (int, error) {
 		if err == nil {
 			return 0, nil
 		}
+		if err == io.EOF {
+			err = b.interrupted()
+		}
 		b.fail(err)
 		return 0, err
 	}
@@ -103,6 +106,9 @@ func (b *answerBody) readRaw(p []byte) (int, error) {
 		p = p[:rest]
 	}
 	k, err := b.rc.Read(p)
+	if err == io.EOF {
+		err = b.interrupted()
+	}
 	b.n += int64(k)
 	b.g.mu.Lock()
 	b.ex.Bytes = b.n
@@ -114,6 +120,25 @@ func (b *answerBody) readRaw(p []byte) (int, error) {
 		b.fail(err)
 	}
 	return k, err
+}
+
+// interrupted decides what an end of the answer means. When the request's
+// context has ended or the guard was closed, net/http may report a cut
+// stream as a clean io.EOF; the answer was cut, not complete, so the
+// context's error (or the guard's) replaces it. Otherwise it is io.EOF.
+func (b *answerBody) interrupted() error {
+	if b.req != nil {
+		if err := b.req.Context().Err(); err != nil {
+			return err
+		}
+	}
+	b.g.mu.Lock()
+	closed := b.g.closed
+	b.g.mu.Unlock()
+	if closed && !b.closing.Load() {
+		return &GuardError{Kind: ErrCanceled, Detail: "check already ended"}
+	}
+	return io.EOF
 }
 
 // fail ends the exchange with err: io.EOF is a normal end, errTooLarge

@@ -44,7 +44,7 @@ func CheckTarget(u *url.URL, lab Lab) error {
 	if u == nil || u.Host == "" {
 		s := ""
 		if u != nil {
-			s = u.Redacted()
+			s = redact(u)
 		}
 		return &TargetError{Rule: "N7", Reason: ReasonNoAddress, URL: s}
 	}
@@ -147,13 +147,35 @@ func credentialQuery(raw string) bool {
 	return false
 }
 
-// redact returns u for the transcript, with the password of user info
-// hidden.
+// redact returns u for the transcript with every credential it carries
+// replaced by "xxxxx": the whole user info (a lone user name is often a
+// token) and the values of credential query parameters.
 func redact(u *url.URL) string {
 	if u == nil {
 		return ""
 	}
-	return u.Redacted()
+	if u.User == nil && !credentialQuery(u.RawQuery) {
+		return u.String()
+	}
+	c := *u
+	if c.User != nil {
+		c.User = url.User("xxxxx")
+	}
+	if c.RawQuery != "" {
+		parts := strings.FieldsFunc(c.RawQuery, func(r rune) bool { return r == '&' || r == ';' })
+		for i, part := range parts {
+			name, _, hasValue := strings.Cut(part, "=")
+			n, err := url.QueryUnescape(name)
+			if err != nil {
+				n = name
+			}
+			if hasValue && credentialParam(n) {
+				parts[i] = name + "=xxxxx"
+			}
+		}
+		c.RawQuery = strings.Join(parts, "&")
+	}
+	return c.String()
 }
 
 // checkRedirect is the client's redirect policy (rule N8): at most

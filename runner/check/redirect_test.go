@@ -98,6 +98,28 @@ func TestCheckTarget(t *testing.T) {
 	})
 }
 
+// TestRedact proves that transcripts never show a credential (rule N5).
+func TestRedact(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"https://mcp.example.com/mcp?x=1", "https://mcp.example.com/mcp?x=1"},
+		{"https://user:pw@mcp.example.com/mcp", "https://xxxxx@mcp.example.com/mcp"},
+		{"https://ghp_token123@mcp.example.com/mcp", "https://xxxxx@mcp.example.com/mcp"},
+		{"https://mcp.example.com/mcp?x=1&api_key=s3cret;token=t0k", "https://mcp.example.com/mcp?x=1&api_key=xxxxx&token=xxxxx"},
+		{"https://mcp.example.com/messages?sessionId=abc", "https://mcp.example.com/messages?sessionId=abc"},
+	}
+	for _, c := range cases {
+		t.Run("N5_"+c.in, func(t *testing.T) {
+			u, err := url.Parse(c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := redact(u); got != c.want {
+				t.Errorf("redact(%s) = %s, want %s", c.in, got, c.want)
+			}
+		})
+	}
+}
+
 // redirectChain serves /hop/N as a redirect to /hop/N+1 up to /hop/hops,
 // which answers 200 "done"; every request is counted.
 type redirectChain struct {
