@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"net/netip"
 	"testing"
 )
@@ -122,4 +123,16 @@ func TestAllowedAddr(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ExamplePublicIPv4() {
+	for _, s := range []string{"93.184.215.14", "10.0.0.1", "127.0.0.1", "100.64.0.1", "::1"} {
+		fmt.Println(s, PublicIPv4(netip.MustParseAddr(s)))
+	}
+	// Output:
+	// 93.184.215.14 true
+	// 10.0.0.1 false
+	// 127.0.0.1 false
+	// 100.64.0.1 false
+	// ::1 false
 }

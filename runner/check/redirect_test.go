@@ -285,3 +285,27 @@ func lastExchange(t *testing.T, g *Guard) Exchange {
 	}
 	return rec.Exchanges[len(rec.Exchanges)-1]
 }
+
+func ExampleCheckTarget() {
+	for _, s := range []string{
+		"https://mcp.example.com/mcp",
+		"https://mcp.example.com/mcp?api_key=abc",
+		"http://mcp.example.com/mcp",
+		"https://mcp.example.com:8080/mcp",
+		"https://127.0.0.1:8443/mcp",
+	} {
+		u, _ := url.Parse(s)
+		var te *TargetError
+		if err := CheckTarget(u, Lab{}); errors.As(err, &te) {
+			fmt.Printf("%s: not_checkable (%s)\n", s, te.Reason)
+			continue
+		}
+		fmt.Printf("%s: ok\n", s)
+	}
+	// Output:
+	// https://mcp.example.com/mcp: ok
+	// https://mcp.example.com/mcp?api_key=abc: not_checkable (address carries a credential)
+	// http://mcp.example.com/mcp: not_checkable (not https)
+	// https://mcp.example.com:8080/mcp: not_checkable (port not 443 or 8443)
+	// https://127.0.0.1:8443/mcp: not_checkable (not a public IPv4 address)
+}
