@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// labServer is a local MCP-speaking TLS server on a random 127.x.y.z:8443,
+// reachable in the lab setting as https://mcp.test:8443/mcp.
+type labServer struct {
+	url     string
+	resolve string // -resolve value
+	caFile  string
+}
+
+// startServer serves h over TLS with a fresh CA whose certificate it writes
+// to a file, for -ca-file.
+func startServer(t *testing.T, h http.Handler) labServer {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "run test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	leafTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "mcp.test"}, DNSNames: []string{"mcp.test"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = listen8443(t)
+	srv.EnableHTTP2 = true
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	addr := netip.MustParseAddrPort(srv.Listener.Addr().String()).Addr()
+	return labServer{url: "https://mcp.test:8443/mcp", resolve: "mcp.test:8443:" + addr.String(), caFile: caFile}
+}
+
+// listen8443 listens on a random 127.a.b.c:8443, retrying when in use.
+func listen8443(t *testing.T) net.Listener {
+	for range 100 {
+		a := netip.AddrFrom4([4]byte{127, byte(mrand.IntN(256)), byte(1 + mrand.IntN(254)), byte(1 + mrand.IntN(254))})
+		ln, err := net.Listen("tcp4", netip.AddrPortFrom(a, 8443).String())
+		if err == nil {
+			return ln
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) {
+			t.Fatalf("listen: %v", err)
+		}
+	}
+	t.Fatal("no free loopback :8443")
+	return nil
+}
+
+// mcpHandler answers as a pre-2026 MCP server with one tool, or with
+// failStatus to everything when it is not 0.
+func mcpHandler(failStatus int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if failStatus != 0 {
+			http.Error(w, http.StatusText(failStatus), failStatus)
+			return
+		}
+		var m struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+		}
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&m) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		if m.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch m.Method {
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"demo","version":"1.0"}}}`, m.ID)
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`, m.ID)
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, m.ID)
+		}
+	}
+}
+
+// runArgs runs the command and returns its exit status and output.
+func runArgs(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), args, &stdout, &stderr)
+	code := exitCode(err, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// squeeze collapses runs of spaces, so assertions do not depend on column
+// widths.
+func squeeze(s string) string {
+	for strings.Contains(s, "  ") {
+		s = strings.ReplaceAll(s, "  ", " ")
+	}
+	return s
+}
+
+func TestOneOff(t *testing.T) {
+	t.Parallel()
+	ok := startServer(t, mcpHandler(0))
+	broken := startServer(t, mcpHandler(http.StatusBadGateway))
+	lab := func(s labServer, extra ...string) []string {
+		return append([]string{"-lab", "-resolve", s.resolve, "-ca-file", s.caFile, "-url", s.url}, extra...)
+	}
+
+	t.Run("text_answered_exit_0", func(t *testing.T) {
+		t.Parallel()
+		code, out, errOut := runArgs(t, lab(ok)...)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0; stderr %s; stdout:\n%s", code, errOut, out)
+		}
+		for _, want := range []string{"outcome working", "label working", "reason 1 tool", "protocol 2025-06-18 over streamable-http",
+			"tools 1: echo", "took ", "4 requests, 1 connections", "transcript:",
+			"POST https://mcp.test:8443/mcp server/discover -> 200", "initialize -> 200", "notifications/initialized -> 202", "tools/list -> 200"} {
+			if !strings.Contains(squeeze(out), want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("json_answered_exit_0", func(t *testing.T) {
+		t.Parallel()
+		code, out, errOut := runArgs(t, lab(ok, "-json")...)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0; stderr %s", code, errOut)
+		}
+		var got struct {
+			Status, Label, Reason, Protocol, Transport string
+			Tools                                      []string
+			Requests, Conns                            int
+			Transcript                                 []struct {
+				Method    string `json:"method"`
+				RPCMethod string `json:"rpc_method"`
+				Status    int    `json:"status"`
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("output is not one JSON object: %v\n%s", err, out)
+		}
+		if got.Status != "working" || got.Label != "working" || got.Reason != "1 tool" || got.Protocol != "2025-06-18" ||
+			got.Transport != "streamable-http" || !slices.Equal(got.Tools, []string{"echo"}) || got.Requests != 4 || got.Conns != 1 {
+			t.Errorf("got %+v", got)
+		}
+		var rpc []string
+		for _, ex := range got.Transcript {
+			rpc = append(rpc, ex.Method+" "+ex.RPCMethod)
+		}
+		if want := []string{"POST server/discover", "POST initialize", "POST notifications/initialized", "POST tools/list"}; !slices.Equal(rpc, want) {
+			t.Errorf("transcript %q, want %q", rpc, want)
+		}
+	})
+	t.Run("not_answered_exit_1", func(t *testing.T) {
+		t.Parallel()
+		code, out, _ := runArgs(t, lab(broken, "-json")...)
+		if code != 1 {
+			t.Fatalf("exit %d, want 1", code)
+		}
+		var got struct{ Status, Label, Reason string }
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != "failing" || got.Label != "failing" || got.Reason != "HTTP 502" {
+			t.Errorf("got %+v", got)
+		}
+	})
+	t.Run("not_checkable_without_lab_exit_1", func(t *testing.T) {
+		t.Parallel()
+		// Without -lab a check never goes to a loopback address (rule N6).
+		code, out, _ := runArgs(t, "-url", "https://127.0.0.1:8443/mcp")
+		if code != 1 || !strings.Contains(squeeze(out), "outcome not_checkable") {
+			t.Errorf("exit %d, output:\n%s", code, out)
+		}
+	})
+}
+
+func TestOneOffUsage(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"-url", "https://mcp.test/mcp", "-nope"},
+		{"-url", "https://mcp.test/mcp", "extra"},
+		{"-url", ""},
+		{"-url", "https://mcp.test/mcp", "-source", "not-an-address"},
+		{"-url", "https://mcp.test/mcp", "-resolve", "mcp.test:443:127.0.0.9"}, // -resolve needs -lab
+		{"-url", "https://mcp.test/mcp", "-lab", "-resolve", "mcp.test:443:10.0.0.1"},
+		{"-url", "https://mcp.test/mcp", "-lab", "-ca-file", "/does/not/exist.pem"},
+		{"-url", "https://mcp.test/mcp", "-transport", "carrier-pigeon"},
+	} {
+		if code, out, errOut := runArgs(t, args...); code != 2 || out != "" {
+			t.Errorf("%q: exit %d (stderr %q, stdout %q), want 2 and no result", args, code, errOut, out)
+		}
+	}
+}
+
+func TestHasFlag(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"-url", "x"}, true},
+		{[]string{"--url=x"}, true},
+		{[]string{"-lab", "-url=x"}, true},
+		{[]string{"-data", "d"}, false},
+		{[]string{"-urls"}, false},
+		{[]string{"--", "-url"}, false},
+	} {
+		if got := hasFlag(tc.args, "url"); got != tc.want {
+			t.Errorf("hasFlag(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
