@@ -20,15 +20,22 @@ import (
 
 // childEnv names, for the test binary re-executed as a child process.
 const (
-	childMode   = "RUNNER_TEST_CHILD" // "crash": run one minute
+	childMode   = "RUNNER_TEST_CHILD" // "crash": run one minute; "farm": serve lab servers
 	childDir    = "RUNNER_TEST_DIR"
 	childMinute = "RUNNER_TEST_MINUTE" // RFC 3339
 	childHosts  = "RUNNER_TEST_HOSTS"  // lab servers to start
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childMode) == "crash" {
-		if err := crashChild(); err != nil {
+	var child func() error
+	switch os.Getenv(childMode) {
+	case "crash":
+		child = crashChild
+	case "farm":
+		child = farmChild
+	}
+	if child != nil {
+		if err := child(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -1,13 +1,12 @@
 package runner
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,21 +18,37 @@ import (
 // data.HostMinSpacing matters; the rest is margin for clocks that step.
 const ledgerKeep = time.Minute
 
+// ledgerCompactSize is the log size past which the next start rewrites it
+// with only the starts of the last ledgerKeep.
+const ledgerCompactSize = 1 << 20
+
 // hostLedger is the record, shared by every run on the machine, of the last
 // actual start of a check per host (rule S9). Overlapping runs (the previous
 // minute's run still starting late checks, a run started late) all consult
 // it before they start a check, so the 1 s spacing holds on actual start
 // times, not only in the plan.
 //
-// The file DIR/run/hosts.txt holds one "host unixnano" a line and is replaced
-// by rename under an exclusive flock on DIR/run/hosts.lock, so a process
-// killed mid-update leaves the previous version. It is not fsynced: after a
-// machine crash more than a second has passed anyway.
+// It is an append-only log, DIR/run/hosts.log, one "host unixnano" a line,
+// read and appended only under an exclusive flock on DIR/run/hosts.lock.
+// Each process keeps what it has read and reads only what others appended
+// since, so a start costs a lock, a stat, a short read and a short write.
+// Past ledgerCompactSize the log is rewritten with its recent lines and
+// renamed over; the others notice the new file and read it afresh. It is
+// not fsynced: after a machine crash more than a second has passed anyway.
 type hostLedger struct {
-	mu    sync.Mutex // one flock holder per process; flock itself serialises processes
+	mu    sync.Mutex // one flock holder per process; flock serialises processes
 	lock  *os.File
 	path  string
 	clock Clock
+
+	compactAt int64 // log size that triggers a compaction: ledgerCompactSize
+
+	log  *os.File // the log as last opened
+	ino  uint64   // its inode, to notice a compaction by another process
+	off  int64    // bytes of it read
+	torn bool     // it ends without a newline: a writer died mid-line
+	last map[string]time.Time
+	buf  []byte
 }
 
 // openLedger opens the ledger of the data directory dir.
@@ -46,11 +61,18 @@ func openLedger(dir string, clock Clock) (*hostLedger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open host ledger: %w", err)
 	}
-	return &hostLedger{lock: f, path: filepath.Join(rdir, "hosts.txt"), clock: clock}, nil
+	return &hostLedger{lock: f, path: filepath.Join(rdir, "hosts.log"), clock: clock, last: map[string]time.Time{}, compactAt: ledgerCompactSize}, nil
 }
 
-// close releases the ledger's lock file.
-func (l *hostLedger) close() error { return l.lock.Close() }
+// close releases the ledger's files.
+func (l *hostLedger) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.log != nil {
+		l.log.Close()
+	}
+	return l.lock.Close()
+}
 
 // tryStart decides, under the lock, whether a check of host may start now.
 // When the host's last start is at least data.HostMinSpacing ago, it records
@@ -66,70 +88,132 @@ func (l *hostLedger) tryStart(host string) (ok bool, at time.Time, err error) {
 	}
 	defer syscall.Flock(int(l.lock.Fd()), syscall.LOCK_UN)
 
-	last, err := readLedger(l.path)
-	if err != nil {
+	if err := l.catchUp(); err != nil {
 		return false, time.Time{}, err
 	}
 	now := l.clock.Now()
-	if prev, seen := last[host]; seen {
+	if prev, seen := l.last[host]; seen {
 		if next := prev.Add(data.HostMinSpacing); now.Before(next) {
 			return false, next, nil
 		}
 	}
-	last[host] = now
-	if err := writeLedger(l.path, last, now.Add(-ledgerKeep)); err != nil {
+	if err := l.append(host, now); err != nil {
 		return false, time.Time{}, err
 	}
 	return true, now, nil
 }
 
-// readLedger reads the last start per host. A missing file is empty; a line
-// that does not parse (the file is never torn, but a person may edit it) is
-// skipped: an entry lost costs at most one second of spacing.
-func readLedger(path string) (map[string]time.Time, error) {
-	b, err := os.ReadFile(path)
+// catchUp reads what other processes appended since the last call, or the
+// whole log when it was replaced.
+func (l *hostLedger) catchUp() error {
+	fi, err := os.Stat(l.path)
 	if os.IsNotExist(err) {
-		return map[string]time.Time{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read host ledger: %w", err)
-	}
-	m := make(map[string]time.Time, bytes.Count(b, []byte{'\n'}))
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		host, ns, found := strings.Cut(sc.Text(), " ")
-		if !found {
-			continue
-		}
-		n, err := strconv.ParseInt(ns, 10, 64)
+		f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
-			continue
+			return fmt.Errorf("open host ledger: %w", err)
 		}
-		if t := time.Unix(0, n); t.After(m[host]) {
-			m[host] = t
+		if fi, err = f.Stat(); err != nil {
+			f.Close()
+			return fmt.Errorf("open host ledger: %w", err)
 		}
+		f.Close()
+	} else if err != nil {
+		return fmt.Errorf("read host ledger: %w", err)
 	}
-	return m, nil
-}
-
-// writeLedger replaces the ledger with the starts after since.
-func writeLedger(path string, last map[string]time.Time, since time.Time) error {
-	var buf bytes.Buffer
-	for host, t := range last {
-		if t.Before(since) {
-			continue
+	ino := fi.Sys().(*syscall.Stat_t).Ino
+	if l.log == nil || ino != l.ino {
+		f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("open host ledger: %w", err)
 		}
-		buf.WriteString(host)
-		buf.WriteByte(' ')
-		buf.WriteString(strconv.FormatInt(t.UnixNano(), 10))
-		buf.WriteByte('\n')
+		if l.log != nil {
+			l.log.Close()
+		}
+		l.log, l.ino, l.off, l.torn = f, ino, 0, false
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write host ledger: %w", err)
+	if fi.Size() <= l.off {
+		return nil
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write host ledger: %w", err)
+	buf := make([]byte, fi.Size()-l.off)
+	n, err := l.log.ReadAt(buf, l.off)
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("read host ledger: %w", err)
+	}
+	buf = buf[:n]
+	l.off += int64(n)
+	l.torn = n > 0 && buf[n-1] != '\n'
+	for len(buf) > 0 {
+		line := buf
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			line, buf = buf[:i], buf[i+1:]
+		} else {
+			buf = nil
+		}
+		l.parse(line)
 	}
 	return nil
+}
+
+// parse takes one "host unixnano" line. A line that does not parse (a
+// writer killed mid-line) is skipped: an entry lost costs at most one
+// second of spacing on one host.
+func (l *hostLedger) parse(line []byte) {
+	i := bytes.LastIndexByte(line, ' ')
+	if i <= 0 {
+		return
+	}
+	n, err := strconv.ParseInt(string(line[i+1:]), 10, 64)
+	if err != nil {
+		return
+	}
+	host := string(line[:i])
+	if t := time.Unix(0, n); t.After(l.last[host]) {
+		l.last[host] = t
+	}
+}
+
+// append records a start, compacting the log first when it has grown.
+func (l *hostLedger) append(host string, at time.Time) error {
+	if l.off >= l.compactAt {
+		if err := l.compact(at.Add(-ledgerKeep)); err != nil {
+			return err
+		}
+	}
+	l.buf = l.buf[:0]
+	if l.torn {
+		l.buf = append(l.buf, '\n')
+	}
+	l.buf = append(l.buf, host...)
+	l.buf = append(l.buf, ' ')
+	l.buf = strconv.AppendInt(l.buf, at.UnixNano(), 10)
+	l.buf = append(l.buf, '\n')
+	n, err := l.log.Write(l.buf)
+	if err != nil {
+		return fmt.Errorf("write host ledger: %w", err)
+	}
+	l.off += int64(n)
+	l.torn = false
+	l.last[host] = at
+	return nil
+}
+
+// compact replaces the log with the starts after since.
+func (l *hostLedger) compact(since time.Time) error {
+	var b bytes.Buffer
+	for host, t := range l.last {
+		if t.Before(since) {
+			delete(l.last, host)
+			continue
+		}
+		fmt.Fprintf(&b, "%s %d\n", host, t.UnixNano())
+	}
+	tmp := l.path + ".tmp"
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("compact host ledger: %w", err)
+	}
+	if err := os.Rename(tmp, l.path); err != nil {
+		return fmt.Errorf("compact host ledger: %w", err)
+	}
+	l.ino = 0 // reopen below
+	return l.catchUp()
 }
