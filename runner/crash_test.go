@@ -108,22 +108,37 @@ func TestCrash(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// A minute takes 1.5 s on the child's clock, plus its fold: kill
-		// it anywhere from its start to its end.
-		kill := time.Duration(100+mrand.IntN(2000)) * time.Millisecond
-		timer := time.AfterFunc(kill, func() { cmd.Process.Signal(syscall.SIGKILL) })
+		// Kill it at a random point of its progress, whatever the load of
+		// the machine: after k checks reported complete (0: as soon as the
+		// run has started; 40: all done, during its fold), plus up to 30 ms.
+		k := mrand.IntN(perRun + 1)
+		kill := time.Duration(mrand.IntN(30)) * time.Millisecond
+		var timer *time.Timer
+		arm := func() {
+			if timer == nil {
+				timer = time.AfterFunc(kill, func() { cmd.Process.Signal(syscall.SIGKILL) })
+			}
+		}
 		n := 0
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			var rec struct{ Msg, ID string }
-			if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "check done" {
+			if json.Unmarshal(sc.Bytes(), &rec) != nil {
+				continue
+			}
+			if rec.Msg == "check done" {
 				completed[rec.ID] = true
 				n++
 			}
+			if (rec.Msg == "run started" && k == 0) || (rec.Msg == "check done" && n == k) {
+				arm()
+			}
 		}
 		err = cmd.Wait()
-		timer.Stop()
-		t.Logf("run %d: killed after %v: %d checks reported complete (%v)", i, kill, n, err)
+		if timer != nil {
+			timer.Stop()
+		}
+		t.Logf("run %d: killed %v after check %d: %d checks reported complete (%v)", i, kill, k, n, err)
 	}
 	if len(completed) == 0 {
 		t.Fatal("no child completed any check: the test proves nothing")
