@@ -188,6 +188,30 @@ func TestCheck(t *testing.T) {
 			status: data.Failing, detail: "HTTP 404", seq: []string{"POST server/discover", "POST initialize", "GET"},
 		},
 		{
+			name: "N4_modern_error_code_is_no_legacy_sse",
+			handler: withInit(legacyMux("2025-06-18"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+				writeRPCErrorStatus(w, http.StatusBadRequest, m.ID, -32022, "unsupported protocol version")
+			}),
+			status: data.Failing, detail: "HTTP 400, error -32022", seq: discoverInit,
+		},
+		{
+			name: "N4_discover_answered_with_text_retries_initialize_once",
+			handler: func() rpcMux {
+				m := legacyMux("2025-06-18", "a")
+				m["server/discover"] = func(w http.ResponseWriter, r *http.Request, _ rpcRequest) {
+					answerWith(200, "OK", "Content-Type", "text/plain")(w, r)
+				}
+				return m
+			}(),
+			status: data.Working, detail: "1 tool", seq: full2025,
+		},
+		{
+			name: "N7_legacy_sse_endpoint_on_port_8080", opts: serverOpts{legacySSE: true}, url: "/sse",
+			handler: newLegacySSEServer("/sse", "https://mcp.test:8080/messages", answerWith(405, ""), legacyMux("2024-11-05", "a")),
+			status:  data.NotCheckable, detail: guardDetail,
+			seq: []string{"POST server/discover", "POST initialize", "GET"},
+		},
+		{
 			name: "O_failing_tools_missing",
 			handler: withTools(legacyMux("2025-06-18"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
 				writeResult(w, m.ID, map[string]any{})

@@ -54,7 +54,7 @@ func classify(rec Record, fd findings, cc classifyContext) verdict {
 		return verdict{data.NotCheckable, "check cancelled by the prober"}
 	}
 	if ex, ok := lastAnswer(rec); ok {
-		if v, ok := answerVerdict(ex); ok {
+		if v, ok := answerVerdict(ex, fd); ok {
 			return v
 		}
 	}
@@ -227,13 +227,17 @@ func lastAnswer(rec Record) (Exchange, bool) {
 	return Exchange{}, false
 }
 
-// answerVerdict reads the last answer: an error status is "HTTP 502"; a
-// success that is not MCP is named for what it is. It reports false for an
-// answer that looks like JSON-RPC, which leaves the reason to the protocol.
-func answerVerdict(ex Exchange) (verdict, bool) {
+// answerVerdict reads the last answer: an error status is "HTTP 502" (with
+// the JSON-RPC error code when its body carried one); a success that is not
+// MCP is named for what it is. It reports false for an answer that looks
+// like JSON-RPC, which leaves the reason to the protocol.
+func answerVerdict(ex Exchange, fd findings) (verdict, bool) {
 	if ex.Status >= 300 {
 		if botChallenge(ex) {
 			return verdict{data.Refused, "refused: bot challenge page"}, true
+		}
+		if fd.RPCErr != nil && fd.RPCMethod == ex.RPCMethod && ex.RPCMethod != "" {
+			return verdict{data.Failing, fmt.Sprintf("HTTP %d, error %d", ex.Status, fd.RPCErr.Code)}, true
 		}
 		return verdict{data.Failing, fmt.Sprintf("HTTP %d", ex.Status)}, true
 	}
@@ -286,10 +290,10 @@ func notMCP(ex Exchange) string {
 			return "event stream without data"
 		}
 		return ""
-	case mt == "application/json" || (mt == "" && len(head) > 0 && (head[0] == '{' || head[0] == '[')):
-		return jsonNotRPC(head, ex.Bytes)
 	case len(head) == 0:
 		return "empty answer"
+	case mt == "application/json" || (mt == "" && (head[0] == '{' || head[0] == '[')):
+		return jsonNotRPC(head, ex.Bytes)
 	case mt == "":
 		return "answer without a content type"
 	default:

@@ -1,0 +1,141 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"plug.directory/prober/data"
+)
+
+// TestClassify proves the table O decisions as a pure function of a record
+// and the flows' findings, for cases a live server cannot stage cheaply.
+func TestClassify(t *testing.T) {
+	t.Parallel()
+	answer := func(status int, ctype, body string, hdr ...string) Exchange {
+		h := http.Header{}
+		if ctype != "" {
+			h.Set("Content-Type", ctype)
+		}
+		for i := 0; i+1 < len(hdr); i += 2 {
+			h.Set(hdr[i], hdr[i+1])
+		}
+		return Exchange{Method: "POST", RPCMethod: "initialize", Status: status, Header: h, BodyHead: []byte(body), Bytes: int64(len(body))}
+	}
+	rec := func(exs ...Exchange) Record {
+		r := Record{Exchanges: exs}
+		for _, ex := range exs {
+			if refusalStatus(ex.Status) && r.Refusal == 0 {
+				r.Refusal = ex.Status
+			}
+		}
+		return r
+	}
+	cc := classifyContext{timeout: data.CheckTimeout}
+	tests := []struct {
+		name   string
+		rec    Record
+		fd     findings
+		cc     classifyContext
+		status data.Outcome
+		detail string
+	}{
+		{"O_working_wins_over_a_late_refusal", rec(answer(429, "", "")), findings{ToolsOK: true, Tools: []string{"a", "b", "c"}}, cc, data.Working, "3 tools"},
+		{"O_working_tool_list_cut_short", Record{}, findings{ToolsOK: true, Tools: []string{"a"}, ToolsNote: "server repeated a cursor"}, cc, data.Working, "1 tool (server repeated a cursor)"},
+		{"O_needs_key_resource_metadata_without_bearer", rec(answer(401, "", "", "WWW-Authenticate", `Custom resource_metadata="https://x/.well-known/oauth-protected-resource"`)), findings{}, cc, data.NeedsKey, "needs a key (OAuth)"},
+		{"O_needs_key_odd_scheme_not_echoed", rec(answer(401, "", "", "WWW-Authenticate", `<script>alert(1)</script>`)), findings{}, cc, data.NeedsKey, "needs a key: HTTP 401"},
+		{"O_refused_bot_challenge_200", rec(answer(200, "text/html", "<html><head><title>Just a moment...</title><script src=/cdn-cgi/challenge-platform/x></script>")), findings{}, cc, data.Refused, "refused: bot challenge page"},
+		{"O_refused_429_first_refusal_counts", rec(answer(429, "", ""), answer(401, "", "")), findings{}, cc, data.Refused, "refused: HTTP 429"},
+		{"O_failing_deadline_without_exchange", Record{}, findings{}, classifyContext{deadline: true, timeout: 45 * time.Second}, data.Failing, "no answer in 45 s"},
+		{"O_not_checkable_cancelled_by_prober", rec(answer(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{}}`)), findings{}, classifyContext{cancelled: true}, data.NotCheckable, "check cancelled by the prober"},
+		{"O_failing_json_array", rec(answer(200, "application/json", `[1,2]`)), findings{}, cc, data.Failing, "not MCP: JSON that is not JSON-RPC"},
+		{"O_failing_not_json", rec(answer(200, "application/json", `{"jsonrpc":`)), findings{}, cc, data.Failing, "not MCP: not JSON"},
+		{"O_failing_plain_text", rec(answer(200, "text/plain", `hello`)), findings{}, cc, data.Failing, "not MCP: content type text/plain"},
+		{"O_failing_html_without_type", rec(answer(200, "", `<!DOCTYPE html><html></html>`)), findings{}, cc, data.Failing, "not MCP: HTML page"},
+		{"O_failing_empty_200", rec(answer(200, "application/json", ``)), findings{Handshake: false}, cc, data.Failing, "not MCP: empty answer"},
+		{"O_failing_sse_get_without_endpoint", rec(Exchange{Method: "GET", Status: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, BodyHead: []byte("event: message\ndata: {}\n\n"), Bytes: 24}), findings{}, cc, data.Failing, "not MCP: no endpoint event"},
+		{"O_failing_rpc_error_at_initialize", rec(answer(200, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`)), findings{RPCErr: &jsonrpc.Error{Code: -32602}, RPCMethod: "initialize"}, cc, data.Failing, "protocol error: initialize answered error -32602"},
+		{"O_failing_dns_other", rec(Exchange{Method: "POST", ErrKind: ErrDNS, Detail: "DNS: lookup failed"}), findings{}, cc, data.Failing, "DNS: lookup failed"},
+		{"O_failing_connection_reset", rec(Exchange{Method: "POST", ErrKind: ErrNetwork}), findings{}, cc, data.Failing, "connection failed: closed by the server"},
+		{"O_blocked_messages_are_not_failures", rec(answer(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{}}`), Exchange{Method: "DELETE", Blocked: "N2: method DELETE", ErrKind: ErrBlocked}), findings{Handshake: true}, cc, data.Failing, "protocol error: no valid tools/list result"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			v := classify(tc.rec, tc.fd, tc.cc)
+			if v.status != tc.status || v.detail != tc.detail {
+				t.Errorf("classify = %s %q, want %s %q", v.status, v.detail, tc.status, tc.detail)
+			}
+		})
+	}
+}
+
+// TestRetryAfter proves both forms of Retry-After (429 and 503 feed
+// data.State.RetryAfter).
+func TestRetryAfter(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	now := func() time.Time { return start }
+	for _, tc := range []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"120", start.Add(2 * time.Minute), true},
+		{"Wed, 02 Dec 2026 11:00:00 GMT", start.Add(time.Hour), true},
+		{"soon", time.Time{}, false},
+		{"-5", time.Time{}, false},
+		{"", time.Time{}, false},
+	} {
+		got, ok := retryAfter(tc.in, start, now)
+		if ok != tc.ok || !got.Equal(tc.want) {
+			t.Errorf("retryAfter(%q) = %v %v, want %v %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestLegacySSEFallbackRule proves the backwards-compatibility rule of N4:
+// only 400, 404 or 405 to initialize, without a modern error code, and no
+// refusal, sends the check to the legacy transport.
+func TestLegacySSEFallbackRule(t *testing.T) {
+	t.Parallel()
+	init := func(status int, body string) Exchange {
+		return Exchange{Method: "POST", RPCMethod: "initialize", Status: status, BodyHead: []byte(body)}
+	}
+	for _, tc := range []struct {
+		name string
+		rec  Record
+		want bool
+	}{
+		{"N4_405", Record{Exchanges: []Exchange{init(405, "")}}, true},
+		{"N4_404_html", Record{Exchanges: []Exchange{init(404, "<html>Cannot POST /sse</html>")}}, true},
+		{"N4_400_plain_jsonrpc_error", Record{Exchanges: []Exchange{init(400, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"x"}}`)}}, true},
+		{"N4_400_header_mismatch", Record{Exchanges: []Exchange{init(400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"x"}}`)}}, false},
+		{"N4_400_missing_capabilities", Record{Exchanges: []Exchange{init(400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32021,"message":"x"}}`)}}, false},
+		{"N4_400_unsupported_version", Record{Exchanges: []Exchange{init(400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"x"}}`)}}, false},
+		{"N4_500", Record{Exchanges: []Exchange{init(500, "")}}, false},
+		{"N4_after_refusal", Record{Exchanges: []Exchange{init(405, "")}, Refusal: 401}, false},
+		{"N4_initialize_never_sent", Record{}, false},
+	} {
+		if got := wantsLegacySSE(tc.rec); got != tc.want {
+			t.Errorf("%s: wantsLegacySSE = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// ExampleChecker_Check shows a check of an address the rules forbid: it
+// concludes at once, without sending anything.
+func ExampleChecker_Check() {
+	c, err := New(Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, rec := c.Check(context.Background(), Target{ID: "example", URL: "http://mcp.example.com/mcp"})
+	fmt.Println(res.Status, "-", res.Detail, "-", len(rec.Exchanges), "requests")
+	// Output: not_checkable - not https - 0 requests
+}
