@@ -110,8 +110,9 @@ func (f *Fetcher) Fetch(ctx context.Context, spec Spec) (path string, warn, err 
 		etag = meta.ETag
 	}
 	got, resp, ferr := getFile(ctx, f.Client, spec.Owner, spec.Repo, spec.Path, spec.Ref, etag)
+	var list data.PausedList
 	if ferr == nil && !got.NotModified {
-		ferr = checkList(spec, got.Content)
+		list, ferr = checkList(spec, got.Content)
 	}
 	if ferr != nil {
 		if !haveCopy {
@@ -149,7 +150,6 @@ func (f *Fetcher) Fetch(ctx context.Context, spec Spec) (path string, warn, err 
 		}
 		return "", nil, fmt.Errorf("fetch paused list %s: %w: %w", spec, ErrNoGoodCopy, err)
 	}
-	list, _, _ := data.ParsePausedList(spec.String(), bytes.NewReader(got.Content))
 	meta = copyMeta{
 		Source: spec.String(), ETag: got.ETag, SHA: got.SHA,
 		Fetched: now, Confirmed: now, Entries: len(list.Entries),
@@ -170,15 +170,15 @@ func (f *Fetcher) now() time.Time {
 
 // checkList refuses a version of the list with any bad line, naming each by
 // spec:line.
-func checkList(spec Spec, content []byte) error {
-	_, bad, err := data.ParsePausedList(spec.String(), bytes.NewReader(content))
+func checkList(spec Spec, content []byte) (data.PausedList, error) {
+	list, bad, err := data.ParsePausedList(spec.String(), bytes.NewReader(content))
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrMalformed, err)
+		return list, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("%w: %w", ErrMalformed, errors.Join(bad...))
+		return list, fmt.Errorf("%w: %w", ErrMalformed, errors.Join(bad...))
 	}
-	return nil
+	return list, nil
 }
 
 // standing says which copy stands and how old it is, and whether that age
