@@ -88,14 +88,15 @@ func (c *Config) defaults() {
 
 // Summary says what one run did.
 type Summary struct {
-	Minute      time.Time     // the minute run
-	Planned     int           // checks in its plan
-	Completed   int           // results journaled
-	Interrupted int           // checks cancelled at shutdown (see InterruptedPath)
-	NotStarted  int           // checks not started because the run was stopped
-	MaxLateness time.Duration // latest start after its planned second
-	P99Lateness time.Duration // 99th percentile of start lateness
-	Journal     string        // the run's journal file
+	Minute      time.Time            // the minute run
+	Planned     int                  // checks in its plan
+	Completed   int                  // results journaled
+	Outcomes    map[data.Outcome]int // completed checks per outcome
+	Interrupted int                  // checks cancelled at shutdown (see InterruptedPath)
+	NotStarted  int                  // checks not started because the run was stopped
+	MaxLateness time.Duration        // latest start after its planned second
+	P99Lateness time.Duration        // 99th percentile of start lateness
+	Journal     string               // the run's journal file
 	Fold        data.FoldStats
 }
 
@@ -149,13 +150,14 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	sum.Journal = j.Path()
 	cfg.Logger.Info("run started", "minute", minute.Format(time.RFC3339), "checks", len(checks), "journal", j.Path())
 
-	r := &run{cfg: cfg, ledger: ledger, journal: j, sem: make(chan struct{}, cfg.Concurrency)}
+	r := &run{cfg: cfg, ledger: ledger, journal: j, sem: make(chan struct{}, cfg.Concurrency), outcomes: map[data.Outcome]int{}}
 	r.dispatch(ctx, checks)
 	runErr := r.err
 	if err := j.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	sum.Completed, sum.Interrupted, sum.NotStarted = r.completed, r.interrupted, r.notStarted
+	sum.Outcomes = r.outcomes
 	sum.MaxLateness, sum.P99Lateness = latenessStats(r.lateness)
 	if runErr != nil {
 		return sum, runErr
@@ -187,6 +189,7 @@ type run struct {
 	interrupted int
 	notStarted  int
 	lateness    []time.Duration
+	outcomes    map[data.Outcome]int
 }
 
 // dispatch starts each check at its second and waits for them all.
@@ -285,6 +288,7 @@ func (r *run) one(soft, hard context.Context, c data.PlannedCheck, prev, turn ch
 	r.count(func() {
 		r.completed++
 		r.lateness = append(r.lateness, res.Lateness)
+		r.outcomes[res.Status]++
 	})
 	r.cfg.Logger.Debug("check done", "id", res.ID, "status", res.Status, "lateness", res.Lateness, "took", res.Duration)
 }

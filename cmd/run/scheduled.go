@@ -3,11 +3,221 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/runner"
+	"plug.directory/prober/runner/check"
+	"plug.directory/prober/site"
 )
 
-// runScheduled runs the planned checks of a minute (run -data DIR [-at
-// MINUTE], -loop). Not built yet: the runner replaces this file.
+// scheduledConfig is what a minute run, or the loop, does.
+type scheduledConfig struct {
+	Data        string        // data directory
+	At          time.Time     // minute to run; zero means the next whole minute, as plan
+	Concurrency int           // checks in flight at most; 0 means runner.DefaultConcurrency
+	Grace       time.Duration // after SIGTERM, how long checks in flight may finish
+	Source      netip.Addr    // rule N11; zero means any
+	Lab         check.Lab
+	Verbose     bool
+
+	Loop    bool   // plan, run and publish every minute in the foreground
+	Servers string // -loop: ranked list, for plan and publish
+	Paused  string // -loop: paused list
+	Out     string // -loop: where publish writes the site
+	PlanCmd string // -loop: the plan command; "" means plan beside this binary, else on PATH
+}
+
+// Validate reports the first thing missing or contradictory.
+func (c scheduledConfig) Validate() error {
+	switch {
+	case c.Data == "":
+		return errors.New("-data DIR is required (or -url to check one server now)")
+	case c.Concurrency < 0:
+		return fmt.Errorf("-concurrency %d: want a positive number", c.Concurrency)
+	case c.Grace < 0:
+		return fmt.Errorf("-grace %s: want a positive duration", c.Grace)
+	case !c.At.IsZero() && !c.At.Equal(c.At.Truncate(time.Minute)):
+		return fmt.Errorf("-at %s: not a whole minute", c.At.Format(time.RFC3339Nano))
+	case c.Loop && !c.At.IsZero():
+		return errors.New("-loop runs every minute: -at does not go with it")
+	case c.Loop && (c.Servers == "" || c.Out == ""):
+		return errors.New("-loop needs -servers FILE and -out DIR for plan and publish")
+	case !c.Loop && (c.Servers != "" || c.Out != ""):
+		return errors.New("-servers and -out are for -loop only")
+	}
+	return c.Lab.Validate()
+}
+
+// runScheduled runs the planned checks of one minute, or with -loop plans,
+// runs and publishes every minute until SIGTERM:
+//
+//	run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-source ADDR] [-lab ...]
+//	run -loop -data DIR -servers FILE [-paused FILE] -out DIR [...]
 func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return usageError(errors.New("no -url given; minute runs are not built yet"))
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg scheduledConfig
+	var at string
+	fs.StringVar(&cfg.Data, "data", "", "data `DIR`: plans/ in; journal/, results/, state/, run/ out")
+	fs.StringVar(&at, "at", "", "`minute` to run, RFC 3339 (2026-12-02T10:33:00Z) or 2026-12-02T10:33 UTC; default the next whole minute, as plan")
+	fs.IntVar(&cfg.Concurrency, "concurrency", runner.DefaultConcurrency, "most checks in flight at once")
+	fs.DurationVar(&cfg.Grace, "grace", data.CheckTimeout+5*time.Second, "after SIGTERM, how long checks in flight may finish before they are recorded as interrupted")
+	fs.Func("source", "leave from this local IPv4 `address` (rule N11)", func(v string) error {
+		a, err := netip.ParseAddr(v)
+		if err != nil || !a.Is4() {
+			return fmt.Errorf("not an IPv4 address: %q", v)
+		}
+		cfg.Source = a
+		return nil
+	})
+	cfg.Lab.RegisterFlags(fs)
+	fs.BoolVar(&cfg.Verbose, "v", false, "log every check")
+	fs.BoolVar(&cfg.Loop, "loop", false, "plan, run and publish every minute in the foreground until SIGTERM (for containers without cron)")
+	fs.StringVar(&cfg.Servers, "servers", "", "-loop: ranked list `FILE` for plan and publish")
+	fs.StringVar(&cfg.Paused, "paused", "", "-loop: paused list `FILE` (or what plan -paused takes)")
+	fs.StringVar(&cfg.Out, "out", "", "-loop: `DIR` where publish writes the site")
+	fs.StringVar(&cfg.PlanCmd, "plan-cmd", "", "-loop: the plan `command`; default plan beside this binary, else on PATH")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-source ADDR] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
+		fmt.Fprintln(fs.Output(), "       run -loop -data DIR -servers FILE [-paused FILE] -out DIR [same flags]")
+		fmt.Fprintln(fs.Output(), "       run -url https://host/mcp ... (one check now; see run -url -h)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError(err)
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	if at != "" {
+		t, err := parseMinute(at)
+		if err != nil {
+			return usageError(err)
+		}
+		cfg.At = t
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError(err)
+	}
+	level := slog.LevelInfo
+	if cfg.Verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	checker, err := runner.NewChecker(check.Config{SourceAddr: cfg.Source, Lab: cfg.Lab, Logger: logger})
+	if err != nil {
+		return err
+	}
+	rcfg := runner.Config{Dir: cfg.Data, Checker: checker, Concurrency: cfg.Concurrency, Grace: cfg.Grace, Logger: logger}
+	runMinute := func(ctx context.Context, minute time.Time) error {
+		sum, err := runner.Run(ctx, rcfg, minute)
+		if err != nil {
+			return err
+		}
+		printSummary(stdout, sum)
+		return nil
+	}
+	if cfg.Loop {
+		return runner.Loop(ctx, runner.LoopConfig{Logger: logger, Pipeline: runner.Pipeline{
+			Plan:    planStep(cfg, stdout, stderr),
+			Run:     runMinute,
+			Publish: publishStep(cfg, stdout, logger),
+		}})
+	}
+	minute := cfg.At
+	if minute.IsZero() {
+		minute = time.Now().UTC().Truncate(time.Minute).Add(time.Minute)
+	}
+	return runMinute(ctx, minute)
+}
+
+// parseMinute reads -at: RFC 3339, or 2006-01-02T15:04 in UTC.
+func parseMinute(v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse("2006-01-02T15:04", v); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("-at %q: want RFC 3339 (2026-12-02T10:33:00Z) or 2026-12-02T10:33", v)
+}
+
+// printSummary prints one line about a finished run.
+func printSummary(w io.Writer, s runner.Summary) {
+	var outcomes []string
+	for _, o := range data.Outcomes {
+		if n := s.Outcomes[o]; n > 0 {
+			outcomes = append(outcomes, fmt.Sprintf("%d %s", n, o))
+		}
+	}
+	line := fmt.Sprintf("%s: %d planned, %d completed", s.Minute.Format(time.RFC3339), s.Planned, s.Completed)
+	if len(outcomes) > 0 {
+		line += " (" + strings.Join(outcomes, ", ") + ")"
+	}
+	if s.Interrupted > 0 || s.NotStarted > 0 {
+		line += fmt.Sprintf(", %d interrupted, %d not started", s.Interrupted, s.NotStarted)
+	}
+	line += fmt.Sprintf("; start lateness p99 %s, max %s; folded %d results",
+		s.P99Lateness.Round(time.Millisecond), s.MaxLateness.Round(time.Millisecond), s.Fold.Results)
+	fmt.Fprintln(w, line)
+}
+
+// planStep returns the loop's plan step: the plan command itself, so the
+// loop and the crontab line run one code path (cmd/plan keeps its loading,
+// lock and ledger logic in package main).
+func planStep(cfg scheduledConfig, stdout, stderr io.Writer) func(context.Context, time.Time) error {
+	return func(ctx context.Context, minute time.Time) error {
+		name := cfg.PlanCmd
+		if name == "" {
+			name = "plan"
+			if self, err := os.Executable(); err == nil {
+				if p := filepath.Join(filepath.Dir(self), "plan"); isExecutable(p) {
+					name = p
+				}
+			}
+		}
+		args := []string{"-servers", cfg.Servers, "-data", cfg.Data, "-at", minute.Format(time.RFC3339)}
+		if cfg.Paused != "" {
+			args = append(args, "-paused", cfg.Paused)
+		}
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("plan %s: %s: %w", minute.Format(time.RFC3339), name, err)
+		}
+		return nil
+	}
+}
+
+// isExecutable reports whether path is an executable file.
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// publishStep returns the loop's publish step: site.Publish, as cmd/publish
+// calls it.
+func publishStep(cfg scheduledConfig, stdout io.Writer, logger *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		st, err := site.Publish(ctx, site.Config{DataDir: cfg.Data, ServersPath: cfg.Servers, PausedPath: cfg.Paused, OutDir: cfg.Out, Logger: logger})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "published %d servers: %d files written, %d results, in %s\n",
+			st.Servers, st.Written, st.Results, st.Took.Round(time.Millisecond))
+		return nil
+	}
 }
