@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/google/go-github/v60/github"
@@ -97,7 +98,7 @@ func (r *Repo) OpenRequest(ctx context.Context, req Request) (Opened, error) {
 	}
 	content = append(content, line+"\n"...)
 
-	branch := prefix + now.Format("20060102-150405")
+	branch := prefix + now.Format(branchTime)
 	_, _, err = r.Client.Git.CreateRef(ctx, r.Owner, r.Name, &github.Reference{
 		Ref:    github.String("refs/heads/" + branch),
 		Object: &github.GitObject{SHA: github.String(baseSHA)},
@@ -107,7 +108,7 @@ func (r *Repo) OpenRequest(ctx context.Context, req Request) (Opened, error) {
 	}
 	title := "Pause checks of " + entry.Value
 	opts := &github.RepositoryContentFileOptions{
-		Message: github.String(title + "\n\n" + strings.TrimSpace(req.Note) + "\n"),
+		Message: github.String(strings.TrimSpace(title + "\n\n" + strings.TrimSpace(req.Note))),
 		Content: content,
 		Branch:  github.String(branch),
 	}
@@ -140,7 +141,7 @@ func (r *Repo) refuseRequested(ctx context.Context, base, prefix string) error {
 			return fmt.Errorf("list open pull requests: %w", err)
 		}
 		for _, pr := range prs {
-			if strings.HasPrefix(pr.GetHead().GetRef(), prefix) {
+			if isRequestBranch(pr.GetHead().GetRef(), prefix) {
 				return fmt.Errorf("#%d from %s: %w", pr.GetNumber(), pr.GetHead().GetRef(), ErrAlreadyRequested)
 			}
 		}
@@ -149,6 +150,21 @@ func (r *Repo) refuseRequested(ctx context.Context, base, prefix string) error {
 		}
 		opts.Page = resp.NextPage
 	}
+}
+
+// branchTime ends the name of a request's branch.
+const branchTime = "20060102-150405"
+
+// isRequestBranch reports whether ref is prefix and a branchTime: the
+// branch of a request for the same entry, and not one for an entry whose
+// slug merely starts like it ("delta" and "delta-2").
+func isRequestBranch(ref, prefix string) bool {
+	rest, ok := strings.CutPrefix(ref, prefix)
+	if !ok {
+		return false
+	}
+	_, err := time.Parse(branchTime, rest)
+	return err == nil
 }
 
 // requestEntry checks that server makes exactly one valid line of the list,

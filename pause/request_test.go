@@ -60,6 +60,9 @@ func TestOpenRequest_refuses_a_second_request_for_the_same_server(t *testing.T) 
 			t.Errorf("refused request still wrote: %s %s", r.Method, r.URI)
 		}
 	}
+	if _, err := repo.OpenRequest(context.Background(), Request{Server: "delta-2"}); err != nil {
+		t.Errorf("a server whose id starts like delta: %v, want its own request", err)
+	}
 	f.Merge(first.Number)
 	_, err = repo.OpenRequest(context.Background(), Request{Server: "delta"})
 	if !errors.Is(err, ErrAlreadyListed) {
