@@ -3,7 +3,7 @@
 // its reason and a transcript of every request:
 //
 //	run -url https://host/mcp [-json] [-source ADDR] [-protocol V -transport T]
-//	    [-lab [-resolve host:port:addr]... [-ca-file FILE]]
+//	    [-timeout 45s] [-lab [-resolve host:port:addr]... [-ca-file FILE]]
 //
 // Exit status: 0 when the server answered (working or needs a key), 1 when
 // it did not, 2 on bad usage.

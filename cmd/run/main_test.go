@@ -233,6 +233,8 @@ func TestOneOffUsage(t *testing.T) {
 		{"-url", "https://mcp.test/mcp", "-lab", "-resolve", "mcp.test:443:10.0.0.1"},
 		{"-url", "https://mcp.test/mcp", "-lab", "-ca-file", "/does/not/exist.pem"},
 		{"-url", "https://mcp.test/mcp", "-transport", "carrier-pigeon"},
+		{"-url", "https://mcp.test/mcp", "-timeout", "46s"},
+		{"-url", "https://mcp.test/mcp", "-timeout", "0s"},
 	} {
 		if code, out, errOut := runArgs(t, args...); code != 2 || out != "" {
 			t.Errorf("%q: exit %d (stderr %q, stdout %q), want 2 and no result", args, code, errOut, out)

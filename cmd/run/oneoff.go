@@ -18,19 +18,23 @@ import (
 
 // OneOffConfig is what a one-off check does.
 type OneOffConfig struct {
-	URL       string     // the server's address
-	JSON      bool       // print one JSON object instead of text
-	Source    netip.Addr // source address (rule N11); zero means any
-	Protocol  string     // protocol version learned before, "" to discover it
-	Transport string     // transport learned before, "" to discover it
-	Lab       check.Lab  // lab setting, off by default
+	URL       string        // the server's address
+	JSON      bool          // print one JSON object instead of text
+	Source    netip.Addr    // source address (rule N11); zero means any
+	Protocol  string        // protocol version learned before, "" to discover it
+	Transport string        // transport learned before, "" to discover it
+	Lab       check.Lab     // lab setting, off by default
+	Timeout   time.Duration // whole check; at most data.CheckTimeout (rule N10)
 }
 
-// Validate reports a missing URL, a transport that is not one of the two,
-// or a lab option without -lab.
+// Validate reports a missing URL, a timeout outside (0, 45 s], a transport
+// that is not one of the two, or a lab option without -lab.
 func (c OneOffConfig) Validate() error {
 	if c.URL == "" {
 		return errors.New("-url is empty")
+	}
+	if c.Timeout <= 0 || c.Timeout > data.CheckTimeout {
+		return fmt.Errorf("-timeout %v: want more than 0 and at most %v (rule N10)", c.Timeout, data.CheckTimeout)
 	}
 	switch c.Transport {
 	case "", data.TransportStreamable, data.TransportSSE:
@@ -58,6 +62,7 @@ func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	})
 	fs.StringVar(&cfg.Protocol, "protocol", "", "protocol `version` learned before (skips discovery), e.g. 2025-11-25")
 	fs.StringVar(&cfg.Transport, "transport", "", "transport learned before: streamable-http or sse")
+	fs.DurationVar(&cfg.Timeout, "timeout", data.CheckTimeout, "give up after this `duration` (at most 45s)")
 	cfg.Lab.RegisterFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: run -url https://host/mcp [-json] [-source ADDR] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
@@ -75,7 +80,7 @@ func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := cfg.Validate(); err != nil {
 		return usageError(err)
 	}
-	checker, err := check.New(check.Config{SourceAddr: cfg.Source, Lab: cfg.Lab})
+	checker, err := check.New(check.Config{SourceAddr: cfg.Source, Lab: cfg.Lab, Timeout: cfg.Timeout})
 	if err != nil {
 		return usageError(err)
 	}
