@@ -387,25 +387,28 @@ func scrubHeader(h http.Header, ua string) http.Header {
 	return out
 }
 
-// rpcMessage is the part of a JSON-RPC message the guard inspects.
-type rpcMessage struct {
-	Method *string          `json:"method"`
-	ID     *json.RawMessage `json:"id"`
-	Result *json.RawMessage `json:"result"`
-	Error  *json.RawMessage `json:"error"`
-}
+// notJSONRPC is the N3 verdict on a body the guard cannot read as exactly
+// one JSON-RPC 2.0 message.
+const notJSONRPC = "not a JSON-RPC message"
+
+// rpcKeys are the only members a JSON-RPC message may have. Anything else
+// (including a case variant such as "Method", which a case-insensitive
+// decoder on the server might read instead of "method") is refused.
+var rpcKeys = map[string]bool{"jsonrpc": true, "id": true, "method": true, "params": true, "result": true, "error": true}
 
 // inspectRPC reads a POST body: the JSON-RPC method ("response" for an
 // answer, "batch" for an array), the id as sent, and why rule N3 forbids it
 // ("" when allowed). Only single messages are allowed: the requests
 // server/discover, initialize and tools/list with an id, and the
-// notification notifications/initialized without one.
+// notification notifications/initialized without one. The body is read
+// strictly (one object, no duplicate or unknown members, "jsonrpc":"2.0"),
+// so a server's parser cannot see a different method than the guard did.
 func inspectRPC(body []byte) (method, id, forbidden string) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		var batch []json.RawMessage
 		if err := json.Unmarshal(trimmed, &batch); err != nil {
-			return "batch", "", "not a JSON-RPC message"
+			return "batch", "", notJSONRPC
 		}
 		for _, m := range batch {
 			if mm, _, f := inspectRPC(m); f != "" {
@@ -416,29 +419,107 @@ func inspectRPC(body []byte) (method, id, forbidden string) {
 		}
 		return "batch", "", "batch of " + method
 	}
-	var m rpcMessage
-	if err := json.Unmarshal(trimmed, &m); err != nil {
-		return "", "", "not a JSON-RPC message"
+	fields, err := objectFields(trimmed)
+	if err != nil {
+		return "", "", notJSONRPC
 	}
-	if m.ID != nil && string(*m.ID) != "null" {
-		id = strings.Trim(string(*m.ID), `"`)
+	for k := range fields {
+		if !rpcKeys[k] {
+			return "", "", notJSONRPC
+		}
 	}
-	if m.Method == nil {
-		if m.Result != nil || m.Error != nil {
+	var version string
+	if err := json.Unmarshal(fields["jsonrpc"], &version); err != nil || version != "2.0" {
+		return "", "", notJSONRPC
+	}
+	rawID, hasID := fields["id"]
+	rawMethod, hasMethod := fields["method"]
+	if hasID && string(rawID) == "null" {
+		if hasMethod { // a request or notification never has a null id
+			return "", "", notJSONRPC
+		}
+		hasID = false // an error answer to a message the server could not read
+	}
+	if hasID {
+		if id, err = rpcID(rawID); err != nil {
+			return "", "", notJSONRPC
+		}
+	}
+	if !hasMethod {
+		if _, ok := fields["result"]; ok {
 			return "response", id, "response to a server request"
 		}
-		return "", id, "not a JSON-RPC message"
+		if _, ok := fields["error"]; ok {
+			return "response", id, "response to a server request"
+		}
+		return "", id, notJSONRPC
 	}
-	method = *m.Method
+	if err := json.Unmarshal(rawMethod, &method); err != nil {
+		return "", id, notJSONRPC
+	}
+	_, hasResult := fields["result"]
+	_, hasError := fields["error"]
+	if hasResult || hasError {
+		return method, id, notJSONRPC
+	}
 	if !slices.Contains(data.AllowedRPCMethods, method) {
+		if method == "" {
+			return method, id, "empty method"
+		}
 		return method, id, method
 	}
 	notification := strings.HasPrefix(method, "notifications/")
 	switch {
-	case notification && m.ID != nil:
+	case notification && hasID:
 		return method, id, method + " with an id"
-	case !notification && m.ID == nil:
+	case !notification && !hasID:
 		return method, id, method + " without an id"
 	}
 	return method, id, ""
+}
+
+// objectFields decodes exactly one JSON object into its members, refusing
+// duplicate members and anything after the object.
+func objectFields(b []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	fields := make(map[string]json.RawMessage)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		if _, dup := fields[key]; dup {
+			return nil, fmt.Errorf("duplicate member %q", key)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		fields[key] = raw
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, errors.New("unterminated JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON object")
+	}
+	return fields, nil
+}
+
+// rpcID renders a request id as sent: a string's content or a number's
+// digits. Any other JSON value is not a valid id.
+func rpcID(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return n.String(), nil
+	}
+	return "", fmt.Errorf("invalid id %s", raw)
 }

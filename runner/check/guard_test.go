@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -189,6 +191,22 @@ func TestGuard(t *testing.T) {
 		{"N3_no_malformed_input", `{"jsonrpc":"2.0","method":`, "N3: not a JSON-RPC message", ""},
 		{"N3_no_empty_post", "", "N3: not a JSON-RPC message", ""},
 		{"N3_no_method_no_result", `{"jsonrpc":"2.0","id":1}`, "N3: not a JSON-RPC message", ""},
+		{"N3_no_error_answer_null_id", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`,
+			"N3: response to a server request", "response"},
+		// A server's parser must never see another method than the guard did.
+		{"N3_no_duplicate_method", `{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/list"}`, "N3: not a JSON-RPC message", ""},
+		{"N3_no_case_variant_method", `{"jsonrpc":"2.0","id":1,"method":"tools/list","Method":"tools/call"}`, "N3: not a JSON-RPC message", ""},
+		{"N3_no_second_message_after", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}{"jsonrpc":"2.0","id":2,"method":"tools/call"}`,
+			"N3: not a JSON-RPC message", ""},
+		{"N3_no_unknown_member", `{"jsonrpc":"2.0","id":1,"method":"tools/list","call":"x"}`, "N3: not a JSON-RPC message", ""},
+		{"N3_no_missing_version", `{"id":1,"method":"tools/list"}`, "N3: not a JSON-RPC message", ""},
+		{"N3_no_wrong_version", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, "N3: not a JSON-RPC message", ""},
+		{"N3_no_method_not_string", `{"jsonrpc":"2.0","id":1,"method":["tools/list"]}`, "N3: not a JSON-RPC message", ""},
+		{"N3_no_object_id", `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}`, "N3: not a JSON-RPC message", ""},
+		{"N3_no_null_id_request", `{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, "N3: not a JSON-RPC message", ""},
+		{"N3_no_request_with_result", `{"jsonrpc":"2.0","id":1,"method":"tools/list","result":{}}`, "N3: not a JSON-RPC message", "tools/list"},
+		{"N3_no_empty_method", `{"jsonrpc":"2.0","method":""}`, "N3: empty method", ""},
+		{"N3_no_json_string", `"tools/list"`, "N3: not a JSON-RPC message", ""},
 	}
 	for _, c := range forbidden {
 		t.Run(c.name, func(t *testing.T) {
@@ -627,4 +645,42 @@ func BenchmarkGuardRoundTrip(b *testing.B) {
 			})
 		})
 	}
+}
+
+// FuzzInspectRPC checks rule N3's parser against encoding/json's reading of
+// the same body: whatever the guard lets through is one object whose
+// method is allowed, read the same way by a case-sensitive and a
+// case-insensitive decoder.
+func FuzzInspectRPC(f *testing.F) {
+	for _, s := range []string{
+		initializeBody,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/list","params":{"cursor":"c"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","Method":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/list"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`,
+		`{"jsonrpc":"2.0","id":3,"result":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		method, _, forbidden := inspectRPC(body)
+		if forbidden != "" {
+			return
+		}
+		if !slices.Contains(data.AllowedRPCMethods, method) {
+			t.Fatalf("allowed %q with method %q", body, method)
+		}
+		var exact map[string]any
+		if err := json.Unmarshal(body, &exact); err != nil {
+			t.Fatalf("allowed a body encoding/json rejects: %q: %v", body, err)
+		}
+		if exact["method"] != method {
+			t.Fatalf("allowed %q: guard read %q, a decoder reads %v", body, method, exact["method"])
+		}
+		var folded struct{ Method string }
+		if err := json.Unmarshal(body, &folded); err != nil || folded.Method != method {
+			t.Fatalf("allowed %q: a case-insensitive decoder reads %q", body, folded.Method)
+		}
+	})
 }
