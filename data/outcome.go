@@ -45,11 +45,12 @@ func (o Outcome) Answered() bool { return o == Working || o == NeedsKey }
 // failing does (table O).
 func (o Outcome) CountsAgainst() bool { return o == Failing }
 
-// UnmarshalText accepts only the codes of table O, so a corrupt state or
-// journal line is an error rather than a silent new status.
+// UnmarshalText accepts only the codes of table O and "" (no outcome yet,
+// the zero value, as in the state of a server never checked), so a corrupt
+// state or journal line is an error rather than a silent new status.
 func (o *Outcome) UnmarshalText(b []byte) error {
 	v := Outcome(b)
-	if !v.Valid() {
+	if v != "" && !v.Valid() {
 		return fmt.Errorf("unknown outcome %q", b)
 	}
 	*o = v
