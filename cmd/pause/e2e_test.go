@@ -134,7 +134,7 @@ func TestEndToEnd_S8_pause_and_resume(t *testing.T) {
 	if got := plan(135, 205); got["delta"] == 0 || got["alpha"] == 0 {
 		t.Errorf("after the resume: checks %v, want delta planned again", got)
 	}
-	// No publish after the resume yet: site cannot read back the record it
-	// wrote of a never-checked server while it was paused ("unknown outcome
-	// \"\""), reported to the lead on 2026-12-02.
+	if got := publish(); got["delta"] == data.Paused.Label() {
+		t.Errorf("after the resume: published %v, want delta no longer paused", got)
+	}
 }
