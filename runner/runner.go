@@ -48,6 +48,9 @@ type Config struct {
 
 	// Fold folds the journals at the end of the run; nil means data.Fold.
 	Fold func(dir string, logger *slog.Logger) (data.FoldStats, error)
+	// Compact then compacts the history of the days before the given one;
+	// nil means data.Compact.
+	Compact func(dir string, before time.Time, logger *slog.Logger) (data.CompactStats, error)
 }
 
 // Validate reports the first thing wrong with c.
@@ -83,6 +86,9 @@ func (c *Config) defaults() {
 	}
 	if c.Fold == nil {
 		c.Fold = data.Fold
+	}
+	if c.Compact == nil {
+		c.Compact = data.Compact
 	}
 }
 
@@ -168,6 +174,11 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	sum.Fold = st
 	if err != nil {
 		return sum, fmt.Errorf("run minute %s: %w", minute.Format("2006-01-02 15:04"), err)
+	}
+	// Past days are complete: their parts become one file each. A failure
+	// loses nothing (the parts stay) and the next run tries again.
+	if _, err := cfg.Compact(cfg.Dir, cfg.Clock.Now(), cfg.Logger); err != nil {
+		cfg.Logger.Error("compaction failed", "err", err)
 	}
 	cfg.Logger.Info("run done", "minute", minute.Format(time.RFC3339), "completed", sum.Completed,
 		"interrupted", sum.Interrupted, "not_started", sum.NotStarted,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +73,10 @@ func planned(id, host string, at time.Time) data.PlannedCheck {
 // noFold leaves the journals for the test to read: Parquet's zstd encoders
 // are pooled across goroutines, which a synctest bubble does not allow.
 func noFold(string, *slog.Logger) (data.FoldStats, error) { return data.FoldStats{}, nil }
+
+func noCompact(string, time.Time, *slog.Logger) (data.CompactStats, error) {
+	return data.CompactStats{}, nil
+}
 
 // MustHistory folds and returns every result of the days around minute0.
 func MustHistory(tb testing.TB, dir string) []data.Result {
@@ -170,7 +175,7 @@ func TestRules(t *testing.T) {
 			checks = append(checks, planned(fmt.Sprintf("s%02d", i), fmt.Sprintf("h%02d.lab.test", i%7), m.Add(time.Duration(i)*time.Second)))
 		}
 		MustPlan(t, dir, m, checks...)
-		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 3*time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold}, m)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 3*time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +206,7 @@ func TestRules(t *testing.T) {
 			checks = append(checks, planned(fmt.Sprintf("other%d", i), fmt.Sprintf("o%d.lab.test", i), m.Add(time.Duration(40+i)*time.Second)))
 		}
 		MustPlan(t, dir, m, checks...)
-		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold}, m)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +251,7 @@ func TestRules(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 45*time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold, PID: 1 + i}, m); err != nil {
+				if _, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 45*time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact, PID: 1 + i}, m); err != nil {
 					t.Error(err)
 				}
 			}()
@@ -265,7 +270,7 @@ func TestRules(t *testing.T) {
 	bubble(t, "S9_second_run_of_a_minute_refused", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
 		MustPlan(t, dir, now, planned("s1", "h.lab.test", now))
-		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet(), Fold: noFold}
+		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}
 		if _, err := Run(t.Context(), cfg, now); err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +284,7 @@ func TestRules(t *testing.T) {
 	})
 	bubble(t, "no_plan_is_an_error_and_claims_nothing", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
-		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet(), Fold: noFold}
+		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}
 		if _, err := Run(t.Context(), cfg, now); !errors.Is(err, data.ErrNoPlan) {
 			t.Fatalf("err = %v, want ErrNoPlan", err)
 		}
@@ -296,7 +301,7 @@ func TestRules(t *testing.T) {
 		}
 		MustPlan(t, dir, now, checks...)
 		var most atomic.Int64
-		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 2*time.Second, &most), Clock: clock, Concurrency: 8, Logger: quiet(), Fold: noFold}, now)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 2*time.Second, &most), Clock: clock, Concurrency: 8, Logger: quiet(), Fold: noFold, Compact: noCompact}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +344,7 @@ func TestShutdown(t *testing.T) {
 			}
 			return res
 		}}
-		sum, err := Run(ctx, Config{Dir: dir, Checker: checker, Clock: clock, Grace: 5 * time.Second, Logger: quiet(), Fold: noFold}, now)
+		sum, err := Run(ctx, Config{Dir: dir, Checker: checker, Clock: clock, Grace: 5 * time.Second, Logger: quiet(), Fold: noFold, Compact: noCompact}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -418,5 +423,39 @@ func TestLab(t *testing.T) {
 	}
 	if got := farm.hitsTotal(); got < 2*48 {
 		t.Errorf("servers saw %d requests, want at least 2 per check", got)
+	}
+}
+
+// TestRunCompactsPastDays: after its fold, a run compacts the days before
+// its own into one file each, losing and duplicating no row.
+func TestRunCompactsPastDays(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	yesterday := minute0.Add(-24 * time.Hour)
+	for i := range 3 {
+		j, err := data.CreateJournal(dir, fmt.Sprintf("run-old-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Append(data.Result{ID: fmt.Sprintf("old%d", i), URL: "https://o.lab.test/mcp", Host: "o.lab.test",
+			Status: data.Working, Started: yesterday.Add(time.Duration(i) * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		j.Close()
+	}
+	if _, err := data.Fold(dir, quiet()); err != nil {
+		t.Fatal(err)
+	}
+	MustPlan(t, dir, minute0, planned("s1", "h.lab.test", minute0))
+	clock := newScaledClock(minute0, 50)
+	if _, err := Run(context.Background(), Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet()}, minute0); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := filepath.Glob(filepath.Join(data.ResultsDir(dir), "date="+yesterday.Format("2006-01-02"), "*.parquet"))
+	if len(old) != 1 || !strings.Contains(old[0], "merged-") {
+		t.Errorf("yesterday's files after the run: %v, want one merged file", old)
+	}
+	if rs := MustHistory(t, dir); len(rs) != 4 {
+		t.Errorf("history has %d results, want 4 (3 of yesterday, 1 of today)", len(rs))
 	}
 }
