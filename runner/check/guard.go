@@ -275,7 +275,7 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodPost {
 		ex.RPCMethod, ex.RPCID, n3 = inspectRPC(body)
 	}
-	if gerr := g.admit(req, body, n3); gerr != nil {
+	if gerr := g.admit(req, body, ex.RPCMethod, n3); gerr != nil {
 		ex.Blocked = strings.TrimPrefix(gerr.Rule+": ", ": ") + gerr.Detail
 		ex.ErrKind, ex.Detail, ex.Err = gerr.Kind, gerr.Detail, gerr.Error()
 		g.append(ex)
@@ -320,8 +320,9 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // admit decides whether req may be sent: not after Close, not after a
 // refusal, GET and POST only (N2), a URL passing N5-N7, and for POST a body
-// of allowed JSON-RPC messages (N3, n3 is inspectRPC's verdict).
-func (g *Guard) admit(req *http.Request, body []byte, n3 string) *GuardError {
+// of allowed JSON-RPC messages (N3, n3 is inspectRPC's verdict) whose MCP
+// routing headers say the same.
+func (g *Guard) admit(req *http.Request, body []byte, rpcMethod, n3 string) *GuardError {
 	g.mu.Lock()
 	closed, refusal := g.closed, g.refusal
 	g.mu.Unlock()
@@ -342,7 +343,29 @@ func (g *Guard) admit(req *http.Request, body []byte, n3 string) *GuardError {
 	if req.Method == http.MethodPost && n3 != "" {
 		return &GuardError{Kind: ErrBlocked, Rule: "N3", Detail: n3}
 	}
+	if why := mcpHeaderMismatch(req, rpcMethod); why != "" {
+		return &GuardError{Kind: ErrBlocked, Rule: "N3", Detail: why}
+	}
 	return nil
+}
+
+// mcpHeaderMismatch checks the MCP routing headers of protocol 2026-07-28
+// (servers may route on them instead of the body): Mcp-Method must repeat
+// the body's method exactly, and Mcp-Name and Mcp-Param-* (used only by
+// tools/call, resources/read and prompts/get) are never sent. It returns why
+// not, or "".
+func mcpHeaderMismatch(req *http.Request, rpcMethod string) string {
+	if v := req.Header.Values("Mcp-Method"); len(v) > 0 {
+		if req.Method != http.MethodPost || len(v) != 1 || v[0] != rpcMethod {
+			return "Mcp-Method header " + strings.Join(v, ",") + " does not match the message"
+		}
+	}
+	for k := range req.Header {
+		if k == "Mcp-Name" || strings.HasPrefix(k, "Mcp-Param-") {
+			return k + " header"
+		}
+	}
+	return ""
 }
 
 // hopOf counts the redirects that led to req.

@@ -220,6 +220,43 @@ func TestGuard(t *testing.T) {
 			}
 		})
 	}
+	headers := []struct {
+		name, method, body string
+		header             http.Header
+		blocked            string // "" means sent
+	}{
+		{"N3_mcp_method_header_matching_sent", http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			http.Header{"Mcp-Method": {"tools/list"}, "Mcp-Protocol-Version": {"2026-07-28"}}, ""},
+		{"N3_no_mcp_method_header_mismatch", http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			http.Header{"Mcp-Method": {"tools/call"}}, "N3: Mcp-Method header tools/call does not match the message"},
+		{"N3_no_mcp_method_header_twice", http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			http.Header{"Mcp-Method": {"tools/list", "tools/call"}}, "N3: Mcp-Method header tools/list,tools/call does not match the message"},
+		{"N3_no_mcp_method_header_on_GET", http.MethodGet, "",
+			http.Header{"Mcp-Method": {"tools/call"}}, "N3: Mcp-Method header tools/call does not match the message"},
+		{"N3_no_mcp_name_header", http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			http.Header{"Mcp-Name": {"delete_everything"}}, "N3: Mcp-Name header"},
+		{"N3_no_mcp_param_header", http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			http.Header{"Mcp-Param-Path": {"/"}}, "N3: Mcp-Param-Path header"},
+	}
+	for _, c := range headers {
+		t.Run(c.name, func(t *testing.T) {
+			srv, rc, g := guardedServer(t, nil, nil)
+			_, err := do(t, g, c.method, srv.URL+"/mcp", c.body, c.header)
+			if c.blocked == "" {
+				if err != nil || len(rc.seen()) != 1 {
+					t.Fatalf("err %v, server saw %d; want sent", err, len(rc.seen()))
+				}
+				if got := rc.seen()[0].Header.Get("Mcp-Method"); got != "tools/list" {
+					t.Errorf("Mcp-Method = %q, want it sent unchanged", got)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			assertNothingSent(t, g, rc, ErrBlocked, c.blocked)
+		})
+	}
 	t.Run("N3_allowed_messages_sent", func(t *testing.T) {
 		srv, rc, g := guardedServer(t, nil, nil)
 		bodies := []string{
