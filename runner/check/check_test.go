@@ -344,7 +344,7 @@ func runCheckCase(t *testing.T, tc checkCase) {
 	res, rec := c.Check(context.Background(), tg)
 	if tc.detail == guardDetail {
 		// The reason is the guard's own words for the refused hop.
-		ex, _ := failedExchange(rec)
+		ex, _ := failedExchange(rec, false)
 		tc.detail = ex.Detail
 		if ex.Detail == "" {
 			t.Errorf("the guard gave no detail for the refused redirect")

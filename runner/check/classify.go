@@ -40,7 +40,7 @@ func classify(rec Record, fd findings, cc classifyContext) verdict {
 	if v, ok := refusalVerdict(rec); ok {
 		return v
 	}
-	if ex, ok := failedExchange(rec); ok {
+	if ex, ok := failedExchange(rec, cc.deadline); ok {
 		if v, ok := transportVerdict(ex, cc); ok {
 			return v
 		}
@@ -150,13 +150,18 @@ func botChallenge(ex Exchange) bool {
 
 // failedExchange returns the last exchange that failed at the transport
 // level: the failure that ended the check. Messages the guard kept from
-// leaving (N2, N3, after a refusal) are not failures of the server.
-func failedExchange(rec Record) (Exchange, bool) {
+// leaving (N2, N3, after a refusal) are not failures of the server, nor are
+// reads the check cancelled itself before its deadline.
+func failedExchange(rec Record, deadline bool) (Exchange, bool) {
 	for i := len(rec.Exchanges) - 1; i >= 0; i-- {
 		ex := rec.Exchanges[i]
 		switch ex.ErrKind {
 		case ErrNone, ErrBlocked:
 			continue
+		case ErrCanceled:
+			if !deadline {
+				continue // the check stopped reading, e.g. a stream after its answer
+			}
 		}
 		return ex, true
 	}

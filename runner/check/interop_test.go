@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -207,6 +208,31 @@ func TestToolsPagination(t *testing.T) {
 		{name: "N4_cursor_repeated_forever", next: func(string) string { return "same" }, detail: "2 tools (server repeated a cursor)", pages: 2},
 		{name: "N4_pages_never_end", next: func(c string) string { return c + "x" }, detail: "10 tools (first 10 pages)", pages: maxToolPages},
 	}
+	t.Run("N4_pages_over_streams_left_open", func(t *testing.T) {
+		t.Parallel()
+		// Each page is an event stream the server keeps open after the
+		// answer; the SDK stops reading it, and the next page still goes.
+		m := legacyMux("2025-06-18")
+		m["tools/list"] = func(w http.ResponseWriter, r *http.Request, req rpcRequest) {
+			var p struct {
+				Cursor string `json:"cursor"`
+			}
+			json.Unmarshal(req.Params, &p)
+			next := map[string]string{"": "p2", "p2": "p3", "p3": ""}[p.Cursor]
+			writeSSE(w, rpcResponse(req.ID, map[string]any{"tools": toolList("tool" + p.Cursor), "nextCursor": next}, nil))
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		srv := startFlowServer(t, m, serverOpts{})
+		res, rec := newTestChecker(t, srv.Lab, 0).Check(context.Background(), srv.target())
+		if res.Status != data.Working || res.Detail != "3 tools" {
+			t.Fatalf("concluded %s %q; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
+		}
+		srv.rec.wantSequence(t, "POST server/discover", "POST initialize", "POST notifications/initialized", "POST tools/list", "POST tools/list", "POST tools/list")
+	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

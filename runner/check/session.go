@@ -106,11 +106,18 @@ func concluded(rec Record) bool {
 		return true
 	}
 	for i := len(rec.Exchanges) - 1; i >= 0; i-- {
-		ex := rec.Exchanges[i]
-		if ex.ErrKind == ErrBlocked {
+		switch rec.Exchanges[i].ErrKind {
+		case ErrBlocked:
 			continue // a message the guard kept from leaving; the check goes on
+		case ErrCanceled:
+			// The check itself ended that read (the SDK stops reading a
+			// stream once it has its answer); the deadline is the
+			// middleware's own ctx check.
+			continue
+		case ErrNone:
+			return false
 		}
-		return ex.ErrKind != ErrNone
+		return true
 	}
 	return false
 }

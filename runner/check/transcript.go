@@ -37,6 +37,10 @@ func transcriptLine(ex Exchange, t0 time.Time) string {
 	case ex.Status != 0:
 		fmt.Fprintf(&b, "  -> %d  %d B  %s", ex.Status, ex.Bytes, ex.Duration.Round(time.Millisecond))
 	}
+	if ex.ErrKind == ErrCanceled && ex.Blocked == "" {
+		b.WriteString("  (reading stopped: the check ended)")
+		return b.String()
+	}
 	if ex.ErrKind != ErrNone && ex.Blocked == "" {
 		why := ex.Detail
 		if why == "" {
