@@ -160,7 +160,7 @@ func TestOneOff(t *testing.T) {
 			t.Fatalf("exit %d, want 0; stderr %s; stdout:\n%s", code, errOut, out)
 		}
 		for _, want := range []string{"outcome working", "label working", "reason 1 tool", "protocol 2025-06-18 over streamable-http",
-			"tools 1: echo", "took ", "4 requests, 1 connections", "transcript:",
+			"tools 1: echo", "took ", "4 requests, 1 connection,", "transcript:",
 			"POST https://mcp.test:8443/mcp server/discover -> 200", "initialize -> 200", "notifications/initialized -> 202", "tools/list -> 200"} {
 			if !strings.Contains(squeeze(out), want) {
 				t.Errorf("output lacks %q:\n%s", want, out)

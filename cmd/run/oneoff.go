@@ -205,8 +205,8 @@ func writeText(w io.Writer, res data.Result, rec check.Record) error {
 	if !res.RetryAfter.IsZero() {
 		line("retry after", res.RetryAfter.Format(time.RFC3339))
 	}
-	line("took", fmt.Sprintf("%s, %d requests, %d connections, %d bytes read",
-		res.Duration.Round(time.Millisecond), res.Requests, res.Conns, res.BytesRead))
+	line("took", fmt.Sprintf("%s, %s, %s, %s read", res.Duration.Round(time.Millisecond),
+		plural(res.Requests, "request"), plural(res.Conns, "connection"), plural(int(res.BytesRead), "byte")))
 	line("user agent", data.UserAgent())
 	if err := tw.Flush(); err != nil {
 		return err
@@ -215,4 +215,12 @@ func writeText(w io.Writer, res data.Result, rec check.Record) error {
 		return err
 	}
 	return check.WriteTranscript(w, rec)
+}
+
+// plural formats n things, "1 request" or "3 requests".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
