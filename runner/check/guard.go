@@ -394,17 +394,23 @@ func readRequestBody(rc io.ReadCloser) ([]byte, error) {
 	return b, nil
 }
 
+// sentHeaders are the only request headers a check sends besides
+// User-Agent and what the transport adds (Host, Content-Length,
+// Accept-Encoding: gzip): the ones the MCP transports need. Everything else
+// is dropped, so no header can carry a credential (rule N5), whatever its
+// name (Authorization, Cookie, X-Api-Key...).
+var sentHeaders = []string{"Accept", "Content-Type", "Mcp-Protocol-Version", "Mcp-Session-Id", "Mcp-Method", "Last-Event-Id"}
+
 // scrubHeader returns the header a request is sent with: the exact
-// User-Agent (N1), no Authorization, Cookie or Proxy-Authorization (N5), and
-// no Accept-Encoding of the caller's, so the transport asks for gzip itself
-// and decompresses before the N9 count.
+// User-Agent (N1) and only the sentHeaders of h (N5). The caller's
+// Accept-Encoding is dropped too, so the transport asks for gzip itself and
+// decompresses before the N9 count.
 func scrubHeader(h http.Header, ua string) http.Header {
-	out := h.Clone()
-	if out == nil {
-		out = make(http.Header)
-	}
-	for _, k := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Accept-Encoding"} {
-		out.Del(k)
+	out := make(http.Header, len(sentHeaders)+1)
+	for _, k := range sentHeaders {
+		if v := h.Values(k); len(v) > 0 {
+			out[k] = slices.Clone(v)
+		}
 	}
 	out.Set("User-Agent", ua)
 	return out

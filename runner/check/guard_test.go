@@ -307,6 +307,33 @@ func TestGuard(t *testing.T) {
 			}
 		}
 	})
+	t.Run("N5_only_mcp_headers_sent", func(t *testing.T) {
+		srv, rc, g := guardedServer(t, nil, nil)
+		hdr := http.Header{
+			"Accept":               {"application/json, text/event-stream"},
+			"Content-Type":         {"application/json"},
+			"Mcp-Protocol-Version": {"2025-11-25"},
+			"Mcp-Session-Id":       {"s-1"},
+			"X-Api-Key":            {"secret"},
+			"X-Auth-Token":         {"secret"},
+			"Api-Key":              {"secret"},
+			"X-Forwarded-For":      {"10.0.0.1"},
+		}
+		if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, hdr); err != nil {
+			t.Fatal(err)
+		}
+		got := rc.seen()[0].Header
+		for _, k := range []string{"Accept", "Content-Type", "Mcp-Protocol-Version", "Mcp-Session-Id"} {
+			if got.Get(k) != hdr.Get(k) {
+				t.Errorf("%s = %q, want %q", k, got.Get(k), hdr.Get(k))
+			}
+		}
+		for _, k := range []string{"X-Api-Key", "X-Auth-Token", "Api-Key", "X-Forwarded-For"} {
+			if v := got.Values(k); len(v) != 0 {
+				t.Errorf("server received %s: %q", k, v)
+			}
+		}
+	})
 	t.Run("host_header_is_the_checked_url_host", func(t *testing.T) {
 		srv, rc, g := guardedServer(t, nil, nil)
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(initializeBody))
