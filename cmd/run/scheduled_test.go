@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +68,33 @@ func TestScheduledUsage(t *testing.T) {
 	}
 	if _, err := parseMinute("2026-12-02T10:33"); err != nil {
 		t.Errorf("parseMinute: %v", err)
+	}
+}
+
+// TestLoopPlanStep: -loop plans each minute with the plan command itself,
+// with the minute it is about to run.
+func TestLoopPlanStep(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	argsFile := filepath.Join(dir, "args")
+	script := filepath.Join(dir, "plan")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" > "+argsFile+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := scheduledConfig{Data: "d", Servers: "s.csv", Paused: "p.txt", Out: "o", Loop: true, PlanCmd: script}
+	minute := time.Date(2026, 12, 2, 10, 34, 0, 0, time.UTC)
+	if err := planStep(cfg, io.Discard, io.Discard)(t.Context(), minute); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(string(b)), "-servers s.csv -data d -at 2026-12-02T10:34:00Z -paused p.txt"; got != want {
+		t.Errorf("plan ran with %q, want %q", got, want)
+	}
+	cfg.PlanCmd = filepath.Join(dir, "missing")
+	if err := planStep(cfg, io.Discard, io.Discard)(t.Context(), minute); err == nil || !strings.Contains(err.Error(), "plan 2026-12-02T10:34:00Z") {
+		t.Errorf("missing plan command: err %v, want one naming the minute", err)
 	}
 }
