@@ -30,10 +30,11 @@ type Config struct {
 	Logger *slog.Logger // nil means no logs
 }
 
-// Validate reports a Timeout below zero or a bad lab setting.
+// Validate reports a Timeout below zero or above the page's 45 s (rule
+// N10), or a bad lab setting.
 func (c Config) Validate() error {
-	if c.Timeout < 0 {
-		return fmt.Errorf("validate check config: timeout %v below zero", c.Timeout)
+	if c.Timeout < 0 || c.Timeout > data.CheckTimeout {
+		return fmt.Errorf("validate check config: timeout %v not within 0 and %v", c.Timeout, data.CheckTimeout)
 	}
 	if err := c.Lab.Validate(); err != nil {
 		return fmt.Errorf("validate check config: %w", err)
@@ -51,16 +52,25 @@ type Target struct {
 	Reason    string    // why it was planned (data.ReasonNew, ...); "" means "manual"
 }
 
-// Protocol versions the flows name.
+// Protocol versions the flows ask for (rule N4).
 const (
-	protocolModern  = "2026-07-28" // first version with server/discover (rule N4)
-	protocolLegacy  = "2025-11-25" // newest version of the initialize handshake
-	protocolSSE     = "2024-11-05" // the legacy HTTP+SSE transport's version
-	reasonManual    = "manual"
-	clientName      = "plug.directory-prober"
-	maxToolPages    = 10 // tools/list pages read at most per check
+	protocolModern = "2026-07-28" // first version with server/discover
+	protocolLegacy = "2025-11-25" // newest version of the initialize handshake
+	protocolSSE    = "2024-11-05" // the legacy HTTP+SSE transport's version
+)
+
+// The modern JSON-RPC error codes (header mismatch -32020, missing client
+// capabilities -32021, unsupported protocol version -32022): a 400 carrying
+// one comes from a modern server, not a legacy HTTP+SSE one.
+const (
 	modernCodeFirst = -32022
 	modernCodeLast  = -32020
+)
+
+const (
+	reasonManual = "manual"                // Result.Reason of a check nobody planned
+	clientName   = "plug.directory-prober" // clientInfo.name the servers see
+	maxToolPages = 10                      // tools/list pages read at most per check
 )
 
 // Checker runs checks. It is safe for concurrent use: every check gets a

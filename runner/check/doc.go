@@ -23,6 +23,7 @@
 // What was learned (protocol, transport) goes into the result so later checks
 // go straight to the right flow. classify.go turns the guard's record and the
 // flows' typed findings into the outcome; it never reads error strings.
+// transcript.go prints the record for people (the one-off command).
 //
 // A failing server is data, not a Go error: [Checker.Check] always returns a
 // full data.Result and the transcript of the exchanges.

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"reflect"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -163,5 +166,40 @@ func TestHeaders(t *testing.T) {
 		if got := h.Get("Accept"); got != "application/json, text/event-stream" {
 			t.Errorf("request %d: Accept %q", i, got)
 		}
+	}
+}
+
+// TestResultFields proves a check fills every field of data.Result (table
+// O's "each result also keeps ..."), with the injected clock.
+func TestResultFields(t *testing.T) {
+	t.Parallel()
+	srv := startFlowServer(t, legacyMux("2025-06-18", "a", "b"), serverOpts{})
+	start := time.Date(2026, 12, 2, 10, 0, 3, 0, time.UTC)
+	clock := start
+	var mu sync.Mutex
+	now := func() time.Time { // each reading a millisecond later
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Millisecond)
+		return clock
+	}
+	c := newTestChecker(t, srv.Lab, 0, func(cfg *Config) { cfg.Now = now })
+	tg := srv.target()
+	tg.Planned, tg.Reason = start.Add(-2*time.Second), data.ReasonRoutine
+	res, rec := c.Check(context.Background(), tg)
+	want := data.Result{
+		ID: "srv", URL: srv.URL + "/mcp", Host: "mcp.test", Reason: data.ReasonRoutine,
+		Status: data.Working, Detail: "2 tools", HTTPStatus: 200,
+		Protocol: "2025-06-18", Transport: data.TransportStreamable, ServerName: "raw-server", ServerVersion: "0.9",
+		ToolCount: 2, Tools: []string{"a", "b"},
+		Planned: tg.Planned, Started: start.Add(time.Millisecond), Lateness: 2*time.Second + time.Millisecond,
+		Requests: 4, Conns: 1, BytesRead: rec.BytesRead, ProberVersion: data.Version(),
+	}
+	want.Finished, want.Duration = res.Finished, res.Finished.Sub(want.Started)
+	if !reflect.DeepEqual(res, want) {
+		t.Errorf("result\n  %+v\nwant\n  %+v", res, want)
+	}
+	if res.BytesRead == 0 || !res.Finished.After(res.Started) {
+		t.Errorf("bytes %d, finished %v after started %v", res.BytesRead, res.Finished, res.Started)
 	}
 }
