@@ -201,6 +201,8 @@ func (g *Guard) classify(err error, req *http.Request) (ErrKind, string) {
 		return ErrTLSOther, "TLS handshake failed"
 	case errors.Is(err, context.Canceled):
 		return ErrCanceled, "canceled"
+	case headersTooLarge(err):
+		return ErrTooLarge, "answer headers over 64 KB"
 	}
 	detail := "connection failed"
 	switch {
@@ -216,4 +218,14 @@ func (g *Guard) classify(err error, req *http.Request) (ErrKind, string) {
 		return ErrCanceled, "check already ended"
 	}
 	return ErrNetwork, detail
+}
+
+// headersTooLarge recognises net/http's refusal of headers over
+// MaxResponseHeaderBytes. net/http has no typed error for it (HTTP/1.1:
+// "server response headers exceeded N bytes", HTTP/2 sometimes "header list
+// larger than advertised limit", sometimes a bare PROTOCOL_ERROR), so this
+// one classification reads the error text; TestHeaderLimit pins it.
+func headersTooLarge(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "server response headers exceeded") || strings.Contains(s, "header list larger than")
 }

@@ -85,10 +85,13 @@ func NewGuard(cfg GuardConfig) (*Guard, error) {
 				return &tls.Certificate{}, nil
 			},
 		},
-		ForceAttemptHTTP2:   true, // one connection for all requests, event streams included
-		TLSHandshakeTimeout: 10 * time.Second,
-		MaxIdleConnsPerHost: 2,
-		IdleConnTimeout:     data.CheckTimeout,
+		ForceAttemptHTTP2: true, // one connection for all requests, event streams included
+		// Headers are part of the answer too (rule N9): net/http's default
+		// would read up to 10 MB of them.
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        data.CheckTimeout,
 		// DisableCompression stays false: the transport asks for gzip and
 		// decompresses before answerBody counts (rule N9 counts after
 		// decompression).
@@ -376,6 +379,9 @@ func hopOf(req *http.Request) int {
 	}
 	return n
 }
+
+// maxHeaderBytes bounds the response headers of one answer (rule N9).
+const maxHeaderBytes = 64 << 10
 
 // maxRequestBody bounds what the guard reads of a request body it must
 // inspect; the prober's own requests are a few hundred bytes.

@@ -101,6 +101,34 @@ func TestAnswerLimit(t *testing.T) {
 	}
 }
 
+// TestHeaderLimit proves rule N9 for headers: an answer's headers are read
+// up to 64 KiB, not net/http's default 10 MB.
+func TestHeaderLimit(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("N9_headers_over_64KiB_http2_%v", h2), func(t *testing.T) {
+			srv := startLabServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				for i := range 40 {
+					w.Header().Set(fmt.Sprintf("X-Pad-%d", i), strings.Repeat("p", 4000))
+				}
+				io.WriteString(w, "{}")
+			}), labServerConfig{HTTP2: h2})
+			g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
+			if !h2 {
+				assertFailure(t, g, srv.URL+"/mcp", nil, ErrTooLarge, "answer headers over 64 KB")
+				return
+			}
+			// HTTP/2 ends the connection with a bare PROTOCOL_ERROR: the
+			// answer is refused all the same, only its reason is vaguer.
+			if _, err := post(t, g, srv.URL+"/mcp", initializeBody); err == nil {
+				t.Fatal("headers over 64 KiB accepted")
+			}
+			if ex := lastExchange(t, g); ex.Status != 0 || (ex.ErrKind != ErrTooLarge && ex.ErrKind != ErrNetwork) {
+				t.Errorf("exchange %+v: want no status and too_large or network", ex)
+			}
+		})
+	}
+}
+
 // TestEndlessStream proves rule N9 for an SSE stream that never ends: it is
 // one answer, cut at 1 MiB, and the connection is dropped so the server
 // stops sending.
