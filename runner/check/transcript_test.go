@@ -1,0 +1,48 @@
+package check
+
+import (
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestWriteTranscript compares the transcript of a fixed record (a fallback
+// to legacy SSE, a refused answer and DELETE, a failure, a cut read) with
+// testdata/transcript.golden; -update rewrites it.
+func TestWriteTranscript(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	const u = "https://mcp.test:8443/sse"
+	rec := Record{Exchanges: []Exchange{
+		{Start: at(0), Duration: 12 * time.Millisecond, Method: "POST", URL: u, RPCMethod: "server/discover", Status: 405, Header: http.Header{}, Bytes: 18},
+		{Start: at(13), Duration: 2 * time.Millisecond, Method: "POST", URL: u, RPCMethod: "initialize", Status: 405, Bytes: 18},
+		{Start: at(16), Duration: 40 * time.Millisecond, Method: "GET", URL: u, Status: 200, Bytes: 512, ErrKind: ErrCanceled, Detail: "canceled"},
+		{Start: at(20), Duration: 3 * time.Millisecond, Method: "POST", URL: u + "/messages/?session_id=1", RPCMethod: "initialize", Status: 202, Bytes: 8},
+		{Start: at(24), Method: "POST", URL: u + "/messages/?session_id=1", RPCMethod: "response", Blocked: "N3: response to a server request", ErrKind: ErrBlocked},
+		{Start: at(25), Duration: 1500 * time.Millisecond, Method: "POST", URL: u + "/messages/?session_id=1", RPCMethod: "tools/list", ErrKind: ErrTLSCert, Detail: "certificate has expired"},
+		{Start: at(1526), Method: "DELETE", URL: u, Blocked: "N2: method DELETE", ErrKind: ErrBlocked},
+	}}
+	got := transcriptText(rec)
+	golden := filepath.Join("testdata", "transcript.golden")
+	if *updateGolden {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("read golden file (run with -update to create it): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("transcript\n%s\nwant (%s)\n%s", got, golden, want)
+	}
+}
