@@ -184,6 +184,15 @@ func TestCheck(t *testing.T) {
 			status: data.Failing, detail: "HTTP 502", seq: discoverInit, check: wantHTTPStatus(502),
 		},
 		{
+			name: "O_failing_503_keeps_retry_after", handler: answerWith(503, "maintenance", "Retry-After", "30"),
+			status: data.Failing, detail: "HTTP 503", seq: discoverInit,
+			check: func(t *testing.T, res data.Result, rec Record) {
+				if want := rec.Exchanges[len(rec.Exchanges)-1].Start.Add(30 * time.Second).UTC(); !res.RetryAfter.Equal(want) {
+					t.Errorf("retry after %v, want %v", res.RetryAfter, want)
+				}
+			},
+		},
+		{
 			name: "O_failing_404_everywhere_tries_legacy_sse", handler: http.NotFoundHandler(), opts: serverOpts{legacySSE: true},
 			status: data.Failing, detail: "HTTP 404", seq: []string{"POST server/discover", "POST initialize", "GET"},
 		},
