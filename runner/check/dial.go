@@ -22,12 +22,14 @@ import (
 // address dialled so DNS rebinding and redirects cannot get around it. Every
 // connection is tracked so Close can end it.
 func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	g.mu.Lock()
-	closed := g.closed
-	g.mu.Unlock()
-	if closed {
-		return nil, &GuardError{Kind: ErrCanceled, Detail: "check already ended"}
+	if gerr := g.ended(); gerr != nil {
+		return nil, gerr
 	}
+	// Close (and the N10 timer) end lookups and dials in flight too.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(g.ctx, cancel)
+	defer stop()
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, &GuardError{Kind: ErrTargetNotAllowed, Rule: "N7", Detail: ReasonNoAddress, Err: err}
@@ -37,6 +39,9 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 	}
 	addrs, err := g.lookup(ctx, host, port)
 	if err != nil {
+		if gerr := g.ended(); gerr != nil {
+			return nil, gerr
+		}
 		return nil, err
 	}
 	var allowed []netip.Addr
@@ -60,6 +65,9 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 		if ctx.Err() != nil {
 			break
 		}
+	}
+	if gerr := g.ended(); gerr != nil {
+		return nil, gerr
 	}
 	return nil, errors.Join(errs...)
 }
@@ -122,6 +130,9 @@ func (g *Guard) track(c net.Conn) (net.Conn, error) {
 	defer g.mu.Unlock()
 	if g.closed {
 		c.Close()
+		if g.expired {
+			return nil, &GuardError{Kind: ErrTimeout, Rule: "N10", Detail: fmt.Sprintf("no answer in %v", g.cfg.Timeout)}
+		}
 		return nil, &GuardError{Kind: ErrCanceled, Detail: "check already ended"}
 	}
 	g.conns[tc] = struct{}{}
@@ -152,8 +163,15 @@ func (c *trackedConn) Close() error {
 // own refusals, DNS, connection, TLS and deadline errors. req, when not nil,
 // is the request whose context may have ended.
 func (g *Guard) classify(err error, req *http.Request) (ErrKind, string) {
+	var gerr *GuardError
+	if errors.As(err, &gerr) {
+		return gerr.Kind, gerr.Detail
+	}
+	// Whatever broke once the N10 deadline closed everything broke because of it.
+	if e := g.ended(); e != nil && e.Kind == ErrTimeout {
+		return e.Kind, e.Detail
+	}
 	var (
-		gerr     *GuardError
 		dnsErr   *net.DNSError
 		invalid  x509.CertificateInvalidError
 		hostname x509.HostnameError
@@ -164,8 +182,6 @@ func (g *Guard) classify(err error, req *http.Request) (ErrKind, string) {
 		netErr   net.Error
 	)
 	switch {
-	case errors.As(err, &gerr):
-		return gerr.Kind, gerr.Detail
 	case errors.As(err, &dnsErr):
 		if dnsErr.IsNotFound {
 			return ErrDNSNotFound, "DNS: name not found"
@@ -211,11 +227,8 @@ func (g *Guard) classify(err error, req *http.Request) (ErrKind, string) {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		detail = "closed by the server"
 	}
-	g.mu.Lock()
-	closed := g.closed
-	g.mu.Unlock()
-	if closed {
-		return ErrCanceled, "check already ended"
+	if e := g.ended(); e != nil {
+		return e.Kind, e.Detail
 	}
 	return ErrNetwork, detail
 }

@@ -214,6 +214,17 @@ func TestDialFailures(t *testing.T) {
 		g := newTestGuard(t, GuardConfig{Lab: lab})
 		assertFailure(t, g, "https://plain.test:8443/mcp", nil, ErrTLSOther, "TLS handshake failed")
 	})
+	t.Run("N10_lookup_never_returns", func(t *testing.T) {
+		g := newTestGuard(t, GuardConfig{
+			Timeout: 200 * time.Millisecond,
+			Resolver: func(ctx context.Context, _ string) ([]netip.Addr, error) {
+				<-ctx.Done() // only the guard's deadline can end it: the request has none
+				return nil, ctx.Err()
+			},
+			DialContext: noDial(t),
+		})
+		assertFailure(t, g, "https://slow-dns.example/mcp", nil, ErrTimeout, "no answer in 200ms")
+	})
 	t.Run("N10_accepts_never_handshakes", func(t *testing.T) {
 		ln := listenLoopback8443(t)
 		go holdConns(t, ln)

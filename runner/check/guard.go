@@ -33,6 +33,11 @@ type GuardConfig struct {
 	// net.Dialer bound to SourceAddr. Tests inject it.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	Now         func() time.Time // nil means time.Now
+	// Timeout bounds the whole check, all requests together (rule N10),
+	// counted from NewGuard; when it passes the guard closes every
+	// connection and refuses every later request. 0 means
+	// data.CheckTimeout; tests inject short ones.
+	Timeout time.Duration
 }
 
 // Guard is the network guard of one check: the http.RoundTripper, dialer and
@@ -45,6 +50,10 @@ type Guard struct {
 	transport *http.Transport
 	client    *http.Client
 
+	ctx    context.Context // canceled by Close: ends lookups and dials in flight
+	cancel context.CancelFunc
+	timer  *time.Timer // rule N10
+
 	mu       sync.Mutex
 	ex       []*Exchange
 	conns    map[*trackedConn]struct{}
@@ -52,6 +61,7 @@ type Guard struct {
 	requests int
 	refusal  int
 	closed   bool
+	expired  bool // closed by the N10 timer
 }
 
 // NewGuard returns a guard for one check, with fresh state and no
@@ -73,7 +83,11 @@ func NewGuard(cfg GuardConfig) (*Guard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new guard: %w", err)
 	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = data.CheckTimeout
+	}
 	g := &Guard{cfg: cfg, conns: make(map[*trackedConn]struct{})}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.transport = &http.Transport{
 		Proxy:       nil, // never a proxy from the environment: the dial check must see the real target
 		DialContext: g.dial,
@@ -101,7 +115,33 @@ func NewGuard(cfg GuardConfig) (*Guard, error) {
 		CheckRedirect: g.checkRedirect,
 		Jar:           nil, // rule N5: no cookie jar
 	}
+	g.timer = time.AfterFunc(cfg.Timeout, g.expire)
 	return g, nil
+}
+
+// expire is the N10 deadline: the check gives up by closing its
+// connections.
+func (g *Guard) expire() {
+	g.mu.Lock()
+	if !g.closed {
+		g.expired = true
+	}
+	g.mu.Unlock()
+	g.Close()
+}
+
+// ended returns why the guard no longer sends anything (the N10 deadline
+// passed, or the check closed it), or nil while it is open.
+func (g *Guard) ended() *GuardError {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.expired:
+		return &GuardError{Kind: ErrTimeout, Rule: "N10", Detail: fmt.Sprintf("no answer in %v", g.cfg.Timeout)}
+	case g.closed:
+		return &GuardError{Kind: ErrCanceled, Detail: "check already ended"}
+	}
+	return nil
 }
 
 // Client returns the *http.Client every request of the check must use: the
@@ -113,6 +153,8 @@ func (g *Guard) Client() *http.Client { return g.client }
 // every later request. The check calls it at its deadline (rule N10) and at
 // its end.
 func (g *Guard) Close() {
+	g.timer.Stop()
+	g.cancel()
 	g.mu.Lock()
 	g.closed = true
 	conns := make([]*trackedConn, 0, len(g.conns))
@@ -196,7 +238,7 @@ const (
 	ErrDNS                          // the name could not be resolved for another reason
 	ErrNoPublicAddr                 // resolves to no public IPv4 address (rule N6)
 	ErrRefused                      // connection refused
-	ErrTimeout                      // dial, handshake or answer timed out (context deadline)
+	ErrTimeout                      // dial, handshake or answer timed out (context deadline or the guard's N10 Timeout)
 	ErrTLSCert                      // certificate not accepted; Detail says why
 	ErrTLSOther                     // other TLS failure (handshake, protocol version, alert)
 	ErrTooLarge                     // answer over 1 MB (rule N9)
@@ -326,12 +368,13 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 // of allowed JSON-RPC messages (N3, n3 is inspectRPC's verdict) whose MCP
 // routing headers say the same.
 func (g *Guard) admit(req *http.Request, body []byte, rpcMethod, n3 string) *GuardError {
+	if gerr := g.ended(); gerr != nil {
+		return gerr
+	}
 	g.mu.Lock()
-	closed, refusal := g.closed, g.refusal
+	refusal := g.refusal
 	g.mu.Unlock()
 	switch {
-	case closed:
-		return &GuardError{Kind: ErrCanceled, Detail: "check already ended"}
 	case refusal != 0:
 		return &GuardError{Kind: ErrBlocked, Detail: fmt.Sprintf("after refusal (HTTP %d)", refusal)}
 	case !slices.Contains(data.AllowedMethods, req.Method):

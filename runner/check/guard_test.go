@@ -553,6 +553,63 @@ func TestGuardClose(t *testing.T) {
 	})
 }
 
+// TestGuardDeadline proves rule N10 in the guard itself: one Timeout for
+// the whole check, all requests together, after which the guard closes its
+// connections and sends nothing more, whatever the requests' contexts say.
+func TestGuardDeadline(t *testing.T) {
+	const timeout = 600 * time.Millisecond
+	const each = 250 * time.Millisecond // every request alone is well within the timeout
+	srv, rc, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(each):
+			io.WriteString(w, `{}`)
+		case <-r.Context().Done():
+		}
+	}), func(c *GuardConfig) { c.Timeout = timeout })
+	start := time.Now()
+	var done int
+	var last error
+	var lastTook time.Duration
+	for range 5 {
+		t0 := time.Now()
+		_, last = do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil) // no deadline on the request
+		lastTook = time.Since(t0)
+		if last != nil {
+			break
+		}
+		done++
+	}
+	if last == nil {
+		t.Fatalf("5 requests of %v each went through a %v check deadline", each, timeout)
+	}
+	if done == 0 || lastTook >= timeout {
+		t.Errorf("%d requests done, the failing one took %v: want it stopped by the total, not alone", done, lastTook)
+	}
+	if took := time.Since(start); took < timeout || took > timeout+5*time.Second {
+		t.Errorf("check stopped after %v, want just after %v", took, timeout)
+	}
+	ex := lastExchange(t, g)
+	if ex.ErrKind != ErrTimeout || ex.Detail != "no answer in 600ms" {
+		t.Errorf("exchange %+v: want ErrTimeout \"no answer in 600ms\"", ex)
+	}
+	n := len(rc.seen())
+	if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err == nil {
+		t.Error("request after the deadline: no error")
+	}
+	if ex := lastExchange(t, g); ex.ErrKind != ErrTimeout || ex.Blocked != "N10: no answer in 600ms" {
+		t.Errorf("after the deadline: %+v, want blocked N10", ex)
+	}
+	if len(rc.seen()) != n {
+		t.Error("a request reached the server after the deadline")
+	}
+	g.mu.Lock()
+	open := len(g.conns)
+	g.mu.Unlock()
+	if open != 0 {
+		t.Errorf("%d connections open after the deadline", open)
+	}
+}
+
 // TestGuardProxyEnv proves that a proxy from the environment is never used:
 // the dial check must see the real target (rule N6).
 func TestGuardProxyEnv(t *testing.T) {

@@ -132,11 +132,8 @@ func (b *answerBody) interrupted() error {
 			return err
 		}
 	}
-	b.g.mu.Lock()
-	closed := b.g.closed
-	b.g.mu.Unlock()
-	if closed && !b.closing.Load() {
-		return &GuardError{Kind: ErrCanceled, Detail: "check already ended"}
+	if gerr := b.g.ended(); gerr != nil && !b.closing.Load() {
+		return gerr
 	}
 	return io.EOF
 }
