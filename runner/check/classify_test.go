@@ -139,3 +139,32 @@ func ExampleChecker_Check() {
 	fmt.Println(res.Status, "-", res.Detail, "-", len(rec.Exchanges), "requests")
 	// Output: not_checkable - not https - 0 requests
 }
+
+// FuzzClassify proves classify concludes one of the five check outcomes of
+// table O with a non-empty reason for any record, whatever a server
+// answered.
+func FuzzClassify(f *testing.F) {
+	f.Add(200, "application/json", []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), uint8(0), false, "")
+	f.Add(401, "", []byte(""), uint8(0), false, "Bearer resource_metadata=x")
+	f.Add(0, "", []byte(nil), uint8(ErrTimeout), true, "")
+	f.Add(302, "text/html", []byte("<html>"), uint8(ErrRedirectMethodChange), false, "")
+	f.Fuzz(func(t *testing.T, status int, ctype string, body []byte, kind uint8, deadline bool, challenge string) {
+		h := http.Header{}
+		h.Set("Content-Type", ctype)
+		h.Set("WWW-Authenticate", challenge)
+		ex := Exchange{Method: "POST", RPCMethod: "initialize", Status: status, Header: h, BodyHead: body, Bytes: int64(len(body)), ErrKind: ErrKind(kind % 20)}
+		rec := Record{Exchanges: []Exchange{ex}}
+		if refusalStatus(status) {
+			rec.Refusal = status
+		}
+		v := classify(rec, findings{}, classifyContext{deadline: deadline, timeout: data.CheckTimeout})
+		switch v.status {
+		case data.Working, data.NeedsKey, data.Refused, data.NotCheckable, data.Failing:
+		default:
+			t.Fatalf("outcome %q is not one a check concludes", v.status)
+		}
+		if v.detail == "" {
+			t.Fatalf("no reason for %s", v.status)
+		}
+	})
+}
