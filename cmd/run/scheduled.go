@@ -26,6 +26,7 @@ type scheduledConfig struct {
 	At          time.Time     // minute to run; zero means the next whole minute, as plan
 	Concurrency int           // checks in flight at most; 0 means runner.DefaultConcurrency
 	Grace       time.Duration // after SIGTERM, how long checks in flight may finish
+	Timeout     time.Duration // one check, all requests together (rule N10); at most data.CheckTimeout
 	Source      netip.Addr    // rule N11; zero means any
 	Lab         check.Lab
 	Verbose     bool
@@ -46,6 +47,8 @@ func (c scheduledConfig) Validate() error {
 		return fmt.Errorf("-concurrency %d: want a positive number", c.Concurrency)
 	case c.Grace < 0:
 		return fmt.Errorf("-grace %s: want a positive duration", c.Grace)
+	case c.Timeout <= 0 || c.Timeout > data.CheckTimeout:
+		return fmt.Errorf("-timeout %s: want a positive duration of at most %s (rule N10)", c.Timeout, data.CheckTimeout)
 	case !c.At.IsZero() && !c.At.Equal(c.At.Truncate(time.Minute)):
 		return fmt.Errorf("-at %s: not a whole minute", c.At.Format(time.RFC3339Nano))
 	case c.Loop && !c.At.IsZero():
@@ -61,7 +64,7 @@ func (c scheduledConfig) Validate() error {
 // runScheduled runs the planned checks of one minute, or with -loop plans,
 // runs and publishes every minute until SIGTERM:
 //
-//	run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-source ADDR] [-lab ...]
+//	run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-lab ...]
 //	run -loop -data DIR -servers FILE [-paused FILE] -out DIR [...]
 func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -72,6 +75,7 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&at, "at", "", "`minute` to run, RFC 3339 (2026-12-02T10:33:00Z) or 2026-12-02T10:33 UTC; default the next whole minute, as plan")
 	fs.IntVar(&cfg.Concurrency, "concurrency", runner.DefaultConcurrency, "most checks in flight at once")
 	fs.DurationVar(&cfg.Grace, "grace", data.CheckTimeout+5*time.Second, "after SIGTERM, how long checks in flight may finish before they are recorded as interrupted")
+	fs.DurationVar(&cfg.Timeout, "timeout", data.CheckTimeout, "give up a check after this long, all requests together (at most 45s, rule N10)")
 	fs.Func("source", "leave from this local IPv4 `address` (rule N11)", func(v string) error {
 		a, err := netip.ParseAddr(v)
 		if err != nil || !a.Is4() {
@@ -88,7 +92,7 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&cfg.Out, "out", "", "-loop: `DIR` where publish writes the site")
 	fs.StringVar(&cfg.PlanCmd, "plan-cmd", "", "-loop: the plan `command`; default plan beside this binary, else on PATH")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-source ADDR] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
+		fmt.Fprintln(fs.Output(), "usage: run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
 		fmt.Fprintln(fs.Output(), "       run -loop -data DIR -servers FILE [-paused FILE] -out DIR [same flags]")
 		fmt.Fprintln(fs.Output(), "       run -url https://host/mcp ... (one check now; see run -url -h)")
 		fs.PrintDefaults()
@@ -117,7 +121,7 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	checker, err := runner.NewChecker(check.Config{SourceAddr: cfg.Source, Lab: cfg.Lab, Logger: logger})
+	checker, err := runner.NewChecker(check.Config{SourceAddr: cfg.Source, Lab: cfg.Lab, Timeout: cfg.Timeout, Logger: logger})
 	if err != nil {
 		return err
 	}

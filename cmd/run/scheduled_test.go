@@ -56,6 +56,7 @@ func TestScheduledUsage(t *testing.T) {
 		"not_whole_minute": {[]string{"-data", "d", "-at", "2026-12-02T10:33:05Z"}, "not a whole minute"},
 		"loop_without_out": {[]string{"-data", "d", "-loop", "-servers", "s.csv"}, "-loop needs -servers FILE and -out DIR"},
 		"servers_no_loop":  {[]string{"-data", "d", "-servers", "s.csv"}, "for -loop only"},
+		"N10_timeout_45s":  {[]string{"-data", "d", "-timeout", "46s"}, "at most 45s"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
