@@ -137,6 +137,9 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	minute = minute.UTC().Truncate(time.Minute)
 	sum := Summary{Minute: minute}
 	checks, err := data.ReadPlan(cfg.Dir, minute)
+	if errors.Is(err, data.ErrNoPlan) {
+		return sum, fmt.Errorf("run minute %s: %w (plan writes it: plan -at %s)", minute.Format("2006-01-02 15:04"), err, minute.Format(time.RFC3339))
+	}
 	if err != nil {
 		return sum, fmt.Errorf("run minute %s: %w", minute.Format("2006-01-02 15:04"), err)
 	}
