@@ -25,9 +25,10 @@ import (
 //     streams; the session id comes with the initialize answer.
 //   - TypeScript (stateless): the Mcp-Protocol-Version header is checked
 //     first, and 2026-07-28 is unknown: HTTP 400, -32000.
-//   - Python (StreamableHTTPSessionManager): HTTP 400 "Bad Request: Missing
-//     session ID" with id "server-error" and -32600; needs both media types
-//     in Accept (406 otherwise); answers are event streams with CRLF lines.
+//   - Python (StreamableHTTPSessionManager): stateful, HTTP 400 "Bad Request:
+//     Missing session ID" with id "server-error" and -32600; stateless, the
+//     same 400 for the unknown Mcp-Protocol-Version; both need both media
+//     types in Accept (406 otherwise) and answer with event streams (CRLF).
 //   - mcp-go: HTTP 200 with a JSON-RPC -32601 "method not found".
 //   - Python legacy SSE (FastMCP sse_app): POST /sse is 405; the stream's
 //     endpoint is /messages/?session_id=...
@@ -47,7 +48,8 @@ func TestInterop(t *testing.T) {
 	}{
 		{name: "N4_typescript_stateful", handler: tsServer(true), path: "/mcp", want: full, protocol: "2025-06-18", transport: data.TransportStreamable},
 		{name: "N4_typescript_stateless", handler: tsServer(false), path: "/mcp", want: full, protocol: "2025-06-18", transport: data.TransportStreamable},
-		{name: "N4_python_stateful", handler: pythonServer(), path: "/mcp", want: full, protocol: "2025-03-26", transport: data.TransportStreamable},
+		{name: "N4_python_stateful", handler: pythonServer(false), path: "/mcp", want: full, protocol: "2025-03-26", transport: data.TransportStreamable},
+		{name: "N4_python_stateless", handler: pythonServer(true), path: "/mcp", want: full, protocol: "2025-03-26", transport: data.TransportStreamable},
 		{name: "N4_mcp_go", handler: mcpGoServer(), path: "/mcp", want: full, protocol: "2025-06-18", transport: data.TransportStreamable},
 		{
 			name: "N4_python_legacy_sse", path: "/sse", legacySSE: true, want: legacy, protocol: "2024-11-05", transport: data.TransportSSE,
@@ -115,9 +117,9 @@ func tsServer(stateful bool) http.Handler {
 				writeRPCErrorStatus(w, http.StatusBadRequest, json.RawMessage("null"), -32000, "Bad Request: No valid session ID provided")
 				return
 			}
-			if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains([]string{"2025-06-18", "2025-03-26", "2024-11-05"}, v) {
+			if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains([]string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"}, v) {
 				writeRPCErrorStatus(w, http.StatusBadRequest, json.RawMessage("null"), -32000,
-					fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: 2025-06-18, 2025-03-26, 2024-11-05)"))
+					fmt.Sprintf("Bad Request: Unsupported protocol version: %s (supported versions: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07)", v))
 				return
 			}
 		}
@@ -135,8 +137,9 @@ func tsServer(stateful bool) http.Handler {
 }
 
 // pythonServer answers as the Python SDK's StreamableHTTPSessionManager
-// (stateful, event-stream answers).
-func pythonServer() http.Handler {
+// with event-stream answers: stateful (a session id from initialize on), or
+// stateless (the Mcp-Protocol-Version header checked first).
+func pythonServer(stateless bool) http.Handler {
 	mux := legacyMux("2025-03-26", "alpha", "beta")
 	const session = "9b1c0d7f4e2a4c5e8f6a1b2c3d4e5f60"
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -150,7 +153,12 @@ func pythonServer() http.Handler {
 			writeRPCErrorStatus(w, http.StatusBadRequest, json.RawMessage(`"server-error"`), -32700, "Parse error")
 			return
 		}
-		if m.Method != "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
+		if v := r.Header.Get("Mcp-Protocol-Version"); stateless && v != "" && !slices.Contains([]string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}, v) {
+			writeRPCErrorStatus(w, http.StatusBadRequest, json.RawMessage(`"server-error"`), -32600,
+				"Bad Request: Unsupported protocol version: "+v+". Supported versions: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25")
+			return
+		}
+		if !stateless && m.Method != "initialize" && r.Header.Get("Mcp-Session-Id") == "" {
 			writeRPCErrorStatus(w, http.StatusBadRequest, json.RawMessage(`"server-error"`), -32600, "Bad Request: Missing session ID")
 			return
 		}
@@ -158,7 +166,7 @@ func pythonServer() http.Handler {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		if m.Method == "initialize" {
+		if !stateless && m.Method == "initialize" {
 			w.Header().Set("Mcp-Session-Id", session)
 		}
 		rw := &bufferedAnswer{header: http.Header{}}
