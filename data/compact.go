@@ -129,6 +129,11 @@ func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, e
 		if strings.TrimPrefix(filepath.Base(pdir), "date=") >= limit {
 			continue
 		}
+		// A day already in one file costs a glob, not a footer read: this
+		// runs after every minute's run, over the whole history.
+		if files, _ := filepath.Glob(filepath.Join(pdir, "*.parquet")); len(files) < 2 {
+			continue
+		}
 		if err := compactDay(pdir, &st, logger); err != nil {
 			return st, err
 		}
