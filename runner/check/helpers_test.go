@@ -10,6 +10,8 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"io"
+	"log"
 	"math/big"
 	mrand "math/rand/v2"
 	"net"
@@ -164,6 +166,9 @@ func startLabServer(tb testing.TB, h http.Handler, cfg labServerConfig) *labServ
 	srv.Listener.Close()
 	srv.Listener = listenLoopback8443(tb)
 	srv.EnableHTTP2 = cfg.HTTP2
+	// Handshakes the guard refuses (bad certificates) are expected: keep
+	// the server's log out of the test output.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{*cfg.Cert}}
 	if cfg.TLS != nil {
 		cfg.TLS(srv.TLS)
