@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -120,6 +121,16 @@ func TestFlows(t *testing.T) {
 			}
 			if res.Requests != len(tc.want) {
 				t.Errorf("requests %d, want %d", res.Requests, len(tc.want))
+			}
+			// A stateful session simply ends (rule N2): the SDK's DELETE on
+			// Close was refused by the guard, and the recorder proves it
+			// never arrived.
+			stateful := tc.wantTrans == data.TransportStreamable && tc.wantProto < "2026"
+			deleted := slices.ContainsFunc(rec.Exchanges, func(ex Exchange) bool {
+				return ex.Method == http.MethodDelete && ex.Blocked != "" && ex.Status == 0
+			})
+			if stateful && !deleted {
+				t.Errorf("no refused DELETE in the transcript of a stateful session:\n%s", transcriptText(rec))
 			}
 		})
 	}
