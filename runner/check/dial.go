@@ -131,7 +131,7 @@ func (g *Guard) track(c net.Conn) (net.Conn, error) {
 	if g.closed {
 		c.Close()
 		if g.expired {
-			return nil, &GuardError{Kind: ErrTimeout, Rule: "N10", Detail: fmt.Sprintf("no answer in %v", g.cfg.Timeout)}
+			return nil, &GuardError{Kind: ErrTimeout, Rule: "N10", Detail: noAnswerIn(g.cfg.Timeout)}
 		}
 		return nil, &GuardError{Kind: ErrCanceled, Detail: "check already ended"}
 	}

@@ -223,7 +223,7 @@ func TestDialFailures(t *testing.T) {
 			},
 			DialContext: noDial(t),
 		})
-		assertFailure(t, g, "https://slow-dns.example/mcp", nil, ErrTimeout, "no answer in 200ms")
+		assertFailure(t, g, "https://slow-dns.example/mcp", nil, ErrTimeout, "no answer in 0.2 s")
 	})
 	t.Run("N10_accepts_never_handshakes", func(t *testing.T) {
 		ln := listenLoopback8443(t)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -130,6 +131,11 @@ func (g *Guard) expire() {
 	g.Close()
 }
 
+// noAnswerIn is the N10 detail as results show it: "no answer in 45 s".
+func noAnswerIn(d time.Duration) string {
+	return "no answer in " + strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
+}
+
 // ended returns why the guard no longer sends anything (the N10 deadline
 // passed, or the check closed it), or nil while it is open.
 func (g *Guard) ended() *GuardError {
@@ -137,7 +143,7 @@ func (g *Guard) ended() *GuardError {
 	defer g.mu.Unlock()
 	switch {
 	case g.expired:
-		return &GuardError{Kind: ErrTimeout, Rule: "N10", Detail: fmt.Sprintf("no answer in %v", g.cfg.Timeout)}
+		return &GuardError{Kind: ErrTimeout, Rule: "N10", Detail: noAnswerIn(g.cfg.Timeout)}
 	case g.closed:
 		return &GuardError{Kind: ErrCanceled, Detail: "check already ended"}
 	}

@@ -589,14 +589,14 @@ func TestGuardDeadline(t *testing.T) {
 		t.Errorf("check stopped after %v, want just after %v", took, timeout)
 	}
 	ex := lastExchange(t, g)
-	if ex.ErrKind != ErrTimeout || ex.Detail != "no answer in 600ms" {
-		t.Errorf("exchange %+v: want ErrTimeout \"no answer in 600ms\"", ex)
+	if ex.ErrKind != ErrTimeout || ex.Detail != "no answer in 0.6 s" {
+		t.Errorf("exchange %+v: want ErrTimeout \"no answer in 0.6 s\"", ex)
 	}
 	n := len(rc.seen())
 	if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err == nil {
 		t.Error("request after the deadline: no error")
 	}
-	if ex := lastExchange(t, g); ex.ErrKind != ErrTimeout || ex.Blocked != "N10: no answer in 600ms" {
+	if ex := lastExchange(t, g); ex.ErrKind != ErrTimeout || ex.Blocked != "N10: no answer in 0.6 s" {
 		t.Errorf("after the deadline: %+v, want blocked N10", ex)
 	}
 	if len(rc.seen()) != n {
