@@ -155,9 +155,10 @@ func (g *Guard) ended() *GuardError {
 // rule N8.
 func (g *Guard) Client() *http.Client { return g.client }
 
-// Close closes every connection of the check, idle or in use, and refuses
-// every later request. The check calls it at its deadline (rule N10) and at
-// its end.
+// Close closes every connection of the check, idle or in use, ends lookups
+// and dials in flight, and refuses every later request. The check calls it
+// at its end; the guard calls it itself when GuardConfig.Timeout passes
+// (rule N10). It may be called more than once.
 func (g *Guard) Close() {
 	g.timer.Stop()
 	g.cancel()
