@@ -293,6 +293,27 @@ func TestRules(t *testing.T) {
 			t.Errorf("run once the plan exists: %v", err)
 		}
 	})
+	bubble(t, "S9_1000_a_minute_all_slow_start_on_time", func(t *testing.T, now time.Time) {
+		dir := t.TempDir()
+		var checks []data.PlannedCheck
+		for i := range 1000 {
+			checks = append(checks, planned(fmt.Sprintf("s%04d", i), fmt.Sprintf("h%04d.lab.test", i), now.Add(time.Duration(i%60)*time.Second)))
+		}
+		MustPlan(t, dir, now, checks...)
+		// Every server takes the whole 45 s: 750 checks in flight at once
+		// under the default bound.
+		var most atomic.Int64
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, data.CheckTimeout, &most), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Completed != 1000 || sum.MaxLateness != 0 {
+			t.Errorf("completed %d, max lateness %v; want 1000, every one at its second", sum.Completed, sum.MaxLateness)
+		}
+		if m := most.Load(); m < 700 {
+			t.Errorf("at most %d checks in flight, want the ~750 a minute of 45 s checks needs", m)
+		}
+	})
 	bubble(t, "concurrency_bound", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
 		var checks []data.PlannedCheck
