@@ -441,6 +441,46 @@ func TestGuard(t *testing.T) {
 	t.Run("N7_connections_reused_http2", func(t *testing.T) { testReuse(t, true) })
 }
 
+// TestRecordDuringCheck reads the record while requests and answers are
+// under way, as the flows do; -race proves the copy is safe, and the copy
+// must not change under the reader.
+func TestRecordDuringCheck(t *testing.T) {
+	srv, _, g := guardedServer(t, nil, nil)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			rec := g.Record()
+			before := len(rec.Exchanges)
+			var total int64
+			for _, ex := range rec.Exchanges {
+				total += ex.Bytes
+			}
+			if total != rec.BytesRead || len(rec.Exchanges) != before {
+				t.Errorf("record changed under its reader")
+				return
+			}
+		}
+	}()
+	for range 20 {
+		if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if rec := g.Record(); len(rec.Exchanges) != 20 || rec.BytesRead != 20*int64(len(`{"jsonrpc":"2.0","id":1,"result":{}}`)) {
+		t.Errorf("%d exchanges, %d bytes; want 20 and 20 answers' bytes", len(rec.Exchanges), rec.BytesRead)
+	}
+}
+
 // testReuse proves one TCP connection carries all requests of a check.
 func testReuse(t *testing.T, h2 bool) {
 	rc := &recorder{}
