@@ -206,8 +206,12 @@ func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	ex := &Exchange{Start: g.now(), Method: req.Method, URL: redact(req.URL), Hop: hop,
 		Blocked: gerr.Rule + ": " + gerr.Detail, ErrKind: gerr.Kind, Detail: gerr.Detail, Err: gerr.Error()}
-	if req.GetBody != nil {
-		if body, err := req.GetBody(); err == nil {
+	src := req
+	if src.GetBody == nil { // a POST turned into GET lost its body: name the message it carried
+		src = prev
+	}
+	if src.GetBody != nil {
+		if body, err := src.GetBody(); err == nil {
 			b, _ := readRequestBody(body)
 			ex.RPCMethod, ex.RPCID, _ = inspectRPC(b)
 		}

@@ -223,8 +223,8 @@ func TestRedirects(t *testing.T) {
 				t.Errorf("server saw %d requests, want 1", got)
 			}
 			last := lastExchange(t, g)
-			if last.ErrKind != c.kind || last.Detail != c.detail || last.Hop != 1 || last.Blocked == "" {
-				t.Errorf("last exchange = %+v, want blocked hop 1 %v %q", last, c.kind, c.detail)
+			if last.ErrKind != c.kind || last.Detail != c.detail || last.Hop != 1 || last.Blocked == "" || last.RPCMethod != "initialize" {
+				t.Errorf("last exchange = %+v, want blocked initialize at hop 1 %v %q", last, c.kind, c.detail)
 			}
 			if strings.Contains(last.URL, ":pw@") {
 				t.Errorf("transcript URL %q shows the password", last.URL)
