@@ -89,7 +89,11 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 	var in inputs
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
-	wg.Go(func() { in.servers, errs[0] = readServers(cfg.Servers, logger) })
+	wg.Go(func() {
+		t := time.Now()
+		in.servers, errs[0] = readServers(cfg.Servers, logger)
+		logger.Info("read ranked list", "took", time.Since(t))
+	})
 	wg.Go(func() {
 		source := cfg.Paused
 		if pause.IsSpec(source) {
@@ -101,12 +105,18 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 	})
 	wg.Go(func() {
 		var bad []error
+		t := time.Now()
 		in.states, bad, errs[2] = data.LoadStates(cfg.Data)
+		logger.Info("load states", "took", time.Since(t))
 		for _, b := range bad {
 			logger.Warn("skipped a bad result", "err", b)
 		}
 	})
-	wg.Go(func() { in.ledger, errs[3] = data.ReadLedger(cfg.Data) })
+	wg.Go(func() {
+		t := time.Now()
+		in.ledger, errs[3] = data.ReadLedger(cfg.Data)
+		logger.Info("read ledger", "took", time.Since(t))
+	})
 	wg.Wait()
 	return in, errors.Join(errs...)
 }
@@ -124,7 +134,9 @@ func planMinute(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	began := time.Now()
 	in, err := load(ctx, cfg, logger)
+	loaded := time.Now()
 	if err != nil {
 		return fmt.Errorf("plan %s: %w", minute.Format(time.RFC3339), err)
 	}
@@ -144,6 +156,7 @@ func planMinute(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.
 	if err != nil {
 		return err
 	}
+	planned := time.Now()
 	// The ledger first: should we die between the two, the checks are
 	// counted but not run, which spares the hosts; the other way round they
 	// would run uncounted. Planning the minute again writes both.
@@ -153,6 +166,7 @@ func planMinute(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.
 	if err := data.WritePlan(cfg.Data, minute, rep.Checks); err != nil {
 		return err
 	}
+	logger.Info("plan timings", "servers", len(in.servers), "load", loaded.Sub(began), "plan", planned.Sub(loaded), "write", time.Since(planned))
 	fmt.Fprintf(stdout, "%s: %d checks (%d new, %d retry, %d routine), %d deferred, longest wait %s -> %s\n",
 		minute.Format(time.RFC3339), len(rep.Checks), rep.New, rep.Retry, rep.Routine, rep.Deferred, rep.Longest,
 		data.PlanPath(cfg.Data, minute))

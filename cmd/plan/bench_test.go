@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/planner"
+)
+
+// benchStart is the first minute the benchmarks plan.
+var benchStart = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+// MustPlanDir prepares a data directory as production has it: a ranked
+// list of n servers on n/10 hosts, one with n/20, each server checked once
+// in the last day (a state each), and the ledger of a first plan.
+func MustPlanDir(b *testing.B, n int) Config {
+	b.Helper()
+	dir := b.TempDir()
+	servers := planner.Generate(planner.GenConfig{Servers: n, BigHost: n / 20, Base: benchStart.Add(-24 * time.Hour), Seed: 3})
+	var buf bytes.Buffer
+	if err := data.WriteServers(&buf, servers); err != nil {
+		b.Fatal(err)
+	}
+	list := filepath.Join(dir, "servers.csv")
+	if err := os.WriteFile(list, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	// One journal of a result per server, folded into the state snapshot.
+	if err := os.MkdirAll(data.JournalDir(dir), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(data.JournalDir(dir), "seed.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for i, s := range servers {
+		at := benchStart.Add(-time.Duration(i%86400) * time.Second)
+		r := data.Result{ID: s.ID, URL: s.URL, Host: s.Host(), Reason: data.ReasonRoutine, Status: data.Working,
+			Protocol: "2025-11-25", Transport: data.TransportStreamable, Planned: at, Started: at, Finished: at.Add(time.Second)}
+		if i%20 == 0 {
+			r.Status = data.Failing
+		}
+		if err := enc.Encode(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	if _, err := data.Fold(dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		b.Fatal(err)
+	}
+	cfg := Config{Servers: list, Data: dir, At: benchStart}
+	cfg.Now = func() time.Time { return cfg.At.Add(-time.Minute) }
+	if err := planMinute(context.Background(), cfg, io.Discard, discard()); err != nil {
+		b.Fatal(err)
+	}
+	return cfg
+}
+
+func discard() *slog.Logger {
+	if os.Getenv("PLAN_BENCH_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// BenchmarkPlanMinute plans one minute as cron does (`plan -servers -data`):
+// read the ranked list, the states and the ledger, plan, write ledger and
+// plan. The goal at 1,000,000 servers on 100,000 hosts (one with 50,000) is
+// 1 s and 1 GB. read_list alone is the baseline of the same run.
+func BenchmarkPlanMinute(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		cfg := MustPlanDir(b, n)
+		b.Run(fmt.Sprintf("read_list/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := data.ReadServers(cfg.Servers); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("load_states/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := data.LoadStates(cfg.Data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("plan/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				cfg.At = cfg.At.Add(time.Minute)
+				if err := planMinute(context.Background(), cfg, io.Discard, discard()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
