@@ -23,6 +23,10 @@ import (
 // again by a fold, and removed by the next Compact.
 const MergedKey = "plug.directory/merged"
 
+// compactRowGroup bounds the rows of one row group of a compacted file: the
+// writer holds a row group in memory until it is complete.
+const compactRowGroup = 1 << 17
+
 // mergedPrefix starts the names of compacted files: merged-000001.parquet,
 // numbered upward within a day.
 const mergedPrefix = "merged-"
@@ -225,6 +229,7 @@ func mergeInto(out string, inputs []*os.File, sizes []int64, names []string) (ro
 	bad = -1
 	err = writeAtomic(out, func(w io.Writer) error {
 		pw := parquet.NewGenericWriter[ResultRow](w, parquet.Compression(&parquet.Zstd),
+			parquet.MaxRowsPerRowGroup(compactRowGroup),
 			parquet.KeyValueMetadata(MergedKey, strings.Join(list, "\n")))
 		for i, f := range inputs {
 			n, err := copyRows(pw, f, sizes[i])
@@ -277,6 +282,10 @@ func copyRows(w *parquet.GenericWriter[ResultRow], f *os.File, size int64) (n in
 	if err != nil {
 		return 0, fmt.Errorf("read parquet %s: %w", f.Name(), err)
 	}
+	if parquet.EqualNodes(pf.Schema(), resultSchema) {
+		return copyRawRows(w, pf, f.Name())
+	}
+	// An older schema: converted field by field, by name.
 	r := parquet.NewGenericReader[ResultRow](pf)
 	defer r.Close()
 	buf := make([]ResultRow, 1024)
@@ -295,6 +304,40 @@ func copyRows(w *parquet.GenericWriter[ResultRow], f *os.File, size int64) (n in
 			return n, fmt.Errorf("read parquet %s: %w", f.Name(), rerr)
 		}
 	}
+}
+
+// resultSchema is the schema of the files this version writes.
+var resultSchema = parquet.SchemaOf(ResultRow{})
+
+// copyRawRows copies the rows of a file of the current schema without
+// decoding them into Go values: about twice as fast as going through
+// ResultRow.
+func copyRawRows(w *parquet.GenericWriter[ResultRow], pf *parquet.File, name string) (n int64, err error) {
+	buf := make([]parquet.Row, 1024)
+	for _, rg := range pf.RowGroups() {
+		rows := rg.Rows()
+		for {
+			k, rerr := rows.ReadRows(buf)
+			if k > 0 {
+				if _, err := w.WriteRows(buf[:k]); err != nil {
+					rows.Close()
+					return n, fmt.Errorf("%w: %w", errWrite, err)
+				}
+				n += int64(k)
+			}
+			if errors.Is(rerr, io.EOF) {
+				break
+			}
+			if rerr != nil {
+				rows.Close()
+				return n, fmt.Errorf("read parquet %s: %w", name, rerr)
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return n, fmt.Errorf("read parquet %s: %w", name, err)
+		}
+	}
+	return n, nil
 }
 
 // writeAtomic is WriteFileAtomic for content too large to hold in memory:

@@ -1,9 +1,13 @@
 package data
 
 import (
+	"bytes"
+
 	"fmt"
+	"github.com/parquet-go/parquet-go"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -68,9 +72,16 @@ func TestCompactExactlyOnce(t *testing.T) {
 	if st, err := Compact(dir, t0, discard()); err != nil || st.Days != 0 {
 		t.Fatalf("compact today: %+v %v, want nothing done", st, err)
 	}
+	before, _, err := ReadHistory(dir, t0, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	st, err := Compact(dir, next, discard())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if after, _, _ := ReadHistory(dir, t0, t0); !reflect.DeepEqual(after, before) {
+		t.Errorf("rows changed by compaction:\n%+v\nwant\n%+v", after[0], before[0])
 	}
 	if st.Days != 1 || st.Files != 5 || st.Rows != 35 || st.Removed != 5 {
 		t.Errorf("stats %+v, want 1 day, 5 files, 35 rows, 5 removed", st)
@@ -198,4 +209,37 @@ func TestCompactCrashes(t *testing.T) {
 			t.Errorf("files %v, want the merged file and the 2 bad ones left in place", got)
 		}
 	})
+}
+
+// oldRow is a history row of an earlier version, without some columns.
+type oldRow struct {
+	ID        string `parquet:"id"`
+	Status    string `parquet:"status"`
+	StartedAt int64  `parquet:"started_at,timestamp(millisecond)"`
+}
+
+func TestCompactOlderSchema(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	MustFoldRuns(t, dir, "run", t0, 1, 2)
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, []oldRow{{ID: "old", Status: "working", StartedAt: t0.UnixMilli()}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(filepath.Join(partitionDir(dir, t0), "part-old.parquet"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Compact(dir, t0.Add(24*time.Hour), discard())
+	if err != nil || st.Files != 2 || st.Rows != 3 {
+		t.Fatalf("compact: %+v %v, want both files merged, 3 rows", st, err)
+	}
+	rs, bad, err := ReadHistory(dir, t0, t0)
+	if err != nil || len(bad) > 0 || len(rs) != 3 {
+		t.Fatalf("history: %d rows, %v %v", len(rs), bad, err)
+	}
+	for _, r := range rs {
+		if r.ID == "old" && (r.Status != Working || !r.Started.Equal(t0)) {
+			t.Errorf("old row read back as %+v", r)
+		}
+	}
 }
