@@ -60,11 +60,14 @@ func (f *flow) streamable(ctx context.Context, version string, allowSSE bool) bo
 
 // streamableTransport returns a fresh Streamable HTTP transport over the
 // guard's client, set as the notes require: no standalone GET after
-// initialize, no resume GET with Last-Event-ID.
+// initialize, no resume GET with Last-Event-ID; its posts share one
+// HTTP/1.1 connection when they can (oneConnection).
 func (f *flow) streamableTransport() *mcp.StreamableClientTransport {
+	hc := *f.guard.Client()
+	hc.Transport = &oneConnection{rt: hc.Transport}
 	return &mcp.StreamableClientTransport{
 		Endpoint:             f.url,
-		HTTPClient:           f.guard.Client(),
+		HTTPClient:           &hc,
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -212,5 +213,47 @@ func TestResultFields(t *testing.T) {
 	}
 	if res.BytesRead == 0 || !res.Finished.After(res.Started) {
 		t.Errorf("bytes %d, finished %v after started %v", res.BytesRead, res.Finished, res.Started)
+	}
+}
+
+// TestOneConnectionPerCheck proves the performance goal of issue 2: all
+// requests of a check share one TCP connection, over HTTP/2 and over
+// HTTP/1.1 alike; only the legacy SSE flow over HTTP/1.1 needs a second
+// (its GET holds the first one open while the posts go).
+func TestOneConnectionPerCheck(t *testing.T) {
+	t.Parallel()
+	only := func(v string) *mcp.Server {
+		return sdkServer(&mcp.ServerOptions{SupportedProtocolVersions: []string{v}}, "a")
+	}
+	tests := []struct {
+		name    string
+		handler http.Handler
+		opts    serverOpts
+		path    string
+		conns   int
+	}{
+		{"2026_h2", streamableHandler(sdkServer(nil, "a"), true, false), serverOpts{}, "/mcp", 1},
+		{"2026_h1", streamableHandler(sdkServer(nil, "a"), true, false), serverOpts{http1: true}, "/mcp", 1},
+		{"2025_11_25_unknown_era_h1", streamableHandler(only("2025-11-25"), false, false), serverOpts{http1: true}, "/mcp", 1},
+		{"2025_06_18_json_h1", streamableHandler(only("2025-06-18"), false, true), serverOpts{http1: true}, "/mcp", 1},
+		{"2025_11_25_known_era_h1", streamableHandler(only("2025-11-25"), false, false), serverOpts{http1: true}, "/mcp#2025-11-25", 1},
+		{"sse_unknown_era_h2", sseHandler(sdkServer(nil, "a")), serverOpts{legacySSE: true}, "/sse", 1},
+		{"sse_unknown_era_h1", sseHandler(sdkServer(nil, "a")), serverOpts{legacySSE: true, http1: true}, "/sse", 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := startFlowServer(t, tc.handler, tc.opts)
+			c := newTestChecker(t, srv.Lab, 0)
+			path, protocol, _ := strings.Cut(tc.path, "#")
+			tg := Target{ID: "srv", URL: srv.URL + path, Protocol: protocol}
+			for range 10 {
+				res, rec := c.Check(context.Background(), tg)
+				if res.Status != data.Working || res.Conns != tc.conns {
+					t.Fatalf("concluded %s %q with %d connections, want working with %d; transcript:\n%s",
+						res.Status, res.Detail, res.Conns, tc.conns, transcriptText(rec))
+				}
+			}
+		})
 	}
 }
