@@ -2,15 +2,15 @@ package data
 
 import (
 	"bytes"
-
 	"fmt"
-	"github.com/parquet-go/parquet-go"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // MustFoldRuns journals and folds n runs of k results each on the day of
