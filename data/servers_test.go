@@ -3,10 +3,12 @@ package data
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/quick"
 	"time"
 )
 
@@ -108,5 +110,59 @@ func TestWriteServersRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(in, out) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", out, in)
+	}
+}
+
+// TestFastHostOf holds FastHostOf to HostOf on addresses of every shape.
+func TestFastHostOf(t *testing.T) {
+	addrs := []string{
+		"https://a.example.com/mcp", "https://A.Example.COM:8443/x?y#z", "https://a.example.com.", "https://a.example.com:/",
+		"https://user:pw@a.example.com/", "https://[::1]:443/", "https://a.example.com:44x3/", "https://a b.example.com/",
+		"https://a.example.com/p%zz", "https://%zz/", "http://a.example.com", "HTTPS://a.example.com", "a.example.com/mcp",
+		"https:///path", "https://a.example.com?x=1", "https://a.example.com#f", "mailto:x@example.com", "https://é.example.com/",
+		"https://a_b.example.com/", "1https://a.example.com/", "https://a.example.com\t/", "",
+	}
+	for _, a := range addrs {
+		if got, want := FastHostOf(a), HostOf(a); got != want {
+			t.Errorf("FastHostOf(%q) = %q, HostOf = %q", a, got, want)
+		}
+	}
+	f := func(scheme, host, rest string) bool {
+		a := scheme + "://" + host + rest
+		return FastHostOf(a) == HostOf(a)
+	}
+	if err := quick.Check(f, &quick.Config{MaxCount: 5000}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestParseServersPaths holds the fast reader (no quotes) to the CSV one
+// (quotes) on the same rows, bad ones included.
+func TestParseServersPaths(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("added,id,url,rank\n")
+	for i := range 300000 {
+		switch i % 1000 {
+		case 7:
+			fmt.Fprintf(&b, "2026-01-01T00:00:00Z,s%d,https://h%d.example.net/x,zero\n", i, i%97)
+		case 8:
+			fmt.Fprintf(&b, "2026-01-01T00:00:00Z,s%d,https://h%d.example.net/x,%d\n", i-2, i%97, i)
+		default:
+			fmt.Fprintf(&b, "2026-01-0%dT00:00:00Z,s%d,https://H%d.example.net:8443/x,%d\n", 1+i%9, i, i%97, 1+(i*7919)%5000)
+		}
+	}
+	fast, fastBad, err := ParseServers("l.csv", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, slowBad, err := parseServersCSV("l.csv", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Error("fast and CSV readers differ in servers")
+	}
+	if fmt.Sprint(fastBad) != fmt.Sprint(slowBad) || len(fastBad) != 600 {
+		t.Errorf("bad rows: fast %d, CSV %d (want 600); first %v / %v", len(fastBad), len(slowBad), fastBad[:2], slowBad[:2])
 	}
 }
