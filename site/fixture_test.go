@@ -196,6 +196,23 @@ func (f *fixture) standard() {
 	)
 	f.results(old...)
 	f.fold()
+	// The planner's ledger: golf's first check is planned, alpha's host caps
+	// stretch its cadence to two hours.
+	l := data.NewLedger()
+	l.Created, l.LastMinute = fixNow.Add(-100*24*time.Hour).Unix(), fixNow.Unix()
+	for _, s := range fixServers {
+		e := data.LedgerServer{ID: s.ID, Rank: int32(s.Rank), URLHash: data.URLHash(s.URL), Cadence: int32(data.Tier(s.Rank) / time.Second)}
+		switch s.ID {
+		case srvNew.ID:
+			e.NextDue = fixNow.Add(2 * time.Minute).Unix()
+		case srvWorking.ID:
+			e.Cadence, e.NextDue = 7200, fixNow.Add(time.Hour+17*time.Second).Unix()
+		}
+		l.Servers = append(l.Servers, e)
+	}
+	if err := data.WriteLedger(f.dir, l); err != nil {
+		f.tb.Fatal(err)
+	}
 	// The latest checks are still in a journal.
 	f.results(
 		result(srvWorking, hourAgo.Add(17*time.Second), data.Working, ""),

@@ -153,6 +153,7 @@ type publication struct {
 	pending      map[string][]data.Result
 	removed      []string
 	indexChanged atomic.Bool
+	mark         time.Time // end of the last step, for phase
 }
 
 func (p *publication) bad(err error) {
@@ -161,14 +162,21 @@ func (p *publication) bad(err error) {
 }
 
 func (p *publication) run(ctx context.Context) error {
+	p.phase("")
 	st, err := loadStore(p.cfg.DataDir)
 	if err != nil {
 		p.bad(fmt.Errorf("%w; rebuilding the site", err))
+	}
+	if _, err := os.Stat(filepath.Join(p.cfg.OutDir, "index.json")); err != nil && st != nil {
+		// The published files are the records: without them, rebuild.
+		p.log.Warn("no index.json in the output; rebuilding the site", "out", p.cfg.OutDir)
+		st = nil
 	}
 	if st == nil {
 		st, p.stats.Rebuilt = newStore(), true
 	}
 	p.st = st
+	p.phase("load state")
 	if err := p.readLists(); err != nil {
 		return err
 	}
@@ -186,10 +194,13 @@ func (p *publication) run(ctx context.Context) error {
 			p.cand[r.ID] = true
 		}
 	}
+	p.phase("lists")
 	p.readLedger()
+	p.phase("ledger")
 	if err := p.readResults(); err != nil {
 		return err
 	}
+	p.phase("results")
 	nowMS := p.now.UnixMilli()
 	for _, r := range st.Rows {
 		if r.Expires != 0 && r.Expires <= nowMS {
@@ -202,6 +213,7 @@ func (p *publication) run(ctx context.Context) error {
 	if err := p.renderAll(ctx); err != nil {
 		return err
 	}
+	p.phase("render")
 	for _, id := range p.removed {
 		if err := p.removeServer(id); err != nil {
 			return err
@@ -210,14 +222,27 @@ func (p *publication) run(ctx context.Context) error {
 	if err := p.writeShared(); err != nil {
 		return err
 	}
+	p.phase("shared")
 	if err := p.w.flush(); err != nil {
 		return err
 	}
+	p.phase("flush")
 	b, err := st.encode()
 	if err != nil {
 		return err
 	}
-	return data.WriteFileAtomic(storePath(p.cfg.DataDir), b, 0o644)
+	err = data.WriteFileAtomic(storePath(p.cfg.DataDir), b, 0o644)
+	p.phase("save state")
+	return err
+}
+
+// phase logs how long the step that just ended took, at debug level.
+func (p *publication) phase(name string) {
+	now := time.Now()
+	if !p.mark.IsZero() {
+		p.log.Debug("publish step", "step", name, "took", now.Sub(p.mark))
+	}
+	p.mark = now
 }
 
 // readLists reads the ranked list and the paused list when either changed
@@ -320,9 +345,17 @@ func (p *publication) readLedger() {
 		p.bad(err)
 		return
 	}
-	for i := range p.st.Rows {
+	// The ledger keeps its records in the order of the ranked list, as
+	// Order does: most are found in step, without an index.
+	for k, i := range p.st.Order {
 		r := &p.st.Rows[i]
-		e, ok := l.Servers[r.ID]
+		var e data.LedgerServer
+		ok := k < len(l.Servers) && l.Servers[k].ID == r.ID
+		if ok {
+			e = l.Servers[k]
+		} else {
+			e, ok = l.Lookup(r.ID)
+		}
 		var next, eff int64
 		if ok && e.URLHash == r.URLSum {
 			next = e.NextDue * 1000
@@ -470,21 +503,36 @@ func (p *publication) renderAll(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// loadSummary reads the site's record of one server; a missing one is nil,
-// a corrupt one is reported and started afresh.
+// loadSummary rebuilds a server's record from its published file, the
+// checks older than its history kept in olderPath, and nothing else: the
+// published file is the record, so an incremental run writes one file per
+// server it renders. A missing file is nil: never checked, or a new site.
 func (p *publication) loadSummary(id string) (*summary, error) {
-	b, err := os.ReadFile(summaryPath(p.cfg.DataDir, id))
+	path := filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json")
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read site record of %s: %w", id, err)
+		return nil, fmt.Errorf("read published file of %s: %w", id, err)
 	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("read site record %s: %w", summaryPath(p.cfg.DataDir, id), err)
+	var f ServerFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("read published file %s: %w", path, err)
 	}
-	return &s, nil
+	s := summaryOf(f)
+	ob, err := os.ReadFile(olderPath(p.cfg.DataDir, id))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read older checks of %s: %w", id, err)
+	}
+	if err == nil {
+		var older []pastCheck
+		if err := json.Unmarshal(ob, &older); err != nil {
+			return nil, fmt.Errorf("read older checks %s: %w", olderPath(p.cfg.DataDir, id), err)
+		}
+		s.Checks = mergeChecks(older, s.Checks)
+	}
+	return s, nil
 }
 
 // renderOne folds the pending results of one server into its record and
@@ -498,14 +546,14 @@ func (p *publication) renderOne(id string) error {
 		if !errors.As(err, &se) && !errors.As(err, &te) {
 			return err
 		}
-		p.log.Warn("site record corrupt; starting it afresh", "err", err)
+		p.log.Warn("published record corrupt; starting it afresh", "err", err)
 		s = nil
 	}
 	if s == nil {
 		s = &summary{}
-		if st, ok := p.states[id]; ok {
-			s.State = st
-		}
+	}
+	if st, ok := p.states[id]; ok && s.State.LastCheck.IsZero() {
+		s.State = st // rebuilding: what is older than the history
 	}
 	if srv, ok := p.servers[id]; ok {
 		s.Listed = srv
@@ -545,11 +593,15 @@ func (p *publication) renderOne(id string) error {
 			return err
 		}
 	}
-	sb, err := json.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("encode site record of %s: %w", id, err)
-	}
-	if _, err := p.w.put(summaryPath(p.cfg.DataDir, id), sb); err != nil {
+	if older := s.older(); len(older) > 0 {
+		ob, err := json.Marshal(older)
+		if err != nil {
+			return fmt.Errorf("encode older checks of %s: %w", id, err)
+		}
+		if _, err := p.w.put(olderPath(p.cfg.DataDir, id), ob); err != nil {
+			return err
+		}
+	} else if err := p.w.remove(olderPath(p.cfg.DataDir, id)); err != nil {
 		return err
 	}
 	old := *r
@@ -578,7 +630,7 @@ func (p *publication) removeServer(id string) error {
 		filepath.Join(p.cfg.OutDir, "servers", rel+".json"),
 		filepath.Join(p.cfg.OutDir, "servers", rel+".html"),
 		filepath.Join(p.cfg.OutDir, "badges", rel+".json"),
-		summaryPath(p.cfg.DataDir, id),
+		olderPath(p.cfg.DataDir, id),
 	} {
 		if err := p.w.remove(path); err != nil {
 			return err

@@ -3,7 +3,9 @@ package site
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -179,10 +181,10 @@ func plainJSON(s string) bool {
 	return true
 }
 
-// appendIndexRow appends the JSON of one index row exactly as
-// json.Marshal(IndexRow) writes it, without its reflection: index.json has
-// a row per listed server, a million of them.
-func appendIndexRow(b []byte, r IndexRow) []byte {
+// appendIndexRow appends the JSON of a stored row exactly as
+// json.Marshal(r.indexRow()) writes it, without its reflection: index.json
+// has a row per listed server, a million of them.
+func appendIndexRow(b []byte, r *row) []byte {
 	b = append(b, `{"id":`...)
 	if plainJSON(r.ID) {
 		b = append(b, '"')
@@ -197,22 +199,65 @@ func appendIndexRow(b []byte, r IndexRow) []byte {
 	b = append(b, `,"status":"`...)
 	b = append(b, r.Status...)
 	b = append(b, `","last_check":`...)
-	if r.LastCheck == nil {
+	if r.LastCheck == 0 {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '"')
-		b = r.LastCheck.AppendFormat(b, time.RFC3339Nano)
+		b = appendMilliTime(b, r.LastCheck)
 		b = append(b, '"')
 	}
 	b = append(b, `,"uptime_7d":`...)
-	if r.Uptime7d == nil {
+	if r.Uptime7d < 0 {
 		b = append(b, "null"...)
 	} else {
-		b = strconv.AppendFloat(b, *r.Uptime7d, 'f', -1, 64)
+		// Hundredths as the shortest decimal, as strconv formats
+		// float64(u)/100: 100, 99.5, 99.45.
+		b = strconv.AppendInt(b, r.Uptime7d/100, 10)
+		if f := r.Uptime7d % 100; f != 0 {
+			b = append(b, '.', byte('0'+f/10))
+			if f%10 != 0 {
+				b = append(b, byte('0'+f%10))
+			}
+		}
 	}
 	b = append(b, `,"tools":`...)
-	b = strconv.AppendInt(b, int64(r.Tools), 10)
+	b = strconv.AppendInt(b, r.Tools, 10)
 	return append(b, '}')
+}
+
+// appendMilliTime appends a Unix millisecond time in UTC as RFC 3339 with
+// the fraction trimmed, as time.Time's JSON has it.
+func appendMilliTime(b []byte, ms int64) []byte {
+	t := time.UnixMilli(ms).UTC()
+	y, mo, d := t.Date()
+	h, mi, sec := t.Clock()
+	two := func(b []byte, v int) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
+	if y < 1000 || y > 9999 {
+		return t.AppendFormat(b, time.RFC3339Nano)
+	}
+	b = strconv.AppendInt(b, int64(y), 10)
+	b = append(b, '-')
+	b = two(b, int(mo))
+	b = append(b, '-')
+	b = two(b, d)
+	b = append(b, 'T')
+	b = two(b, h)
+	b = append(b, ':')
+	b = two(b, mi)
+	b = append(b, ':')
+	b = two(b, sec)
+	if frac := int(ms % 1000); frac != 0 {
+		if frac < 0 {
+			return t.AppendFormat(b[:0], time.RFC3339Nano)
+		}
+		digits := []byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+		for len(digits) > 0 && digits[len(digits)-1] == '0' {
+			digits = digits[:len(digits)-1]
+		}
+		b = append(b, '.')
+		b = append(b, digits...)
+	}
+	return append(b, 'Z')
 }
 
 // indexHead returns index.json without its rows: the count of servers and
@@ -233,18 +278,37 @@ func indexHead(st *store) IndexFile {
 func encodeIndex(st *store) []byte {
 	head := indexHead(st)
 	tb, _ := json.Marshal(head.Totals)
-	b := make([]byte, 0, 128+len(tb)+len(st.Rows)*100)
+	b := make([]byte, 0, 128+len(tb)+len(st.Rows)*110)
 	b = append(b, `{"servers":`...)
 	b = strconv.AppendInt(b, int64(head.Servers), 10)
 	b = append(b, ",\n\"totals\":"...)
 	b = append(b, tb...)
 	b = append(b, ",\n\"rows\":["...)
-	for i, o := range st.Order {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '\n')
-		b = appendIndexRow(b, st.Rows[o].indexRow())
+	// Rows are encoded in chunks in parallel; a million rows is most of a
+	// publish's CPU time otherwise.
+	const chunk = 1 << 15
+	parts := make([][]byte, (len(st.Order)+chunk-1)/chunk)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for c := range parts {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			lo, hi := c*chunk, min((c+1)*chunk, len(st.Order))
+			pb := make([]byte, 0, (hi-lo)*110)
+			for i := lo; i < hi; i++ {
+				if i > 0 {
+					pb = append(pb, ',')
+				}
+				pb = append(pb, '\n')
+				pb = appendIndexRow(pb, &st.Rows[st.Order[i]])
+			}
+			parts[c] = pb
+		})
+	}
+	wg.Wait()
+	for _, pb := range parts {
+		b = append(b, pb...)
 	}
 	return append(b, "\n]}\n"...)
 }

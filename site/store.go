@@ -52,11 +52,11 @@ func sigOf(path string) (fileSig, error) {
 
 // meta is what the site remembers of its inputs.
 type meta struct {
-	List     fileSig            `json:"list"`
-	Paused   fileSig            `json:"paused"`
+	List     fileSig                `json:"list"`
+	Paused   fileSig                `json:"paused"`
 	Journals map[string]journalMark `json:"journals"` // by journal name
-	Parts    map[string]int64   `json:"parts"`    // Parquet part, relative to DATA -> size folded in
-	Plans    map[string]fileSig `json:"plans"`    // plan file, relative to DATA -> signature read
+	Parts    map[string]int64       `json:"parts"`    // Parquet part, relative to DATA -> size folded in
+	Plans    map[string]fileSig     `json:"plans"`    // plan file, relative to DATA -> signature read
 }
 
 // journalMark is how much of a journal was folded in.
@@ -78,8 +78,10 @@ func newStore() *store {
 
 func storePath(dataDir string) string { return filepath.Join(dataDir, "site", "state.bin") }
 
-func summaryPath(dataDir, id string) string {
-	return filepath.Join(dataDir, "site", "servers", filepath.FromSlash(id)+".json")
+// olderPath is where the checks of a server older than its published
+// history, but within the uptime windows, are kept.
+func olderPath(dataDir, id string) string {
+	return filepath.Join(dataDir, "site", "older", filepath.FromSlash(id)+".json")
 }
 
 // find returns the index of the row of id, or -1.

@@ -15,15 +15,17 @@ const (
 	monthWindow = 30 * 24 * time.Hour
 )
 
-// summary is the site's own record of one server, kept in
-// DATA/site/servers/<id>.json: its state, its last result in full, and its
-// checks of the last 30 days (at least the last HistoryLen), from which the
-// history and the uptime are computed.
+// summary is what the site knows of one server's checks: its state, its
+// last result, and its checks of the last 30 days (at least the last
+// HistoryLen), from which the history and the uptime are computed. Between
+// runs it lives in the server's published file (summaryOf reads it back)
+// and, for the checks older than the file's history, in
+// DATA/site/older/<id>.json.
 type summary struct {
-	Listed data.Server  `json:"listed"` // its row of the ranked list when last rendered
-	State  data.State   `json:"state"`
-	Last   *data.Result `json:"last,omitempty"`
-	Checks []pastCheck  `json:"checks"` // ascending by start
+	Listed data.Server // its row of the ranked list
+	State  data.State
+	Last   *data.Result
+	Checks []pastCheck // ascending by start
 }
 
 // pastCheck is one check in a summary, kept short: a server checked hourly
@@ -119,6 +121,51 @@ func (s *summary) uptime(now time.Time, w time.Duration) (Uptime, time.Time) {
 		u.Percent = &p
 	}
 	return u, expires
+}
+
+// summaryOf reads a summary back from a published file, without checks
+// when the file shows none. It is the inverse of render for everything
+// render shows; the checks older than the history are added by the caller.
+func summaryOf(f ServerFile) *summary {
+	s := &summary{Listed: data.Server{ID: f.ID, Rank: f.Rank, URL: f.URL}}
+	if f.LastResult == nil || f.LastCheck == nil {
+		return s
+	}
+	lr := f.LastResult
+	s.State = data.State{ID: f.ID, URL: f.URL, LastCheck: f.LastCheck.UTC(), LastStatus: lr.Status, LastDetail: lr.Reason,
+		Protocol: lr.Protocol, Transport: lr.Transport}
+	if f.LastAnswered != nil {
+		s.State.LastAnswered = f.LastAnswered.UTC()
+	}
+	if f.FailingSince != nil {
+		s.State.FailingSince = f.FailingSince.UTC()
+	}
+	s.Last = &data.Result{ID: f.ID, URL: f.URL, Status: lr.Status, Detail: lr.Reason, Started: lr.Started.UTC(),
+		Duration: time.Duration(lr.LatencyMS) * time.Millisecond, HTTPStatus: lr.HTTPStatus,
+		Protocol: lr.Protocol, Transport: lr.Transport, ServerName: lr.ServerName, ServerVersion: lr.ServerVersion,
+		ToolCount: lr.ToolCount, Tools: lr.Tools}
+	for i := len(f.History) - 1; i >= 0; i-- {
+		c := f.History[i]
+		s.Checks = append(s.Checks, pastCheck{At: c.Started.UnixMilli(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS})
+	}
+	return s
+}
+
+// older returns the checks the published history leaves out.
+func (s *summary) older() []pastCheck {
+	if len(s.Checks) <= HistoryLen {
+		return nil
+	}
+	return s.Checks[:len(s.Checks)-HistoryLen]
+}
+
+// mergeChecks merges two ascending lists of checks, dropping repeats.
+func mergeChecks(a, b []pastCheck) []pastCheck {
+	out := make([]pastCheck, 0, len(a)+len(b))
+	out = append(out, a...)
+	out = append(out, b...)
+	slices.SortStableFunc(out, func(x, y pastCheck) int { return cmpInt(x.At, y.At) })
+	return slices.CompactFunc(out, func(x, y pastCheck) bool { return x.At == y.At })
 }
 
 func cmpInt(a, b int64) int {

@@ -1,0 +1,150 @@
+package site
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+var (
+	benchServers = flag.Int("bench.servers", 1_000_000, "servers listed in the publish benchmarks")
+	benchChanged = flag.Int("bench.changed", 1_000, "servers with a new result per run in BenchmarkPublishIncremental")
+)
+
+// benchList writes a ranked list of n servers, twenty on a host.
+func benchList(tb testing.TB, f *fixture, n int) []data.Server {
+	tb.Helper()
+	servers := make([]data.Server, n)
+	for i := range servers {
+		servers[i] = data.Server{ID: fmt.Sprintf("srv%07d", i), Rank: i + 1,
+			URL: fmt.Sprintf("https://h%d.example.com/mcp/%d", i/20, i), Added: fixNow.Add(-90 * 24 * time.Hour)}
+	}
+	fl, err := os.Create(f.list)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(fl, 1<<20)
+	if err := data.WriteServers(w, servers); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := fl.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return servers
+}
+
+// benchLedger returns a planner's ledger naming every server's next check.
+func benchLedger(servers []data.Server) *data.Ledger {
+	l := data.NewLedger()
+	l.Created, l.LastMinute = fixNow.Add(-48*time.Hour).Unix(), fixNow.Unix()
+	for i, s := range servers {
+		cad := data.Tier(s.Rank)
+		l.Servers = append(l.Servers, data.LedgerServer{ID: s.ID, Rank: int32(s.Rank), URLHash: data.URLHash(s.URL), FirstSeen: l.Created,
+			NextDue: fixNow.Add(time.Duration(i%86400) * time.Second).Unix(), Cadence: int32(cad / time.Second)})
+	}
+	return l
+}
+
+// benchState writes the site's record of servers as a previous publish left
+// it, without publishing a million files first: an incremental run reads
+// only the record and the files of the servers it renders.
+func benchState(tb testing.TB, f *fixture, servers []data.Server) {
+	tb.Helper()
+	st := newStore()
+	var err error
+	if st.Meta.List, err = sigOf(f.list); err != nil {
+		tb.Fatal(err)
+	}
+	if st.Meta.Paused, err = sigOf(f.paused); err != nil {
+		tb.Fatal(err)
+	}
+	st.Rows = make([]row, len(servers))
+	for i, s := range servers { // ids are zero-padded: already sorted
+		st.Rows[i] = row{ID: s.ID, Rank: s.Rank, URLSum: data.URLHash(s.URL), Status: data.Working,
+			LastCheck: fixNow.Add(-time.Hour).UnixMilli(), Uptime7d: 9950, Tools: 3,
+			PlanNext: fixNow.Add(time.Duration(i%86400)*time.Second).Unix() * 1000}
+	}
+	st.sortOrder()
+	b, err := st.encode()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := data.WriteFileAtomic(storePath(f.dir), b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// BenchmarkPublishIncremental publishes a list of -bench.servers servers of
+// which -bench.changed have a new result since the last run (and a new next
+// check in the ledger): the every-minute case. Goal: at most 2 s at a
+// million servers.
+func BenchmarkPublishIncremental(b *testing.B) {
+	f := newFixture(b)
+	servers := benchList(b, f, *benchServers)
+	ledger := benchLedger(servers)
+	benchState(b, f, servers)
+	rng := rand.New(rand.NewPCG(1, 2))
+	cfg := f.config()
+	cfg.Workers = 16
+	if testing.Verbose() {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		f.now = fixNow.Add(time.Duration(i+1) * time.Minute)
+		rs := make([]data.Result, *benchChanged)
+		for k := range rs {
+			j := rng.IntN(len(servers))
+			rs[k] = result(servers[j], f.now.Add(-30*time.Second), data.Working, "")
+			ledger.Servers[j].NextDue = f.now.Add(data.Tier(servers[j].Rank)).Unix()
+		}
+		f.results(rs...)
+		if err := data.WriteLedger(f.dir, ledger); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		b.StartTimer()
+		st, err := Publish(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(st.Rendered), "rendered/op")
+	}
+}
+
+// BenchmarkPublishFull publishes -bench.servers servers from nothing: every
+// file written, every record made.
+func BenchmarkPublishFull(b *testing.B) {
+	f := newFixture(b)
+	servers := benchList(b, f, *benchServers)
+	if err := data.WriteLedger(f.dir, benchLedger(servers)); err != nil {
+		b.Fatal(err)
+	}
+	cfg := f.config()
+	cfg.Workers = 16
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		os.RemoveAll(f.out)
+		os.RemoveAll(filepath.Join(f.dir, "site"))
+		b.StartTimer()
+		if _, err := Publish(context.Background(), cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,358 @@
+package site
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// readServerFile decodes a published server file.
+func readServerFile(t *testing.T, f *fixture, id string) ServerFile {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(f.out, "servers", id+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sf ServerFile
+	if err := json.Unmarshal(b, &sf); err != nil {
+		t.Fatal(err)
+	}
+	return sf
+}
+
+// inodes returns the inode of every file under root: a file replaced by
+// rename gets a new one.
+func inodes(t *testing.T, root string) map[string]uint64 {
+	t.Helper()
+	out := map[string]uint64{}
+	for rel := range tree(t, root) {
+		fi, err := os.Stat(filepath.Join(root, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[rel] = fi.Sys().(*syscall.Stat_t).Ino
+	}
+	return out
+}
+
+// replaced returns the files whose inode changed or that appeared.
+func replaced(before, after map[string]uint64) []string {
+	var out []string
+	for k, v := range after {
+		if before[k] != v {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// validateTree validates every JSON file under out against its schema.
+func validateTree(t *testing.T, out string) {
+	t.Helper()
+	schemas := map[string]*schema{
+		"server": mustSchema(t, "server.schema.json"), "index": mustSchema(t, "index.schema.json"),
+		"badge": mustSchema(t, "badge.schema.json"), "probe": mustSchema(t, "probe.schema.json"),
+	}
+	n := 0
+	for rel, b := range tree(t, out) {
+		var kind string
+		switch {
+		case rel == "index.json":
+			kind = "index"
+		case rel == "probe.json":
+			kind = "probe"
+		case strings.HasPrefix(rel, "servers/") && strings.HasSuffix(rel, ".json"):
+			kind = "server"
+		case strings.HasPrefix(rel, "badges/"):
+			kind = "badge"
+		default:
+			continue
+		}
+		n++
+		if err := schemas[kind].validate(b); err != nil {
+			t.Errorf("%s does not validate against %s.schema.json: %v", rel, kind, err)
+		}
+	}
+	if n == 0 {
+		t.Error("no JSON file to validate")
+	}
+}
+
+func TestPublishGolden(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	st := f.MustPublish()
+	if !st.Rebuilt || st.Servers != len(fixServers) || len(st.Bad) != 0 {
+		t.Errorf("stats = %+v, want a rebuild of %d servers without bad input", st, len(fixServers))
+	}
+	got := tree(t, f.out)
+	t.Run("P1_P2_golden_tree", func(t *testing.T) {
+		for rel, b := range got {
+			golden(t, "golden/"+rel, b)
+		}
+		if !*update {
+			want := tree(t, filepath.Join("testdata", "golden"))
+			for rel := range want {
+				if _, ok := got[rel]; !ok {
+					t.Errorf("golden file %s not published", rel)
+				}
+			}
+		}
+	})
+	t.Run("P1_schemas", func(t *testing.T) { validateTree(t, f.out) })
+	t.Run("P3_no_temporary_files", func(t *testing.T) {
+		for rel := range got {
+			if strings.Contains(rel, ".tmp-") {
+				t.Errorf("temporary file %s left behind", rel)
+			}
+		}
+	})
+}
+
+func TestPublishRules(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, f *fixture)
+	}{
+		{"O_labels_and_reasons", func(t *testing.T, f *fixture) {
+			want := map[string][2]string{
+				"alpha": {"working", "working"}, "bravo": {"needs_key", "needs a key"}, "charlie": {"refused", "refused our check"},
+				"delta": {"not_checkable", "not checkable by us"}, "echo": {"failing", "failing"},
+				"foxtrot": {"paused", "checks paused at the owner's request"}, "golf": {"pending", "not checked yet"},
+			}
+			for id, w := range want {
+				sf := readServerFile(t, f, id)
+				if string(sf.Status) != w[0] || sf.Label != w[1] {
+					t.Errorf("%s: status %q label %q, want %q %q", id, sf.Status, sf.Label, w[0], w[1])
+				}
+			}
+			if sf := readServerFile(t, f, "echo"); sf.Reason != "connection refused" || sf.FailingSince == nil || !sf.FailingSince.Equal(fixNow.Add(-50*time.Minute)) {
+				t.Errorf("echo: reason %q failing since %v", sf.Reason, sf.FailingSince)
+			}
+		}},
+		{"O_uptime_counts_only_working_needs_key_failing", func(t *testing.T, f *fixture) {
+			a := readServerFile(t, f, "alpha")
+			if a.Uptime.Day.Counted != 24 || *a.Uptime.Day.Percent != 100 || a.Uptime.Week.Counted != 168 || a.Uptime.Week.Answered != 167 ||
+				a.Uptime.Month.Counted != 192 || a.Uptime.Month.Answered != 190 {
+				t.Errorf("alpha uptime = %+v", a.Uptime)
+			}
+			c := readServerFile(t, f, "charlie") // refused an hour ago, working two hours ago
+			if c.Uptime.Day.Counted != 1 || *c.Uptime.Day.Percent != 100 {
+				t.Errorf("charlie: refused counted against it: %+v", c.Uptime.Day)
+			}
+			d := readServerFile(t, f, "delta") // only not_checkable
+			if d.Uptime.Month.Counted != 0 || d.Uptime.Month.Percent != nil {
+				t.Errorf("delta: not_checkable counted: %+v", d.Uptime.Month)
+			}
+			b := readServerFile(t, f, "bravo") // needs_key answered
+			if *b.Uptime.Day.Percent != 100 {
+				t.Errorf("bravo: needs_key counted against it: %+v", b.Uptime.Day)
+			}
+		}},
+		{"P1_history_newest_first_at_most_48", func(t *testing.T, f *fixture) {
+			a := readServerFile(t, f, "alpha")
+			if len(a.History) != HistoryLen || !a.History[0].Started.Equal(*a.LastCheck) ||
+				!slices.IsSortedFunc(a.History, func(x, y Check) int { return y.Started.Compare(x.Started) }) {
+				t.Errorf("alpha history: %d entries, first %v", len(a.History), a.History[0].Started)
+			}
+			if _, err := os.Stat(olderPath(f.dir, "alpha")); err != nil {
+				t.Errorf("alpha's checks beyond its history are not kept: %v", err)
+			}
+		}},
+		{"P1_next_check_and_effective_cadence", func(t *testing.T, f *fixture) {
+			g := readServerFile(t, f, "golf")
+			if g.NextCheckFrom != "plan" || !g.NextCheck.Equal(fixNow.Add(2*time.Minute)) {
+				t.Errorf("golf next check %v from %q, want the ledger's", g.NextCheck, g.NextCheckFrom)
+			}
+			a := readServerFile(t, f, "alpha")
+			if a.EffectiveCad != 7200 || a.CadenceSeconds != 3600 || a.NextCheckFrom != "plan" {
+				t.Errorf("alpha cadence %d effective %d next from %q", a.CadenceSeconds, a.EffectiveCad, a.NextCheckFrom)
+			}
+			e := readServerFile(t, f, "echo") // S6: failing, answered before, streak younger than an hour
+			if e.NextCheckFrom != "estimate" || !e.NextCheck.Equal(fixNow.Add(-40*time.Minute)) {
+				t.Errorf("echo next check %v from %q, want the S6 retry", e.NextCheck, e.NextCheckFrom)
+			}
+		}},
+		{"P4_paused_keeps_last_result", func(t *testing.T, f *fixture) {
+			p := readServerFile(t, f, "foxtrot")
+			if p.LastResult == nil || p.LastResult.Status != data.Working || p.NextCheck != nil || len(p.History) != 1 {
+				t.Errorf("foxtrot: last result %+v, next %v, history %d", p.LastResult, p.NextCheck, len(p.History))
+			}
+		}},
+		{"P4_resumed_when_unpaused", func(t *testing.T, f *fixture) {
+			f.writePaused("")
+			f.MustPublish()
+			if p := readServerFile(t, f, "foxtrot"); p.Status != data.Working {
+				t.Errorf("foxtrot after unpausing: %q", p.Status)
+			}
+		}},
+		{"R2_unreadable_paused_list_resumes_nothing", func(t *testing.T, f *fixture) {
+			if err := os.Remove(f.paused); err != nil {
+				t.Fatal(err)
+			}
+			st := f.MustPublish()
+			if p := readServerFile(t, f, "foxtrot"); p.Status != data.Paused {
+				t.Errorf("foxtrot: %q", p.Status)
+			}
+			if len(st.Bad) == 0 || !strings.Contains(st.Bad[0].Error(), "paused") {
+				t.Errorf("bad = %v, want the paused list named", st.Bad)
+			}
+		}},
+		{"P4_pending", func(t *testing.T, f *fixture) {
+			g := readServerFile(t, f, "golf")
+			if g.LastCheck != nil || g.LastResult != nil || len(g.History) != 0 || g.Uptime.Day.Percent != nil {
+				t.Errorf("golf: %+v", g)
+			}
+		}},
+		{"P4_removed_server_leaves", func(t *testing.T, f *fixture) {
+			f.writeServers(slices.DeleteFunc(slices.Clone(fixServers), func(s data.Server) bool { return s.ID == "echo" }))
+			st := f.MustPublish()
+			for _, rel := range []string{"servers/echo.json", "servers/echo.html", "badges/echo.json"} {
+				if _, err := os.Stat(filepath.Join(f.out, rel)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s still there: %v", rel, err)
+				}
+			}
+			var idx IndexFile
+			b, _ := os.ReadFile(filepath.Join(f.out, "index.json"))
+			if err := json.Unmarshal(b, &idx); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range idx.Rows {
+				if r.ID == "echo" {
+					t.Error("echo still in the index")
+				}
+			}
+			if idx.Servers != len(fixServers)-1 || st.Servers != len(fixServers)-1 || st.Removed < 3 {
+				t.Errorf("index has %d servers, stats %+v", idx.Servers, st)
+			}
+		}},
+		{"P4_new_address_is_a_new_server", func(t *testing.T, f *fixture) {
+			moved := slices.Clone(fixServers)
+			moved[1].URL = "https://bravo.example.net/mcp"
+			f.writeServers(moved)
+			f.MustPublish()
+			if b := readServerFile(t, f, "bravo"); b.Status != data.Pending || b.URL != moved[1].URL || b.LastResult != nil {
+				t.Errorf("bravo at a new address: %q %q", b.Status, b.URL)
+			}
+			f.results(result(moved[1], fixNow.Add(-10*time.Second), data.Working, ""))
+			f.MustPublish()
+			if b := readServerFile(t, f, "bravo"); b.Status != data.Working || len(b.History) != 1 {
+				t.Errorf("bravo checked at its new address: %q, %d checks", b.Status, len(b.History))
+			}
+		}},
+		{"P3_unchanged_run_rewrites_nothing", func(t *testing.T, f *fixture) {
+			before := inodes(t, f.out)
+			st := f.MustPublish()
+			if st.Written != 0 || st.Rendered != 0 {
+				t.Errorf("second run: %+v", st)
+			}
+			if r := replaced(before, inodes(t, f.out)); len(r) != 0 {
+				t.Errorf("files replaced: %v", r)
+			}
+		}},
+		{"P3_only_changed_files_rewritten", func(t *testing.T, f *fixture) {
+			before := inodes(t, f.out)
+			// Before alpha's oldest check leaves its 24 h window at 12:00:17.
+			f.now = fixNow.Add(10 * time.Second)
+			f.results(result(srvKey, fixNow.Add(5*time.Second), data.NeedsKey, "HTTP 401"))
+			st := f.MustPublish()
+			want := []string{"index.html", "index.json", "servers/bravo.html", "servers/bravo.json"}
+			if r := replaced(before, inodes(t, f.out)); !slices.Equal(r, want) {
+				t.Errorf("files replaced: %v, want %v", r, want)
+			}
+			if st.Rendered != 1 || st.Results != 1 {
+				t.Errorf("stats %+v", st)
+			}
+		}},
+		{"P3_journal_then_parquet_is_idempotent", func(t *testing.T, f *fixture) {
+			before := inodes(t, f.out)
+			f.fold() // the journal read by the first run becomes a Parquet part
+			st := f.MustPublish()
+			if st.Results == 0 {
+				t.Error("the new Parquet part was not read")
+			}
+			if r := replaced(before, inodes(t, f.out)); len(r) != 0 {
+				t.Errorf("files replaced by results already published: %v", r)
+			}
+		}},
+		{"P3_rebuild_gives_the_same_files", func(t *testing.T, f *fixture) {
+			want := tree(t, f.out)
+			if err := os.RemoveAll(filepath.Join(f.dir, "site")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(f.out); err != nil {
+				t.Fatal(err)
+			}
+			if st := f.MustPublish(); !st.Rebuilt {
+				t.Error("not a rebuild")
+			}
+			got := tree(t, f.out)
+			for rel, b := range want {
+				if string(got[rel]) != string(b) {
+					t.Errorf("%s differs after a rebuild:\n got %.300s\nwant %.300s", rel, got[rel], b)
+				}
+			}
+		}},
+		{"P1_uptime_ages_without_new_checks", func(t *testing.T, f *fixture) {
+			f.now = fixNow.Add(22*time.Hour + 30*time.Minute) // only the check of 11:00:17 is left in 24 h
+			st := f.MustPublish()
+			a := readServerFile(t, f, "alpha")
+			if a.Uptime.Day.Counted != 1 || st.Rendered == 0 {
+				t.Errorf("alpha 24 h uptime a day later: %+v (rendered %d)", a.Uptime.Day, st.Rendered)
+			}
+		}},
+		{"bad_parquet_and_journal_lines_are_named_and_skipped", func(t *testing.T, f *fixture) {
+			bad := filepath.Join(data.ResultsDir(f.dir), "date=2026-12-02", "part-broken.parquet")
+			if err := os.WriteFile(bad, []byte("PAR1 not really"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			j := filepath.Join(data.JournalDir(f.dir), "run-broken.jsonl")
+			good, _ := json.Marshal(result(srvKey, fixNow.Add(-5*time.Second), data.NeedsKey, "HTTP 401"))
+			if err := os.WriteFile(j, append(append([]byte("{not json\n"), good...), '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			st := f.MustPublish()
+			var named []string
+			for _, e := range st.Bad {
+				named = append(named, e.Error())
+			}
+			all := strings.Join(named, "\n")
+			if !strings.Contains(all, "part-broken.parquet") || !strings.Contains(all, "run-broken.jsonl:1") {
+				t.Errorf("bad inputs not named: %v", named)
+			}
+			if b := readServerFile(t, f, "bravo"); !b.LastCheck.Equal(fixNow.Add(-5 * time.Second)) {
+				t.Errorf("the good line after the bad one was not published: %v", b.LastCheck)
+			}
+		}},
+		{"empty_list_publishes_nothing", func(t *testing.T, f *fixture) {
+			want := tree(t, f.out)
+			f.writeFile(f.list, []byte("id,rank,url,added\n"))
+			if _, err := Publish(context.Background(), f.config()); !errors.Is(err, data.ErrEmptyList) {
+				t.Errorf("err = %v, want ErrEmptyList", err)
+			}
+			if got := tree(t, f.out); len(got) != len(want) {
+				t.Errorf("%d files after a failed publish, want %d", len(got), len(want))
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			f.standard()
+			f.MustPublish()
+			c.run(t, f)
+			validateTree(t, f.out)
+		})
+	}
+}
