@@ -460,13 +460,15 @@ func (p *publication) readResults() error {
 
 // renderAll renders every candidate server, in parallel.
 func (p *publication) renderAll(ctx context.Context) error {
-	ids := make([]string, 0, len(p.cand))
+	// Rows are found before the workers start: they write rows' fields
+	// while others would search them.
+	ids := make([]int, 0, len(p.cand))
 	for id := range p.cand {
-		if p.st.find(id) >= 0 {
-			ids = append(ids, id)
+		if i := p.st.find(id); i >= 0 {
+			ids = append(ids, i)
 		}
 	}
-	sort.Strings(ids)
+	slices.Sort(ids)
 	p.stats.Rendered = len(ids)
 	workers := p.cfg.Workers
 	if workers <= 0 {
@@ -535,10 +537,11 @@ func (p *publication) loadSummary(id string) (*summary, error) {
 	return s, nil
 }
 
-// renderOne folds the pending results of one server into its record and
-// writes its files. Each call touches only its own row.
-func (p *publication) renderOne(id string) error {
-	r := &p.st.Rows[p.st.find(id)]
+// renderOne folds the pending results of the server of row i into its
+// record and writes its files. Each call touches only its own row.
+func (p *publication) renderOne(i int) error {
+	r := &p.st.Rows[i]
+	id := r.ID
 	s, err := p.loadSummary(id)
 	if err != nil {
 		var se *json.SyntaxError
