@@ -135,7 +135,9 @@ func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, e
 		}
 		// A day already in one file costs a glob, not a footer read: this
 		// runs after every minute's run, over the whole history.
-		if files, _ := filepath.Glob(filepath.Join(pdir, "*.parquet")); len(files) < 2 {
+		files, _ := filepath.Glob(filepath.Join(pdir, "*.parquet"))
+		tmps, _ := filepath.Glob(filepath.Join(pdir, ".*.tmp-*"))
+		if len(files) < 2 && len(tmps) == 0 {
 			continue
 		}
 		if err := compactDay(pdir, &st, logger); err != nil {
@@ -150,6 +152,12 @@ func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, e
 
 // compactDay compacts one day's partition.
 func compactDay(pdir string, st *CompactStats, logger *slog.Logger) error {
+	// Temporary files of writes that a crash cut short: no one else writes
+	// here while the fold lock is held.
+	tmps, _ := filepath.Glob(filepath.Join(pdir, ".*.tmp-*"))
+	for _, t := range tmps {
+		os.Remove(t)
+	}
 	p, err := scanPartition(pdir)
 	if err != nil {
 		return fmt.Errorf("compact: %w", err)

@@ -142,6 +142,16 @@ func TestCompactCrashes(t *testing.T) {
 		if st.Removed != 1 || st.Days != 0 {
 			t.Errorf("stats %+v, want the leftover removed and nothing merged", st)
 		}
+		// A compaction that died before its rename leaves only a
+		// temporary file, which the next one removes.
+		tmp := filepath.Join(partitionDir(dir, t0), ".merged-000002.parquet.tmp-123")
+		os.WriteFile(tmp, saved, 0o644)
+		if _, err := Compact(dir, next, discard()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+			t.Errorf("temporary file of a crashed compaction left: %v", err)
+		}
 		if got := files(t, dir); len(got) != 1 {
 			t.Errorf("files %v, want the merged file alone", got)
 		}
@@ -241,5 +251,29 @@ func TestCompactOlderSchema(t *testing.T) {
 		if r.ID == "old" && (r.Status != Working || !r.Started.Equal(t0)) {
 			t.Errorf("old row read back as %+v", r)
 		}
+	}
+}
+
+// TestFoldRemovesStaleNewJournal: a run that died between creating its
+// journal and putting it in place leaves a file with no result, which the
+// next fold removes; one being created (locked) stays.
+func TestFoldRemovesStaleNewJournal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.MkdirAll(JournalDir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(JournalDir(dir), ".run-x.new")
+	os.WriteFile(stale, nil, 0o644)
+	j := MustJournal(t, dir, "run-live")
+	defer j.Close()
+	if _, err := Fold(dir, discard()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale %s left: %v", stale, err)
+	}
+	if _, err := os.Stat(j.Path()); err != nil {
+		t.Errorf("live journal gone: %v", err)
 	}
 }

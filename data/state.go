@@ -155,6 +155,7 @@ func Fold(dir string, logger *slog.Logger) (FoldStats, error) {
 	if err != nil {
 		return st, err
 	}
+	removeStaleNewJournals(dir, logger)
 	states, err := readSnapshot(dir)
 	if err != nil {
 		return st, err
@@ -205,4 +206,18 @@ func Fold(dir string, logger *slog.Logger) (FoldStats, error) {
 	st.Took = time.Since(start)
 	logger.Info("folded journals", "journals", st.Journals, "results", st.Results, "active", st.Active)
 	return st, nil
+}
+
+// removeStaleNewJournals removes journals a run created but never renamed
+// into place (it died between the two): they hold no result. One still
+// locked is being created right now and is left alone.
+func removeStaleNewJournals(dir string, logger *slog.Logger) {
+	paths, _ := filepath.Glob(filepath.Join(JournalDir(dir), ".*.new"))
+	for _, p := range paths {
+		if active, err := journalActive(p); err == nil && !active {
+			if os.Remove(p) == nil {
+				logger.Info("removed a journal never put in place", "path", p)
+			}
+		}
+	}
 }
