@@ -63,6 +63,54 @@ type Guard struct {
 	refusal  int
 	closed   bool
 	expired  bool // closed by the N10 timer
+	// HTTP/1.1 answers to POSTs still being read, and a channel closed when
+	// the last one ends: see awaitAnswers.
+	open     int
+	openDone chan struct{}
+}
+
+// answerWait bounds how long a request waits for the previous answer of
+// the check to be read to its end (see awaitAnswers).
+const answerWait = 100 * time.Millisecond
+
+// awaitAnswers lets an HTTP/1.1 answer still being read (the SDK reads a
+// POST's event stream in its own goroutine and sends the next request as
+// soon as it has the result) reach its end before the next request, so the
+// connection is back in the pool and reused: one connection per check
+// instead of a race for a second one. It waits at most answerWait (a server
+// that keeps a finished stream open costs a second connection, not a
+// stall) and never past ctx.
+func (g *Guard) awaitAnswers(ctx context.Context) {
+	g.mu.Lock()
+	done := g.openDone
+	g.mu.Unlock()
+	if done == nil {
+		return
+	}
+	t := time.NewTimer(answerWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// answerOpened and answerEnded count open HTTP/1.1 answers to POSTs.
+// Callers hold g.mu.
+func (g *Guard) answerOpened() {
+	if g.open == 0 {
+		g.openDone = make(chan struct{})
+	}
+	g.open++
+}
+
+func (g *Guard) answerEnded() {
+	g.open--
+	if g.open == 0 {
+		close(g.openDone)
+		g.openDone = nil
+	}
 }
 
 // NewGuard returns a guard for one check, with fresh state and no
@@ -344,6 +392,7 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		out.Body, out.ContentLength, out.GetBody = nil, 0, nil
 	}
+	g.awaitAnswers(req.Context())
 	g.mu.Lock()
 	g.requests++
 	g.ex = append(g.ex, ex)

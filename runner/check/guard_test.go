@@ -481,6 +481,71 @@ func TestRecordDuringCheck(t *testing.T) {
 	}
 }
 
+// TestReuseAfterStream proves the HTTP/1.1 side of the one-connection
+// goal: the SDK reads a POST's event stream in a goroutine and sends the
+// next request as soon as it has its answer; the guard lets the stream end
+// first, so the connection is reused instead of a second one dialled. A
+// stream that does not end costs at most answerWait, then a new connection.
+func TestReuseAfterStream(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		tail  time.Duration // how long the stream stays open after the answer; <0: until the client leaves
+		conns int
+	}{
+		{"stream_ending_soon_reuses_connection", 20 * time.Millisecond, 1},
+		{"stream_left_open_costs_one_more_connection", -1, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls atomic.Int32
+			srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if calls.Add(1) > 1 { // only the first answer is a stream
+					io.WriteString(w, `{}`)
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
+				w.(http.Flusher).Flush()
+				if c.tail < 0 {
+					<-r.Context().Done()
+					return
+				}
+				select {
+				case <-time.After(c.tail):
+				case <-r.Context().Done():
+				}
+			}), nil)
+			resp, err := post(t, g, srv.URL+"/mcp", initializeBody)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Like the SDK: take the answer event, leave the rest to a reader goroutine.
+			head := make([]byte, 16)
+			if _, err := io.ReadFull(resp.Body, head); err != nil {
+				t.Fatal(err)
+			}
+			drained := make(chan struct{})
+			go func() {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				close(drained)
+			}()
+			t0 := time.Now()
+			if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, nil); err != nil {
+				t.Fatal(err)
+			}
+			waited := time.Since(t0)
+			if got := g.Record().Conns; got != c.conns {
+				t.Errorf("Conns = %d, want %d", got, c.conns)
+			}
+			if c.tail < 0 && (waited < answerWait || waited > answerWait+5*time.Second) {
+				t.Errorf("next request waited %v, want about %v", waited, answerWait)
+			}
+			g.Close()
+			<-drained
+		})
+	}
+}
+
 // testReuse proves one TCP connection carries all requests of a check.
 func testReuse(t *testing.T, h2 bool) {
 	rc := &recorder{}
@@ -599,6 +664,7 @@ func TestGuardClose(t *testing.T) {
 func TestGuardDeadline(t *testing.T) {
 	const timeout = 600 * time.Millisecond
 	const each = 250 * time.Millisecond // every request alone is well within the timeout
+	start := time.Now()                  // before NewGuard, which starts the clock
 	srv, rc, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(each):
@@ -606,7 +672,6 @@ func TestGuardDeadline(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}), func(c *GuardConfig) { c.Timeout = timeout })
-	start := time.Now()
 	var done int
 	var last error
 	var lastTook time.Duration

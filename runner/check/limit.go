@@ -36,6 +36,7 @@ type answerBody struct {
 	err     error       // sticky error: io.EOF, errTooLarge or a transport error
 	closing atomic.Bool // Close was called: a read error is then no failure
 	done    bool        // exchange ended; guarded by g.mu
+	counted bool        // an HTTP/1.1 answer to a POST, counted in g.open
 }
 
 // newAnswerBody wraps resp.Body. Answers that are not event streams get
@@ -43,6 +44,12 @@ type answerBody struct {
 // an error or HTML page even if the SDK never reads it.
 func newAnswerBody(g *Guard, ex *Exchange, resp *http.Response) *answerBody {
 	b := &answerBody{g: g, ex: ex, req: resp.Request, rc: resp.Body}
+	if resp.ProtoMajor == 1 && resp.Request != nil && resp.Request.Method == http.MethodPost {
+		b.counted = true
+		g.mu.Lock()
+		g.answerOpened()
+		g.mu.Unlock()
+	}
 	if !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
 		size := int64(headSize)
 		if resp.ContentLength >= 0 && resp.ContentLength < size {
@@ -165,6 +172,9 @@ func (b *answerBody) finish(err error) {
 		return
 	}
 	b.done = true
+	if b.counted {
+		b.g.answerEnded()
+	}
 	b.ex.Duration = end.Sub(b.ex.Start)
 	if failed && b.ex.ErrKind == ErrNone {
 		b.ex.ErrKind, b.ex.Detail, b.ex.Err = kind, detail, err.Error()
