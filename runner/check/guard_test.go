@@ -664,7 +664,7 @@ func TestGuardClose(t *testing.T) {
 func TestGuardDeadline(t *testing.T) {
 	const timeout = 600 * time.Millisecond
 	const each = 250 * time.Millisecond // every request alone is well within the timeout
-	start := time.Now()                  // before NewGuard, which starts the clock
+	start := time.Now()                 // before NewGuard, which starts the clock
 	srv, rc, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(each):
