@@ -26,10 +26,11 @@ type Audit struct {
 	Broken   map[string]int // rule id -> broken checks
 	Examples []string       // the first broken checks, in words
 
-	hosts   map[string]*hostAudit
-	servers map[string]*serverAudit
-	list    []data.Server   // the list of the last plan, to notice changes
-	paused  map[string]bool // the paused servers of the last plan
+	hosts     map[string]*hostAudit
+	servers   map[string]*serverAudit
+	list      []data.Server      // the list of the last plan, to notice changes
+	paused    map[string]bool    // the paused servers of the last plan
+	minuteNew map[string][]int64 // new servers' first checks in the minute audited, by host
 
 	checks    int
 	byReason  map[string]int
@@ -44,7 +45,9 @@ type hostAudit struct {
 	starts                  []int64 // unix s, ascending; pruned to the last 24 h
 	maxSec, maxHour, maxDay int
 	lastNew                 int64
-	newStarts               []int64 // starts of new servers' first checks
+	newStarts               []int64                 // starts of new servers' first checks
+	capHits                 []int64                 // starts that filled the host's hourly cap
+	waiting                 map[string]*serverAudit // new servers not yet checked
 }
 
 type serverAudit struct {
@@ -69,7 +72,7 @@ type serverAudit struct {
 func NewAudit(start time.Time) *Audit {
 	return &Audit{
 		Start: start, End: start, Broken: map[string]int{}, byReason: map[string]int{},
-		hosts: map[string]*hostAudit{}, servers: map[string]*serverAudit{},
+		hosts: map[string]*hostAudit{}, servers: map[string]*serverAudit{}, minuteNew: map[string][]int64{},
 	}
 }
 
@@ -92,6 +95,12 @@ func (a *Audit) Plan(now time.Time, list []data.Server, paused map[string]bool, 
 		a.relist(T, list)
 	}
 	a.paused = paused
+	clear(a.minuteNew)
+	for _, c := range rep.Checks {
+		if c.Reason == data.ReasonNew {
+			a.minuteNew[c.Host] = append(a.minuteNew[c.Host], c.At.Unix())
+		}
+	}
 	for id := range paused {
 		if sa := a.servers[id]; sa != nil {
 			sa.everPaused = true
@@ -134,6 +143,13 @@ func (a *Audit) relist(T int64, list []data.Server) {
 				sa = &serverAudit{id: s.ID, url: s.URL, host: data.HostOf(s.URL), listedAt: T, bootstrap: T == a.Start.Unix()}
 				a.servers[s.ID] = sa
 				a.listedAll++
+				if !sa.bootstrap && sa.host != "" {
+					h := a.host(sa.host)
+					if h.waiting == nil {
+						h.waiting = map[string]*serverAudit{}
+					}
+					h.waiting[s.ID] = sa
+				}
 			}
 			if sa.rank != 0 && data.Tier(sa.rank) != data.Tier(s.Rank) {
 				sa.tierMoved = true
@@ -193,11 +209,16 @@ func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck) {
 		if h != nil {
 			ahead = len(h.newStarts) - sort.Search(len(h.newStarts), func(i int) bool { return h.newStarts[i] >= sa.listedAt }) - 1
 		}
-		if limit := int64(data.NewServerTarget/time.Second) + int64(ahead)*int64(data.NewServerSpacing/time.Second); delay > limit {
+		// Later than the target is allowed only behind other new servers
+		// (30 s apart) or while the host was at its hourly cap (rule S3
+		// first); that nothing else went ahead of it is checked below.
+		full := h != nil && len(h.capHits) > 0 && h.capHits[len(h.capHits)-1] >= sa.listedAt-3600
+		if limit := int64(data.NewServerTarget/time.Second) + int64(ahead)*int64(data.NewServerSpacing/time.Second); delay > limit && !full && !sa.everPaused {
 			a.broke("S5", "%s first checked %s after it was listed, %d new servers of its host ahead of it",
 				c.ID, time.Duration(delay)*time.Second, ahead)
 		}
 	case data.ReasonRetry:
+		a.newFirst(c, x)
 		last := st.LastCheck.Unix()
 		switch {
 		case st.URL != c.URL || st.LastStatus != data.Failing:
@@ -211,6 +232,7 @@ func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck) {
 			a.retryGap = append(a.retryGap, x-last)
 		}
 	case data.ReasonRoutine:
+		a.newFirst(c, x)
 		sa.routine++
 		if sa.first == 0 && !sa.bootstrap {
 			a.broke("S5", "%s listed at %s was first checked as routine, not new", c.ID, time.Unix(sa.listedAt, 0).UTC().Format(time.RFC3339))
@@ -245,17 +267,41 @@ func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck) {
 	sa.checks++
 }
 
+// newFirst checks that no retry or routine check of a host goes ahead of a
+// new server of that host still waiting for its first check (rules S4 and
+// S5), unless the 30 s spacing of new servers kept that one out.
+func (a *Audit) newFirst(c data.PlannedCheck, x int64) {
+	h := a.hosts[c.Host]
+	if h == nil || len(h.waiting) == 0 {
+		return
+	}
+	spacing := int64(data.NewServerSpacing / time.Second)
+	for id, n := range h.waiting {
+		if n.removed || n.first != 0 || a.servers[id] != n {
+			delete(h.waiting, id)
+			continue
+		}
+		if a.paused[id] || x < n.listedAt {
+			continue
+		}
+		near := h.lastNew != 0 && x-h.lastNew < spacing
+		for _, y := range a.minuteNew[c.Host] {
+			near = near || (y > x-spacing && y < x+spacing)
+		}
+		if !near {
+			a.broke("S5", "%s (%s) planned at %s while new server %s of its host waits since %s",
+				c.ID, c.Reason, c.At.Format(time.RFC3339), id, time.Unix(n.listedAt, 0).UTC().Format(time.RFC3339))
+		}
+	}
+}
+
 // hostCaps counts the check toward its host's caps (rule S3) and the
 // spacing of new servers (rule S5).
 func (a *Audit) hostCaps(c data.PlannedCheck, x int64) {
 	if c.Host == "" {
 		return
 	}
-	h := a.hosts[c.Host]
-	if h == nil {
-		h = &hostAudit{}
-		a.hosts[c.Host] = h
-	}
+	h := a.host(c.Host)
 	if n := len(h.starts); n > 0 && h.starts[n-1] > x {
 		a.broke("S3", "%s planned at %s, before an earlier plan's check of %s", c.ID, c.At.Format(time.RFC3339), c.Host)
 	}
@@ -269,6 +315,9 @@ func (a *Audit) hostCaps(c data.PlannedCheck, x int64) {
 	}
 	sec, hour, dayN := count(x), count(x-int64(time.Hour/time.Second)+1), len(h.starts)
 	h.maxSec, h.maxHour, h.maxDay = max(h.maxSec, sec), max(h.maxHour, hour), max(h.maxDay, dayN)
+	if hour >= data.HostMaxPerHour {
+		h.capHits = append(h.capHits, x)
+	}
 	if sec > 1 || hour > data.HostMaxPerHour || dayN > data.HostMaxPerDay {
 		a.broke("S3", "%s at %s: %d checks of %s in that second, %d in 60 min, %d in 24 h", c.ID, c.At.Format(time.RFC3339), sec, c.Host, hour, dayN)
 	}
@@ -279,6 +328,15 @@ func (a *Audit) hostCaps(c data.PlannedCheck, x int64) {
 		h.lastNew = x
 		h.newStarts = append(h.newStarts, x)
 	}
+}
+
+func (a *Audit) host(name string) *hostAudit {
+	h := a.hosts[name]
+	if h == nil {
+		h = &hostAudit{}
+		a.hosts[name] = h
+	}
+	return h
 }
 
 // Result notes what a check found, once the planner can see it.

@@ -210,7 +210,7 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	for _, c := range cands {
 		x, ok := T, true
 		if c.host >= 0 {
-			x, ok = place(hosts[c.host], T, max(c.due, T), c.class == 0)
+			x, ok = place(hosts[c.host], T, max(c.due, T), c.class)
 		} else {
 			x = max(c.due, T)
 		}
@@ -361,10 +361,15 @@ func ceilSecond(t time.Time) int64 {
 }
 
 // place finds the first second from from on in the minute starting at T
-// where a check of host h keeps the caps of rule S3 (and for a new server's
-// first check, the spacing of rule S5), records it, and returns it.
-func place(h *hostWork, T, from int64, isNew bool) (int64, bool) {
+// where a check of host h of the given class keeps the caps of rule S3 (and
+// for a new server's first check, the spacing of rule S5), records it, and
+// returns it. Routine checks leave the top NewReserve of the hourly cap to
+// new servers, retries half of it, so that a new server on a host at its
+// cap is still checked within minutes.
+func place(h *hostWork, T, from int64, class int8) (int64, bool) {
 	spacing := int64(data.NewServerSpacing / time.Second)
+	isNew := class == 0
+	perHour := [...]int{data.HostMaxPerHour, data.HostMaxPerHour - NewReserve/2, data.HostMaxPerHour - NewReserve}[class]
 	for x := from; x < T+minute; x++ {
 		if h.used&(1<<(x-T)) != 0 {
 			continue
@@ -372,7 +377,7 @@ func place(h *hostWork, T, from int64, isNew bool) (int64, bool) {
 		// Every window of 60 min or 24 h that holds x starts after
 		// x-3600 (x-86400) and no start is planned after this minute, so
 		// counting from there bounds them all.
-		if len(h.starts)-lowerBound(h.starts, x-int64(time.Hour/time.Second)+1) >= data.HostMaxPerHour ||
+		if len(h.starts)-lowerBound(h.starts, x-int64(time.Hour/time.Second)+1) >= perHour ||
 			len(h.starts)-lowerBound(h.starts, x-int64(24*time.Hour/time.Second)+1) >= data.HostMaxPerDay {
 			continue
 		}

@@ -188,75 +188,66 @@ func TestRules(t *testing.T) {
 		}
 	})
 
-	t.Run("S4_priority_and_claim", func(t *testing.T) {
-		// One start every 30 s over the last hour: room for one check
-		// every 30 s. New first, then the retry, then routine by how
-		// overdue; a deferred check keeps its due time.
-		l := data.NewLedger()
-		l.Created, l.LastMinute = t0.Add(-48*time.Hour).Unix(), t0.Add(-time.Minute).Unix()
-		for k := range 120 {
-			l.Hosts["h.example.net"] = append(l.Hosts["h.example.net"], data.MakeHostStart(t0.Unix()-3600+int64(k)*30, false))
+	t.Run("S4_priority", func(t *testing.T) {
+		// Everything owed in one minute on one host: placed one second
+		// apart in the order new, retry, routine by how overdue, rank.
+		minute := t0
+		l, list, states := owedWorld(minute, 0)
+		p := Planner{Now: func() time.Time { return minute.Add(-time.Minute) }}
+		rep, err := p.Plan(minute, Input{Servers: list, States: states}, l)
+		if err != nil {
+			t.Fatal(err)
 		}
-		failing := data.State{ID: "retry", URL: srv("retry", 3, "h.example.net").URL, LastCheck: t0.Add(-5 * time.Minute),
-			LastStatus: data.Failing, LastAnswered: t0.Add(-65 * time.Minute), FailingSince: t0.Add(-10 * time.Minute)}
-		states := map[string]data.State{"retry": failing}
-		list := []data.Server{srv("retry", 3, "h.example.net")}
-		for _, id := range []string{"r1", "r2", "r3"} {
-			s := srv(id, 4, "h.example.net")
-			states[id] = data.State{ID: id, URL: s.URL, LastCheck: t0.Add(-3 * time.Hour), LastStatus: data.Working, LastAnswered: t0.Add(-3 * time.Hour)}
-			list = append(list, s)
+		var order []string
+		for _, c := range rep.Checks {
+			order = append(order, c.ID+"/"+c.Reason)
 		}
-		list = append(list, srv("fresh", 9, "h.example.net"))
-		data.SortServers(list)
-		// Seed the ledger with the known servers, as earlier plans would have.
-		for _, s := range list {
-			if s.ID != "fresh" {
-				l.Servers = append(l.Servers, data.LedgerServer{ID: s.ID, Rank: int32(s.Rank), URLHash: data.URLHash(s.URL),
-					FirstSeen: l.Created, Planned: states[s.ID].LastCheck.Unix(), Reason: data.CodeRoutine})
-			}
+		if want := owedOrder(minute); !slices.Equal(order, want) {
+			t.Errorf("order %v, want %v", order, want)
 		}
-		var got []data.PlannedCheck
+	})
+
+	t.Run("S4_deferral_keeps_claim", func(t *testing.T) {
+		// 110 starts over the last hour, one every 30 s: routine checks
+		// fit one every 30 s. The rest wait, most overdue first, and a
+		// waiting check keeps its due time.
+		minute := t0
+		l, list, states := owedWorld(minute, 110)
 		dues := map[string]time.Time{}
-		for m := range 3 {
-			minute := t0.Add(time.Duration(m) * time.Minute)
+		var got []data.PlannedCheck
+		for m := range 4 {
+			minute = t0.Add(time.Duration(m) * time.Minute)
 			p := Planner{Now: func() time.Time { return minute.Add(-time.Minute) }}
 			rep, err := p.Plan(minute, Input{Servers: list, States: states}, l)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if m == 0 && rep.Deferred == 0 {
+				t.Error("nothing deferred in the first minute")
+			}
 			for _, c := range rep.Checks {
 				if d, ok := dues[c.ID]; ok && !d.Equal(c.Due) {
-					t.Errorf("%s due %s when deferred, %s when planned: its claim moved", c.ID, d, c.Due)
+					t.Errorf("%s due %s while waiting, %s when planned: its claim moved", c.ID, d, c.Due)
 				}
 			}
 			got = append(got, rep.Checks...)
-			// Dues of the checks still waiting, from the ledger.
 			for _, e := range l.Servers {
-				if e.Planned < minute.Unix() {
+				if e.Planned < t0.Unix() {
 					dues[e.ID] = e.NextDueTime()
 				}
 			}
 		}
+		// New and retry may use the top of the cap that routine leaves
+		// them (NewReserve); routine checks then come one every 30 s.
 		var order []string
-		for _, c := range got {
+		for i, c := range got {
 			order = append(order, c.ID+"/"+c.Reason)
-		}
-		// r1, r2, r3 are equally ranked: the most overdue first, then by id.
-		routine := []string{"r1", "r2", "r3"}
-		slices.SortFunc(routine, func(a, b string) int {
-			return cmp2(newCadence(a, 4, 8).next(t0.Add(-3*time.Hour+5*time.Minute).Unix()), newCadence(b, 4, 8).next(t0.Add(-3*time.Hour+5*time.Minute).Unix()), a, b)
-		})
-		want := []string{"fresh/new", "retry/retry"}
-		for _, id := range routine {
-			want = append(want, id+"/routine")
-		}
-		if !slices.Equal(order, want) {
-			t.Errorf("order %v, want %v", order, want)
-		}
-		for i := 1; i < len(got); i++ {
-			if got[i].At.Sub(got[i-1].At) < 30*time.Second {
-				t.Errorf("checks %v and %v closer than the cap allows", got[i-1].At, got[i].At)
+			if i > 2 && c.At.Sub(got[i-1].At) != 30*time.Second {
+				t.Errorf("routine checks at %s and %s: want one every 30 s", got[i-1].At, c.At)
 			}
+		}
+		if want := owedOrder(t0); len(order) < 6 || !slices.Equal(order[:6], want[:6]) {
+			t.Errorf("order %v, want %v", order, want)
 		}
 	})
 
@@ -539,6 +530,57 @@ func TestRules(t *testing.T) {
 			t.Errorf("planning an earlier minute: %v, want ErrPlannedAfter", err)
 		}
 	})
+}
+
+// owedWorld returns a ledger, list and states where, at minute, one host
+// owes a new check, a retry and four routine checks (r1-r3 equally ranked
+// and overdue by their slots, r4 ranked lower), after busy starts one every
+// 30 s over the hour before.
+func owedWorld(minute time.Time, busy int) (*data.Ledger, []data.Server, map[string]data.State) {
+	const host = "h.example.net"
+	l := data.NewLedger()
+	l.Created, l.LastMinute = minute.Add(-48*time.Hour).Unix(), minute.Add(-time.Minute).Unix()
+	for k := range busy {
+		l.Hosts[host] = append(l.Hosts[host], data.MakeHostStart(minute.Unix()-3600+int64(k)*30, false))
+	}
+	retry := srv("retry", 3, host)
+	states := map[string]data.State{"retry": {ID: "retry", URL: retry.URL, LastCheck: minute.Add(-5 * time.Minute),
+		LastStatus: data.Failing, LastAnswered: minute.Add(-65 * time.Minute), FailingSince: minute.Add(-10 * time.Minute)}}
+	list := []data.Server{retry, srv("fresh", 9, host)}
+	for _, r := range []struct {
+		id   string
+		rank int
+	}{{"r1", 4}, {"r2", 4}, {"r3", 4}, {"r4", 5}} {
+		s := srv(r.id, r.rank, host)
+		last := minute.Add(-3 * time.Hour)
+		states[r.id] = data.State{ID: r.id, URL: s.URL, LastCheck: last, LastStatus: data.Working, LastAnswered: last}
+		list = append(list, s)
+	}
+	data.SortServers(list)
+	for _, s := range list {
+		if s.ID != "fresh" {
+			l.Servers = append(l.Servers, data.LedgerServer{ID: s.ID, Rank: int32(s.Rank), URLHash: data.URLHash(s.URL),
+				FirstSeen: l.Created, Planned: states[s.ID].LastCheck.Unix(), Reason: data.CodeRoutine})
+		}
+	}
+	return l, list, states
+}
+
+// owedOrder is the order rule S4 gives the checks of owedWorld.
+func owedOrder(minute time.Time) []string {
+	due := func(id string, rank int) int64 {
+		return newCadence(id, rank, stretchUnit).next(minute.Add(-3*time.Hour + data.RetryAfterFailure).Unix())
+	}
+	routine := []string{"r1", "r2", "r3", "r4"}
+	rank := map[string]int{"r1": 4, "r2": 4, "r3": 4, "r4": 5}
+	slices.SortFunc(routine, func(a, b string) int {
+		return cmp2(due(a, rank[a]), due(b, rank[b]), fmt.Sprint(rank[a], a), fmt.Sprint(rank[b], b))
+	})
+	order := []string{"fresh/new", "retry/retry"}
+	for _, id := range routine {
+		order = append(order, id+"/routine")
+	}
+	return order
 }
 
 func cmp2(a, b int64, x, y string) int {

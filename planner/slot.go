@@ -11,6 +11,11 @@ import (
 // the rest is room for new servers and retries, which come first (rule S4).
 const RoutineShare = data.HostMaxPerHour * 5 / 6
 
+// NewReserve is the part of a host's hourly cap that routine checks leave
+// to new servers' first checks (retries leave half of it), so that a new
+// server is checked within minutes even on a host at its cap (rule S5).
+const NewReserve = data.HostMaxPerHour / 12
+
 // stretchUnit is the step of a host's stretch factor: stretches are kept in
 // eighths, so a few servers more or less on a host do not move everyone's
 // cycles.

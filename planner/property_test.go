@@ -1,0 +1,161 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"testing/quick"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// shape is a random ranked list of the kinds the rules must survive.
+type shape struct {
+	seed      uint64
+	bigHost   int     // servers on one host far beyond its caps
+	crowded   []int   // hourly servers on each of a few hosts, 121-500
+	singles   int     // hosts with one server
+	late      float64 // share added during the run
+	churn     float64 // share removed, and another moved, during the run
+	failing   float64
+	pausedPct float64
+}
+
+func (s shape) String() string {
+	return fmt.Sprintf("seed %d: big host %d, crowded %v, %d single hosts, late %.3f, churn %.3f, failing %.2f, paused %.3f",
+		s.seed, s.bigHost, s.crowded, s.singles, s.late, s.churn, s.failing, s.pausedPct)
+}
+
+func randomShape(r *rand.Rand) shape {
+	s := shape{seed: r.Uint64(), bigHost: r.IntN(3000), singles: 200 + r.IntN(1500),
+		late: r.Float64() * 0.05, churn: r.Float64() * 0.02, failing: r.Float64() * 0.3, pausedPct: r.Float64() * 0.02}
+	for range 1 + r.IntN(3) {
+		s.crowded = append(s.crowded, 121+r.IntN(380))
+	}
+	return s
+}
+
+// servers builds the list: crowded hosts take the top ranks (hourly), the
+// big host and the single hosts the rest, ranks shuffled within.
+func (s shape) servers(start time.Time) []data.Server {
+	r := rand.New(rand.NewPCG(s.seed, 1))
+	var out []data.Server
+	add := func(host string, rank int) {
+		id := fmt.Sprintf("p%06d", len(out))
+		added := start.Add(-time.Duration(1+r.IntN(1000)) * time.Hour)
+		if r.Float64() < s.late {
+			added = start.Add(time.Duration(r.IntN(3*3600)) * time.Second)
+		}
+		out = append(out, data.Server{ID: id, Rank: rank, URL: "https://" + host + "/mcp/" + id, Added: added})
+	}
+	rank := 1
+	for h, n := range s.crowded {
+		for range n {
+			add(fmt.Sprintf("crowded-%d.example.net", h), rank)
+			rank++
+		}
+	}
+	for range s.bigHost {
+		add("big.example.net", rank+r.IntN(5000))
+	}
+	for i := range s.singles {
+		add(fmt.Sprintf("single-%d.example.net", i), 1+r.IntN(rank+s.bigHost+s.singles))
+	}
+	data.SortServers(out)
+	return out
+}
+
+// pausedAt pauses a share of the servers for a random hour of the run.
+func (s shape) pausedAt(all []data.Server, start time.Time) func(time.Time) map[string]bool {
+	r := rand.New(rand.NewPCG(s.seed, 2))
+	type span struct{ from, to time.Time }
+	spans := map[string]span{}
+	for _, sv := range all {
+		if r.Float64() < s.pausedPct {
+			from := start.Add(time.Duration(r.IntN(120)) * time.Minute)
+			spans[sv.ID] = span{from, from.Add(time.Hour)}
+		}
+	}
+	return func(now time.Time) map[string]bool {
+		m := map[string]bool{}
+		for id, sp := range spans {
+			if !now.Before(sp.from) && now.Before(sp.to) {
+				m[id] = true
+			}
+		}
+		return m
+	}
+}
+
+// MustHoldRules simulates the shape for d and fails at the first minute
+// after which any rule is broken.
+func MustHoldRules(t *testing.T, s shape, d time.Duration) *Sim {
+	t.Helper()
+	start := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	all := s.servers(start)
+	sim := &Sim{
+		List:   EvolvingList(all, start, d, s.churn, s.seed),
+		Paused: s.pausedAt(all, start),
+		Check:  SimOutcomes(s.failing, s.seed),
+		OnMinute: func(rep Report, a *Audit) error {
+			if !a.OK() {
+				return fmt.Errorf("after the plan of %s: %v\n%v", rep.Minute.Format(time.RFC3339), a.Broken, a.Examples)
+			}
+			return nil
+		},
+	}
+	if err := sim.Run(context.Background(), start, d); err != nil {
+		t.Fatalf("%v: %v", s, err)
+	}
+	sim.Audit.Finish(sim.Ledger)
+	if !sim.Audit.OK() {
+		t.Fatalf("%v: at the end: %v\n%v", s, sim.Audit.Broken, sim.Audit.Examples)
+	}
+	if sim.Audit.checks == 0 {
+		t.Fatalf("%v: nothing planned", s)
+	}
+	return sim
+}
+
+// TestPropertyRules: over random lists (crowded hosts, a host far beyond
+// its caps, many single-server hosts, servers added, removed, moved and
+// paused mid-run, random outcomes) every S rule holds after every
+// simulated minute.
+func TestPropertyRules(t *testing.T) {
+	f := func(seed uint64) bool {
+		s := randomShape(rand.New(rand.NewPCG(seed, 0)))
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { MustHoldRules(t, s, 3*time.Hour) })
+		return !t.Failed()
+	}
+	if err := quick.Check(f, &quick.Config{MaxCount: 6, Rand: nil}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestPropertyTenThousandOnOneHost: one host with 10,000 servers, and
+// every one of its hourly servers gets its fair share.
+func TestPropertyTenThousandOnOneHost(t *testing.T) {
+	s := shape{seed: 42, bigHost: 10_000, crowded: []int{500}, singles: 1000, late: 0.01, churn: 0.005, failing: 0.1, pausedPct: 0.005}
+	sim := MustHoldRules(t, s, 2*time.Hour)
+	big := 0
+	for _, h := range []string{"big.example.net"} {
+		big = len(sim.Ledger.Hosts[h])
+	}
+	// The big host uses its share: at least RoutineShare checks in the
+	// second hour, and never more than the cap (the audit holds that).
+	if big < RoutineShare {
+		t.Errorf("big host: %d checks in 2 h, want at least %d", big, RoutineShare)
+	}
+	var cadences []int32
+	for _, e := range sim.Ledger.Servers {
+		if e.Rank <= data.HourlyTierMaxRank && e.Cadence > 0 {
+			cadences = append(cadences, e.Cadence)
+		}
+	}
+	if slices.Max(cadences) <= 3600 {
+		t.Errorf("no hourly server stretched on hosts beyond their caps: %v", slices.Compact(slices.Sorted(slices.Values(cadences))))
+	}
+}
