@@ -241,12 +241,16 @@ func TestSlowNeverAnswers(t *testing.T) {
 		t.Errorf("gave up after %v, before the client's deadline", d)
 	}
 
+	before := len(f.Received("slow"))
 	held := make(chan error, 1)
 	go func() {
 		_, err := client(t, f, 0).Post(s.URL, "application/json", strings.NewReader(initialize))
 		held <- err
 	}()
-	for len(f.Received("slow")) < 2 {
+	for deadline := time.Now().Add(10 * time.Second); len(f.Received("slow")) == before; {
+		if time.Now().After(deadline) {
+			t.Fatal("the request to hold never reached the slow server")
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err := f.Close(); err != nil {
