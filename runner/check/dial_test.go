@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -395,4 +396,19 @@ func writeFile(t *testing.T, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+func ExampleLab_RegisterFlags() {
+	var lab Lab
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	lab.RegisterFlags(fs)
+	err := fs.Parse([]string{"-lab", "-resolve", "mcp.test:8443:127.0.0.7"})
+	fmt.Println(err, lab.Enabled, lab.Resolve["mcp.test:8443"], lab.Validate())
+
+	err = fs.Parse([]string{"-resolve", "mcp.test:8443:10.0.0.7"})
+	fmt.Println(err != nil)
+	// Output:
+	// <nil> true 127.0.0.7 <nil>
+	// true
 }
