@@ -115,8 +115,8 @@ func TestCheck(t *testing.T) {
 			status: data.Failing, detail: "too many redirects", seq: hops(4, discover...),
 		},
 		{
-			name: "N8_302_turning_POST_into_GET_refused", handler: redirects(1, http.StatusFound, legacyMux("2025-06-18", "a")),
-			status: data.Refused, detail: "refused: redirect turns POST into GET", seq: discover,
+			name: "N8_302_turning_POST_into_GET_not_followed", handler: redirects(1, http.StatusFound, legacyMux("2025-06-18", "a")),
+			status: data.Failing, detail: "protocol error: redirect turns POST into GET", seq: discover,
 		},
 		{
 			name: "N8_N7_redirect_to_http", handler: redirectTo("http://mcp.test:8443/mcp"),

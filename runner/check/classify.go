@@ -205,7 +205,9 @@ func transportVerdict(ex Exchange, cc classifyContext) (verdict, bool) {
 	case ErrRedirectNotAllowed, ErrTargetNotAllowed:
 		return verdict{data.NotCheckable, detail("", "redirected to an address we do not check")}, true
 	case ErrRedirectMethodChange:
-		return verdict{data.Refused, detail("refused: ", "redirect turns POST into GET")}, true
+		// Not in table O's refused list (429, 403, bot challenge): a server
+		// whose MCP endpoint cannot take a POST is a protocol error.
+		return verdict{data.Failing, detail("protocol error: ", "redirect turns POST into GET")}, true
 	case ErrCanceled:
 		if cc.deadline {
 			return verdict{data.Failing, noAnswer(cc.timeout)}, true
