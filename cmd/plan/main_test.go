@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/planner"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden plan files under testdata/golden")
+
+// MustRun runs plan with args and fails the test on error.
+func MustRun(tb testing.TB, args ...string) string {
+	tb.Helper()
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), args, &out, &errs); err != nil {
+		tb.Fatalf("plan %s: %v\n%s", strings.Join(args, " "), err, errs.String())
+	}
+	return out.String()
+}
+
+func mustJournal(tb testing.TB, dir string, results ...data.Result) {
+	tb.Helper()
+	j, err := data.CreateJournal(dir, "test-"+results[0].ID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, r := range results {
+		if err := j.Append(r); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestRunGolden plans three minutes of a small directory: the first plan
+// sees four servers, the next six more (three new on one host, 30 s apart;
+// one without an address; two paused, by address and by id; one bad row),
+// and a server that answered before fails (a retry). The plan files must
+// match testdata/golden.
+func TestRunGolden(t *testing.T) {
+	dir := t.TempDir()
+	td := func(name string) string { return filepath.Join("testdata", name) }
+	MustRun(t, "-servers", td("servers-a.csv"), "-paused", td("paused.txt"), "-data", dir, "-at", "2030-06-01T11:59:00Z")
+	answered := time.Date(2030, 6, 1, 11, 0, 0, 0, time.UTC)
+	failed := time.Date(2030, 6, 1, 11, 55, 10, 0, time.UTC)
+	notes := "https://notes.example.org/mcp"
+	mustJournal(t, dir,
+		data.Result{ID: "notes", URL: notes, Status: data.Working, Protocol: "2025-06-18", Transport: data.TransportSSE, Started: answered},
+		data.Result{ID: "notes", URL: notes, Status: data.Failing, Detail: "HTTP 502", Started: failed})
+	for _, minute := range []string{"2030-06-01T12:00:00Z", "2030-06-01T12:01:00Z"} {
+		MustRun(t, "-servers", td("servers-b.csv"), "-paused", td("paused.txt"), "-data", dir, "-at", minute)
+		at, _ := time.Parse(time.RFC3339, minute)
+		got, err := os.ReadFile(data.PlanPath(dir, at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden := filepath.Join("testdata", "golden", at.Format("2006-01-02-1504")+".jsonl")
+		if *update {
+			if err := os.WriteFile(golden, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("plan of %s:\n%s\nwant (%s):\n%s", minute, got, golden, want)
+		}
+	}
+}
+
+// TestRunSameMinuteTwice: planning a minute again with the same inputs
+// writes the same plan and leaves the ledger as the first plan left it.
+func TestRunSameMinuteTwice(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "servers.csv")
+	MustRun(t, "-generate", "2000", "-out", list, "-base", "2030-06-01T00:00:00Z")
+	for m := range 30 {
+		MustRun(t, "-servers", list, "-data", dir, "-at", time.Date(2030, 6, 1, 12, m, 0, 0, time.UTC).Format(time.RFC3339))
+	}
+	at := time.Date(2030, 6, 1, 12, 30, 0, 0, time.UTC)
+	MustRun(t, "-servers", list, "-data", dir, "-at", at.Format(time.RFC3339))
+	first, _ := os.ReadFile(data.PlanPath(dir, at))
+	ledger, _ := os.ReadFile(data.LedgerPath(dir))
+	MustRun(t, "-servers", list, "-data", dir, "-at", at.Format(time.RFC3339))
+	second, _ := os.ReadFile(data.PlanPath(dir, at))
+	l1, l2 := data.NewLedger(), data.NewLedger()
+	after, _ := os.ReadFile(data.LedgerPath(dir))
+	if err := errors.Join(l1.UnmarshalBinary(ledger), l2.UnmarshalBinary(after)); err != nil {
+		t.Fatal(err)
+	}
+	if len(first) == 0 || !bytes.Equal(first, second) {
+		t.Errorf("same minute, same inputs, different plans:\n%s\n%s", first, second)
+	}
+	if !l1.Equal(l2) {
+		t.Error("planning the same minute again changed the ledger")
+	}
+	// An earlier minute already planned is left as it is.
+	out := MustRun(t, "-servers", list, "-data", dir, "-at", "2030-06-01T12:10:00Z")
+	if !strings.Contains(out, "already planned") {
+		t.Errorf("replanning an earlier minute: %q", out)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	td := func(name string) string { return filepath.Join("..", "..", "data", "testdata", "servers", name) }
+	cases := []struct {
+		name string
+		args []string
+		want string // in the error
+	}{
+		{"no servers", []string{"-data", dir}, "-servers FILE is required"},
+		{"no data", []string{"-servers", td("valid.csv")}, "-data DIR is required"},
+		{"S9 past", []string{"-servers", td("valid.csv"), "-data", dir, "-at", "2020-01-01T00:00:00Z"}, planner.ErrPast.Error()},
+		{"half minute", []string{"-servers", td("valid.csv"), "-data", dir, "-at", "2030-01-01T00:00:30Z"}, "not a whole minute"},
+		{"empty list", []string{"-servers", td("invalid-empty.csv"), "-data", dir, "-at", "2030-01-01T00:00:00Z"}, "no server in the ranked list"},
+		{"unreadable list", []string{"-servers", filepath.Join(dir, "missing.csv"), "-data", dir, "-at", "2030-01-01T00:00:00Z"}, "read ranked list: open"},
+		{"unreadable paused list", []string{"-servers", td("valid.csv"), "-paused", filepath.Join(dir, "missing.txt"), "-data", dir, "-at", "2030-01-01T00:00:00Z"}, "read paused list"},
+		{"simulate into a used directory", []string{"-simulate", "1h", "-servers", td("valid.csv"), "-data", "USED"}, "already holds a ledger"},
+	}
+	used := t.TempDir()
+	MustRun(t, "-servers", td("valid.csv"), "-data", used, "-at", "2030-01-01T00:00:00Z")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for i, a := range c.args {
+				if a == "USED" {
+					c.args[i] = used
+				}
+			}
+			err := run(context.Background(), c.args, &bytes.Buffer{}, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plans", "2030-01-01")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a plan was written despite the errors: %v", err)
+	}
+}
+
+// TestRunSimulate runs the command as the README does, on a small list.
+func TestRunSimulate(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "servers.csv")
+	MustRun(t, "-generate", "3000", "-out", list, "-base", "2030-06-01T00:00:00Z", "-late", "0.02")
+	out := MustRun(t, "-simulate", "3h", "-servers", list, "-data", filepath.Join(dir, "sim"), "-at", "2030-06-01T00:00:00Z", "-failing", "0.1")
+	for _, want := range []string{"in any rolling hour", "new servers, first check", "retries of failing servers", "deferrals", "never checked", "no rule broken"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("simulation report lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(data.PlanPath(filepath.Join(dir, "sim"), time.Date(2030, 6, 1, 2, 59, 0, 0, time.UTC))); err != nil {
+		t.Errorf("last simulated plan not written: %v", err)
+	}
+}
