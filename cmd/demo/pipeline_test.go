@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/site"
+)
+
+// wantStatus is what each demo server must show once the pipeline has run,
+// by the readable part of its id: every status of table O.
+var wantStatus = map[string]data.Outcome{
+	"docs":     data.Working,      // 2026-07-28 (N4: server/discover)
+	"issues":   data.Working,      // 2025-11-25 (N4: initialize)
+	"weather":  data.Working,      // legacy HTTP+SSE (N4)
+	"notes":    data.Working,      // three servers on one host (S3)
+	"calendar": data.Working,      //
+	"files":    data.Working,      //
+	"crm":      data.NeedsKey,     // 401 with resource_metadata (O)
+	"search":   data.Refused,      // 429 with Retry-After (O)
+	"billing":  data.Failing,      // 500 (O)
+	"reports":  data.Failing,      // never answers: the deadline (N10)
+	"desktop":  data.NotCheckable, // no address (O)
+	"archive":  data.Paused,       // on the paused list (S8, P4)
+	"fresh":    data.Pending,      // listed after the plan (O)
+}
+
+// TestDemo runs the demo as `make demo` does, with the commands built from
+// this tree and a 3 s check deadline for the server that never answers:
+// first a run stopped by Ctrl-C while it waits for its minute, which must
+// stop at once; then a full run in the same directory, after which every
+// server's published status must be the one its fleet server makes, every
+// status of table O must show, and the paused and late servers must have
+// had no check.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	bin := buildCommands(t)
+	dir := filepath.Join(t.TempDir(), "demo-out")
+
+	t.Run("ctrl_c_stops_everything", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		out := newSyncBuffer("2. run the minute")
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, []string{"-bin", bin, "-dir", dir, "-timeout", "3s"}, out, out) }()
+		select {
+		case <-out.seen:
+		case err := <-done:
+			t.Fatalf("the demo ended before its run step: %v\n%s", err, out)
+		case <-time.After(60 * time.Second):
+			t.Fatalf("the demo did not reach its run step\n%s", out)
+		}
+		cancel()
+		stopped := time.Now()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "run stopped") {
+				t.Errorf("error %v, want the run step stopped", err)
+			}
+		case <-time.After(stopGrace + 5*time.Second):
+			t.Fatalf("the demo did not stop after Ctrl-C\n%s", out)
+		}
+		if d := time.Since(stopped); d > stopGrace {
+			t.Errorf("stopping took %s: the run command did not stop on its interrupt", d)
+		}
+	})
+
+	t.Run("full_run_every_status", func(t *testing.T) {
+		out := newSyncBuffer("")
+		start := time.Now()
+		if err := run(context.Background(), []string{"-bin", bin, "-dir", dir, "-timeout", "3s"}, out, out); err != nil {
+			t.Fatalf("demo: %v\n%s", err, out)
+		}
+		t.Logf("the demo took %s\n%s", time.Since(start).Round(time.Second), out)
+
+		b, err := os.ReadFile(filepath.Join(dir, "site", "index.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var index site.IndexFile
+		if err := json.Unmarshal(b, &index); err != nil {
+			t.Fatalf("index.json: %v", err)
+		}
+		got := map[string]data.Outcome{}
+		for _, r := range index.Rows {
+			name, _, _ := strings.Cut(r.ID, "-")
+			got[name] = r.Status
+		}
+		for name, want := range wantStatus {
+			if got[name] != want {
+				t.Errorf("O: %s shows %q, want %q", name, got[name], want)
+			}
+		}
+		if len(got) != len(wantStatus) {
+			t.Errorf("index lists %d servers, want %d: %v", len(got), len(wantStatus), got)
+		}
+
+		results, bad, err := data.ReadHistory(filepath.Join(dir, "data"), time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+		if err != nil || len(bad) > 0 {
+			t.Fatalf("read history: %v %v", err, bad)
+		}
+		checked := map[string]int{}
+		for _, r := range results {
+			name, _, _ := strings.Cut(r.ID, "-")
+			checked[name]++
+		}
+		for name, want := range wantStatus {
+			n := checked[name]
+			switch {
+			case (want == data.Paused || want == data.Pending) && n != 0:
+				t.Errorf("S8: %s was checked %d times", name, n)
+			case want != data.Paused && want != data.Pending && n != 1:
+				t.Errorf("%s was checked %d times, want once", name, n)
+			}
+		}
+		if !strings.Contains(out.String(), "received no request at all") {
+			t.Errorf("the summary does not say the paused server received nothing\n%s", out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "site", "index.html")); err != nil {
+			t.Errorf("no HTML preview: %v", err)
+		}
+	})
+}
