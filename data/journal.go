@@ -25,8 +25,20 @@ func JournalDir(dir string) string { return filepath.Join(dir, "journal") }
 // drops the lock when the process dies.
 type Journal struct {
 	mu   sync.Mutex
+	cond sync.Cond // signalled when a batch is durable
 	f    *os.File
 	path string
+
+	// Group commit: lines appended while a batch is being written and
+	// fsynced wait in pending and go to disk together in the next batch,
+	// with one fsync, so a burst of checks ending at once is not written
+	// one fsync after another.
+	pending []byte
+	started uint64 // batches taken from pending
+	synced  uint64 // batches durable (or failed)
+	writing bool   // a batch is being written
+	err     error  // the first write or sync that failed; the journal is then broken
+	closed  bool
 }
 
 // CreateJournal creates dir/journal/<name>.jsonl and locks it. It fails if a
@@ -64,13 +76,18 @@ func CreateJournal(dir, name string) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Journal{f: f, path: path}, nil
+	j := &Journal{f: f, path: path}
+	j.cond.L = &j.mu
+	return j, nil
 }
 
 // Path returns the journal's file name.
 func (j *Journal) Path() string { return j.path }
 
-// Append writes r as one line and fsyncs it. Safe for concurrent use.
+// Append writes r as one line and fsyncs it: r is durable when Append
+// returns nil. Safe for concurrent use: lines appended at the same time
+// share one write and one fsync. Once a write or fsync has failed, every
+// later Append fails too (what was written before stays readable).
 func (j *Journal) Append(r Result) error {
 	line, err := json.Marshal(r)
 	if err != nil {
@@ -79,8 +96,45 @@ func (j *Journal) Append(r Result) error {
 	line = append(line, '\n')
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if _, err := j.f.Write(line); err != nil {
-		return fmt.Errorf("append result %s to %s: %w", r.ID, j.path, err)
+	if j.closed {
+		return fmt.Errorf("append result %s to %s: %w", r.ID, j.path, os.ErrClosed)
+	}
+	if j.err != nil {
+		return fmt.Errorf("append result %s: %w", r.ID, j.err)
+	}
+	j.pending = append(j.pending, line...)
+	batch := j.started + 1 // the batch that will take pending
+	for j.synced < batch {
+		if j.writing {
+			j.cond.Wait()
+			continue
+		}
+		// Lead the next batch: write what is pending, unlocked.
+		buf := j.pending
+		j.pending = nil
+		j.started++
+		n := j.started
+		j.writing = true
+		j.mu.Unlock()
+		err := j.write(buf)
+		j.mu.Lock()
+		j.writing = false
+		j.synced = n
+		if err != nil && j.err == nil {
+			j.err = err
+		}
+		j.cond.Broadcast()
+	}
+	if j.err != nil {
+		return fmt.Errorf("append result %s: %w", r.ID, j.err)
+	}
+	return nil
+}
+
+// write writes and fsyncs one batch of lines.
+func (j *Journal) write(buf []byte) error {
+	if _, err := j.f.Write(buf); err != nil {
+		return fmt.Errorf("write journal %s: %w", j.path, err)
 	}
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("sync journal %s: %w", j.path, err)
@@ -88,10 +142,18 @@ func (j *Journal) Append(r Result) error {
 	return nil
 }
 
-// Close closes the journal and releases its lock.
+// Close closes the journal and releases its lock. Appends in flight
+// finish first.
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for j.writing {
+		j.cond.Wait()
+	}
+	if j.closed {
+		return nil
+	}
+	j.closed = true
 	if err := j.f.Close(); err != nil {
 		return fmt.Errorf("close journal %s: %w", j.path, err)
 	}
