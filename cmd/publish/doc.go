@@ -1,0 +1,7 @@
+// Command publish writes the public files of the site from the data
+// directory: servers/<id>.json, index.json, probe.json, badges/<id>.json, the
+// checks page and an HTML preview (rules P1-P4). Only files whose bytes
+// change are rewritten, each atomically.
+//
+//	publish -data DIR -servers servers.csv [-paused FILE] -out OUT [-no-html] [-at TIME]
+package main

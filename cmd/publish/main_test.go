@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	dataDir, out := filepath.Join(dir, "data"), filepath.Join(dir, "out")
+	list := filepath.Join(dir, "servers.csv")
+	at := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	srv := data.Server{ID: "alpha", Rank: 1, URL: "https://alpha.example.com/mcp", Added: at.Add(-time.Hour)}
+	var buf bytes.Buffer
+	if err := data.WriteServers(&buf, []data.Server{srv, {ID: "bravo", Rank: 2, URL: "https://bravo.example.com/mcp", Added: at}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(list, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := data.CreateJournal(dataDir, "run-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Append(data.Result{ID: srv.ID, URL: srv.URL, Status: data.Working, Started: at.Add(-time.Minute), ToolCount: 1, Tools: []string{"search"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("P1_publishes_the_files", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		args := []string{"-data", dataDir, "-servers", list, "-out", out, "-at", at.Format(time.RFC3339)}
+		if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+			t.Fatalf("run: %v\n%s", err, stderr.String())
+		}
+		if !strings.HasPrefix(stdout.String(), "published 2 servers: 2 rendered") {
+			t.Errorf("stdout = %q", stdout.String())
+		}
+		for _, rel := range []string{"index.json", "probe.json", "checks.txt", "checks.html", "index.html",
+			"servers/alpha.json", "servers/alpha.html", "badges/alpha.json", "servers/bravo.json"} {
+			if _, err := os.Stat(filepath.Join(out, rel)); err != nil {
+				t.Errorf("%s: %v", rel, err)
+			}
+		}
+		var f struct {
+			Status string `json:"status"`
+			Label  string `json:"label"`
+		}
+		b, _ := os.ReadFile(filepath.Join(out, "servers", "bravo.json"))
+		if err := json.Unmarshal(b, &f); err != nil || f.Status != "pending" || f.Label != "not checked yet" {
+			t.Errorf("bravo: %+v, %v", f, err)
+		}
+	})
+	t.Run("P3_second_run_writes_nothing", func(t *testing.T) {
+		var stdout bytes.Buffer
+		args := []string{"-data", dataDir, "-servers", list, "-out", out, "-at", at.Format(time.RFC3339)}
+		if err := run(context.Background(), args, &stdout, new(bytes.Buffer)); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(stdout.String(), "0 rendered, 0 files written") {
+			t.Errorf("stdout = %q", stdout.String())
+		}
+	})
+	t.Run("bad_flags", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"-servers", list, "-out", out},
+			{"-data", dataDir, "-out", out},
+			{"-data", dataDir, "-servers", list},
+			{"-data", dataDir, "-servers", list, "-out", out, "-at", "yesterday"},
+			{"-data", dataDir, "-servers", list, "-out", out, "extra"},
+		} {
+			if err := run(context.Background(), args, new(bytes.Buffer), new(bytes.Buffer)); err == nil {
+				t.Errorf("run %q: no error", args)
+			}
+		}
+	})
+}
