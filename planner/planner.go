@@ -69,6 +69,8 @@ type candidate struct {
 	host   int32
 	class  int8 // 0 new, 1 retry, 2 routine: the order of rule S4
 	due    int64
+	// learned by earlier checks of this address, for the runner (rule N4)
+	protocol, transport string
 }
 
 var (
@@ -114,12 +116,23 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 
 	// Hosts and their routine demand, which sets their stretch (rule S4).
 	// Hosts are found by a hash of their name, cheaper than a string map
-	// at a million servers; the rare name sharing a hash goes to byName.
+	// at a million servers, and told apart by a second hash, which does
+	// not touch the other name's memory; the rare name whose hashes both
+	// collide (never seen) goes to byName. The address is hashed here too,
+	// while it is in the cache.
 	hostIdx := make(map[uint64]int32, len(l.Hosts)+1024)
 	var byName map[string]int32
 	var hosts []*hostWork
+	var hostCheck []uint64 // second hash of each host's name
 	hostOfServer := make([]int32, len(in.Servers))
+	urlHash := make([]uint64, len(in.Servers))
+	newHost := func(h string, check uint64) int32 {
+		hosts = append(hosts, &hostWork{name: h, starts: l.Hosts[h]})
+		hostCheck = append(hostCheck, check)
+		return int32(len(hosts) - 1)
+	}
 	for i, s := range in.Servers {
+		urlHash[i] = data.URLHash(s.URL)
 		if in.Paused[s.ID] {
 			hostOfServer[i] = -2 // rule S8: not planned, not counted
 			continue
@@ -129,22 +142,20 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 			hostOfServer[i] = -1 // no address: the check concludes not_checkable without a connection
 			continue
 		}
-		hh := data.StableHash(h, 0x686f7374)
+		hh, check := data.StableHash(h, 0x686f7374), data.StableHash(h, 0x6e616d65)
 		k, ok := hostIdx[hh]
-		if ok && hosts[k].name != h {
+		switch {
+		case !ok:
+			k = newHost(h, check)
+			hostIdx[hh] = k
+		case hostCheck[k] != check:
 			if byName == nil {
 				byName = map[string]int32{}
 			}
-			k, ok = byName[h]
-			if !ok {
-				k = int32(len(hosts))
+			if k, ok = byName[h]; !ok {
+				k = newHost(h, check)
 				byName[h] = k
-				hosts = append(hosts, &hostWork{name: h, starts: l.Hosts[h]})
 			}
-		} else if !ok {
-			k = int32(len(hosts))
-			hostIdx[hh] = k
-			hosts = append(hosts, &hostWork{name: h, starts: l.Hosts[h]})
 		}
 		hostOfServer[i] = k
 		if data.Tier(s.Rank) == data.HourlyCadence {
@@ -153,8 +164,10 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 			hosts[k].demand24++
 		}
 	}
-	for _, h := range hosts {
+	stretches := make([]int64, len(hosts))
+	for k, h := range hosts {
 		h.stretch = hostStretch(h.demand24)
+		stretches[k] = h.stretch
 	}
 
 	// What each server is owed. The ledger keeps the list's order, so
@@ -169,7 +182,7 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	var cands []candidate
 	for i, s := range in.Servers {
 		hk := hostOfServer[i]
-		uh := data.URLHash(s.URL)
+		uh := urlHash[i]
 		var e data.LedgerServer
 		ok := prev[i] >= 0
 		if ok {
@@ -185,7 +198,7 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 		} else {
 			stretch := int64(stretchUnit)
 			if hk >= 0 {
-				stretch = hosts[hk].stretch
+				stretch = stretches[hk]
 			}
 			cad := newCadence(s.ID, s.Rank, stretch)
 			st, has := in.States[s.ID]
@@ -194,7 +207,11 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 			e.Cadence = int32(cad.every())
 			e.NextDue = due
 			if due < T+minute {
-				cands = append(cands, candidate{server: i, host: hk, class: class, due: due})
+				c := candidate{server: i, host: hk, class: class, due: due}
+				if has {
+					c.protocol, c.transport = st.Protocol, st.Transport
+				}
+				cands = append(cands, c)
 			}
 		}
 		out[i] = e
@@ -233,9 +250,7 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 				pc.Every = int64(e.Cadence)
 			}
 		}
-		if st, has := in.States[s.ID]; has && st.URL == s.URL {
-			pc.Protocol, pc.Transport = st.Protocol, st.Transport
-		}
+		pc.Protocol, pc.Transport = c.protocol, c.transport
 		rep.Checks = append(rep.Checks, pc)
 		rep.Longest = max(rep.Longest, time.Duration(x-c.due)*time.Second)
 		switch c.class {
@@ -272,6 +287,11 @@ func matchRecords(old []data.LedgerServer, list []data.Server) []int32 {
 	loose := map[string]int32{}
 	k := 0
 	for i, s := range list {
+		if k < len(old) && old[k].ID == s.ID { // the usual case: in place
+			prev[i] = int32(k)
+			k++
+			continue
+		}
 		for k < len(old) && cmp.Or(cmp.Compare(int(old[k].Rank), s.Rank), strings.Compare(old[k].ID, s.ID)) < 0 {
 			loose[old[k].ID] = int32(k)
 			k++
