@@ -32,6 +32,9 @@ func main() {
 // fleet and the plan command take a moment.
 const planMargin = 3 * time.Second
 
+// runGrace is how long checks in flight may go on after Ctrl-C.
+const runGrace = time.Second
+
 // markerName marks a directory the demo made, which a later run may empty.
 const markerName = ".prober-demo"
 
@@ -180,7 +183,9 @@ func demo(ctx context.Context, cfg Config, out io.Writer) error {
 
 	wait := minute.Sub(cfg.now()).Round(time.Second)
 	fmt.Fprintf(out, "\n2. run the minute: each check at its planned second (waits %s for %s)\n", wait, minute.Format("15:04:05"))
-	runArgs := []string{"-data", ps.data, "-at", at, "-lab", "-ca-file", fl.CAFile()}
+	// -grace: on Ctrl-C, checks in flight get a second before they are
+	// recorded as interrupted, so the demo stops at once.
+	runArgs := []string{"-data", ps.data, "-at", at, "-grace", runGrace.String(), "-lab", "-ca-file", fl.CAFile()}
 	for _, r := range resolveArgs(fl) {
 		runArgs = append(runArgs, "-resolve", r)
 	}
