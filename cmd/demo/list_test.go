@@ -22,7 +22,7 @@ func TestListing(t *testing.T) {
 		time.Date(2026, 12, 2, 23, 59, 0, 0, time.UTC), // the hour and the day turn during the minute's slots
 		time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC),
 	} {
-		t.Run(minute.Format("1504"), func(t *testing.T) {
+		t.Run("S2_slots_S3_host_spacing_S8_paused/"+minute.Format("1504"), func(t *testing.T) {
 			now := minute.Add(-20 * time.Second)
 			l := newListing(members(), minute)
 			csv, err := l.rankedCSV(now, false)
