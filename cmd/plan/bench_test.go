@@ -10,6 +10,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,6 +75,35 @@ func MustPlanDir(b *testing.B, n int) Config {
 	return cfg
 }
 
+// cpuTime returns the CPU time the process has used, user and system: on a
+// shared machine a steadier measure than the wall clock.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// resetPeakRSS resets the kernel's high-water mark of the process's
+// resident memory (Linux), so peakRSS measures only what follows.
+func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSS returns the process's peak resident memory in MB since the last
+// reset, 0 when unknown.
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(v), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
 func discard() *slog.Logger {
 	if os.Getenv("PLAN_BENCH_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -100,11 +133,19 @@ func BenchmarkPlanMinute(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("plan/%d", n), func(b *testing.B) {
+			runtime.GC()
+			debug.FreeOSMemory()
+			resetPeakRSS()
+			cpu := cpuTime()
 			for b.Loop() {
 				cfg.At = cfg.At.Add(time.Minute)
 				if err := planMinute(context.Background(), cfg, io.Discard, discard()); err != nil {
 					b.Fatal(err)
 				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
+			if mb := peakRSS(); mb > 0 {
+				b.ReportMetric(mb, "peak-RSS-MB")
 			}
 		})
 	}
