@@ -562,8 +562,7 @@ func inspectRPC(body []byte) (method, id, forbidden string) {
 			return "", "", notJSONRPC
 		}
 	}
-	var version string
-	if err := json.Unmarshal(fields["jsonrpc"], &version); err != nil || version != "2.0" {
+	if version, err := jsonString(fields["jsonrpc"]); err != nil || version != "2.0" {
 		return "", "", notJSONRPC
 	}
 	rawID, hasID := fields["id"]
@@ -588,7 +587,7 @@ func inspectRPC(body []byte) (method, id, forbidden string) {
 		}
 		return "", id, notJSONRPC
 	}
-	if err := json.Unmarshal(rawMethod, &method); err != nil {
+	if method, err = jsonString(rawMethod); err != nil {
 		return "", id, notJSONRPC
 	}
 	_, hasResult := fields["result"]
@@ -612,44 +611,95 @@ func inspectRPC(body []byte) (method, id, forbidden string) {
 	return method, id, ""
 }
 
-// objectFields decodes exactly one JSON object into its members, refusing
-// duplicate members and anything after the object.
+// objectFields splits exactly one JSON object into its members, refusing
+// duplicate members and anything after the object. The body is validated
+// by encoding/json first, so the scan below only walks well-formed JSON.
 func objectFields(b []byte) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	if !json.Valid(b) {
+		return nil, errors.New("invalid JSON")
+	}
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	fields := make(map[string]json.RawMessage)
-	for dec.More() {
-		tok, err := dec.Token()
+	fields := make(map[string]json.RawMessage, 4)
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] != '}' {
+		end := skipValue(b, i) // the key, a string
+		key, err := jsonString(b[i:end])
 		if err != nil {
 			return nil, err
 		}
-		key, _ := tok.(string)
 		if _, dup := fields[key]; dup {
 			return nil, fmt.Errorf("duplicate member %q", key)
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
+		i = skipSpace(b, end)
+		i = skipSpace(b, i+1) // past ':'
+		end = skipValue(b, i)
+		fields[key] = json.RawMessage(b[i:end])
+		i = skipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
 		}
-		fields[key] = raw
 	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, errors.New("unterminated JSON object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON object")
-	}
+	// json.Valid accepted one value, so nothing but space follows the '}'.
 	return fields, nil
+}
+
+// skipSpace returns the index of the first non-space byte at or after i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just after the well-formed JSON value that
+// starts at i.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		default:
+			if depth == 0 && (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+				return i // end of a number, true, false or null
+			}
+		}
+	}
+	return i
+}
+
+// jsonString decodes a JSON string literal, quickly when it has no escapes.
+func jsonString(raw []byte) (string, error) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
 // rpcID renders a request id as sent: a string's content or a number's
 // digits. Any other JSON value is not a valid id.
 func rpcID(raw json.RawMessage) (string, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
+	if len(raw) > 0 && raw[0] == '"' {
+		return jsonString(raw)
 	}
 	var n json.Number
 	if err := json.Unmarshal(raw, &n); err == nil {

@@ -263,7 +263,7 @@ func TestGuard(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`,
 			initializeBody,
 			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-			`{"jsonrpc":"2.0","id":"a-2","method":"tools/list","params":{"cursor":"x"}}`,
+			`{"jsonrpc":"2.0","id":"a-2","method":"tools/list","params":{"cursor":"x","method":"tools/call","s":"\"}"}}`,
 		}
 		for _, b := range bodies {
 			if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", b, nil); err != nil {
@@ -886,6 +886,9 @@ func FuzzInspectRPC(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/list"}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`,
 		`{"jsonrpc":"2.0","id":3,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"me\u0074hod":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"method":"tools/call","a":"\"}","b":[1,{"c":null}]}}`,
+		` {"id":-1.5e3 ,"jsonrpc":"2.0","method":"tools\/list"} `,
 	} {
 		f.Add([]byte(s))
 	}
