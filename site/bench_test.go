@@ -85,6 +85,9 @@ func benchState(tb testing.TB, f *fixture, servers []data.Server) {
 	if err := data.WriteFileAtomic(storePath(f.dir), b, 0o644); err != nil {
 		tb.Fatal(err)
 	}
+	if err := newWriter().replace(filepath.Join(f.out, "index.json"), encodeIndex(st)); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // BenchmarkPublishIncremental publishes a list of -bench.servers servers of
@@ -92,13 +95,19 @@ func benchState(tb testing.TB, f *fixture, servers []data.Server) {
 // check in the ledger): the every-minute case. Goal: at most 2 s at a
 // million servers.
 func BenchmarkPublishIncremental(b *testing.B) {
+	for _, html := range []bool{false, true} {
+		b.Run(fmt.Sprintf("html=%v", html), func(b *testing.B) { benchIncremental(b, html) })
+	}
+}
+
+func benchIncremental(b *testing.B, html bool) {
 	f := newFixture(b)
 	servers := benchList(b, f, *benchServers)
 	ledger := benchLedger(servers)
 	benchState(b, f, servers)
 	rng := rand.New(rand.NewPCG(1, 2))
 	cfg := f.config()
-	cfg.Workers = 16
+	cfg.Workers, cfg.NoHTML = 16, !html
 	if testing.Verbose() {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -123,12 +132,15 @@ func BenchmarkPublishIncremental(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		if st.Rebuilt {
+			b.Fatal("rebuilt: the benchmark's state was not taken")
+		}
 		b.ReportMetric(float64(st.Rendered), "rendered/op")
 	}
 }
 
-// BenchmarkPublishFull publishes -bench.servers servers from nothing: every
-// file written, every record made.
+// BenchmarkPublishFull publishes -bench.servers servers from nothing, with
+// no history: every server's JSON and badge written (no HTML preview).
 func BenchmarkPublishFull(b *testing.B) {
 	f := newFixture(b)
 	servers := benchList(b, f, *benchServers)
@@ -136,7 +148,7 @@ func BenchmarkPublishFull(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := f.config()
-	cfg.Workers = 16
+	cfg.Workers, cfg.NoHTML = 16, true
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
@@ -144,6 +156,32 @@ func BenchmarkPublishFull(b *testing.B) {
 		os.RemoveAll(filepath.Join(f.dir, "site"))
 		b.StartTimer()
 		if _, err := Publish(context.Background(), cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBaselineIndexRewrite encodes and atomically rewrites index.json
+// for -bench.servers servers and nothing else: the floor of any publish
+// that keeps one index of every server current, measured in the same run
+// as the publish benchmarks so that their figures can be given as ratios.
+func BenchmarkBaselineIndexRewrite(b *testing.B) {
+	f := newFixture(b)
+	servers := make([]data.Server, *benchServers)
+	st := newStore()
+	st.Rows = make([]row, len(servers))
+	for i := range st.Rows {
+		st.Rows[i] = row{ID: fmt.Sprintf("srv%07d", i), Rank: i + 1, Status: data.Working,
+			LastCheck: fixNow.Add(-time.Hour).UnixMilli(), Uptime7d: 9950, Tools: 3}
+	}
+	st.sortOrder()
+	w := newWriter()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.replace(filepath.Join(f.out, "index.json"), encodeIndex(st)); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.flush(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -648,10 +648,9 @@ func (p *publication) writeShared() error {
 	out := p.cfg.OutDir
 	indexPath := filepath.Join(out, "index.json")
 	if _, err := os.Stat(indexPath); p.indexChanged.Load() || err != nil {
-		if err := data.WriteFileAtomic(indexPath, encodeIndex(p.st), 0o644); err != nil {
+		if err := p.w.replace(indexPath, encodeIndex(p.st)); err != nil {
 			return err
 		}
-		p.w.written.Add(1)
 		if !p.cfg.NoHTML {
 			hb, err := indexHTML(p.previewIndex())
 			if err != nil {

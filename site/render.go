@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -274,11 +275,13 @@ func indexHead(st *store) IndexFile {
 	return head
 }
 
-// encodeIndex writes index.json from the stored rows in rank order.
-func encodeIndex(st *store) []byte {
+// encodeIndex returns index.json from the stored rows in rank order, in
+// pieces to be written one after the other (see writeTemp): a million rows
+// are some 100 MB, not worth copying into one buffer.
+func encodeIndex(st *store) [][]byte {
 	head := indexHead(st)
 	tb, _ := json.Marshal(head.Totals)
-	b := make([]byte, 0, 128+len(tb)+len(st.Rows)*110)
+	b := make([]byte, 0, 128+len(tb))
 	b = append(b, `{"servers":`...)
 	b = strconv.AppendInt(b, int64(head.Servers), 10)
 	b = append(b, ",\n\"totals\":"...)
@@ -307,8 +310,5 @@ func encodeIndex(st *store) []byte {
 		})
 	}
 	wg.Wait()
-	for _, pb := range parts {
-		b = append(b, pb...)
-	}
-	return append(b, "\n]}\n"...)
+	return slices.Concat([][]byte{b}, parts, [][]byte{[]byte("\n]}\n")})
 }

@@ -61,18 +61,21 @@ func (w *writer) put(path string, b []byte) (bool, error) {
 	return true, nil
 }
 
-// writeTemp writes b to a temporary file beside path, fsyncs it and renames
-// it over path. On error path is left as it was.
-func writeTemp(path string, b []byte) error {
+// writeTemp writes the pieces b to a temporary file beside path, one after
+// the other, fsyncs it and renames it over path. On error path is left as
+// it was.
+func writeTemp(path string, b ...[]byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op once renamed
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	for _, piece := range b {
+		if _, err := f.Write(piece); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
 	}
 	if err := f.Chmod(0o644); err != nil {
 		f.Close()
@@ -88,6 +91,22 @@ func writeTemp(path string, b []byte) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
+	return nil
+}
+
+// replace writes the pieces of one file that is known to have changed,
+// without reading the old one to compare.
+func (w *writer) replace(path string, pieces [][]byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := writeTemp(path, pieces...); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.dirs[filepath.Dir(path)] = true
+	w.mu.Unlock()
+	w.written.Add(1)
 	return nil
 }
 
