@@ -14,14 +14,36 @@ import (
 )
 
 // StatePath returns the snapshot of per-server state under the data
-// directory dir. It is a gob stream of State values sorted by id: compact
-// and quick to read at a million servers. The Parquet history is the
-// human-readable record; the snapshot can always be rebuilt from it.
-func StatePath(dir string) string { return filepath.Join(dir, "state", "states.gob") }
+// directory dir: a compact binary file (see statefile.go), quick to read and
+// write at a million servers, since every run's fold rewrites it and every
+// plan and publish reads it. The Parquet history is the human-readable
+// record; the snapshot can always be rebuilt from it.
+func StatePath(dir string) string { return filepath.Join(dir, "state", "states.bin") }
+
+// legacyStatePath is the gob snapshot of the first version, read when no
+// binary snapshot exists yet.
+func legacyStatePath(dir string) string { return filepath.Join(dir, "state", "states.gob") }
 
 // readSnapshot reads the state snapshot; a missing one is an empty state.
 func readSnapshot(dir string) (map[string]State, error) {
 	path := StatePath(dir)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return readLegacySnapshot(dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	m, err := decodeStates(b)
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// readLegacySnapshot reads a gob snapshot; a missing one is an empty state.
+func readLegacySnapshot(dir string) (map[string]State, error) {
+	path := legacyStatePath(dir)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]State{}, nil
@@ -43,30 +65,8 @@ func readSnapshot(dir string) (map[string]State, error) {
 
 // writeSnapshot replaces the snapshot atomically.
 func writeSnapshot(dir string, m map[string]State) error {
-	list := make([]State, 0, len(m))
-	for _, s := range m {
-		list = append(list, s)
-	}
-	slices.SortFunc(list, func(a, b State) int {
-		if a.ID < b.ID {
-			return -1
-		}
-		if a.ID > b.ID {
-			return 1
-		}
-		return 0
-	})
-	var buf bytesBuffer
-	if err := gob.NewEncoder(&buf).Encode(list); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	return WriteFileAtomic(StatePath(dir), buf.b, 0o644)
+	return WriteFileAtomic(StatePath(dir), encodeStates(m), 0o644)
 }
-
-// bytesBuffer is the smallest io.Writer that keeps what it is given.
-type bytesBuffer struct{ b []byte }
-
-func (w *bytesBuffer) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
 
 // applyAll folds results into states, oldest start first, so that a failing
 // streak keeps the start of its first failure whatever order the journals

@@ -1,0 +1,47 @@
+package data
+
+import (
+	"flag"
+	"fmt"
+	"testing"
+	"time"
+)
+
+var benchStates = flag.Int("states", 1_000_000, "BenchmarkFoldMinute: servers in the state snapshot")
+
+// BenchmarkFoldMinute folds one minute's journal of 1,000 results into a
+// snapshot of a million servers' state and the history, as every run does
+// at its end.
+func BenchmarkFoldMinute(b *testing.B) {
+	dir := b.TempDir()
+	states := make(map[string]State, *benchStates)
+	for i := range *benchStates {
+		id := fmt.Sprintf("srv-%07d", i)
+		states[id] = State{ID: id, URL: "https://" + id + ".example/mcp", LastCheck: t0, LastStatus: Working,
+			LastAnswered: t0, Protocol: "2025-11-25", Transport: TransportStreamable}
+	}
+	if err := writeSnapshot(dir, states); err != nil {
+		b.Fatal(err)
+	}
+	run := 0
+	for b.Loop() {
+		b.StopTimer()
+		j, err := CreateJournal(dir, fmt.Sprintf("run-%d", run))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range 1000 {
+			r := result(fmt.Sprintf("srv-%07d", (run*1000+i)%*benchStates), t0.Add(time.Duration(run)*time.Minute), Working)
+			r.URL = "https://" + r.ID + ".example/mcp"
+			if err := j.Append(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		j.Close()
+		run++
+		b.StartTimer()
+		if _, err := Fold(dir, discard()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package data
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+)
+
+// The state snapshot's binary format: "PDST", a version byte, the number of
+// states as a uvarint, each state's fields in the order of State (strings
+// as uvarint length and bytes, times as varint Unix nanoseconds with 0 for
+// the zero time, the outcome as its index in Outcomes plus one, 0 for
+// none), then the CRC-32C of everything before it, little-endian. States
+// are in no particular order. Decoding makes one string of the whole file
+// and slices every field out of it, so a million states cost a few
+// allocations, not millions.
+
+const (
+	stateMagic   = "PDST"
+	stateVersion = 1
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// errStateCorrupt is wrapped by decodeStates for a snapshot that does not
+// decode or whose checksum does not match.
+var errStateCorrupt = errors.New("state snapshot is corrupt")
+
+// encodeStates encodes every state of m.
+func encodeStates(m map[string]State) []byte {
+	b := make([]byte, 0, 64+len(m)*96)
+	b = append(b, stateMagic...)
+	b = append(b, stateVersion)
+	b = binary.AppendUvarint(b, uint64(len(m)))
+	for _, s := range m {
+		b = appendString(b, s.ID)
+		b = appendString(b, s.URL)
+		b = appendTime(b, s.LastCheck)
+		b = append(b, outcomeCode(s.LastStatus))
+		b = appendString(b, s.LastDetail)
+		b = appendTime(b, s.LastAnswered)
+		b = appendTime(b, s.FailingSince)
+		b = appendString(b, s.Protocol)
+		b = appendString(b, s.Transport)
+		b = appendTime(b, s.RetryAfter)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return binary.AppendVarint(b, 0)
+	}
+	return binary.AppendVarint(b, t.UnixNano())
+}
+
+// outcomeCode returns o's index in Outcomes plus one, 0 for none.
+func outcomeCode(o Outcome) byte {
+	for i, v := range Outcomes {
+		if v == o {
+			return byte(i + 1)
+		}
+	}
+	return 0
+}
+
+// decodeStates decodes a snapshot written by encodeStates.
+func decodeStates(b []byte) (map[string]State, error) {
+	if len(b) < len(stateMagic)+1+4 || string(b[:len(stateMagic)]) != stateMagic {
+		return nil, fmt.Errorf("%w: not a state snapshot", errStateCorrupt)
+	}
+	if v := b[len(stateMagic)]; v != stateVersion {
+		return nil, fmt.Errorf("%w: version %d, want %d", errStateCorrupt, v, stateVersion)
+	}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, crcTable) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", errStateCorrupt)
+	}
+	d := stateDecoder{s: string(body), off: len(stateMagic) + 1}
+	n := d.uvarint()
+	if n > uint64(len(d.s)) {
+		return nil, fmt.Errorf("%w: %d states in %d bytes", errStateCorrupt, n, len(d.s))
+	}
+	m := make(map[string]State, n)
+	for range n {
+		var s State
+		s.ID = d.string()
+		s.URL = d.string()
+		s.LastCheck = d.time()
+		s.LastStatus = d.outcome()
+		s.LastDetail = d.string()
+		s.LastAnswered = d.time()
+		s.FailingSince = d.time()
+		s.Protocol = d.string()
+		s.Transport = d.string()
+		s.RetryAfter = d.time()
+		if d.err != nil {
+			return nil, d.err
+		}
+		m[s.ID] = s
+	}
+	if d.off != len(d.s) {
+		return nil, fmt.Errorf("%w: %d bytes after the last state", errStateCorrupt, len(d.s)-d.off)
+	}
+	return m, nil
+}
+
+// stateDecoder reads fields off the snapshot; the first error sticks.
+type stateDecoder struct {
+	s   string
+	off int
+	err error
+}
+
+func (d *stateDecoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: bad %s at byte %d", errStateCorrupt, what, d.off)
+	}
+	d.off = len(d.s)
+}
+
+func (d *stateDecoder) uvarint() uint64 {
+	var x uint64
+	for shift := 0; shift < 64; shift += 7 {
+		if d.off >= len(d.s) {
+			d.fail("number")
+			return 0
+		}
+		c := d.s[d.off]
+		d.off++
+		x |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return x
+		}
+	}
+	d.fail("number")
+	return 0
+}
+
+func (d *stateDecoder) string() string {
+	n := d.uvarint()
+	if n > uint64(len(d.s)-d.off) {
+		d.fail("string")
+		return ""
+	}
+	s := d.s[d.off : d.off+int(n)]
+	d.off += int(n)
+	return s
+}
+
+func (d *stateDecoder) time() time.Time {
+	u := d.uvarint()
+	n := int64(u>>1) ^ -int64(u&1) // zigzag, as binary.AppendVarint
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func (d *stateDecoder) outcome() Outcome {
+	if d.off >= len(d.s) {
+		d.fail("outcome")
+		return ""
+	}
+	c := int(d.s[d.off])
+	d.off++
+	if c == 0 {
+		return ""
+	}
+	if c > len(Outcomes) {
+		d.fail("outcome")
+		return ""
+	}
+	return Outcomes[c-1]
+}
