@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,6 +138,16 @@ func benchIncremental(b *testing.B, html bool) {
 		}
 		b.ReportMetric(float64(st.Rendered), "rendered/op")
 	}
+	reportPeakRSS(b)
+}
+
+// reportPeakRSS reports the process's peak resident memory, setup
+// included.
+func reportPeakRSS(b *testing.B) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+	}
 }
 
 // BenchmarkPublishFull publishes -bench.servers servers from nothing, with
@@ -159,6 +170,7 @@ func BenchmarkPublishFull(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	reportPeakRSS(b)
 }
 
 // BenchmarkBaselineIndexRewrite encodes and atomically rewrites index.json
@@ -167,9 +179,8 @@ func BenchmarkPublishFull(b *testing.B) {
 // as the publish benchmarks so that their figures can be given as ratios.
 func BenchmarkBaselineIndexRewrite(b *testing.B) {
 	f := newFixture(b)
-	servers := make([]data.Server, *benchServers)
 	st := newStore()
-	st.Rows = make([]row, len(servers))
+	st.Rows = make([]row, *benchServers)
 	for i := range st.Rows {
 		st.Rows[i] = row{ID: fmt.Sprintf("srv%07d", i), Rank: i + 1, Status: data.Working,
 			LastCheck: fixNow.Add(-time.Hour).UnixMilli(), Uptime7d: 9950, Tools: 3}
