@@ -56,6 +56,10 @@ type Config struct {
 	RetryAfter time.Duration    // what RateLimited servers ask for; 0 means DefaultRetryAfter
 	Now        func() time.Time // nil means time.Now; dates the CA and certificate
 	Logger     *slog.Logger     // nil means no logs
+
+	// Listen opens a host's listener ("tcp4", "127.0.0.N:8443"); nil means
+	// net.Listen. Tests inject a system that has only 127.0.0.1.
+	Listen func(network, addr string) (net.Listener, error)
 }
 
 // Validate reports the first thing wrong with c: no servers, no
@@ -142,6 +146,10 @@ func Start(cfg Config) (*Fleet, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	retryAfter := cmp.Or(cfg.RetryAfter, DefaultRetryAfter)
+	listen := net.Listen
+	if cfg.Listen != nil {
+		listen = cfg.Listen
+	}
 
 	authority, err := newCA(now())
 	if err != nil {
@@ -185,10 +193,10 @@ func Start(cfg Config) (*Fleet, error) {
 	}
 	next := 2
 	for _, h := range hosts {
-		ln, n, err := listenFrom(next)
+		ln, n, err := listenFrom(listen, next)
 		if errors.Is(err, syscall.EADDRNOTAVAIL) {
 			if shared == nil {
-				sln, serr := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", Port))
+				sln, serr := listen("tcp4", fmt.Sprintf("127.0.0.1:%d", Port))
 				if serr != nil {
 					closeAll()
 					return nil, fmt.Errorf("start fleet host %s: %w (and 127.0.0.1: %w)", h, err, serr)
@@ -257,10 +265,10 @@ func Start(cfg Config) (*Fleet, error) {
 // listenFrom listens on the first 127.0.0.N:8443 with N from first to 254
 // that is not in use, and returns it and N. Any error but "address in use"
 // ends the search (EADDRNOTAVAIL: the system has no such loopback address).
-func listenFrom(first int) (net.Listener, int, error) {
+func listenFrom(listen func(network, addr string) (net.Listener, error), first int) (net.Listener, int, error) {
 	var last error = errors.New("no free loopback address")
 	for n := first; n <= 254; n++ {
-		ln, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.%d:%d", n, Port))
+		ln, err := listen("tcp4", fmt.Sprintf("127.0.0.%d:%d", n, Port))
 		if err == nil {
 			return ln, n, nil
 		}

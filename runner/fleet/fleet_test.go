@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -336,5 +338,61 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestOnlyLocalhost: on a system with no loopback address but 127.0.0.1
+// (macOS without aliases), every host shares one listener and each server
+// is still reached by its name, with the right behaviour.
+func TestOnlyLocalhost(t *testing.T) {
+	t.Parallel()
+	var shared netip.AddrPort
+	listen := func(network, addr string) (net.Listener, error) {
+		if addr != "127.0.0.1:8443" {
+			return nil, &net.OpError{Op: "listen", Net: network, Err: syscall.EADDRNOTAVAIL}
+		}
+		// Stands in for 127.0.0.1:8443, which another test may hold: any
+		// free loopback address on port 8443 will do.
+		for range 100 {
+			a := netip.AddrFrom4([4]byte{127, byte(rand.IntN(256)), byte(1 + rand.IntN(254)), byte(1 + rand.IntN(254))})
+			ln, err := net.Listen(network, netip.AddrPortFrom(a, Port).String())
+			if err == nil {
+				shared = netip.AddrPortFrom(a, Port)
+				return ln, nil
+			}
+		}
+		return nil, errors.New("test: no free loopback address")
+	}
+	f, err := Start(Config{Servers: testSpecs(), Dir: t.TempDir(), Listen: listen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for host, addr := range f.Resolve() {
+		if addr != shared.Addr().String() {
+			t.Errorf("%s listens on %s, want the one shared address %s", host, addr, shared.Addr())
+		}
+	}
+	hc := client(t, f, 5*time.Second)
+	for id, want := range map[string]int{"key": 401, "busy": 429, "broken": 500} {
+		resp, err := hc.Post(mustServer(t, f, id).URL, "application/json", strings.NewReader(initialize))
+		if err != nil {
+			t.Fatalf("POST to %s: %v", id, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s answered %d, want %d: hosts sharing a listener are not told apart", id, resp.StatusCode, want)
+		}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "fleet-test", Version: "0"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: mustServer(t, f, "modern").URL, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatalf("connect to modern: %v", err)
+	}
+	defer cs.Close()
+	if got := cs.InitializeResult().ServerInfo.Name; got != "modern" {
+		t.Errorf("reached %q, want modern", got)
 	}
 }
