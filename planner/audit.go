@@ -425,12 +425,16 @@ func (a *Audit) WriteReport(w io.Writer) {
 		stretched bool
 	}
 	counts := map[group][]int64{}
-	never, neverBoot := 0, 0
+	var never, neverStretched, neverLate int
 	for id, sa := range a.servers {
 		if sa.first == 0 && !a.paused[id] && !sa.removed {
-			never++
-			if sa.bootstrap {
-				neverBoot++
+			switch {
+			case sa.stretched:
+				neverStretched++
+			case !sa.bootstrap:
+				neverLate++
+			default:
+				never++
 			}
 		}
 		if !sa.bootstrap || sa.removed || sa.everPaused {
@@ -461,7 +465,8 @@ func (a *Audit) WriteReport(w io.Writer) {
 	p("retries of failing servers that answered before (rule S6, every %s for %s):\n", data.RetryAfterFailure, data.RetryWindow)
 	p("  count %d  min %s  p50 %s  max %s\n", len(a.retryGap), d(pct(a.retryGap, 0)), d(pct(a.retryGap, 50)), d(pct(a.retryGap, 100)))
 	p("deferrals (rule S4): %d checks planned in a later minute than due, longest wait %s\n", a.deferred, d(a.longest))
-	p("never checked: %d servers (%d listed from the start; the rest were added late or wait for a stretched cycle)\n", never, neverBoot)
+	p("never checked: %d servers on stretched hosts (their cycle is longer than the run), %d added late (not yet due), %d others (their first slot comes after the run)\n",
+		neverStretched, neverLate, never)
 
 	if a.OK() {
 		p("\nno rule broken\n")
