@@ -140,7 +140,7 @@ func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, e
 		if len(files) < 2 && len(tmps) == 0 {
 			continue
 		}
-		if err := compactDay(pdir, &st, logger); err != nil {
+		if err := compactDay(pdir, 0, &st, logger); err != nil {
 			return st, err
 		}
 	}
@@ -150,8 +150,35 @@ func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, e
 	return st, nil
 }
 
-// compactDay compacts one day's partition.
-func compactDay(pdir string, st *CompactStats, logger *slog.Logger) error {
+// CompactParts merges the parts of the day of day (UTC), the small files
+// each fold writes, into one compacted file once there are at least
+// minParts of them, leaving the day's compacted files as they are. Run
+// during the day, it keeps a partition to a few files at the cost of the
+// new rows only; Compact merges them all once the day is over. Same
+// guarantees and lock as Compact.
+func CompactParts(dir string, day time.Time, minParts int, logger *slog.Logger) (CompactStats, error) {
+	var st CompactStats
+	pdir := partitionDir(dir, day)
+	if parts, _ := filepath.Glob(filepath.Join(pdir, "part-*.parquet")); len(parts) < max(minParts, 2) {
+		return st, nil
+	}
+	unlock, err := lockFile(filepath.Join(dir, ".fold.lock"))
+	if err != nil {
+		return st, err
+	}
+	defer unlock()
+	if err := compactDay(pdir, max(minParts, 2), &st, logger); err != nil {
+		return st, err
+	}
+	if st.Days > 0 {
+		logger.Info("compacted the day's parts", "day", day.UTC().Format("2006-01-02"), "files", st.Files, "rows", st.Rows)
+	}
+	return st, nil
+}
+
+// compactDay compacts one day's partition: every live file, or with
+// minParts > 0 only its parts, and only when there are at least minParts.
+func compactDay(pdir string, minParts int, st *CompactStats, logger *slog.Logger) error {
 	// Temporary files of writes that a crash cut short: no one else writes
 	// here while the fold lock is held.
 	tmps, _ := filepath.Glob(filepath.Join(pdir, ".*.tmp-*"))
@@ -172,7 +199,16 @@ func compactDay(pdir string, st *CompactStats, logger *slog.Logger) error {
 		}
 	}()
 	var names []string
-	for _, path := range p.live {
+	live := p.live
+	if minParts > 0 {
+		live = slices.DeleteFunc(slices.Clone(live), func(path string) bool {
+			return !strings.HasPrefix(filepath.Base(path), "part-")
+		})
+		if len(live) < minParts {
+			live = nil
+		}
+	}
+	for _, path := range live {
 		f, size, err := openParquet(path)
 		if err != nil {
 			st.Bad = append(st.Bad, err)

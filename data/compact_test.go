@@ -277,3 +277,38 @@ func TestFoldRemovesStaleNewJournal(t *testing.T) {
 		t.Errorf("live journal gone: %v", err)
 	}
 }
+
+// TestCompactParts: during the day, the parts merge into a compacted file
+// once there are enough of them, the day's compacted files stay, and no row
+// is lost or doubled; at the end of the day Compact makes one file.
+func TestCompactParts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	MustFoldRuns(t, dir, "run-a", t0, 3, 2)
+	if st, err := CompactParts(dir, t0, 4, discard()); err != nil || st.Files != 0 {
+		t.Fatalf("3 parts, minimum 4: %+v %v, want nothing done", st, err)
+	}
+	MustFoldRuns(t, dir, "run-b", t0.Add(time.Hour), 1, 2)
+	if st, err := CompactParts(dir, t0, 4, discard()); err != nil || st.Files != 4 || st.Rows != 8 {
+		t.Fatalf("4 parts: %+v %v, want them merged", st, err)
+	}
+	MustFoldRuns(t, dir, "run-c", t0.Add(2*time.Hour), 4, 2)
+	if st, err := CompactParts(dir, t0, 4, discard()); err != nil || st.Files != 4 || st.Rows != 8 {
+		t.Fatalf("4 more parts: %+v %v, want only them merged", st, err)
+	}
+	if got := files(t, dir); strings.Join(got, " ") != "merged-000001.parquet merged-000002.parquet" {
+		t.Errorf("files %v, want two compacted files", got)
+	}
+	if n := mustCount(t, dir); n != 16 {
+		t.Errorf("history has %d rows, want 16", n)
+	}
+	if _, err := Compact(dir, t0.Add(24*time.Hour), discard()); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(t, dir); strings.Join(got, " ") != "merged-000003.parquet" {
+		t.Errorf("files after the day %v, want one", got)
+	}
+	if n := mustCount(t, dir); n != 16 {
+		t.Errorf("history has %d rows, want 16", n)
+	}
+}

@@ -50,9 +50,25 @@ type Config struct {
 
 	// Fold folds the journals at the end of the run; nil means data.Fold.
 	Fold func(dir string, logger *slog.Logger) (data.FoldStats, error)
-	// Compact then compacts the history of the days before the given one;
-	// nil means data.Compact.
-	Compact func(dir string, before time.Time, logger *slog.Logger) (data.CompactStats, error)
+	// Compact then compacts the history as of now; nil means
+	// CompactHistory.
+	Compact func(dir string, now time.Time, logger *slog.Logger) error
+}
+
+// PartsPerCompaction is how many parts (one per run) a day gathers before
+// CompactHistory merges them: about an hour of runs.
+const PartsPerCompaction = 60
+
+// CompactHistory is what a run does after its fold: it compacts the days
+// before now's into one file each (data.Compact) and merges today's parts
+// once there are PartsPerCompaction of them (data.CompactParts), so a day
+// stays a few files for DuckDB and the publisher.
+func CompactHistory(dir string, now time.Time, logger *slog.Logger) error {
+	if _, err := data.Compact(dir, now, logger); err != nil {
+		return err
+	}
+	_, err := data.CompactParts(dir, now, PartsPerCompaction, logger)
+	return err
 }
 
 // Validate reports the first thing wrong with c.
@@ -90,7 +106,7 @@ func (c *Config) defaults() {
 		c.Fold = data.Fold
 	}
 	if c.Compact == nil {
-		c.Compact = data.Compact
+		c.Compact = CompactHistory
 	}
 }
 
@@ -182,7 +198,7 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	}
 	// Past days are complete: their parts become one file each. A failure
 	// loses nothing (the parts stay) and the next run tries again.
-	if _, err := cfg.Compact(cfg.Dir, cfg.Clock.Now(), cfg.Logger); err != nil {
+	if err := cfg.Compact(cfg.Dir, cfg.Clock.Now(), cfg.Logger); err != nil {
 		cfg.Logger.Error("compaction failed", "err", err)
 	}
 	cfg.Logger.Info("run done", "minute", minute.Format(time.RFC3339), "completed", sum.Completed,

@@ -74,9 +74,7 @@ func planned(id, host string, at time.Time) data.PlannedCheck {
 // are pooled across goroutines, which a synctest bubble does not allow.
 func noFold(string, *slog.Logger) (data.FoldStats, error) { return data.FoldStats{}, nil }
 
-func noCompact(string, time.Time, *slog.Logger) (data.CompactStats, error) {
-	return data.CompactStats{}, nil
-}
+func noCompact(string, time.Time, *slog.Logger) error { return nil }
 
 // MustHistory folds and returns every result of the days around minute0.
 func MustHistory(tb testing.TB, dir string) []data.Result {
