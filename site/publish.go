@@ -176,6 +176,10 @@ func (p *publication) run(ctx context.Context) error {
 		st, p.stats.Rebuilt = newStore(), true
 	}
 	p.st = st
+	// A rebuild syncs once, at the end of the server files, rather than
+	// file by file: a crash before then leaves no index.json, and the next
+	// run rebuilds again. Readers see whole files either way (rule P3).
+	p.w.noSync = p.stats.Rebuilt
 	p.phase("load state")
 	if err := p.readLists(); err != nil {
 		return err
@@ -214,6 +218,14 @@ func (p *publication) run(ctx context.Context) error {
 		return err
 	}
 	p.phase("render")
+	if p.w.noSync {
+		// The server files of a rebuild are made durable at once, before
+		// index.json, whose absence means "rebuild" to the next run.
+		if err := p.w.flush(); err != nil {
+			return err
+		}
+		p.w.noSync = false
+	}
 	for _, id := range p.removed {
 		if err := p.removeServer(id); err != nil {
 			return err

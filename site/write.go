@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"plug.directory/prober/data"
 )
@@ -22,6 +23,7 @@ import (
 // new one either way; flush makes the renames durable. Safe for concurrent
 // use.
 type writer struct {
+	noSync    bool // leave fsync to one sync of everything (syncAll), for a rebuild
 	mu        sync.Mutex
 	dirs      map[string]bool // directories renamed into, to fsync
 	made      map[string]bool // directories known to exist
@@ -51,7 +53,7 @@ func (w *writer) put(path string, b []byte) (bool, error) {
 		w.made[dir] = true
 		w.mu.Unlock()
 	}
-	if err := writeTemp(path, b); err != nil {
+	if err := writeTemp(path, !w.noSync, b); err != nil {
 		return false, err
 	}
 	w.mu.Lock()
@@ -62,9 +64,9 @@ func (w *writer) put(path string, b []byte) (bool, error) {
 }
 
 // writeTemp writes the pieces b to a temporary file beside path, one after
-// the other, fsyncs it and renames it over path. On error path is left as
-// it was.
-func writeTemp(path string, b ...[]byte) error {
+// the other, fsyncs it when sync is set and renames it over path. On error
+// path is left as it was.
+func writeTemp(path string, sync bool, b ...[]byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -81,9 +83,11 @@ func writeTemp(path string, b ...[]byte) error {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("sync %s: %w", path, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -100,7 +104,7 @@ func (w *writer) replace(path string, pieces [][]byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := writeTemp(path, pieces...); err != nil {
+	if err := writeTemp(path, true, pieces...); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -126,9 +130,13 @@ func (w *writer) remove(path string) error {
 	return nil
 }
 
-// flush fsyncs every directory written into, so the renames survive a
-// crash.
+// flush makes what was written durable: with noSync, one sync(2) of
+// everything; then an fsync of every directory written into, so the renames
+// survive a crash.
 func (w *writer) flush() error {
+	if w.noSync {
+		syscall.Sync()
+	}
 	w.mu.Lock()
 	dirs := make([]string, 0, len(w.dirs))
 	for d := range w.dirs {
