@@ -2,6 +2,7 @@ package data
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -310,5 +311,36 @@ func TestCompactParts(t *testing.T) {
 	}
 	if n := mustCount(t, dir); n != 16 {
 		t.Errorf("history has %d rows, want 16", n)
+	}
+}
+
+// TestReadHistoryDuringCompaction: a reader that lists a day's files just
+// before a compaction removes them reads the day again from what is left.
+func TestReadHistoryDuringCompaction(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	MustFoldRuns(t, dir, "run", t0, 6, 5)
+	if _, err := ReadParquet(filepath.Join(dir, "no-such.parquet")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a missing file reads as %v, want os.ErrNotExist", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := Compact(dir, t0.Add(24*time.Hour), discard()); err != nil {
+			t.Error(err)
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			if n := mustCount(t, dir); n != 30 {
+				t.Errorf("after compaction: %d rows, want 30", n)
+			}
+			return
+		default:
+		}
+		if n := mustCount(t, dir); n != 30 {
+			t.Fatalf("during compaction: %d rows, want 30", n)
+		}
 	}
 }

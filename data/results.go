@@ -204,22 +204,40 @@ func ReadHistory(dir string, since, until time.Time) (results []Result, bad []er
 		if day < lo || day > hi {
 			continue
 		}
+		rs, b := readPartition(pdir)
+		results = append(results, rs...)
+		bad = append(bad, b...)
+	}
+	return dedupe(results), bad, nil
+}
+
+// readPartition reads a day's live files. A file removed while it was read
+// was merged meanwhile by a compaction: the day is read again, from the
+// files it left.
+func readPartition(pdir string) (results []Result, bad []error) {
+	for attempt := 0; ; attempt++ {
 		p, err := scanPartition(pdir)
 		if err != nil {
-			bad = append(bad, err)
-			continue
+			return nil, []error{err}
 		}
-		bad = append(bad, p.bad...)
+		results, bad = nil, p.bad
+		vanished := false
 		for _, f := range p.live {
 			rs, err := ReadParquet(f)
+			if errors.Is(err, os.ErrNotExist) && attempt < 3 {
+				vanished = true
+				break
+			}
 			if err != nil {
 				bad = append(bad, err)
 				continue
 			}
 			results = append(results, rs...)
 		}
+		if !vanished {
+			return results, bad
+		}
 	}
-	return dedupe(results), bad, nil
 }
 
 // dedupe sorts results by start then id and drops repeats of one check
