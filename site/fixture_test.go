@@ -216,7 +216,7 @@ func (f *fixture) standard() {
 	// The latest checks are still in a journal.
 	f.results(
 		result(srvWorking, hourAgo.Add(17*time.Second), data.Working, ""),
-		result(srvKey, hourAgo, data.NeedsKey, "HTTP 401"),
+		result(srvKey, hourAgo.Add(123456789), data.NeedsKey, "HTTP 401"), // nanoseconds, as a run records them
 		result(srvRefused, hourAgo, data.Refused, "HTTP 429"),
 		result(srvFailing, fixNow.Add(-50*time.Minute), data.Failing, "connection refused"),
 		result(srvFailing, fixNow.Add(-45*time.Minute), data.Failing, "connection refused"),

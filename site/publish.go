@@ -568,7 +568,11 @@ func (p *publication) renderOne(i int) error {
 		s = &summary{}
 	}
 	if st, ok := p.states[id]; ok && s.State.LastCheck.IsZero() {
-		s.State = st // rebuilding: what is older than the history
+		// Rebuilding: the state knows what is older than the history, at
+		// the history's precision.
+		st.LastCheck, st.LastAnswered, st.FailingSince = truncMS(st.LastCheck), truncMS(st.LastAnswered), truncMS(st.FailingSince)
+		st.RetryAfter = truncMS(st.RetryAfter)
+		s.State = st
 	}
 	if srv, ok := p.servers[id]; ok {
 		s.Listed = srv

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -181,6 +182,19 @@ func TestPublishRules(t *testing.T) {
 			e := readServerFile(t, f, "echo") // S6: failing, answered before, streak younger than an hour
 			if e.NextCheckFrom != "estimate" || !e.NextCheck.Equal(fixNow.Add(-40*time.Minute)) {
 				t.Errorf("echo next check %v from %q, want the S6 retry", e.NextCheck, e.NextCheckFrom)
+			}
+		}},
+		{"P1_times_at_millisecond_precision", func(t *testing.T, f *fixture) {
+			// A journal keeps nanoseconds, Parquet milliseconds: files show
+			// milliseconds, so a rebuild from Parquet gives the same bytes.
+			long := regexp.MustCompile(`\.[0-9]{4,}Z`)
+			for rel, b := range tree(t, f.out) {
+				if m := long.Find(b); m != nil {
+					t.Errorf("%s holds a time finer than a millisecond: %s", rel, m)
+				}
+			}
+			if b := readServerFile(t, f, "bravo"); !b.LastCheck.Equal(hourAgo.Add(123 * time.Millisecond)) {
+				t.Errorf("bravo last check %v", b.LastCheck)
 			}
 		}},
 		{"P4_paused_keeps_last_result", func(t *testing.T, f *fixture) {
