@@ -39,11 +39,11 @@ type Config struct {
 func (c Config) Validate() error {
 	switch {
 	case c.DataDir == "":
-		return errors.New("publish: no data directory")
+		return errors.New("site config: no data directory")
 	case c.ServersPath == "":
-		return errors.New("publish: no ranked list")
+		return errors.New("site config: no ranked list")
 	case c.OutDir == "":
-		return errors.New("publish: no output directory")
+		return errors.New("site config: no output directory")
 	}
 	return nil
 }
@@ -68,7 +68,7 @@ type Stats struct {
 	Rendered  int           // servers whose files were rendered
 	Written   int           // files replaced because their bytes changed
 	Unchanged int           // files rendered but left alone, identical
-	Removed   int           // files removed with servers no longer listed
+	Removed   int           // files removed: those of servers no longer listed, and records no longer needed
 	Results   int           // results folded in
 	Rebuilt   bool          // no site state was found: every server was rendered
 	Bad       []error       // inputs skipped: bad list rows, corrupt journal lines or Parquet files

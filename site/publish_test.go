@@ -317,6 +317,19 @@ func TestPublishRules(t *testing.T) {
 				}
 			}
 		}},
+		{"corrupt_site_state_is_named_and_rebuilt", func(t *testing.T, f *fixture) {
+			want := tree(t, f.out)
+			if err := os.WriteFile(storePath(f.dir), []byte("not a state"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			st := f.MustPublish()
+			if !st.Rebuilt || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "state.bin") {
+				t.Errorf("rebuilt %v, bad %v", st.Rebuilt, st.Bad)
+			}
+			if got := tree(t, f.out); len(got) != len(want) || string(got["index.json"]) != string(want["index.json"]) {
+				t.Error("rebuild after a corrupt state changed the site")
+			}
+		}},
 		{"P1_uptime_ages_without_new_checks", func(t *testing.T, f *fixture) {
 			f.now = fixNow.Add(22*time.Hour + 30*time.Minute) // only the check of 11:00:17 is left in 24 h
 			st := f.MustPublish()
