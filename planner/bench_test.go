@@ -24,7 +24,7 @@ func reportCPU(b *testing.B, since time.Duration) {
 }
 
 // BenchmarkPlan plans one minute in memory (no files) in steady state: every
-// server has a state and a ledger record. It is the planner's own share of
+// server was checked at its last slot and has a ledger record. It is the planner's own share of
 // cmd/plan's BenchmarkPlanMinute.
 func BenchmarkPlan(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
@@ -32,8 +32,8 @@ func BenchmarkPlan(b *testing.B) {
 			start := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 			servers := Generate(GenConfig{Servers: n, BigHost: n / 20, Base: start.Add(-24 * time.Hour), Seed: 3})
 			states := make(map[string]data.State, n)
-			for i, s := range servers {
-				at := start.Add(-time.Duration(i%86400) * time.Second)
+			for _, s := range servers {
+				at := LastSlot(s, start)
 				states[s.ID] = data.State{ID: s.ID, URL: s.URL, LastCheck: at, LastStatus: data.Working, LastAnswered: at}
 			}
 			l := data.NewLedger()

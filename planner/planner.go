@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"plug.directory/prober/data"
@@ -114,35 +116,53 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 		l.Created = T
 	}
 
+	// Each server's address: its hash (the ledger notices a new address by
+	// it) and its host's name and two hashes of it, side by side on every
+	// core. At a million servers a plan is mostly waiting for memory.
+	n := len(in.Servers)
+	urlHash := make([]uint64, n)
+	hostName := make([]string, n)
+	hostHash := make([]uint64, 2*n) // two hashes of the host's name per server
+	inParallel(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s := &in.Servers[i]
+			urlHash[i] = data.URLHash(s.URL)
+			if h := hostOf(s.URL); h != "" {
+				hostName[i] = h
+				hostHash[2*i], hostHash[2*i+1] = data.StableHash(h, 0x686f7374), data.StableHash(h, 0x6e616d65)
+			}
+		}
+	})
+
 	// Hosts and their routine demand, which sets their stretch (rule S4).
-	// Hosts are found by a hash of their name, cheaper than a string map
-	// at a million servers, and told apart by a second hash, which does
-	// not touch the other name's memory; the rare name whose hashes both
-	// collide (never seen) goes to byName. The address is hashed here too,
-	// while it is in the cache.
+	// Hosts are found by the first hash of their name, cheaper than a
+	// string map, and told apart by the second, which does not touch the
+	// other name's memory; a name whose hashes both collide (never seen)
+	// goes to byName.
 	hostIdx := make(map[uint64]int32, len(l.Hosts)+1024)
 	var byName map[string]int32
 	var hosts []*hostWork
 	var hostCheck []uint64 // second hash of each host's name
-	hostOfServer := make([]int32, len(in.Servers))
-	urlHash := make([]uint64, len(in.Servers))
+	var demand []int64     // routine demand of each host: 24 per hourly server, 1 per daily one
+	hostOfServer := make([]int32, n)
 	newHost := func(h string, check uint64) int32 {
 		hosts = append(hosts, &hostWork{name: h, starts: l.Hosts[h]})
 		hostCheck = append(hostCheck, check)
+		demand = append(demand, 0)
 		return int32(len(hosts) - 1)
 	}
-	for i, s := range in.Servers {
-		urlHash[i] = data.URLHash(s.URL)
-		if in.Paused[s.ID] {
+	for i := range in.Servers {
+		s := &in.Servers[i]
+		if len(in.Paused) > 0 && in.Paused[s.ID] {
 			hostOfServer[i] = -2 // rule S8: not planned, not counted
 			continue
 		}
-		h := hostOf(s.URL)
+		h := hostName[i]
 		if h == "" {
 			hostOfServer[i] = -1 // no address: the check concludes not_checkable without a connection
 			continue
 		}
-		hh, check := data.StableHash(h, 0x686f7374), data.StableHash(h, 0x6e616d65)
+		hh, check := hostHash[2*i], hostHash[2*i+1]
 		k, ok := hostIdx[hh]
 		switch {
 		case !ok:
@@ -158,64 +178,75 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 			}
 		}
 		hostOfServer[i] = k
-		if data.Tier(s.Rank) == data.HourlyCadence {
-			hosts[k].demand24 += 24
+		if s.Rank >= 1 && s.Rank <= data.HourlyTierMaxRank {
+			demand[k] += 24
 		} else {
-			hosts[k].demand24++
+			demand[k]++
 		}
 	}
 	stretches := make([]int64, len(hosts))
 	for k, h := range hosts {
-		h.stretch = hostStretch(h.demand24)
+		h.stretch = hostStretch(demand[k])
 		stretches[k] = h.stretch
 	}
 
-	// What each server is owed. The ledger keeps the list's order, so
-	// while the list is unchanged each record is where the server is.
+	// What each server is owed, side by side on every core. The ledger
+	// keeps the list's order, so while the list is unchanged each record
+	// is where the server is.
 	old := l.Servers
 	prev := matchRecords(old, in.Servers)
 	out := old
-	if len(old) != len(in.Servers) || !sequential(prev) {
-		out = make([]data.LedgerServer, len(in.Servers))
+	if len(old) != n || !sequential(prev) {
+		out = make([]data.LedgerServer, n)
 	}
+	var mu sync.Mutex
 	matched := 0
 	var cands []candidate
-	for i, s := range in.Servers {
-		hk := hostOfServer[i]
-		uh := urlHash[i]
-		var e data.LedgerServer
-		ok := prev[i] >= 0
-		if ok {
-			e = old[prev[i]]
-			matched++
-		}
-		if !ok || e.URLHash != uh {
-			e = data.LedgerServer{ID: s.ID, URLHash: uh, FirstSeen: T} // listed, or at a new address: a new server
-		}
-		e.Rank = int32(s.Rank)
-		if hk == -2 { // rule S8
-			e.NextDue, e.Cadence, e.Resume = 0, 0, T+minute
-		} else {
-			stretch := int64(stretchUnit)
-			if hk >= 0 {
-				stretch = stretches[hk]
+	inParallel(n, func(lo, hi int) {
+		var mine []candidate
+		found := 0
+		for i := lo; i < hi; i++ {
+			s := &in.Servers[i]
+			hk := hostOfServer[i]
+			uh := urlHash[i]
+			var e data.LedgerServer
+			ok := prev[i] >= 0
+			if ok {
+				e = old[prev[i]]
+				found++
 			}
-			cad := newCadence(s.ID, s.Rank, stretch)
-			st, has := in.States[s.ID]
-			has = has && st.URL == s.URL
-			class, due := owed(l, e, cad, st, has, T)
-			e.Cadence = int32(cad.every())
-			e.NextDue = due
-			if due < T+minute {
-				c := candidate{server: i, host: hk, class: class, due: due}
-				if has {
-					c.protocol, c.transport = st.Protocol, st.Transport
+			if !ok || e.URLHash != uh {
+				e = data.LedgerServer{ID: s.ID, URLHash: uh, FirstSeen: T} // listed, or at a new address: a new server
+			}
+			e.Rank = int32(s.Rank)
+			if hk == -2 { // rule S8
+				e.NextDue, e.Cadence, e.Resume = 0, 0, T+minute
+			} else {
+				stretch := int64(stretchUnit)
+				if hk >= 0 {
+					stretch = stretches[hk]
 				}
-				cands = append(cands, c)
+				cad := newCadence(s.ID, s.Rank, stretch)
+				st, has := in.States[s.ID]
+				has = has && st.URL == s.URL
+				class, due := owed(l.Created, e, cad, st, has, T)
+				e.Cadence = int32(cad.every())
+				e.NextDue = due
+				if due < T+minute {
+					c := candidate{server: i, host: hk, class: class, due: due}
+					if has {
+						c.protocol, c.transport = st.Protocol, st.Transport
+					}
+					mine = append(mine, c)
+				}
 			}
+			out[i] = e
 		}
-		out[i] = e
-	}
+		mu.Lock()
+		cands = append(cands, mine...)
+		matched += found
+		mu.Unlock()
+	})
 	rep.Removed = len(old) - matched
 	l.Servers = out
 	l.Reindex()
@@ -278,6 +309,17 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	return rep, nil
 }
 
+// inParallel calls f on n items split into one run of neighbours per core
+// and waits for all.
+func inParallel(n int, f func(lo, hi int)) {
+	parts := min(runtime.GOMAXPROCS(0), max(1, n/4096))
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { f(n*p/parts, n*(p+1)/parts) })
+	}
+	wg.Wait()
+}
+
 // matchRecords returns for each listed server the index of its record in
 // old, -1 for none. Both are in rank order, so walking them side by side
 // finds nearly every record; those whose rank changed are matched by id.
@@ -328,7 +370,7 @@ func sequential(prev []int32) bool {
 
 // owed returns why and from when a server is owed its next check, as unix
 // seconds; a due after the minute means nothing is owed in it.
-func owed(l *data.Ledger, e data.LedgerServer, cad cadence, st data.State, has bool, T int64) (class int8, due int64) {
+func owed(created int64, e data.LedgerServer, cad cadence, st data.State, has bool, T int64) (class int8, due int64) {
 	gap := int64(data.RetryAfterFailure / time.Second)
 	last := e.Planned
 	var lastCheck int64
@@ -338,7 +380,7 @@ func owed(l *data.Ledger, e data.LedgerServer, cad cadence, st data.State, has b
 	}
 	switch {
 	case !has && e.Planned == 0:
-		if e.FirstSeen > l.Created { // rule S5; servers listed at the first plan wait for their slot
+		if e.FirstSeen > created { // rule S5; servers listed at the first plan wait for their slot
 			class, due = 0, e.FirstSeen
 		} else {
 			class, due = 2, cad.next(e.FirstSeen)

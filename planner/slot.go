@@ -34,6 +34,15 @@ func SlotOf(id string) time.Duration {
 	return time.Duration(slotHash(id)%86400) * time.Second
 }
 
+// LastSlot returns the last instant before t at which server s is due in
+// its tier (rule S2), ignoring any stretch: when a planner running all
+// along would last have checked it. Benchmarks use it to start in a steady
+// state.
+func LastSlot(s data.Server, t time.Time) time.Time {
+	c := newCadence(s.ID, s.Rank, stretchUnit)
+	return time.Unix(c.next(t.Unix()-c.tier), 0).UTC()
+}
+
 // cadence is when one server's routine checks fall due: at offset seconds
 // into each cycle of every seconds, in the cycles its host's stretch selects.
 type cadence struct {
