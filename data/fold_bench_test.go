@@ -20,7 +20,7 @@ func BenchmarkFoldMinute(b *testing.B) {
 		states[id] = State{ID: id, URL: "https://" + id + ".example/mcp", LastCheck: t0, LastStatus: Working,
 			LastAnswered: t0, Protocol: "2025-11-25", Transport: TransportStreamable}
 	}
-	if err := writeSnapshot(dir, states); err != nil {
+	if err := WriteFileAtomic(StatePath(dir), encodeStates(0, states), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	run := 0

@@ -2,43 +2,171 @@ package data
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/gob"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
 // StatePath returns the snapshot of per-server state under the data
-// directory dir: a compact binary file (see statefile.go), quick to read and
-// write at a million servers, since every run's fold rewrites it and every
-// plan and publish reads it. The Parquet history is the human-readable
-// record; the snapshot can always be rebuilt from it.
+// directory dir: a compact binary file (see statefile.go), quick to read at
+// a million servers, since every plan and publish reads it. Each fold
+// writes only the states it changed, in a delta file beside it
+// (delta-NNNNNNNNN.bin); every maxDeltas folds the deltas are folded into
+// the snapshot. The Parquet history is the human-readable record; the state
+// can always be rebuilt from it.
 func StatePath(dir string) string { return filepath.Join(dir, "state", "states.bin") }
 
 // legacyStatePath is the gob snapshot of the first version, read when no
 // binary snapshot exists yet.
 func legacyStatePath(dir string) string { return filepath.Join(dir, "state", "states.gob") }
 
-// readSnapshot reads the state snapshot; a missing one is an empty state.
-func readSnapshot(dir string) (map[string]State, error) {
+// maxDeltas is how many delta files pile up before a fold rewrites the
+// snapshot: about an hour of runs.
+const maxDeltas = 60
+
+// deltaFile is one delta on disk.
+type deltaFile struct {
+	path string
+	seq  uint64
+}
+
+// listDeltas returns the delta files under dir, by sequence number.
+func listDeltas(dir string) ([]deltaFile, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "state", "delta-*.bin"))
+	if err != nil {
+		return nil, fmt.Errorf("list state deltas: %w", err)
+	}
+	var out []deltaFile
+	for _, p := range paths {
+		n, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "delta-"), ".bin"), 10, 64)
+		if err != nil {
+			continue // not ours
+		}
+		out = append(out, deltaFile{path: p, seq: n})
+	}
+	slices.SortFunc(out, func(a, b deltaFile) int { return cmp.Compare(a.seq, b.seq) })
+	return out, nil
+}
+
+func deltaPath(dir string, seq uint64) string {
+	return filepath.Join(dir, "state", fmt.Sprintf("delta-%09d.bin", seq))
+}
+
+// stateView is the state as the snapshot and its deltas give it.
+type stateView struct {
+	states  map[string]State
+	baseSeq uint64 // last delta the snapshot holds
+	lastSeq uint64 // last delta applied
+	deltas  int    // deltas applied
+}
+
+// readStates reads the snapshot and applies the deltas after it, in order;
+// with keep set, only the states of the ids it keeps. A fold that rewrites
+// the snapshot meanwhile (removing deltas) makes it read again.
+func readStates(dir string, keep func(id string) bool) (stateView, error) {
+	for attempt := 0; ; attempt++ {
+		v, changed, err := readStatesOnce(dir, keep)
+		if err != nil || !changed {
+			return v, err
+		}
+		if attempt == 10 {
+			return v, fmt.Errorf("read state %s: it kept changing while read", StatePath(dir))
+		}
+	}
+}
+
+func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed bool, err error) {
 	path := StatePath(dir)
 	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return readLegacySnapshot(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if v.states, err = readLegacySnapshot(dir); err != nil {
+			return v, false, err
+		}
+		if keep != nil {
+			maps.DeleteFunc(v.states, func(id string, _ State) bool { return !keep(id) })
+		}
+	case err != nil:
+		return v, false, fmt.Errorf("read state: %w", err)
+	default:
+		if v.baseSeq, v.states, err = decodeStates(b, keep); err != nil {
+			return v, false, fmt.Errorf("read state %s: %w", path, err)
+		}
 	}
+	v.lastSeq = v.baseSeq
+	deltas, err := listDeltas(dir)
 	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
+		return v, false, err
 	}
-	m, err := decodeStates(b)
+	for _, d := range deltas {
+		if d.seq <= v.baseSeq {
+			continue // held by the snapshot; left by a rewrite cut short
+		}
+		if d.seq != v.lastSeq+1 {
+			return v, true, nil // a gap: the snapshot was rewritten meanwhile
+		}
+		b, err := os.ReadFile(d.path)
+		if errors.Is(err, os.ErrNotExist) {
+			return v, true, nil
+		}
+		if err != nil {
+			return v, false, fmt.Errorf("read state: %w", err)
+		}
+		_, m, err := decodeStates(b, keep)
+		if err != nil {
+			return v, false, fmt.Errorf("read state %s: %w", d.path, err)
+		}
+		maps.Copy(v.states, m)
+		v.lastSeq = d.seq
+		v.deltas++
+	}
+	return v, false, nil
+}
+
+// readSnapshot reads every server's state from the snapshot and its deltas.
+func readSnapshot(dir string) (map[string]State, error) {
+	v, err := readStates(dir, nil)
+	return v.states, err
+}
+
+// writeDelta writes the states a fold changed as the next delta.
+func writeDelta(dir string, seq uint64, m map[string]State) error {
+	return WriteFileAtomic(deltaPath(dir, seq), encodeStates(seq, m), 0o644)
+}
+
+// rewriteSnapshot folds the deltas into a new snapshot, then removes them.
+// A crash in between leaves deltas the snapshot already holds, which
+// readers skip by their sequence number.
+func rewriteSnapshot(dir string) error {
+	v, err := readStates(dir, nil)
 	if err != nil {
-		return nil, fmt.Errorf("read state %s: %w", path, err)
+		return err
 	}
-	return m, nil
+	if err := WriteFileAtomic(StatePath(dir), encodeStates(v.lastSeq, v.states), 0o644); err != nil {
+		return err
+	}
+	deltas, err := listDeltas(dir)
+	if err != nil {
+		return err
+	}
+	for _, d := range deltas {
+		if d.seq <= v.lastSeq {
+			if err := os.Remove(d.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("rewrite state: %w", err)
+			}
+		}
+	}
+	return SyncDir(filepath.Dir(StatePath(dir)))
 }
 
 // readLegacySnapshot reads a gob snapshot; a missing one is an empty state.
@@ -61,11 +189,6 @@ func readLegacySnapshot(dir string) (map[string]State, error) {
 		m[s.ID] = s
 	}
 	return m, nil
-}
-
-// writeSnapshot replaces the snapshot atomically.
-func writeSnapshot(dir string, m map[string]State) error {
-	return WriteFileAtomic(StatePath(dir), encodeStates(m), 0o644)
 }
 
 // applyAll folds results into states, oldest start first, so that a failing
@@ -143,6 +266,11 @@ func lockFile(path string) (unlock func(), err error) {
 // that a live process still holds is left for a later fold. Overlapping
 // calls are serialised by a lock file in dir.
 func Fold(dir string, logger *slog.Logger) (FoldStats, error) {
+	return fold(dir, maxDeltas, logger)
+}
+
+// fold is Fold rewriting the snapshot once there are maxDeltas deltas.
+func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	start := time.Now()
 	var st FoldStats
 	unlock, err := lockFile(filepath.Join(dir, ".fold.lock"))
@@ -156,10 +284,6 @@ func Fold(dir string, logger *slog.Logger) (FoldStats, error) {
 		return st, err
 	}
 	removeStaleNewJournals(dir, logger)
-	states, err := readSnapshot(dir)
-	if err != nil {
-		return st, err
-	}
 	var done []string
 	var all []Result
 	for _, j := range journals {
@@ -189,8 +313,18 @@ func Fold(dir string, logger *slog.Logger) (FoldStats, error) {
 		st.Took = time.Since(start)
 		return st, nil
 	}
-	applyAll(states, all)
-	if err := writeSnapshot(dir, states); err != nil {
+	// Only the servers with results are read and written: a fold costs
+	// what the run did, not the size of the list.
+	needed := make(map[string]bool, len(all))
+	for _, r := range all {
+		needed[r.ID] = true
+	}
+	v, err := readStates(dir, func(id string) bool { return needed[id] })
+	if err != nil {
+		return st, fmt.Errorf("fold: %w", err)
+	}
+	applyAll(v.states, all)
+	if err := writeDelta(dir, v.lastSeq+1, v.states); err != nil {
 		return st, fmt.Errorf("fold: %w", err)
 	}
 	// Only now, with history and state durable, may the journals go.
@@ -201,6 +335,12 @@ func Fold(dir string, logger *slog.Logger) (FoldStats, error) {
 	}
 	if err := SyncDir(JournalDir(dir)); err != nil {
 		return st, fmt.Errorf("fold: %w", err)
+	}
+	if v.deltas+1 >= maxDeltas {
+		if err := rewriteSnapshot(dir); err != nil {
+			// Nothing is lost: the deltas stay and the next fold tries again.
+			logger.Error("cannot rewrite the state snapshot", "err", err)
+		}
 	}
 	st.Journals = len(done)
 	st.Took = time.Since(start)

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// The state snapshot's binary format: "PDST", a version byte, the number of
-// states as a uvarint, each state's fields in the order of State (strings
+// The state files' binary format: "PDST", a version byte, a sequence number
+// as a uvarint (for the snapshot, the last delta it holds; for a delta, its
+// own), the number of states as a uvarint, each state's fields in the order of State (strings
 // as uvarint length and bytes, times as varint Unix nanoseconds with 0 for
 // the zero time, the outcome as its index in Outcomes plus one, 0 for
 // none), then the CRC-32C of everything before it, little-endian. States
@@ -28,11 +29,12 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // decode or whose checksum does not match.
 var errStateCorrupt = errors.New("state snapshot is corrupt")
 
-// encodeStates encodes every state of m.
-func encodeStates(m map[string]State) []byte {
+// encodeStates encodes every state of m with the sequence number seq.
+func encodeStates(seq uint64, m map[string]State) []byte {
 	b := make([]byte, 0, 64+len(m)*96)
 	b = append(b, stateMagic...)
 	b = append(b, stateVersion)
+	b = binary.AppendUvarint(b, seq)
 	b = binary.AppendUvarint(b, uint64(len(m)))
 	for _, s := range m {
 		b = appendString(b, s.ID)
@@ -71,24 +73,31 @@ func outcomeCode(o Outcome) byte {
 	return 0
 }
 
-// decodeStates decodes a snapshot written by encodeStates.
-func decodeStates(b []byte) (map[string]State, error) {
+// decodeStates decodes a file written by encodeStates. With keep set, only
+// the states whose id it keeps are returned (a fold needs only the servers
+// it has results for, and skipping the rest spares a million map entries).
+func decodeStates(b []byte, keep func(id string) bool) (seq uint64, m map[string]State, err error) {
 	if len(b) < len(stateMagic)+1+4 || string(b[:len(stateMagic)]) != stateMagic {
-		return nil, fmt.Errorf("%w: not a state snapshot", errStateCorrupt)
+		return 0, nil, fmt.Errorf("%w: not a state file", errStateCorrupt)
 	}
 	if v := b[len(stateMagic)]; v != stateVersion {
-		return nil, fmt.Errorf("%w: version %d, want %d", errStateCorrupt, v, stateVersion)
+		return 0, nil, fmt.Errorf("%w: version %d, want %d", errStateCorrupt, v, stateVersion)
 	}
 	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
 	if crc32.Checksum(body, crcTable) != sum {
-		return nil, fmt.Errorf("%w: checksum mismatch", errStateCorrupt)
+		return 0, nil, fmt.Errorf("%w: checksum mismatch", errStateCorrupt)
 	}
 	d := stateDecoder{s: string(body), off: len(stateMagic) + 1}
+	seq = d.uvarint()
 	n := d.uvarint()
 	if n > uint64(len(d.s)) {
-		return nil, fmt.Errorf("%w: %d states in %d bytes", errStateCorrupt, n, len(d.s))
+		return 0, nil, fmt.Errorf("%w: %d states in %d bytes", errStateCorrupt, n, len(d.s))
 	}
-	m := make(map[string]State, n)
+	if keep == nil {
+		m = make(map[string]State, n)
+	} else {
+		m = map[string]State{}
+	}
 	for range n {
 		var s State
 		s.ID = d.string()
@@ -102,14 +111,16 @@ func decodeStates(b []byte) (map[string]State, error) {
 		s.Transport = d.string()
 		s.RetryAfter = d.time()
 		if d.err != nil {
-			return nil, d.err
+			return 0, nil, d.err
 		}
-		m[s.ID] = s
+		if keep == nil || keep(s.ID) {
+			m[s.ID] = s
+		}
 	}
 	if d.off != len(d.s) {
-		return nil, fmt.Errorf("%w: %d bytes after the last state", errStateCorrupt, len(d.s)-d.off)
+		return 0, nil, fmt.Errorf("%w: %d bytes after the last state", errStateCorrupt, len(d.s)-d.off)
 	}
-	return m, nil
+	return seq, m, nil
 }
 
 // stateDecoder reads fields off the snapshot; the first error sticks.

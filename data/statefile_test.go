@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/gob"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,22 +19,26 @@ func TestStateSnapshot(t *testing.T) {
 		Transport: TransportSSE, RetryAfter: t0.Add(time.Minute + time.Nanosecond)}
 	states := map[string]State{"a": full, "b": {ID: "b"}, "ü": {ID: "ü", URL: "https://ü.example", LastStatus: NeedsKey, LastCheck: t0}}
 	t.Run("round_trip", func(t *testing.T) {
-		got, err := decodeStates(encodeStates(states))
+		seq, got, err := decodeStates(encodeStates(7, states), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, states) {
-			t.Errorf("round trip:\n%+v\nwant\n%+v", got, states)
+		if !reflect.DeepEqual(got, states) || seq != 7 {
+			t.Errorf("round trip: seq %d\n%+v\nwant 7\n%+v", seq, got, states)
+		}
+		_, some, err := decodeStates(encodeStates(7, states), func(id string) bool { return id == "a" })
+		if err != nil || len(some) != 1 || !reflect.DeepEqual(some["a"], full) {
+			t.Errorf("decode only a: %+v %v", some, err)
 		}
 	})
 	t.Run("corrupt_named", func(t *testing.T) {
-		b := encodeStates(states)
+		b := encodeStates(1, states)
 		for name, bad := range map[string][]byte{
 			"flipped byte":   append(append([]byte{}, b[:20]...), append([]byte{b[20] ^ 1}, b[21:]...)...),
 			"truncated":      b[:len(b)-7],
 			"not a snapshot": []byte("hello world"),
 		} {
-			if _, err := decodeStates(bad); !errors.Is(err, errStateCorrupt) {
+			if _, _, err := decodeStates(bad, nil); !errors.Is(err, errStateCorrupt) {
 				t.Errorf("%s: err %v, want a corrupt snapshot", name, err)
 			}
 		}
@@ -62,12 +67,95 @@ func TestStateSnapshot(t *testing.T) {
 		if _, err := Fold(dir, discard()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := os.Stat(StatePath(dir)); err != nil {
-			t.Fatalf("no binary snapshot after a fold: %v", err)
-		}
 		got, _, _ = LoadStates(dir)
 		if len(got) != 2 || got["a"].FailingSince.IsZero() {
 			t.Errorf("after the fold: %+v, want a (from the gob) and c", got)
 		}
 	})
+}
+
+// TestStateDeltas: each fold writes only what it changed; every maxDeltas
+// folds the snapshot is rewritten; a rewrite cut short by a crash leaves
+// deltas the snapshot already holds, which must not bring older states back.
+func TestStateDeltas(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const maxDeltas = 6
+	for i := range maxDeltas + 5 {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		MustJournal(t, dir, fmt.Sprintf("run-%03d", i), result("shared", at, Working), result(fmt.Sprintf("s%03d", i), at, Failing)).Close()
+		if _, err := fold(dir, maxDeltas, discard()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deltas, _ := listDeltas(dir)
+	if _, err := os.Stat(StatePath(dir)); err != nil || len(deltas) >= maxDeltas {
+		t.Fatalf("after %d folds: snapshot %v, %d deltas; want the snapshot rewritten", maxDeltas+5, err, len(deltas))
+	}
+	check := func(when string) {
+		t.Helper()
+		got, bad, err := LoadStates(dir)
+		if err != nil || len(bad) > 0 {
+			t.Fatalf("%s: %v %v", when, err, bad)
+		}
+		if len(got) != maxDeltas+6 || !got["shared"].LastCheck.Equal(t0.Add((maxDeltas+4)*time.Minute)) {
+			t.Errorf("%s: %d states, shared last checked %v; want %d, at the last fold", when, len(got), got["shared"].LastCheck, maxDeltas+6)
+		}
+	}
+	check("after the folds")
+
+	// A rewrite that died before removing its deltas: an old delta holding
+	// an older state of "shared" is still there.
+	v, _ := readStates(dir, nil)
+	old := map[string]State{"shared": {ID: "shared", URL: v.states["shared"].URL, LastCheck: t0, LastStatus: Failing}}
+	if err := writeDelta(dir, v.baseSeq, old); err != nil {
+		t.Fatal(err)
+	}
+	check("with a leftover delta")
+	if err := rewriteSnapshot(dir); err != nil {
+		t.Fatal(err)
+	}
+	if deltas, _ := listDeltas(dir); len(deltas) != 0 {
+		t.Errorf("deltas left after a rewrite: %v", deltas)
+	}
+	check("after a rewrite")
+}
+
+// TestLoadStatesDuringFolds: a reader never misses a state while folds
+// write deltas and rewrite the snapshot under it.
+func TestLoadStatesDuringFolds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const maxDeltas = 4
+	const folds = 4*maxDeltas + 3
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range folds {
+			MustJournal(t, dir, fmt.Sprintf("run-%03d", i), result(fmt.Sprintf("s%03d", i), t0, Working)).Close()
+			if _, err := fold(dir, maxDeltas, discard()); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	seen := 0
+	for {
+		select {
+		case <-done:
+			if got, _, _ := LoadStates(dir); len(got) != folds {
+				t.Errorf("after the folds: %d states, want %d", len(got), folds)
+			}
+			return
+		default:
+		}
+		got, bad, err := LoadStates(dir)
+		if err != nil || len(bad) > 0 {
+			t.Fatalf("LoadStates during folds: %v %v", err, bad)
+		}
+		if len(got) < seen {
+			t.Fatalf("LoadStates saw %d states after %d: a state went missing", len(got), seen)
+		}
+		seen = len(got)
+	}
 }
