@@ -76,15 +76,17 @@ type stateView struct {
 func readStates(dir string, keep func(id string) bool) (stateView, error) {
 	for attempt := 0; ; attempt++ {
 		v, changed, err := readStatesOnce(dir, keep)
-		if err != nil || !changed {
+		if !changed {
 			return v, err
 		}
 		if attempt == 10 {
-			return v, fmt.Errorf("read state %s: it kept changing while read", StatePath(dir))
+			return v, err // a gap that stays: a delta was lost
 		}
 	}
 }
 
+// readStatesOnce reads the state once. changed reports a delta missing
+// under it, with err saying which.
 func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed bool, err error) {
 	path := StatePath(dir)
 	b, err := os.ReadFile(path)
@@ -113,11 +115,12 @@ func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed
 			continue // held by the snapshot; left by a rewrite cut short
 		}
 		if d.seq != v.lastSeq+1 {
-			return v, true, nil // a gap: the snapshot was rewritten meanwhile
+			// A gap: the snapshot was rewritten meanwhile, or a delta lost.
+			return v, true, fmt.Errorf("read state: %s missing before %s", deltaPath(dir, v.lastSeq+1), d.path)
 		}
 		b, err := os.ReadFile(d.path)
 		if errors.Is(err, os.ErrNotExist) {
-			return v, true, nil
+			return v, true, fmt.Errorf("read state: %w", err)
 		}
 		if err != nil {
 			return v, false, fmt.Errorf("read state: %w", err)

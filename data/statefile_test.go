@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -119,6 +120,19 @@ func TestStateDeltas(t *testing.T) {
 		t.Errorf("deltas left after a rewrite: %v", deltas)
 	}
 	check("after a rewrite")
+
+	// A delta lost (deleted by hand): named, not silently skipped.
+	for i := range 2 {
+		MustJournal(t, dir, fmt.Sprintf("run-late-%d", i), result("late", t0.Add(time.Hour), Working)).Close()
+		if _, err := fold(dir, maxDeltas, discard()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deltas, _ = listDeltas(dir)
+	os.Remove(deltas[0].path)
+	if _, _, err := LoadStates(dir); err == nil || !strings.Contains(err.Error(), filepath.Base(deltas[0].path)+" missing") {
+		t.Errorf("LoadStates with a delta lost: %v, want an error naming it", err)
+	}
 }
 
 // TestLoadStatesDuringFolds: a reader never misses a state while folds
