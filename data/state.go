@@ -89,6 +89,7 @@ func readStates(dir string, keep func(id string) bool) (stateView, error) {
 // under it, with err saying which.
 func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed bool, err error) {
 	path := StatePath(dir)
+	before := fileID(path)
 	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -133,7 +134,32 @@ func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed
 		v.lastSeq = d.seq
 		v.deltas++
 	}
+	// A snapshot rewritten meanwhile may have removed deltas not listed
+	// yet, after the last one read: read again.
+	if fileID(path) != before {
+		return v, true, fmt.Errorf("read state %s: rewritten while read", path)
+	}
 	return v, false, nil
+}
+
+// fileKey identifies one version of a file.
+type fileKey struct {
+	ino   uint64
+	mtime int64
+}
+
+// fileID identifies the file at path (inode and modification time), zero
+// when there is none: a file replaced by rename gets another.
+func fileID(path string) fileKey {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileKey{}
+	}
+	k := fileKey{mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		k.ino = st.Ino
+	}
+	return k
 }
 
 // readSnapshot reads every server's state from the snapshot and its deltas.
