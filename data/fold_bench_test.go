@@ -9,13 +9,12 @@ import (
 
 var benchStates = flag.Int("states", 1_000_000, "BenchmarkFoldMinute: servers in the state snapshot")
 
-// BenchmarkFoldMinute folds one minute's journal of 1,000 results into a
-// snapshot of a million servers' state and the history, as every run does
-// at its end.
-func BenchmarkFoldMinute(b *testing.B) {
+// mustStates writes a snapshot of n servers' state in a new data directory.
+func mustStates(b *testing.B, n int) string {
+	b.Helper()
 	dir := b.TempDir()
-	states := make(map[string]State, *benchStates)
-	for i := range *benchStates {
+	states := make(map[string]State, n)
+	for i := range n {
 		id := fmt.Sprintf("srv-%07d", i)
 		states[id] = State{ID: id, URL: "https://" + id + ".example/mcp", LastCheck: t0, LastStatus: Working,
 			LastAnswered: t0, Protocol: "2025-11-25", Transport: TransportStreamable}
@@ -23,6 +22,36 @@ func BenchmarkFoldMinute(b *testing.B) {
 	if err := WriteFileAtomic(StatePath(dir), encodeStates(0, states), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	return dir
+}
+
+// BenchmarkLoadStates reads a million servers' state, as every plan and
+// publish does.
+func BenchmarkLoadStates(b *testing.B) {
+	dir := mustStates(b, *benchStates)
+	for b.Loop() {
+		if _, _, err := LoadStates(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRewriteSnapshot rewrites a million servers' snapshot, as one
+// fold in maxDeltas does.
+func BenchmarkRewriteSnapshot(b *testing.B) {
+	dir := mustStates(b, *benchStates)
+	for b.Loop() {
+		if err := rewriteSnapshot(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFoldMinute folds one minute's journal of 1,000 results into a
+// snapshot of a million servers' state and the history, as every run does
+// at its end.
+func BenchmarkFoldMinute(b *testing.B) {
+	dir := mustStates(b, *benchStates)
 	run := 0
 	for b.Loop() {
 		b.StopTimer()
