@@ -166,3 +166,19 @@ func TestParseServersPaths(t *testing.T) {
 		t.Errorf("bad rows: fast %d, CSV %d (want 600); first %v / %v", len(fastBad), len(slowBad), fastBad[:2], slowBad[:2])
 	}
 }
+// BenchmarkParseServers reads a ranked list of a million rows without
+// quotes (the fast path), as cmd/plan does every minute.
+func BenchmarkParseServers(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString("id,rank,url,added\n")
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 1_000_000 {
+		fmt.Fprintf(&buf, "srv-%07d,%d,https://host-%d.example.net/mcp/%d,%s\n", i, i+1, i%100_000, i, base.Add(time.Duration(i)*time.Second).Format(time.RFC3339))
+	}
+	b.SetBytes(int64(buf.Len()))
+	for b.Loop() {
+		if _, _, err := ParseServers("bench.csv", buf.Bytes()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
