@@ -116,6 +116,7 @@ func (c *Checker) newGuard() (*Guard, error) {
 		Resolver:    c.cfg.Resolver,
 		DialContext: c.cfg.DialContext,
 		Now:         c.cfg.Now,
+		Timeout:     c.cfg.Timeout,
 	})
 }
 

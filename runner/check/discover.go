@@ -60,14 +60,12 @@ func (f *flow) streamable(ctx context.Context, version string, allowSSE bool) bo
 
 // streamableTransport returns a fresh Streamable HTTP transport over the
 // guard's client, set as the notes require: no standalone GET after
-// initialize, no resume GET with Last-Event-ID; its posts share one
-// HTTP/1.1 connection when they can (oneConnection).
+// initialize, no resume GET with Last-Event-ID. The guard keeps its posts on
+// one HTTP/1.1 connection.
 func (f *flow) streamableTransport() *mcp.StreamableClientTransport {
-	hc := *f.guard.Client()
-	hc.Transport = &oneConnection{rt: hc.Transport}
 	return &mcp.StreamableClientTransport{
 		Endpoint:             f.url,
-		HTTPClient:           &hc,
+		HTTPClient:           f.guard.Client(),
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}

@@ -7,7 +7,7 @@
 // limit.go, lab.go) is the http.RoundTripper and dialer every byte of a check
 // crosses: it enforces N1-N10 whatever the MCP library tries, and records
 // what it saw. The flows (check.go, session.go, discover.go, initialize.go,
-// sse.go, reuse.go) drive github.com/modelcontextprotocol/go-sdk through the
+// sse.go) drive github.com/modelcontextprotocol/go-sdk through the
 // guard's client following rule N4, on one connection per check where the
 // server allows it:
 //
