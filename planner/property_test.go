@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"slices"
 	"testing"
 	"testing/quick"
@@ -130,7 +132,7 @@ func TestPropertyRules(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { MustHoldRules(t, s, 3*time.Hour) })
 		return !t.Failed()
 	}
-	if err := quick.Check(f, &quick.Config{MaxCount: 6, Rand: nil}); err != nil {
+	if err := quick.Check(f, &quick.Config{MaxCount: propertyCases(), Rand: nil}); err != nil {
 		t.Error(err)
 	}
 }
@@ -158,4 +160,13 @@ func TestPropertyTenThousandOnOneHost(t *testing.T) {
 	if slices.Max(cadences) <= 3600 {
 		t.Errorf("no hourly server stretched on hosts beyond their caps: %v", slices.Compact(slices.Sorted(slices.Values(cadences))))
 	}
+}
+
+// propertyCases is how many random lists TestPropertyRules tries:
+// PLANNER_PROPERTY_CASES, else 6.
+func propertyCases() int {
+	if n, err := strconv.Atoi(os.Getenv("PLANNER_PROPERTY_CASES")); err == nil && n > 0 {
+		return n
+	}
+	return 6
 }
