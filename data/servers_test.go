@@ -166,6 +166,7 @@ func TestParseServersPaths(t *testing.T) {
 		t.Errorf("bad rows: fast %d, CSV %d (want 600); first %v / %v", len(fastBad), len(slowBad), fastBad[:2], slowBad[:2])
 	}
 }
+
 // BenchmarkParseServers reads a ranked list of a million rows without
 // quotes (the fast path), as cmd/plan does every minute.
 func BenchmarkParseServers(b *testing.B) {
