@@ -417,3 +417,55 @@ func (l *Ledger) Equal(o *Ledger) bool {
 	}
 	return true
 }
+
+// RebuildLedger makes a ledger from the plan files of the 24 hours before
+// minute, for when the ledger is lost or damaged: every planned start
+// counts toward its host's caps again, and each server's last planned check
+// is its claim. What the plans do not say (when servers were first listed)
+// starts afresh: Created is minute, so servers not yet checked wait for
+// their slot rather than counting as new. Unreadable plan files are
+// returned in bad and skipped.
+func RebuildLedger(dir string, minute time.Time) (l *Ledger, bad []error) {
+	l = NewLedger()
+	from := minute.Add(-24 * time.Hour).Truncate(time.Minute)
+	last := map[string]int{}
+	for m := from; m.Before(minute); m = m.Add(time.Minute) {
+		checks, err := ReadPlan(dir, m)
+		if errors.Is(err, ErrNoPlan) {
+			continue
+		}
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		l.LastMinute = m.Unix()
+		for _, c := range checks {
+			u := c.At.Unix()
+			if c.Host != "" {
+				l.Hosts[c.Host] = append(l.Hosts[c.Host], MakeHostStart(u, c.Reason == ReasonNew))
+			}
+			rec := LedgerServer{ID: c.ID, Rank: int32(c.Rank), URLHash: URLHash(c.URL), FirstSeen: minute.Unix(),
+				Planned: u, Reason: codeOf(c.Reason), NextDue: u}
+			if i, ok := last[c.ID]; ok {
+				l.Servers[i] = rec
+			} else {
+				last[c.ID] = len(l.Servers)
+				l.Servers = append(l.Servers, rec)
+			}
+		}
+	}
+	for h := range l.Hosts {
+		slices.Sort(l.Hosts[h])
+	}
+	l.Created = minute.Unix()
+	return l, bad
+}
+
+func codeOf(reason string) ReasonCode {
+	for i, r := range reasonCodes {
+		if r == reason && i > 0 {
+			return ReasonCode(i)
+		}
+	}
+	return ReasonNone
+}

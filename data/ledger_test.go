@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"os"
+	"slices"
 	"testing"
 	"time"
 )
@@ -98,5 +99,40 @@ func TestLockPlans(t *testing.T) {
 	}
 	if err := <-got; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRebuildLedger: a lost ledger is made again from the plans of the last
+// day, so the hosts' starts still count toward their caps.
+func TestRebuildLedger(t *testing.T) {
+	dir := t.TempDir()
+	m0 := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	plans := map[time.Time][]PlannedCheck{
+		m0.Add(-25 * time.Hour): {{At: m0.Add(-25 * time.Hour), ID: "old", URL: "https://h.example.net/old", Host: "h.example.net", Reason: ReasonRoutine}},
+		m0.Add(-2 * time.Hour): {
+			{At: m0.Add(-2*time.Hour + 5*time.Second), ID: "a", URL: "https://h.example.net/a", Host: "h.example.net", Reason: ReasonNew, Rank: 3},
+			{At: m0.Add(-2*time.Hour + 9*time.Second), ID: "b", URL: "", Reason: ReasonRoutine, Rank: 4},
+		},
+		m0.Add(-time.Minute): {{At: m0.Add(-30 * time.Second), ID: "a", URL: "https://h.example.net/a", Host: "h.example.net", Reason: ReasonRetry, Rank: 3}},
+	}
+	for m, cs := range plans {
+		if err := WritePlan(dir, m, cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(PlanPath(dir, m0.Add(-time.Hour)), []byte("{not json\n"), 0o644)
+	l, bad := RebuildLedger(dir, m0)
+	if len(bad) != 1 {
+		t.Errorf("bad plans: %v, want the one damaged file", bad)
+	}
+	want := []HostStart{MakeHostStart(m0.Add(-2*time.Hour+5*time.Second).Unix(), true), MakeHostStart(m0.Add(-30*time.Second).Unix(), false)}
+	if got := l.Hosts["h.example.net"]; !slices.Equal(got, want) {
+		t.Errorf("host starts %v, want %v (not the one of 25 h ago)", got, want)
+	}
+	if a, _ := l.Lookup("a"); a.Planned != m0.Add(-30*time.Second).Unix() || a.Reason != CodeRetry || a.URLHash != URLHash("https://h.example.net/a") {
+		t.Errorf("a: %+v", a)
+	}
+	if _, ok := l.Lookup("old"); ok || l.Created != m0.Unix() || l.LastMinute != m0.Add(-time.Minute).Unix() {
+		t.Errorf("rebuilt ledger: %+v", l)
 	}
 }

@@ -166,3 +166,34 @@ func TestRunSimulate(t *testing.T) {
 		t.Errorf("last simulated plan not written: %v", err)
 	}
 }
+
+// TestRunRebuildsDamagedLedger: a damaged ledger is kept aside and made
+// again from the plans, and planning goes on.
+func TestRunRebuildsDamagedLedger(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "servers.csv")
+	MustRun(t, "-generate", "500", "-out", list, "-base", "2030-06-01T00:00:00Z")
+	for m := range 10 {
+		MustRun(t, "-servers", list, "-data", dir, "-at", time.Date(2030, 6, 1, 12, m, 0, 0, time.UTC).Format(time.RFC3339))
+	}
+	before, err := data.ReadLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data.LedgerPath(dir), []byte("PDLEDGER garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	MustRun(t, "-servers", list, "-data", dir, "-at", "2030-06-01T12:10:00Z")
+	after, err := data.ReadLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, starts := range before.Hosts {
+		if n := len(after.Hosts[h]); n < len(starts) {
+			t.Errorf("host %s: %d starts after the rebuild, %d before", h, n, len(starts))
+		}
+	}
+	if aside, _ := filepath.Glob(data.LedgerPath(dir) + ".corrupt-*"); len(aside) != 1 {
+		t.Errorf("damaged ledger kept as %v", aside)
+	}
+}

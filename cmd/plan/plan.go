@@ -114,11 +114,34 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 	})
 	wg.Go(func() {
 		t := time.Now()
-		in.ledger, errs[3] = data.ReadLedger(cfg.Data)
+		in.ledger, errs[3] = readLedger(cfg, logger)
 		logger.Info("read ledger", "took", time.Since(t))
 	})
 	wg.Wait()
 	return in, errors.Join(errs...)
+}
+
+// readLedger reads the ledger; a damaged one is kept aside and made again
+// from the plans of the last day (data.RebuildLedger), so that the hosts'
+// recent checks still count and planning goes on. The caller holds the
+// plans' lock.
+func readLedger(cfg Config, logger *slog.Logger) (*data.Ledger, error) {
+	l, err := data.ReadLedger(cfg.Data)
+	if !errors.Is(err, data.ErrLedgerCorrupt) {
+		return l, err
+	}
+	path := data.LedgerPath(cfg.Data)
+	aside := path + ".corrupt-" + cfg.now().UTC().Format("20060102T150405")
+	if rerr := os.Rename(path, aside); rerr != nil {
+		return nil, errors.Join(err, rerr)
+	}
+	l, bad := data.RebuildLedger(cfg.Data, cfg.minute())
+	logger.Error("ledger damaged: kept aside and rebuilt from the plans of the last 24 h", "err", err, "aside", aside,
+		"servers", len(l.Servers), "hosts", len(l.Hosts))
+	for _, b := range bad {
+		logger.Warn("skipped a damaged plan while rebuilding the ledger", "err", b)
+	}
+	return l, nil
 }
 
 // planMinute plans one minute into DIR/plans and records it in the ledger.
