@@ -48,6 +48,7 @@ type LedgerServer struct {
 	PrevPlanned int64      // Planned before the last planned minute, restored when that minute is planned again
 	NextDue     int64      // unix s: its next check: planned, or due (in the past while deferred by the host caps)
 	Resume      int64      // unix s: end of the last minute it was paused (rule S8); nothing falls due before it
+	Seen        int64      // unix s: start of the last check whose result NextDue was computed from; 0: none
 	Cadence     int32      // effective cadence in seconds: its tier's (rule S1), longer when its host has more servers than the caps allow
 	Reason      ReasonCode // why the last planned check was planned
 	PrevReason  ReasonCode // Reason before the last planned minute
@@ -173,7 +174,7 @@ func (l *Ledger) Find(id string) (int, bool) {
 // Reindex forgets the index Lookup built, after Servers changed.
 func (l *Ledger) Reindex() { l.index = nil }
 
-const ledgerMagic = "PDLEDGER\x02"
+const ledgerMagic = "PDLEDGER\x03"
 
 // MarshalBinary encodes the ledger: a magic, varints relative to
 // LastMinute, and a CRC-32 of everything before it.
@@ -215,6 +216,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 		b = binary.AppendVarint(b, s.PrevPlanned-base)
 		b = binary.AppendVarint(b, s.NextDue-base)
 		b = binary.AppendVarint(b, s.Resume-base)
+		b = binary.AppendVarint(b, s.Seen-base)
 		b = append(b, byte(s.Reason)|byte(s.PrevReason)<<4)
 		b = binary.AppendUvarint(b, uint64(s.Cadence))
 	}
@@ -315,7 +317,7 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 		}
 		l.Hosts[h] = starts
 	}
-	ns := d.count(16)
+	ns := d.count(17)
 	l.Servers = make([]LedgerServer, ns)
 	l.index = nil
 	base := l.LastMinute
@@ -329,6 +331,7 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 		s.PrevPlanned = d.varint() + base
 		s.NextDue = d.varint() + base
 		s.Resume = d.varint() + base
+		s.Seen = d.varint() + base
 		rc := d.bytes(1)[0]
 		s.Reason, s.PrevReason = ReasonCode(rc&15), ReasonCode(rc>>4)
 		if s.Reason > CodeRoutine || s.PrevReason > CodeRoutine {

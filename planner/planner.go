@@ -226,12 +226,26 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 				if hk >= 0 {
 					stretch = stretches[hk]
 				}
+				// Most servers are not due and nothing new is known of
+				// them: their last result was seen, no check has been
+				// planned since (results come only from planned checks),
+				// and their cadence is the same. Their due time stands,
+				// without a look at their state.
+				if e.Seen != 0 && e.Planned <= e.Seen && e.NextDue >= T+minute &&
+					int64(e.Cadence) == int64(data.Tier(s.Rank)/time.Second)*stretch/stretchUnit {
+					out[i] = e
+					continue
+				}
 				cad := newCadence(s.ID, s.Rank, stretch)
 				st, has := in.States[s.ID]
 				has = has && st.URL == s.URL
 				class, due := owed(l.Created, e, cad, st, has, T)
 				e.Cadence = int32(cad.every())
 				e.NextDue = due
+				e.Seen = 0
+				if has {
+					e.Seen = st.LastCheck.Unix()
+				}
 				if due < T+minute {
 					c := candidate{server: i, host: hk, class: class, due: due}
 					if has {
