@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -118,4 +119,23 @@ func (p PausedList) Match(servers []Server) (paused map[string]bool, unmatched [
 		}
 	}
 	return paused, unmatched
+}
+
+// PausedRemotePrefix starts a paused-list source that is not a local file
+// but a file on GitHub (github:OWNER/REPO/PATH[@REF]), which only plan
+// fetches; the commands that follow it read the copy plan keeps, at
+// PausedCopyPath.
+const PausedRemotePrefix = "github:"
+
+// PausedCopyPath returns where plan keeps the last good copy of a remote
+// paused list under the data directory dir.
+func PausedCopyPath(dir string) string { return filepath.Join(dir, "paused", "last-good.txt") }
+
+// LocalPausedList returns the file a reader of the paused list opens for
+// source: source itself, or the copy plan keeps of a remote list.
+func LocalPausedList(dir, source string) string {
+	if strings.HasPrefix(source, PausedRemotePrefix) {
+		return PausedCopyPath(dir)
+	}
+	return source
 }

@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -108,4 +109,16 @@ func joinPausedErrs(errs []error) string {
 		s[i] = fmt.Sprint(e)
 	}
 	return strings.Join(s, "\n")
+}
+
+func TestLocalPausedList_R2(t *testing.T) {
+	for _, tc := range []struct{ source, want string }{
+		{"paused.txt", "paused.txt"},
+		{"/srv/lists/paused.txt", "/srv/lists/paused.txt"},
+		{"github:acme/dir/paused.txt@main", filepath.Join("DATA", "paused", "last-good.txt")},
+	} {
+		if got := LocalPausedList("DATA", tc.source); got != tc.want {
+			t.Errorf("LocalPausedList(DATA, %q) = %q, want %q", tc.source, got, tc.want)
+		}
+	}
 }

@@ -38,17 +38,12 @@ const maxBackoff = time.Hour
 // enough for the 24-hour staleness warning of rule S8.
 const confirmEvery = 10 * time.Minute
 
-// Names of the last good copy and its metadata under DIR/paused/.
-const (
-	lastGoodFile = "last-good.txt"
-	lastGoodMeta = "last-good.json"
-)
+// lastGoodMeta names the metadata of the last good copy, beside it.
+const lastGoodMeta = "last-good.json"
 
 // LastGoodPath returns where Fetch keeps the last good copy of the paused
 // list under the data directory dataDir.
-func LastGoodPath(dataDir string) string {
-	return filepath.Join(dataDir, "paused", lastGoodFile)
-}
+func LastGoodPath(dataDir string) string { return data.PausedCopyPath(dataDir) }
 
 // copyMeta describes the last good copy; it is written after the copy, so a
 // crash in between leaves an ETag that no longer matches, which only costs

@@ -3,11 +3,13 @@ package pause
 import (
 	"fmt"
 	"strings"
+
+	"plug.directory/prober/data"
 )
 
 // SpecPrefix starts a paused-list source that lives on GitHub, as in
 // "github:OWNER/REPO/PATH[@REF]". Anything else is a local file.
-const SpecPrefix = "github:"
+const SpecPrefix = data.PausedRemotePrefix
 
 // Spec names a paused list kept in a GitHub repository.
 type Spec struct {

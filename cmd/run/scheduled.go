@@ -216,7 +216,7 @@ func isExecutable(path string) bool {
 // calls it.
 func publishStep(cfg scheduledConfig, stdout io.Writer, logger *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
-		st, err := site.Publish(ctx, site.Config{DataDir: cfg.Data, ServersPath: cfg.Servers, PausedPath: cfg.Paused, OutDir: cfg.Out, Logger: logger})
+		st, err := site.Publish(ctx, site.Config{DataDir: cfg.Data, ServersPath: cfg.Servers, PausedPath: data.LocalPausedList(cfg.Data, cfg.Paused), OutDir: cfg.Out, Logger: logger})
 		if err != nil {
 			return err
 		}
