@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -225,6 +226,11 @@ func (p *publication) run(ctx context.Context) error {
 			return err
 		}
 		p.w.noSync = false
+	}
+	if p.stats.Rebuilt {
+		if err := p.sweepUnlisted(); err != nil {
+			return err
+		}
 	}
 	for _, id := range p.removed {
 		if err := p.removeServer(id); err != nil {
@@ -653,6 +659,36 @@ func (p *publication) removeServer(id string) error {
 	} {
 		if err := p.w.remove(path); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// sweepUnlisted removes, in a rebuild, the files of servers that are not
+// listed: without a state, the site does not know which were listed before.
+func (p *publication) sweepUnlisted() error {
+	for _, sub := range []string{"servers", "badges"} {
+		root := filepath.Join(p.cfg.OutDir, sub)
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			id := filepath.ToSlash(rel)
+			if strings.Contains(filepath.Base(id), ".tmp-") {
+				return p.w.remove(path) // left by a publish that crashed
+			}
+			id = strings.TrimSuffix(strings.TrimSuffix(id, ".json"), ".html")
+			if p.st.find(id) < 0 {
+				return p.w.remove(path)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("sweep %s: %w", root, err)
 		}
 	}
 	return nil

@@ -310,6 +310,23 @@ func TestPublishRules(t *testing.T) {
 			if st := f.MustPublish(); !st.Rebuilt {
 				t.Error("not a rebuild")
 			}
+			// A rebuild without a state, over files of servers no longer
+			// listed, removes them.
+			f.writeServers(slices.DeleteFunc(slices.Clone(fixServers), func(s data.Server) bool { return s.ID == "golf" }))
+			if err := os.RemoveAll(filepath.Join(f.dir, "site")); err != nil {
+				t.Fatal(err)
+			}
+			f.MustPublish()
+			for _, rel := range []string{"servers/golf.json", "servers/golf.html", "badges/golf.json"} {
+				if _, ok := tree(t, f.out)[rel]; ok {
+					t.Errorf("%s left by a rebuild", rel)
+				}
+			}
+			delete(want, "servers/golf.json")
+			delete(want, "servers/golf.html")
+			delete(want, "badges/golf.json")
+			delete(want, "index.json")
+			delete(want, "index.html")
 			got := tree(t, f.out)
 			for rel, b := range want {
 				if string(got[rel]) != string(b) {
