@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -12,27 +13,47 @@ import (
 // fsyncs the directory. Missing parent directories are created. On error the
 // old file is left as it was and the temporary file is removed.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	err := ReplaceFile(path, perm, true, func(w io.Writer) error {
+		if _, err := w.Write(data); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// ReplaceFile is the mechanism under WriteFileAtomic for callers that stream
+// content too large to hold, or batch their directory syncs: write fills a
+// temporary file beside path, which is fsynced when syncFile is set and
+// renamed over path. The directory is not synced: call SyncDir when the
+// rename must survive a crash. On error path is left as it was; write's
+// own error is returned as it is.
+func ReplaceFile(path string, perm os.FileMode, syncFile bool, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op once renamed
-	if _, err := f.Write(data); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
 	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
+	if syncFile {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("sync %s: %w", path, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -40,7 +61,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
-	return SyncDir(dir)
+	return nil
 }
 
 // SyncDir fsyncs a directory so that a rename or a new file in it survives a

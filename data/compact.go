@@ -385,33 +385,10 @@ func copyRawRows(w *parquet.GenericWriter[ResultRow], pf *parquet.File, name str
 }
 
 // writeAtomic is WriteFileAtomic for content too large to hold in memory:
-// write streams it into a temporary file beside path, which is fsynced and
-// renamed over path.
+// write streams it into the file.
 func writeAtomic(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op once renamed
-	if err := write(f); err != nil {
-		f.Close()
+	if err := ReplaceFile(path, 0o644, true, write); err != nil {
 		return err
 	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	return SyncDir(dir)
+	return SyncDir(filepath.Dir(path))
 }
