@@ -162,12 +162,6 @@ func fileID(path string) fileKey {
 	return k
 }
 
-// readSnapshot reads every server's state from the snapshot and its deltas.
-func readSnapshot(dir string) (map[string]State, error) {
-	v, err := readStates(dir, nil)
-	return v.states, err
-}
-
 // writeDelta writes the states a fold changed as the next delta.
 func writeDelta(dir string, seq uint64, m map[string]State) error {
 	return WriteFileAtomic(deltaPath(dir, seq), encodeStates(seq, m), 0o644)
@@ -238,6 +232,15 @@ func applyAll(states map[string]State, results []Result) {
 // lines are skipped and reported in bad, naming file:line; err is non-nil
 // only when the snapshot or the journal directory cannot be read.
 func LoadStates(dir string) (states map[string]State, bad []error, err error) {
+	return LoadStatesOf(dir, nil)
+}
+
+// LoadStatesOf is LoadStates for the servers whose id keep keeps (nil keeps
+// every one): the others are neither returned nor given a map entry, so a
+// reader that needs a few thousand of a million states (a plan, whose
+// servers are mostly not due) skips building the rest. Every journal is
+// still read, so its bad lines are reported as by LoadStates.
+func LoadStatesOf(dir string, keep func(id string) bool) (states map[string]State, bad []error, err error) {
 	journals, err := listJournals(dir, false)
 	if err != nil {
 		return nil, nil, err
@@ -252,11 +255,15 @@ func LoadStates(dir string) (states map[string]State, bad []error, err error) {
 		if err != nil {
 			bad = append(bad, err)
 		}
+		if keep != nil {
+			rs = slices.DeleteFunc(rs, func(r Result) bool { return !keep(r.ID) })
+		}
 		all = append(all, rs...)
 	}
 	// The snapshot is read after the journals: a journal folded meanwhile is
 	// then in the snapshot, and applying a result twice changes nothing.
-	states, err = readSnapshot(dir)
+	v, err := readStates(dir, keep)
+	states = v.states
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -171,5 +172,40 @@ func TestLoadStatesDuringFolds(t *testing.T) {
 			t.Fatalf("LoadStates saw %d states after %d: a state went missing", len(got), seen)
 		}
 		seen = len(got)
+	}
+}
+
+// TestLoadStatesOf: the states of the servers kept are those LoadStates
+// gives, snapshot, deltas and unfolded journals applied alike; no other
+// server has an entry, not even one with a result in a journal.
+func TestLoadStatesOf(t *testing.T) {
+	dir := t.TempDir()
+	j := MustJournal(t, dir, "run-1", result("a", t0, Failing), result("b", t0, Working), result("c", t0, Working))
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Fold(dir, discard()); err != nil {
+		t.Fatal(err)
+	}
+	active := MustJournal(t, dir, "run-2", result("a", t0.Add(5*time.Minute), Working), result("c", t0.Add(5*time.Minute), Failing),
+		result("d", t0.Add(5*time.Minute), Working))
+	defer active.Close()
+	all, bad, err := LoadStates(dir)
+	if err != nil || len(bad) > 0 || len(all) != 4 {
+		t.Fatalf("LoadStates: %v %v %v, want 4 states", all, bad, err)
+	}
+	got, bad, err := LoadStatesOf(dir, func(id string) bool { return id == "a" || id == "b" })
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("LoadStatesOf: %v %v", err, bad)
+	}
+	want := map[string]State{"a": all["a"], "b": all["b"]}
+	if !maps.EqualFunc(got, want, func(x, y State) bool { return reflect.DeepEqual(x, y) }) {
+		t.Errorf("LoadStatesOf a, b = %+v, want %+v", got, want)
+	}
+	if got["a"].LastStatus != Working || !got["a"].LastAnswered.Equal(t0.Add(5*time.Minute)) {
+		t.Errorf("LoadStatesOf missed the unfolded journal: %+v", got["a"])
+	}
+	if got, _, _ := LoadStatesOf(dir, nil); !reflect.DeepEqual(got, all) {
+		t.Errorf("LoadStatesOf with no filter = %+v, want %+v", got, all)
 	}
 }

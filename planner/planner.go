@@ -37,6 +37,11 @@ type Input struct {
 	Servers []data.Server         // the ranked list in its order (data.SortServers)
 	Paused  map[string]bool       // ids of servers not to check (rule S8)
 	States  map[string]data.State // what the runner learned, by server id
+	// StatesOf, used when States is nil, reads the states of the servers
+	// whose id keep keeps (nil: every one), as data.LoadStatesOf. A plan
+	// looks at the state of only the servers that may be owed a check, a
+	// few thousand of a million, so it need not read the rest.
+	StatesOf func(keep func(id string) bool) (map[string]data.State, error)
 }
 
 // Report is one planned minute.
@@ -95,7 +100,8 @@ type hostWork struct {
 // records it in the ledger l. Planning the last minute of the ledger again
 // first takes back what that plan recorded, so the same inputs give the same
 // plan. A minute before the ledger's last one is ErrPlannedAfter; a minute
-// that has begun is ErrPast. l is unchanged on error.
+// that has begun is ErrPast. l is unchanged on error, but for an error of
+// in.StatesOf, after which l is to be read again.
 func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	T := at.Unix()
 	rep := Report{Minute: at.UTC()}
@@ -201,9 +207,9 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	}
 	var mu sync.Mutex
 	matched := 0
-	var cands []candidate
+	var look []int32 // servers whose state is looked at
 	inParallel(n, func(lo, hi int) {
-		var mine []candidate
+		var mine []int32
 		found := 0
 		for i := lo; i < hi; i++ {
 			s := &in.Servers[i]
@@ -221,44 +227,66 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 			e.Rank = int32(s.Rank)
 			if hk == -2 { // rule S8
 				e.NextDue, e.Cadence, e.Resume = 0, 0, T+minute
-			} else {
-				stretch := int64(stretchUnit)
-				if hk >= 0 {
-					stretch = stretches[hk]
-				}
+			} else if e.Seen == 0 || e.Planned > e.Seen || e.NextDue < T+minute ||
+				int64(e.Cadence) != int64(data.Tier(s.Rank)/time.Second)*serverStretch(stretches, hk)/stretchUnit {
 				// Most servers are not due and nothing new is known of
 				// them: their last result was seen, no check has been
 				// planned since (results come only from planned checks),
 				// and their cadence is the same. Their due time stands,
-				// without a look at their state.
-				if e.Seen != 0 && e.Planned <= e.Seen && e.NextDue >= T+minute &&
-					int64(e.Cadence) == int64(data.Tier(s.Rank)/time.Second)*stretch/stretchUnit {
-					out[i] = e
-					continue
-				}
-				cad := newCadence(s.ID, s.Rank, stretch)
-				st, has := in.States[s.ID]
-				has = has && st.URL == s.URL
-				class, due := owed(l.Created, e, cad, st, has, T)
-				e.Cadence = int32(cad.every())
-				e.NextDue = due
-				e.Seen = 0
+				// without a look at their state; the others' is worked
+				// out below from it.
+				mine = append(mine, int32(i))
+			}
+			out[i] = e
+		}
+		mu.Lock()
+		look = append(look, mine...)
+		matched += found
+		mu.Unlock()
+	})
+	states := in.States
+	if states == nil && in.StatesOf != nil {
+		var keep func(id string) bool
+		if len(look) < n/4 { // else reading every state costs less than picking
+			ids := make(map[string]struct{}, len(look))
+			for _, i := range look {
+				ids[in.Servers[i].ID] = struct{}{}
+			}
+			keep = func(id string) bool { _, ok := ids[id]; return ok }
+		}
+		var err error
+		if states, err = in.StatesOf(keep); err != nil {
+			return rep, fmt.Errorf("plan %s: %w", at.UTC().Format(time.RFC3339), err)
+		}
+	}
+	var cands []candidate
+	inParallel(len(look), func(lo, hi int) {
+		var mine []candidate
+		for _, i := range look[lo:hi] {
+			s := &in.Servers[i]
+			hk := hostOfServer[i]
+			e := out[i]
+			cad := newCadence(s.ID, s.Rank, serverStretch(stretches, hk))
+			st, has := states[s.ID]
+			has = has && st.URL == s.URL
+			class, due := owed(l.Created, e, cad, st, has, T)
+			e.Cadence = int32(cad.every())
+			e.NextDue = due
+			e.Seen = 0
+			if has {
+				e.Seen = st.LastCheck.Unix()
+			}
+			if due < T+minute {
+				c := candidate{server: int(i), host: hk, class: class, due: due}
 				if has {
-					e.Seen = st.LastCheck.Unix()
+					c.protocol, c.transport = st.Protocol, st.Transport
 				}
-				if due < T+minute {
-					c := candidate{server: i, host: hk, class: class, due: due}
-					if has {
-						c.protocol, c.transport = st.Protocol, st.Transport
-					}
-					mine = append(mine, c)
-				}
+				mine = append(mine, c)
 			}
 			out[i] = e
 		}
 		mu.Lock()
 		cands = append(cands, mine...)
-		matched += found
 		mu.Unlock()
 	})
 	rep.Removed = len(old) - matched
@@ -321,6 +349,15 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 		"new", rep.New, "retry", rep.Retry, "routine", rep.Routine, "deferred", rep.Deferred,
 		"longest_wait", rep.Longest, "removed", rep.Removed)
 	return rep, nil
+}
+
+// serverStretch returns the stretch of a server on host hk (see
+// hostStretch); a server without a host keeps its tier's pace.
+func serverStretch(stretches []int64, hk int32) int64 {
+	if hk >= 0 {
+		return stretches[hk]
+	}
+	return stretchUnit
 }
 
 // inParallel calls f on n items split into one run of neighbours per core

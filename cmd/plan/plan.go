@@ -79,16 +79,16 @@ func readServers(path string, logger *slog.Logger) ([]data.Server, error) {
 type inputs struct {
 	servers []data.Server
 	paused  data.PausedList
-	states  map[string]data.State
 	ledger  *data.Ledger
 }
 
 // load reads the inputs of a plan side by side: at a million servers the
-// list and the states each take a good part of the second a plan may take.
+// list takes a good part of the second a plan may take. The states are read
+// by the planner (statesOf), only those of the servers it looks at.
 func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) {
 	var in inputs
 	var wg sync.WaitGroup
-	errs := make([]error, 4)
+	errs := make([]error, 3)
 	wg.Go(func() {
 		t := time.Now()
 		in.servers, errs[0] = readServers(cfg.Servers, logger)
@@ -104,21 +104,24 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 		in.paused, errs[1] = loadPaused(source, logger)
 	})
 	wg.Go(func() {
-		var bad []error
 		t := time.Now()
-		in.states, bad, errs[2] = data.LoadStates(cfg.Data)
-		logger.Info("load states", "took", time.Since(t))
-		for _, b := range bad {
-			logger.Warn("skipped a bad result", "err", b)
-		}
-	})
-	wg.Go(func() {
-		t := time.Now()
-		in.ledger, errs[3] = readLedger(cfg, logger)
+		in.ledger, errs[2] = readLedger(cfg, logger)
 		logger.Info("read ledger", "took", time.Since(t))
 	})
 	wg.Wait()
 	return in, errors.Join(errs...)
+}
+
+// loadStates reads the states of the servers keep keeps (nil: every one),
+// logging each bad journal line.
+func loadStates(dir string, keep func(id string) bool, logger *slog.Logger) (map[string]data.State, error) {
+	t := time.Now()
+	states, bad, err := data.LoadStatesOf(dir, keep)
+	logger.Info("load states", "took", time.Since(t), "states", len(states))
+	for _, b := range bad {
+		logger.Warn("skipped a bad result", "err", b)
+	}
+	return states, err
 }
 
 // readLedger reads the ledger; a damaged one is kept aside and made again
@@ -174,7 +177,9 @@ func planMinute(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.
 	rep, err := p.Plan(minute, planner.Input{
 		Servers: in.servers,
 		Paused:  pausedIDs(in.paused, in.servers, logger),
-		States:  in.states,
+		StatesOf: func(keep func(id string) bool) (map[string]data.State, error) {
+			return loadStates(cfg.Data, keep, logger)
+		},
 	}, in.ledger)
 	if err != nil {
 		return err
