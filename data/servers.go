@@ -1,7 +1,6 @@
 package data
 
 import (
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -25,11 +24,30 @@ var serverColumns = []string{"id", "rank", "url", "added"}
 
 // ReadServers reads the ranked list at path, as ParseServers.
 func ReadServers(path string) ([]Server, []error, error) {
-	b, err := os.ReadFile(path)
+	text, err := readText(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read ranked list: %w", err)
 	}
-	return ParseServers(path, b)
+	return parseServers(path, text)
+}
+
+// readText reads the file at path into a string in one allocation: the
+// servers' ids and addresses are substrings of it, so a million-row list
+// is not held twice, as bytes and as their copy.
+func readText(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var sb strings.Builder
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		sb.Grow(int(fi.Size()) + 1)
+	}
+	if _, err := io.Copy(&sb, f); err != nil {
+		return "", err
+	}
+	return sb.String(), nil
 }
 
 // ParseServers parses the ranked list: CSV with a header naming at least
@@ -41,15 +59,20 @@ func ReadServers(path string) ([]Server, []error, error) {
 // broken by id. err is non-nil when the header lacks a column or no row is
 // usable (ErrEmptyList); then no plan must be made from it.
 func ParseServers(name string, b []byte) (servers []Server, bad []error, err error) {
-	if bytes.IndexByte(b, '"') < 0 {
-		return parseServersFast(name, b)
+	return parseServers(name, string(b))
+}
+
+// parseServers is ParseServers of the list's text.
+func parseServers(name, text string) (servers []Server, bad []error, err error) {
+	if strings.IndexByte(text, '"') < 0 {
+		return parseServersFast(name, text)
 	}
-	return parseServersCSV(name, b)
+	return parseServersCSV(name, text)
 }
 
 // parseServersCSV is ParseServers for a list with quoted fields.
-func parseServersCSV(name string, b []byte) (servers []Server, bad []error, err error) {
-	r := csv.NewReader(bytes.NewReader(b))
+func parseServersCSV(name, text string) (servers []Server, bad []error, err error) {
+	r := csv.NewReader(strings.NewReader(text))
 	r.ReuseRecord = true
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true
@@ -73,7 +96,7 @@ func parseServersCSV(name string, b []byte) (servers []Server, bad []error, err 
 		idx[i] = j
 	}
 	need := slices.Max(idx) + 1
-	servers = make([]Server, 0, bytes.Count(b, []byte{'\n'}))
+	servers = make([]Server, 0, strings.Count(text, "\n"))
 	seen := make(map[string]int, cap(servers))
 	for {
 		rec, err := r.Read()
@@ -116,9 +139,8 @@ func parseServersCSV(name string, b []byte) (servers []Server, bad []error, err 
 // case, built for a million rows: the lines are split by hand in parallel
 // chunks, every id and address is a substring of one copy of the file (one
 // allocation, and neighbours in the list are neighbours in memory), and
-// duplicates are found by a hash of the id.
-func parseServersFast(name string, b []byte) (servers []Server, bad []error, err error) {
-	text := string(b)
+// duplicates are found by a hash of the id (see firstOf).
+func parseServersFast(name, text string) (servers []Server, bad []error, err error) {
 	nl := strings.IndexByte(text, '\n')
 	if nl < 0 {
 		nl = len(text)
@@ -146,7 +168,8 @@ func parseServersFast(name string, b []byte) (servers []Server, bad []error, err
 		line    int
 		servers []Server
 		bad     []lineError
-		lines   []int // line of each server, for duplicate messages
+		lines   []int    // line of each server, for duplicate messages
+		hashes  []uint64 // hash of each server's id
 	}
 	chunks := make([]*chunk, 0, n)
 	line := 2
@@ -162,11 +185,23 @@ func parseServersFast(name string, b []byte) (servers []Server, bad []error, err
 		line += strings.Count(c.text, "\n")
 		rest = rest[end:]
 	}
+	// Each chunk's rows go to slots of its own in one array (one per line,
+	// and one for a last line without its end), moved together below: a
+	// million rows are not copied into a second array.
+	slots := make([]int, len(chunks)+1)
+	for k, c := range chunks {
+		slots[k+1] = slots[k] + strings.Count(c.text, "\n") + 1
+	}
+	all := make([]Server, slots[len(chunks)])
+	lines := make([]int, len(all))
+	hashes := make([]uint64, len(all))
+	for k, c := range chunks {
+		lo, hi := slots[k], slots[k+1]
+		c.servers, c.lines, c.hashes = all[lo:lo:hi], lines[lo:lo:hi], hashes[lo:lo:hi]
+	}
 	var wg sync.WaitGroup
 	for _, c := range chunks {
 		wg.Go(func() {
-			c.servers = make([]Server, 0, strings.Count(c.text, "\n")+1)
-			c.lines = make([]int, 0, cap(c.servers))
 			fields := make([]string, 0, need+4)
 			for ln, rest := c.line, c.text; len(rest) > 0; ln++ {
 				row := rest
@@ -201,44 +236,33 @@ func parseServersFast(name string, b []byte) (servers []Server, bad []error, err
 				c.servers = append(c.servers, s)
 				c.lines = append(c.lines, ln)
 			}
+			for k := range c.servers {
+				c.hashes = append(c.hashes, StableHash(c.servers[k].ID, 0x6964))
+			}
 		})
 	}
 	wg.Wait()
 
-	total := 0
-	for _, c := range chunks {
-		total += len(c.servers)
-	}
-	servers = make([]Server, 0, total)
-	lineOf := make([]int, 0, total)
-	first := make(map[uint64]int32, total) // id hash -> index in servers
-	var collided map[string]int32          // ids whose hash another id has
 	var badLines []lineError
+	w := 0
 	for _, c := range chunks {
 		badLines = append(badLines, c.bad...)
-		for k, s := range c.servers {
-			h := StableHash(s.ID, 0x6964)
-			if i, seen := first[h]; seen {
-				if servers[i].ID != s.ID {
-					if collided == nil {
-						collided = map[string]int32{}
-					}
-					i, seen = collided[s.ID]
-					if !seen {
-						collided[s.ID] = int32(len(servers))
-					}
-				}
-				if seen {
-					badLines = append(badLines, lineError{c.lines[k], fmt.Errorf("%s:%d: duplicate id %q (first on line %d)", name, c.lines[k], s.ID, lineOf[i])})
-					continue
-				}
-			} else {
-				first[h] = int32(len(servers))
-			}
-			servers = append(servers, s)
-			lineOf = append(lineOf, c.lines[k])
-		}
+		copy(all[w:], c.servers)
+		copy(lines[w:], c.lines)
+		copy(hashes[w:], c.hashes)
+		w += len(c.servers)
 	}
+	all, lines, hashes = all[:w], lines[:w], hashes[:w]
+	first := firstOf(all, hashes)
+	servers = all[:0] // in place: a row is never moved ahead of itself
+	for i, s := range all {
+		if f := first[i]; f >= 0 {
+			badLines = append(badLines, lineError{lines[i], fmt.Errorf("%s:%d: duplicate id %q (first on line %d)", name, lines[i], s.ID, lines[f])})
+			continue
+		}
+		servers = append(servers, s)
+	}
+	clear(all[len(servers):]) // the strings of rows left out
 	slices.SortStableFunc(badLines, func(a, b lineError) int { return a.line - b.line })
 	for _, e := range badLines {
 		bad = append(bad, e.err)
@@ -250,6 +274,50 @@ func parseServersFast(name string, b []byte) (servers []Server, bad []error, err
 		SortServers(servers)
 	}
 	return servers, bad, nil
+}
+
+// firstOf returns for each server the index of the first with its id, -1
+// for the first itself. hashes holds a hash of each id. The hashes are
+// split by value among the cores, each with a table of its own (open
+// addressing, linear probing, ids compared on equal hashes), so a million
+// ids take a fraction of what a map of them takes.
+func firstOf(servers []Server, hashes []uint64) []int32 {
+	first := make([]int32, len(servers))
+	parts := uint64(max(1, min(runtime.GOMAXPROCS(0), len(servers)/4096)))
+	size := 1
+	for size < 2*len(servers)/int(parts)+16 {
+		size *= 2
+	}
+	mask := uint64(size - 1)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			type slot struct {
+				hash uint64
+				at   int32 // index in servers plus one; 0: empty
+			}
+			table := make([]slot, size)
+			for i, h := range hashes {
+				if (h>>32)%parts != p {
+					continue
+				}
+				first[i] = -1
+				for k := h & mask; ; k = (k + 1) & mask {
+					e := &table[k]
+					if e.at == 0 {
+						*e = slot{h, int32(i + 1)}
+						break
+					}
+					if e.hash == h && servers[e.at-1].ID == servers[i].ID {
+						first[i] = e.at - 1
+						break
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
 }
 
 // lineError is a bad row's error and its line.

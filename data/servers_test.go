@@ -155,7 +155,7 @@ func TestParseServersPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, slowBad, err := parseServersCSV("l.csv", []byte(b.String()))
+	slow, slowBad, err := parseServersCSV("l.csv", b.String())
 	if err != nil {
 		t.Fatal(err)
 	}
