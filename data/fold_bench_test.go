@@ -36,6 +36,22 @@ func BenchmarkLoadStates(b *testing.B) {
 	}
 }
 
+// BenchmarkLoadStatesOf reads the states of 3,000 servers of a million,
+// as a plan does: LoadStates of the same snapshot is its baseline.
+func BenchmarkLoadStatesOf(b *testing.B) {
+	dir := mustStates(b, *benchStates)
+	ids := map[string]bool{}
+	for i := 0; i < *benchStates; i += *benchStates / 3000 {
+		ids[fmt.Sprintf("srv-%07d", i)] = true
+	}
+	for b.Loop() {
+		m, _, err := LoadStatesOf(dir, func(id string) bool { return ids[id] })
+		if err != nil || len(m) != len(ids) {
+			b.Fatal(len(m), err)
+		}
+	}
+}
+
 // BenchmarkRewriteSnapshot rewrites a million servers' snapshot, as one
 // fold in maxDeltas does.
 func BenchmarkRewriteSnapshot(b *testing.B) {

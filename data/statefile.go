@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strings"
 	"time"
 )
 
@@ -101,6 +102,10 @@ func decodeStates(b []byte, keep func(id string) bool) (seq uint64, m map[string
 	for range n {
 		var s State
 		s.ID = d.string()
+		if keep != nil && d.err == nil && !keep(s.ID) {
+			d.skipState()
+			continue
+		}
 		s.URL = d.string()
 		s.LastCheck = d.time()
 		s.LastStatus = d.outcome()
@@ -113,9 +118,16 @@ func decodeStates(b []byte, keep func(id string) bool) (seq uint64, m map[string
 		if d.err != nil {
 			return 0, nil, d.err
 		}
-		if keep == nil || keep(s.ID) {
-			m[s.ID] = s
+		if keep != nil {
+			// A few states of many: their own strings, so that the
+			// file's can go.
+			s.ID, s.URL, s.LastDetail = strings.Clone(s.ID), strings.Clone(s.URL), strings.Clone(s.LastDetail)
+			s.Protocol, s.Transport = strings.Clone(s.Protocol), strings.Clone(s.Transport)
 		}
+		m[s.ID] = s
+	}
+	if d.err != nil {
+		return 0, nil, d.err
 	}
 	if d.off != len(d.s) {
 		return 0, nil, fmt.Errorf("%w: %d bytes after the last state", errStateCorrupt, len(d.s)-d.off)
@@ -153,6 +165,42 @@ func (d *stateDecoder) uvarint() uint64 {
 	}
 	d.fail("number")
 	return 0
+}
+
+// skipState passes over the fields of a state after its id, as
+// decodeStates reads them, without making them.
+func (d *stateDecoder) skipState() {
+	d.skipString() // URL
+	d.skipNumber() // LastCheck
+	d.outcome()
+	d.skipString() // LastDetail
+	d.skipNumber() // LastAnswered
+	d.skipNumber() // FailingSince
+	d.skipString() // Protocol
+	d.skipString() // Transport
+	d.skipNumber() // RetryAfter
+}
+
+// skipNumber passes over a uvarint or varint.
+func (d *stateDecoder) skipNumber() {
+	for end := min(d.off+10, len(d.s)); d.off < end; {
+		c := d.s[d.off]
+		d.off++
+		if c < 0x80 {
+			return
+		}
+	}
+	d.fail("number")
+}
+
+// skipString passes over a string.
+func (d *stateDecoder) skipString() {
+	n := d.uvarint()
+	if n > uint64(len(d.s)-d.off) {
+		d.fail("string")
+		return
+	}
+	d.off += int(n)
 }
 
 func (d *stateDecoder) string() string {
