@@ -118,7 +118,7 @@ type CompactStats struct {
 // fold lock, so it never races a Fold.
 func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, error) {
 	var st CompactStats
-	unlock, err := lockFile(filepath.Join(dir, ".fold.lock"))
+	unlock, err := LockFile(filepath.Join(dir, ".fold.lock"))
 	if err != nil {
 		return st, err
 	}
@@ -162,7 +162,7 @@ func CompactParts(dir string, day time.Time, minParts int, logger *slog.Logger) 
 	if parts, _ := filepath.Glob(filepath.Join(pdir, "part-*.parquet")); len(parts) < max(minParts, 2) {
 		return st, nil
 	}
-	unlock, err := lockFile(filepath.Join(dir, ".fold.lock"))
+	unlock, err := LockFile(filepath.Join(dir, ".fold.lock"))
 	if err != nil {
 		return st, err
 	}

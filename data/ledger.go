@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 )
 
@@ -379,28 +378,7 @@ func WriteLedger(dir string, l *Ledger) error {
 // cannot both read the same ledger and double-book a host. unlock releases
 // it.
 func LockPlans(dir string) (unlock func() error, err error) {
-	path := filepath.Join(dir, "plans", ".plan.lock")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("lock plans: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock plans: %w", err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock plans %s: %w", path, err)
-	}
-	return func() error {
-		defer f.Close()
-		return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	}, nil
+	return LockFile(filepath.Join(dir, "plans", ".plan.lock"))
 }
 
 // Equal reports whether two ledgers hold the same records, in any order.

@@ -280,23 +280,6 @@ type FoldStats struct {
 	Took     time.Duration // wall time
 }
 
-// lockFile takes an exclusive flock on path, waiting for it, and returns the
-// function that releases it.
-func lockFile(path string) (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
-}
-
 // Fold moves the results of every finished journal into the state snapshot
 // and the Parquet history, exactly once, then removes the journal. A journal
 // that a live process still holds is left for a later fold. Overlapping
@@ -309,7 +292,7 @@ func Fold(dir string, logger *slog.Logger) (FoldStats, error) {
 func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	start := time.Now()
 	var st FoldStats
-	unlock, err := lockFile(filepath.Join(dir, ".fold.lock"))
+	unlock, err := LockFile(filepath.Join(dir, ".fold.lock"))
 	if err != nil {
 		return st, err
 	}

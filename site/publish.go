@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"plug.directory/prober/data"
@@ -117,26 +116,8 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 
 // lockSite takes the lock of the site's record, waiting for another
 // publisher to finish.
-func lockSite(dataDir string) (func(), error) {
-	path := filepath.Join(dataDir, "site", ".publish.lock")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("lock site: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock site: %w", err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock site %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
+func lockSite(dataDir string) (unlock func() error, err error) {
+	return data.LockFile(filepath.Join(dataDir, "site", ".publish.lock"))
 }
 
 // publication is one run of Publish.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -63,39 +64,18 @@ func (w *writer) put(path string, b []byte) (bool, error) {
 	return true, nil
 }
 
-// writeTemp writes the pieces b to a temporary file beside path, one after
-// the other, fsyncs it when sync is set and renames it over path. On error
-// path is left as it was.
+// writeTemp writes the pieces b, one after the other, over path with
+// data.ReplaceFile, fsyncing the file when sync is set; the writer syncs
+// the directories once at the end of a run. On error path is left as it was.
 func writeTemp(path string, sync bool, b ...[]byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op once renamed
-	for _, piece := range b {
-		if _, err := f.Write(piece); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", path, err)
+	return data.ReplaceFile(path, 0o644, sync, func(f io.Writer) error {
+		for _, piece := range b {
+			if _, err := f.Write(piece); err != nil {
+				return fmt.Errorf("write %s: %w", path, err)
+			}
 		}
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if sync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return fmt.Errorf("sync %s: %w", path, err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // replace writes the pieces of one file that is known to have changed,
