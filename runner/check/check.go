@@ -54,7 +54,7 @@ type Target struct {
 
 // Protocol versions the flows ask for (rule N4).
 const (
-	protocolModern = "2026-07-28" // first version with server/discover
+	protocolModern = data.DiscoverProtocolVersion // first version with server/discover
 	protocolLegacy = "2025-11-25" // newest version of the initialize handshake
 	protocolSSE    = "2024-11-05" // the legacy HTTP+SSE transport's version
 )
