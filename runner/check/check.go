@@ -55,8 +55,8 @@ type Target struct {
 // Protocol versions the flows ask for (rule N4).
 const (
 	protocolModern = data.DiscoverProtocolVersion // first version with server/discover
-	protocolLegacy = "2025-11-25" // newest version of the initialize handshake
-	protocolSSE    = "2024-11-05" // the legacy HTTP+SSE transport's version
+	protocolLegacy = "2025-11-25"                 // newest version of the initialize handshake
+	protocolSSE    = "2024-11-05"                 // the legacy HTTP+SSE transport's version
 )
 
 // The modern JSON-RPC error codes (header mismatch -32020, missing client
