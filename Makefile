@@ -6,7 +6,7 @@ LDFLAGS := -X plug.directory/prober/data.version=$(VERSION)
 GO      ?= go
 CMDS    := plan run publish pause demo
 
-.PHONY: all build test vet demo check bench clean
+.PHONY: all build test vet demo fleet check bench clean
 
 all: build
 
@@ -23,6 +23,11 @@ test: vet
 
 demo: build
 	./bin/demo -bin bin -dir demo-out
+
+# fleet: the demo's MCP servers only, with the one-off check that reaches
+# each; Ctrl-C stops them.
+fleet: build
+	./bin/demo -serve -bin bin -dir demo-out
 
 # check URL=https://host/mcp: one check of one server now (production rules).
 check: build
