@@ -90,7 +90,7 @@ func readStates(dir string, keep func(id string) bool) (stateView, error) {
 func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed bool, err error) {
 	path := StatePath(dir)
 	before := fileID(path)
-	b, err := os.ReadFile(path)
+	f, err := readStateFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if v.states, err = readLegacySnapshot(dir); err != nil {
@@ -102,7 +102,7 @@ func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed
 	case err != nil:
 		return v, false, fmt.Errorf("read state: %w", err)
 	default:
-		if v.baseSeq, v.states, err = decodeStates(b, keep); err != nil {
+		if v.baseSeq, v.states, err = decodeStates(f, keep); err != nil {
 			return v, false, fmt.Errorf("read state %s: %w", path, err)
 		}
 	}
@@ -119,14 +119,14 @@ func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed
 			// A gap: the snapshot was rewritten meanwhile, or a delta lost.
 			return v, true, fmt.Errorf("read state: %s missing before %s", deltaPath(dir, v.lastSeq+1), d.path)
 		}
-		b, err := os.ReadFile(d.path)
+		f, err := readStateFile(d.path)
 		if errors.Is(err, os.ErrNotExist) {
 			return v, true, fmt.Errorf("read state: %w", err)
 		}
 		if err != nil {
 			return v, false, fmt.Errorf("read state: %w", err)
 		}
-		_, m, err := decodeStates(b, keep)
+		_, m, err := decodeStates(f, keep)
 		if err != nil {
 			return v, false, fmt.Errorf("read state %s: %w", d.path, err)
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"os"
 	"strings"
 	"time"
 )
@@ -15,9 +17,9 @@ import (
 // as uvarint length and bytes, times as varint Unix nanoseconds with 0 for
 // the zero time, the outcome as its index in Outcomes plus one, 0 for
 // none), then the CRC-32C of everything before it, little-endian. States
-// are in no particular order. Decoding makes one string of the whole file
-// and slices every field out of it, so a million states cost a few
-// allocations, not millions.
+// are in no particular order. Reading makes one string of the whole file
+// (summed as it is read) and slices every field out of it, so a million
+// states cost a few allocations, not millions.
 
 const (
 	stateMagic   = "PDST"
@@ -25,6 +27,40 @@ const (
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// crcResidue is the CRC-32C of any text followed by its own CRC-32C,
+// little-endian: the checksum of a whole state file that is intact.
+var crcResidue = crc32.Checksum(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(nil, crcTable)), crcTable)
+
+// stateFile is a state file's text and the CRC-32C of all of it, its
+// checksum included (crcResidue when intact).
+type stateFile struct {
+	text string
+	crc  uint32
+}
+
+// stateFileOf returns the stateFile of the bytes b.
+func stateFileOf(b []byte) stateFile { return stateFile{string(b), crc32.Checksum(b, crcTable)} }
+
+// readStateFile reads the state file at path into one string, summing it
+// on the way: a million states' file is held once, not as bytes and as
+// their copy. Errors are os.Open's and the read's, unwrapped.
+func readStateFile(path string) (stateFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return stateFile{}, err
+	}
+	defer f.Close()
+	var sb strings.Builder
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		sb.Grow(int(fi.Size()))
+	}
+	sum := crc32.New(crcTable)
+	if _, err := io.Copy(io.MultiWriter(&sb, sum), f); err != nil {
+		return stateFile{}, err
+	}
+	return stateFile{sb.String(), sum.Sum32()}, nil
+}
 
 // errStateCorrupt is wrapped by decodeStates for a snapshot that does not
 // decode or whose checksum does not match.
@@ -77,18 +113,18 @@ func outcomeCode(o Outcome) byte {
 // decodeStates decodes a file written by encodeStates. With keep set, only
 // the states whose id it keeps are returned (a fold needs only the servers
 // it has results for, and skipping the rest spares a million map entries).
-func decodeStates(b []byte, keep func(id string) bool) (seq uint64, m map[string]State, err error) {
-	if len(b) < len(stateMagic)+1+4 || string(b[:len(stateMagic)]) != stateMagic {
+func decodeStates(f stateFile, keep func(id string) bool) (seq uint64, m map[string]State, err error) {
+	b := f.text
+	if len(b) < len(stateMagic)+1+4 || b[:len(stateMagic)] != stateMagic {
 		return 0, nil, fmt.Errorf("%w: not a state file", errStateCorrupt)
 	}
 	if v := b[len(stateMagic)]; v != stateVersion {
 		return 0, nil, fmt.Errorf("%w: version %d, want %d", errStateCorrupt, v, stateVersion)
 	}
-	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(body, crcTable) != sum {
+	if f.crc != crcResidue {
 		return 0, nil, fmt.Errorf("%w: checksum mismatch", errStateCorrupt)
 	}
-	d := stateDecoder{s: string(body), off: len(stateMagic) + 1}
+	d := stateDecoder{s: b[:len(b)-4], off: len(stateMagic) + 1}
 	seq = d.uvarint()
 	n := d.uvarint()
 	if n > uint64(len(d.s)) {

@@ -21,14 +21,14 @@ func TestStateSnapshot(t *testing.T) {
 		Transport: TransportSSE, RetryAfter: t0.Add(time.Minute + time.Nanosecond)}
 	states := map[string]State{"a": full, "b": {ID: "b"}, "ü": {ID: "ü", URL: "https://ü.example", LastStatus: NeedsKey, LastCheck: t0}}
 	t.Run("round_trip", func(t *testing.T) {
-		seq, got, err := decodeStates(encodeStates(7, states), nil)
+		seq, got, err := decodeStates(stateFileOf(encodeStates(7, states)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got, states) || seq != 7 {
 			t.Errorf("round trip: seq %d\n%+v\nwant 7\n%+v", seq, got, states)
 		}
-		_, some, err := decodeStates(encodeStates(7, states), func(id string) bool { return id == "a" })
+		_, some, err := decodeStates(stateFileOf(encodeStates(7, states)), func(id string) bool { return id == "a" })
 		if err != nil || len(some) != 1 || !reflect.DeepEqual(some["a"], full) {
 			t.Errorf("decode only a: %+v %v", some, err)
 		}
@@ -37,10 +37,11 @@ func TestStateSnapshot(t *testing.T) {
 		b := encodeStates(1, states)
 		for name, bad := range map[string][]byte{
 			"flipped byte":   append(append([]byte{}, b[:20]...), append([]byte{b[20] ^ 1}, b[21:]...)...),
+			"flipped sum":    append(append([]byte{}, b[:len(b)-1]...), b[len(b)-1]^1),
 			"truncated":      b[:len(b)-7],
 			"not a snapshot": []byte("hello world"),
 		} {
-			if _, _, err := decodeStates(bad, nil); !errors.Is(err, errStateCorrupt) {
+			if _, _, err := decodeStates(stateFileOf(bad), nil); !errors.Is(err, errStateCorrupt) {
 				t.Errorf("%s: err %v, want a corrupt snapshot", name, err)
 			}
 		}
