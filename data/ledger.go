@@ -222,43 +222,51 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
 }
 
-// ledgerDecoder reads varints off a byte slice, remembering the first error.
+// ledgerDecoder reads varints off the ledger's text (one string, so ids
+// are substrings rather than a million allocations), remembering the first
+// error.
 type ledgerDecoder struct {
-	b   []byte
-	s   string // b as one string, so ids are substrings rather than a million allocations
+	s   string
 	off int
 	err error
 }
 
+// uvarint reads a uvarint as binary.Uvarint does, overflow included.
 func (d *ledgerDecoder) uvarint() uint64 {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
-		d.err = ErrLedgerCorrupt
-		return 0
+	var x uint64
+	var shift uint
+	for i := 0; i < binary.MaxVarintLen64 && d.off+i < len(d.s); i++ {
+		c := d.s[d.off+i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break
+			}
+			d.off += i + 1
+			return x | uint64(c)<<shift
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
 	}
-	d.off += n
-	return v
+	d.err = ErrLedgerCorrupt
+	return 0
 }
 
+// varint reads a varint as binary.Varint does.
 func (d *ledgerDecoder) varint() int64 {
-	if d.err != nil {
-		return 0
+	u := d.uvarint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
 	}
-	v, n := binary.Varint(d.b[d.off:])
-	if n <= 0 {
-		d.err = ErrLedgerCorrupt
-		return 0
-	}
-	d.off += n
-	return v
+	return x
 }
 
 func (d *ledgerDecoder) str() string {
 	n := d.uvarint()
-	if d.err != nil || n > uint64(len(d.b)-d.off) {
+	if d.err != nil || n > uint64(len(d.s)-d.off) {
 		d.err = ErrLedgerCorrupt
 		return ""
 	}
@@ -267,12 +275,16 @@ func (d *ledgerDecoder) str() string {
 	return s
 }
 
-func (d *ledgerDecoder) bytes(n int) []byte {
-	if d.err != nil || n > len(d.b)-d.off {
+// fixed reads n bytes (at most 8) as a little-endian number.
+func (d *ledgerDecoder) fixed(n int) uint64 {
+	if d.err != nil || n > len(d.s)-d.off {
 		d.err = ErrLedgerCorrupt
-		return make([]byte, n)
+		return 0
 	}
-	v := d.b[d.off : d.off+n]
+	var v uint64
+	for i := range n {
+		v |= uint64(d.s[d.off+i]) << (8 * i)
+	}
 	d.off += n
 	return v
 }
@@ -281,7 +293,7 @@ func (d *ledgerDecoder) bytes(n int) []byte {
 // left, so a corrupt count cannot make us allocate gigabytes.
 func (d *ledgerDecoder) count(min int) int {
 	n := d.uvarint()
-	if d.err == nil && n > uint64((len(d.b)-d.off)/min) {
+	if d.err == nil && n > uint64((len(d.s)-d.off)/min) {
 		d.err = ErrLedgerCorrupt
 	}
 	if d.err != nil {
@@ -293,14 +305,21 @@ func (d *ledgerDecoder) count(min int) int {
 // UnmarshalBinary decodes a ledger encoded by MarshalBinary. Any damage is
 // ErrLedgerCorrupt.
 func (l *Ledger) UnmarshalBinary(b []byte) error {
-	if len(b) < len(ledgerMagic)+4 || string(b[:len(ledgerMagic)]) != ledgerMagic {
+	return l.unmarshal(string(b), crc32.ChecksumIEEE(b))
+}
+
+// ledgerResidue is the CRC-32 of any text followed by its own CRC-32,
+// little-endian: the checksum of a whole ledger that is intact.
+var ledgerResidue = crc32.ChecksumIEEE(binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(nil)))
+
+// unmarshal is UnmarshalBinary of the ledger's text, whose CRC-32 (its
+// checksum included) is sum.
+func (l *Ledger) unmarshal(text string, sum uint32) error {
+	if len(text) < len(ledgerMagic)+4 || text[:len(ledgerMagic)] != ledgerMagic || sum != ledgerResidue {
 		return ErrLedgerCorrupt
 	}
-	body := b[:len(b)-4]
-	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
-		return ErrLedgerCorrupt
-	}
-	d := &ledgerDecoder{b: body, s: string(body), off: len(ledgerMagic)}
+	body := text[:len(text)-4]
+	d := &ledgerDecoder{s: body, off: len(ledgerMagic)}
 	l.Created = d.varint()
 	l.LastMinute = d.varint()
 	nh := d.count(2)
@@ -324,14 +343,14 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 		s := &l.Servers[i]
 		s.ID = d.str()
 		s.Rank = int32(d.uvarint())
-		s.URLHash = binary.LittleEndian.Uint64(d.bytes(8))
+		s.URLHash = d.fixed(8)
 		s.FirstSeen = d.varint() + base
 		s.Planned = d.varint() + base
 		s.PrevPlanned = d.varint() + base
 		s.NextDue = d.varint() + base
 		s.Resume = d.varint() + base
 		s.Seen = d.varint() + base
-		rc := d.bytes(1)[0]
+		rc := byte(d.fixed(1))
 		s.Reason, s.PrevReason = ReasonCode(rc&15), ReasonCode(rc>>4)
 		if s.Reason > CodeRoutine || s.PrevReason > CodeRoutine {
 			d.err = ErrLedgerCorrupt
@@ -350,7 +369,7 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 // ErrLedgerCorrupt, since planning without it could double-book hosts.
 func ReadLedger(dir string) (*Ledger, error) {
 	path := LedgerPath(dir)
-	b, err := os.ReadFile(path)
+	text, sum, err := readSummed(path, crc32.IEEETable)
 	if errors.Is(err, os.ErrNotExist) {
 		return NewLedger(), nil
 	}
@@ -358,7 +377,7 @@ func ReadLedger(dir string) (*Ledger, error) {
 		return nil, fmt.Errorf("read ledger: %w", err)
 	}
 	l := NewLedger()
-	if err := l.UnmarshalBinary(b); err != nil {
+	if err := l.unmarshal(text, sum); err != nil {
 		return nil, fmt.Errorf("read ledger %s: %w", path, err)
 	}
 	return l, nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -29,25 +28,6 @@ func ReadServers(path string) ([]Server, []error, error) {
 		return nil, nil, fmt.Errorf("read ranked list: %w", err)
 	}
 	return parseServers(path, text)
-}
-
-// readText reads the file at path into a string in one allocation: the
-// servers' ids and addresses are substrings of it, so a million-row list
-// is not held twice, as bytes and as their copy.
-func readText(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	var sb strings.Builder
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		sb.Grow(int(fi.Size()) + 1)
-	}
-	if _, err := io.Copy(&sb, f); err != nil {
-		return "", err
-	}
-	return sb.String(), nil
 }
 
 // ParseServers parses the ranked list: CSV with a header naming at least

@@ -46,20 +46,38 @@ func stateFileOf(b []byte) stateFile { return stateFile{string(b), crc32.Checksu
 // on the way: a million states' file is held once, not as bytes and as
 // their copy. Errors are os.Open's and the read's, unwrapped.
 func readStateFile(path string) (stateFile, error) {
+	text, sum, err := readSummed(path, crcTable)
+	return stateFile{text, sum}, err
+}
+
+// readSummed reads the file at path into one string and returns it with
+// its CRC-32 by tab, computed as it is read. Errors are os.Open's and the
+// read's, unwrapped.
+func readSummed(path string, tab *crc32.Table) (string, uint32, error) {
+	sum := crc32.New(tab)
+	text, err := readText(path, sum)
+	return text, sum.Sum32(), err
+}
+
+// readText reads the file at path into a string in one allocation, also
+// writing it to each of also (a checksum, computed on the way): a
+// million-row file read every minute is not held twice, as bytes and as
+// the string whose substrings the rows keep. Errors are os.Open's and the
+// read's, unwrapped.
+func readText(path string, also ...io.Writer) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return stateFile{}, err
+		return "", err
 	}
 	defer f.Close()
 	var sb strings.Builder
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		sb.Grow(int(fi.Size()))
+		sb.Grow(int(fi.Size()) + 1)
 	}
-	sum := crc32.New(crcTable)
-	if _, err := io.Copy(io.MultiWriter(&sb, sum), f); err != nil {
-		return stateFile{}, err
+	if _, err := io.Copy(io.MultiWriter(append([]io.Writer{&sb}, also...)...), f); err != nil {
+		return "", err
 	}
-	return stateFile{sb.String(), sum.Sum32()}, nil
+	return sb.String(), nil
 }
 
 // errStateCorrupt is wrapped by decodeStates for a snapshot that does not
