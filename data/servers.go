@@ -63,17 +63,9 @@ func parseServersCSV(name, text string) (servers []Server, bad []error, err erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("read ranked list %s: %w", name, err)
 	}
-	col := make(map[string]int, len(serverColumns))
-	for i, h := range head {
-		col[strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))] = i
-	}
-	idx := make([]int, len(serverColumns))
-	for i, c := range serverColumns {
-		j, ok := col[c]
-		if !ok {
-			return nil, nil, fmt.Errorf("read ranked list %s:1: no %q column in header", name, c)
-		}
-		idx[i] = j
+	idx, err := headerIndex(name, head)
+	if err != nil {
+		return nil, nil, err
 	}
 	need := slices.Max(idx) + 1
 	servers = make([]Server, 0, strings.Count(text, "\n"))
@@ -126,17 +118,9 @@ func parseServersFast(name, text string) (servers []Server, bad []error, err err
 		nl = len(text)
 	}
 	head := strings.Split(strings.TrimSuffix(text[:nl], "\r"), ",")
-	col := make(map[string]int, len(head))
-	for i, h := range head {
-		col[strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))] = i
-	}
-	idx := make([]int, len(serverColumns))
-	for i, c := range serverColumns {
-		j, ok := col[c]
-		if !ok {
-			return nil, nil, fmt.Errorf("read ranked list %s:1: no %q column in header", name, c)
-		}
-		idx[i] = j
+	idx, err := headerIndex(name, head)
+	if err != nil {
+		return nil, nil, err
 	}
 	need := slices.Max(idx) + 1
 	body := text[min(nl+1, len(text)):]
@@ -429,4 +413,23 @@ func WriteServers(w io.Writer, servers []Server) error {
 		return fmt.Errorf("write ranked list: %w", err)
 	}
 	return nil
+}
+
+// headerIndex returns, for each of serverColumns, its position in the
+// header row head (names compared without case, space or a byte-order
+// mark), or an error naming the first column missing.
+func headerIndex(name string, head []string) ([]int, error) {
+	col := make(map[string]int, len(head))
+	for i, h := range head {
+		col[strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))] = i
+	}
+	idx := make([]int, len(serverColumns))
+	for i, c := range serverColumns {
+		j, ok := col[c]
+		if !ok {
+			return nil, fmt.Errorf("read ranked list %s:1: no %q column in header", name, c)
+		}
+		idx[i] = j
+	}
+	return idx, nil
 }
