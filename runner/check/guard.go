@@ -24,9 +24,11 @@ type GuardConfig struct {
 	UserAgent  string     // exact User-Agent (rule N1); "" means data.UserAgent()
 	SourceAddr netip.Addr // rule N11: local IPv4 address checks leave from; zero means any
 	Lab        Lab
-	// Resolver looks up the IPv4 addresses of host; nil means
-	// net.DefaultResolver asked for "ip4" only. A not-found answer should be
-	// a *net.DNSError with IsNotFound.
+	// Resolver looks up the addresses of host, IPv4 and IPv6 (only public
+	// IPv4 ones are dialled, rule N6; a name with only IPv6 ones is not
+	// checkable, not "not found"); nil means LookupIP(net.DefaultResolver).
+	// A not-found answer (NXDOMAIN) should be a *net.DNSError with
+	// IsNotFound.
 	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
 	// DialContext opens the TCP connection to an address the guard has
 	// already checked ("a.b.c.d:port", network "tcp4"); nil means a
@@ -47,18 +49,20 @@ type GuardConfig struct {
 // for one check; it is safe for concurrent use by that check's goroutines.
 type Guard struct {
 	cfg       GuardConfig
+	tlsConfig *tls.Config // cloned for every handshake (dialTLS)
 	transport *http.Transport
 	client    *http.Client
 
-	ctx    context.Context // canceled by Close: ends lookups and dials in flight
-	cancel context.CancelFunc
-	timer  *time.Timer // rule N10
+	ctx      context.Context // canceled by Close: ends lookups and dials in flight
+	cancel   context.CancelFunc
+	timer    *time.Timer // rule N10
+	deadline time.Time   // when timer fires, on its clock: dial shares what is left
 
 	mu       sync.Mutex
 	ex       []*Exchange
-	conns    map[*trackedConn]struct{}
-	nconns   int
-	requests int
+	conns    map[*wireConn]struct{} // open connections
+	wire     WireCounts
+	requests int // requests admitted
 	refusal  int
 	closed   bool
 	expired  bool // closed by the N10 timer
@@ -114,7 +118,7 @@ func (g *Guard) answerEnded() {
 
 // NewGuard returns a guard for one check, with fresh state and no
 // connections. It fails when the lab setting is invalid, its CA file cannot
-// be read, or SourceAddr is not IPv4.
+// be read, or SourceAddr is not IPv4 or not an address of this machine.
 func NewGuard(cfg GuardConfig) (*Guard, error) {
 	if err := cfg.Lab.Validate(); err != nil {
 		return nil, fmt.Errorf("new guard: %w", err)
@@ -123,6 +127,9 @@ func NewGuard(cfg GuardConfig) (*Guard, error) {
 		return nil, fmt.Errorf("new guard: source address %s is not IPv4", cfg.SourceAddr)
 	}
 	cfg.SourceAddr = cfg.SourceAddr.Unmap()
+	if err := bindSource(cfg.SourceAddr); err != nil {
+		return nil, fmt.Errorf("new guard: %w", err)
+	}
 	cfg.Lab = cfg.Lab.normalized()
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = data.UserAgent()
@@ -134,35 +141,23 @@ func NewGuard(cfg GuardConfig) (*Guard, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = data.CheckTimeout
 	}
-	g := &Guard{cfg: cfg, conns: make(map[*trackedConn]struct{})}
+	g := &Guard{cfg: cfg, conns: make(map[*wireConn]struct{})}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
-	g.transport = &http.Transport{
-		Proxy:       nil, // never a proxy from the environment: the dial check must see the real target
-		DialContext: g.dial,
-		TLSClientConfig: &tls.Config{
-			RootCAs:    roots,
-			MinVersion: tls.VersionTLS12,
-			// Rule N5: never a client certificate, even when asked.
-			GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-				return &tls.Certificate{}, nil
-			},
+	g.tlsConfig = &tls.Config{
+		RootCAs:    roots,
+		MinVersion: tls.VersionTLS12,
+		// Rule N5: never a client certificate, even when asked.
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return &tls.Certificate{}, nil
 		},
-		ForceAttemptHTTP2: true, // one connection for all requests, event streams included
-		// Headers are part of the answer too (rule N9): net/http's default
-		// would read up to 10 MB of them.
-		MaxResponseHeaderBytes: maxHeaderBytes,
-		TLSHandshakeTimeout:    10 * time.Second,
-		MaxIdleConnsPerHost:    2,
-		IdleConnTimeout:        data.CheckTimeout,
-		// DisableCompression stays false: the transport asks for gzip and
-		// decompresses before answerBody counts (rule N9 counts after
-		// decompression).
 	}
+	g.transport = g.newTransport()
 	g.client = &http.Client{
 		Transport:     g,
 		CheckRedirect: g.checkRedirect,
 		Jar:           nil, // rule N5: no cookie jar
 	}
+	g.deadline = time.Now().Add(cfg.Timeout) // the timer's clock, not cfg.Now: contexts and timers run on it
 	g.timer = time.AfterFunc(cfg.Timeout, g.expire)
 	return g, nil
 }
@@ -211,7 +206,7 @@ func (g *Guard) Close() {
 	g.cancel()
 	g.mu.Lock()
 	g.closed = true
-	conns := make([]*trackedConn, 0, len(g.conns))
+	conns := make([]*wireConn, 0, len(g.conns))
 	for c := range g.conns {
 		conns = append(conns, c)
 	}
@@ -240,7 +235,7 @@ func (g *Guard) append(ex *Exchange) {
 func (g *Guard) Record() Record {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	r := Record{Conns: g.nconns, Requests: g.requests, Refusal: g.refusal}
+	r := Record{Conns: g.wire.Conns, Requests: g.wire.Requests, Refusal: g.refusal, Wire: g.wire}
 	r.Exchanges = make([]Exchange, len(g.ex))
 	for i, ex := range g.ex {
 		e := *ex
@@ -283,9 +278,10 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, gerr
 	}
 
-	out := req.Clone(req.Context())
+	out := req.Clone(g.withAttempt(req.Context()))
 	out.Header = scrubHeader(req.Header, g.cfg.UserAgent)
-	out.Host = "" // the Host header is the URL's host, the one CheckTarget and the dialer checked
+	out.Trailer = nil // trailers are headers too (rule N5): none is sent
+	out.Host = ""     // the Host header is the URL's host, the one CheckTarget and the dialer checked
 	if len(body) > 0 {
 		out.Body = io.NopCloser(bytes.NewReader(body))
 		out.ContentLength = int64(len(body))

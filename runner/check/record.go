@@ -9,10 +9,11 @@ import (
 // Record is what the guard saw during one check.
 type Record struct {
 	Exchanges []Exchange // in the order requests were made, refused ones included
-	Conns     int        // TCP connections dialled
-	Requests  int        // HTTP requests actually sent (refused ones not counted)
+	Conns     int        // TCP connections established (Wire.Conns)
+	Requests  int        // HTTP requests written on the wire (Wire.Requests; refused ones not counted)
 	BytesRead int64      // answer bytes read after decompression, all exchanges
 	Refusal   int        // first 401/403/429 status seen (then the guard sends nothing more), 0 if none
+	Wire      WireCounts // what the connections saw, below net/http
 }
 
 // Exchange is one request of a check: sent and answered, sent and failed, or
@@ -57,6 +58,7 @@ const (
 	ErrCanceled                     // the check ended it: context canceled or Guard closed
 	ErrNetwork                      // other connection failure (reset, closed by the server)
 	ErrRedirectMethodChange         // a 301/302/303 that would turn POST into GET (rule N8; failing, not not_checkable)
+	ErrLocal                        // the prober's own failure (its source address cannot be used): never the server's
 )
 
 var errKindNames = [...]string{
@@ -65,7 +67,7 @@ var errKindNames = [...]string{
 	ErrTooLarge: "too_large", ErrTooManyRedirects: "too_many_redirects",
 	ErrRedirectNotAllowed: "redirect_not_allowed", ErrBlocked: "blocked",
 	ErrTargetNotAllowed: "target_not_allowed", ErrCanceled: "canceled", ErrNetwork: "network",
-	ErrRedirectMethodChange: "redirect_method_change",
+	ErrRedirectMethodChange: "redirect_method_change", ErrLocal: "local",
 }
 
 // String returns the kind's snake_case name ("" for ErrNone).
