@@ -48,12 +48,21 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 		}
 		return nil, err
 	}
-	var allowed []netip.Addr
+	// An address that failed to connect earlier in the check is tried last,
+	// so a later connection does not wait for it again.
+	var allowed, failed []netip.Addr
+	g.mu.Lock()
 	for _, a := range addrs {
-		if a = a.Unmap(); allowedAddr(a, g.cfg.Lab) {
+		switch a = a.Unmap(); {
+		case !allowedAddr(a, g.cfg.Lab):
+		case g.unreachable[a]:
+			failed = append(failed, a)
+		default:
 			allowed = append(allowed, a)
 		}
 	}
+	g.mu.Unlock()
+	allowed = append(allowed, failed...)
 	if len(allowed) == 0 {
 		return nil, &GuardError{Kind: ErrNoPublicAddr, Rule: "N6",
 			Detail: fmt.Sprintf("%s resolves to no public IPv4 address", host)}
@@ -74,6 +83,9 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 		if local := localFailure(err, g.cfg.SourceAddr); local != nil {
 			return nil, local
 		}
+		g.mu.Lock()
+		g.unreachable[a] = true
+		g.mu.Unlock()
 		errs = append(errs, err)
 		if ctx.Err() != nil {
 			break

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -422,6 +423,38 @@ func TestDialDeadlineShare(t *testing.T) {
 		}
 		if len(tried) < 2 || tried[0] != "8.8.8.8:8443" || tried[1] != "9.9.9.9:8443" {
 			t.Errorf("dialled %q", tried)
+		}
+	})
+	t.Run("N10_silent_address_tried_last_by_the_next_connection", func(t *testing.T) {
+		closing := startLabServer(t, answerWith(http.StatusOK, `{}`, "Connection", "close", "Content-Type", "application/json"), labServerConfig{CA: srv.CA})
+		mu.Lock()
+		tried = nil
+		mu.Unlock()
+		g := newTestGuard(t, GuardConfig{
+			Lab:      lab,
+			Timeout:  timeout,
+			Resolver: fixedResolver([]string{"8.8.8.8", "9.9.9.9"}, nil),
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				mu.Lock()
+				tried = append(tried, addr)
+				mu.Unlock()
+				if addr == "8.8.8.8:8443" {
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
+				var d net.Dialer
+				return d.DialContext(ctx, network, closing.Addr.String())
+			},
+		})
+		for range 2 {
+			if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if want := []string{"8.8.8.8:8443", "9.9.9.9:8443", "9.9.9.9:8443"}; !slices.Equal(tried, want) {
+			t.Errorf("dialled %q, want %q", tried, want)
 		}
 	})
 }

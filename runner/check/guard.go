@@ -58,14 +58,16 @@ type Guard struct {
 	timer    *time.Timer // rule N10
 	deadline time.Time   // when timer fires, on its clock: dial shares what is left
 
-	mu       sync.Mutex
-	ex       []*Exchange
-	conns    map[*wireConn]struct{} // open connections
-	wire     WireCounts
-	requests int // requests admitted
-	refusal  int
-	closed   bool
-	expired  bool // closed by the N10 timer
+	mu    sync.Mutex
+	ex    []*Exchange
+	conns map[*wireConn]struct{} // open connections
+	wire  WireCounts
+	// addresses that failed to connect in this check, tried last
+	unreachable map[netip.Addr]bool
+	requests    int // requests admitted
+	refusal     int
+	closed      bool
+	expired     bool // closed by the N10 timer
 	// HTTP/1.1 answers to POSTs still being read, and a channel closed when
 	// the last one ends: see awaitAnswers.
 	open     int
@@ -141,7 +143,7 @@ func NewGuard(cfg GuardConfig) (*Guard, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = data.CheckTimeout
 	}
-	g := &Guard{cfg: cfg, conns: make(map[*wireConn]struct{})}
+	g := &Guard{cfg: cfg, conns: make(map[*wireConn]struct{}), unreachable: make(map[netip.Addr]bool)}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.tlsConfig = &tls.Config{
 		RootCAs:    roots,
