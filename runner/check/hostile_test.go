@@ -126,9 +126,12 @@ func (c *countedConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Write counts before it writes, so the count is never behind what the
+// peer may already have read.
 func (c *countedConn) Write(p []byte) (int, error) {
+	c.written.Add(int64(len(p)))
 	n, err := c.Conn.Write(p)
-	c.written.Add(int64(n))
+	c.written.Add(int64(n - len(p)))
 	return n, err
 }
 

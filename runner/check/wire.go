@@ -86,24 +86,37 @@ func (c *wireConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Write writes p unless the conn was refused.
+// Write writes p unless the conn was refused. It counts before it writes
+// (and takes back what did not go out), so the counts are never behind what
+// the server may already have received.
 func (c *wireConn) Write(p []byte) (int, error) {
 	if c.refused.Load() {
 		c.Close()
 		return 0, errNotResent
 	}
+	a := c.pending.Swap(nil)
+	c.count(a, len(p), +1)
 	n, err := c.Conn.Write(p)
-	a := c.pending.Load()
-	if n > 0 && a != nil && c.pending.CompareAndSwap(a, nil) {
-		a.written.Store(true)
+	if n == 0 && a != nil {
+		c.count(a, 0, -1) // not a byte of the request went out
+		c.pending.CompareAndSwap(nil, a)
+	}
+	c.count(nil, n-len(p), 0)
+	return n, err
+}
+
+// count adds bytes written to the check's counts, and req (+1 or -1) to its
+// requests written when a is the attempt being written.
+func (c *wireConn) count(a *attempt, bytes, req int) {
+	if a != nil {
+		a.written.Store(req > 0)
 	}
 	c.g.mu.Lock()
-	c.g.wire.BytesWritten += int64(n)
-	if n > 0 && a != nil {
-		c.g.wire.Requests++
+	c.g.wire.BytesWritten += int64(bytes)
+	if a != nil {
+		c.g.wire.Requests += req
 	}
 	c.g.mu.Unlock()
-	return n, err
 }
 
 // Close closes the connection once and forgets it.
