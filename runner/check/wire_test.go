@@ -77,40 +77,61 @@ func TestWireHostileHTTP2(t *testing.T) {
 
 // TestWireNotResent proves that net/http's own retry of a request already
 // written (a GET on a kept-alive connection the server closes as it reads
-// it) never reaches the wire: the server receives the GET once.
+// it) never reaches the wire, whether the retry would dial or take another
+// idle connection: the server receives the GET once.
 func TestWireNotResent(t *testing.T) {
-	var posts, gets atomic.Int64
-	srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			posts.Add(1)
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		gets.Add(1)
-		c, _, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			t.Errorf("hijack: %v", err)
-			return
-		}
-		c.Close()
-	}), nil)
-	t.Run("S3_GET_on_a_closed_keep_alive_not_resent", func(t *testing.T) {
-		if _, err := do(t, g, http.MethodPost, srv.URL+"/sse", initializeBody, nil); err != nil {
-			t.Fatal(err)
-		}
-		_, err := do(t, g, http.MethodGet, srv.URL+"/sse", "", nil)
-		rec := g.Record()
-		ex := rec.Exchanges[len(rec.Exchanges)-1]
-		if err == nil || ex.ErrKind != ErrNetwork || ex.Detail != errNotResent.Detail {
-			t.Errorf("GET: err %v, recorded %v %q; want %q", err, ex.ErrKind, ex.Detail, errNotResent.Detail)
-		}
-		if posts.Load() != 1 || gets.Load() != 1 {
-			t.Errorf("server received %d POST, %d GET; want 1, 1", posts.Load(), gets.Load())
-		}
-		if rec.Requests != 2 || rec.Wire.Dials != 1 || rec.Conns != 1 {
-			t.Errorf("record: requests %d, dials %d, conns %d; want 2, 1, 1", rec.Requests, rec.Wire.Dials, rec.Conns)
-		}
-	})
+	for _, tc := range []struct {
+		name  string
+		posts int // POSTs in flight at once before the GET: the idle connections it finds
+	}{
+		{"S3_GET_retry_on_a_new_connection_not_sent", 1},
+		{"S3_GET_retry_on_an_idle_connection_not_sent", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var posts, gets atomic.Int64
+			arrived := make(chan struct{}, tc.posts)
+			all := make(chan struct{})
+			srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					if posts.Add(1) == int64(tc.posts) {
+						close(all)
+					}
+					arrived <- struct{}{}
+					<-all // answer once all are in flight, each on a connection of its own
+					w.WriteHeader(http.StatusMethodNotAllowed)
+					return
+				}
+				gets.Add(1)
+				c, _, err := w.(http.Hijacker).Hijack()
+				if err != nil {
+					t.Errorf("hijack: %v", err)
+					return
+				}
+				c.Close()
+			}), nil)
+			var wg sync.WaitGroup
+			for range tc.posts {
+				wg.Go(func() {
+					if _, err := do(t, g, http.MethodPost, srv.URL+"/sse", initializeBody, nil); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			_, err := do(t, g, http.MethodGet, srv.URL+"/sse", "", nil)
+			rec := g.Record()
+			ex := rec.Exchanges[len(rec.Exchanges)-1]
+			if err == nil || ex.ErrKind != ErrNetwork || ex.Detail != errNotResent.Detail {
+				t.Errorf("GET: err %v, recorded %v %q; want %q", err, ex.ErrKind, ex.Detail, errNotResent.Detail)
+			}
+			if posts.Load() != int64(tc.posts) || gets.Load() != 1 {
+				t.Errorf("server received %d POST, %d GET; want %d, 1", posts.Load(), gets.Load(), tc.posts)
+			}
+			if rec.Requests != tc.posts+1 || rec.Wire.Dials != tc.posts || rec.Conns != tc.posts {
+				t.Errorf("record: requests %d, dials %d, conns %d; want %d, %d, %d", rec.Requests, rec.Wire.Dials, rec.Conns, tc.posts+1, tc.posts, tc.posts)
+			}
+		})
+	}
 }
 
 // TestWireConnCap proves the fixed bound on connections per check: a
