@@ -123,16 +123,23 @@ func bindSource(src netip.Addr) error {
 
 // localFailure recognises a connect that failed on the prober's side: the
 // source address could not be bound (it was removed from the machine, or
-// its ports are used up). That is never the server's fault.
+// its ports are used up), or no socket could be opened (too many open
+// files). That is never the server's fault.
 func localFailure(err error, src netip.Addr) *GuardError {
 	var sysErr *os.SyscallError
-	if errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EADDRINUSE) ||
-		(errors.As(err, &sysErr) && sysErr.Syscall == "bind") {
+	syscallName := ""
+	if errors.As(err, &sysErr) {
+		syscallName = sysErr.Syscall
+	}
+	switch {
+	case syscallName == "bind", errors.Is(err, syscall.EADDRNOTAVAIL), errors.Is(err, syscall.EADDRINUSE):
 		detail := "prober error: cannot connect from source address " + src.String()
 		if !src.IsValid() {
 			detail = "prober error: no local address to connect from"
 		}
 		return &GuardError{Kind: ErrLocal, Detail: detail, Err: err}
+	case syscallName == "socket", errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE), errors.Is(err, syscall.ENOBUFS):
+		return &GuardError{Kind: ErrLocal, Detail: "prober error: cannot open a socket", Err: err}
 	}
 	return nil
 }

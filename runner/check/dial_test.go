@@ -338,22 +338,32 @@ func TestSourceAddr(t *testing.T) {
 			t.Errorf("New: %v; want bind source address 192.0.2.1: cannot assign requested address", err)
 		}
 	})
-	t.Run("N11_local_dial_failure_is_the_probers", func(t *testing.T) {
-		src := netip.MustParseAddr("127.0.0.1")
-		c := newTestChecker(t, Lab{}, 0, func(cfg *Config) {
-			cfg.SourceAddr = src
-			cfg.Resolver = fixedResolver([]string{"8.8.8.8"}, nil)
-			// What the kernel says when the source address left the
-			// machine after start: the bind fails, nothing is sent.
-			cfg.DialContext = func(_ context.Context, network, addr string) (net.Conn, error) {
-				return nil, &net.OpError{Op: "dial", Net: network, Source: &net.TCPAddr{IP: src.AsSlice()}, Err: os.NewSyscallError("bind", syscall.EADDRNOTAVAIL)}
+	// What the kernel says when the source address left the machine after
+	// start (the bind fails), or the prober ran out of files: nothing was
+	// sent, and the server is not to blame.
+	for _, tc := range []struct {
+		name   string
+		err    error
+		detail string
+	}{
+		{"N11_bind_failure_is_the_probers", os.NewSyscallError("bind", syscall.EADDRNOTAVAIL), "prober error: cannot connect from source address 127.0.0.1"},
+		{"N11_no_socket_is_the_probers", os.NewSyscallError("socket", syscall.EMFILE), "prober error: cannot open a socket"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := netip.MustParseAddr("127.0.0.1")
+			c := newTestChecker(t, Lab{}, 0, func(cfg *Config) {
+				cfg.SourceAddr = src
+				cfg.Resolver = fixedResolver([]string{"8.8.8.8", "9.9.9.9"}, nil)
+				cfg.DialContext = func(_ context.Context, network, addr string) (net.Conn, error) {
+					return nil, &net.OpError{Op: "dial", Net: network, Source: &net.TCPAddr{IP: src.AsSlice()}, Err: tc.err}
+				}
+			})
+			res, rec := c.Check(context.Background(), Target{ID: "s", URL: "https://mcp.example/mcp"})
+			if res.Status != data.NotCheckable || res.Detail != tc.detail || rec.Wire.Dials != 1 {
+				t.Errorf("concluded %s %q after %d dials; want not_checkable %q after 1 (the next address would fail alike)", res.Status, res.Detail, rec.Wire.Dials, tc.detail)
 			}
 		})
-		res, rec := c.Check(context.Background(), Target{ID: "s", URL: "https://mcp.example/mcp"})
-		if res.Status != data.NotCheckable || res.Detail != "prober error: cannot connect from source address 127.0.0.1" || rec.Wire.Dials != 1 {
-			t.Errorf("concluded %s %q after %d dials; want not_checkable, the prober's error, after 1", res.Status, res.Detail, rec.Wire.Dials)
-		}
-	})
+	}
 }
 
 // TestConnectFailureDetail proves issue 10 point 13's doubled phrase: a
