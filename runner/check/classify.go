@@ -215,6 +215,9 @@ func transportVerdict(ex Exchange, cc classifyContext) (verdict, bool) {
 		return verdict{}, false
 	case ErrNetwork:
 		return verdict{data.Failing, detail("connection failed: ", "closed by the server")}, true
+	case ErrLocal:
+		// The prober's own failure (its source address): never the server's.
+		return verdict{data.NotCheckable, ex.Detail}, true
 	}
 	return verdict{}, false
 }

@@ -10,17 +10,21 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
+	"time"
 )
 
 // dial is the transport's only way out (rules N6, N7, N11): port 443 or 8443,
-// the lab override or a lookup of IPv4 addresses, then a connection to the
-// first address that is public IPv4 (lab: or loopback), checked on the very
-// address dialled so DNS rebinding and redirects cannot get around it. Every
-// connection is tracked so Close can end it.
+// the lab override or a lookup of the name, then a connection to the first
+// address that is public IPv4 (lab: or loopback) and answers, checked on the
+// very address dialled so DNS rebinding and redirects cannot get around it.
+// Each address but the last gets an equal share of the time left, so one
+// that never answers cannot eat the check (rule N10). Every connect counts
+// against maxConnsPerCheck, and every connection is tracked so Close can
+// end it.
 func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	if gerr := g.ended(); gerr != nil {
 		return nil, gerr
@@ -44,23 +48,44 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 		}
 		return nil, err
 	}
-	var allowed []netip.Addr
+	// An address that failed to connect earlier in the check is tried last,
+	// so a later connection does not wait for it again.
+	var allowed, failed []netip.Addr
+	g.mu.Lock()
 	for _, a := range addrs {
-		if a = a.Unmap(); allowedAddr(a, g.cfg.Lab) {
+		switch a = a.Unmap(); {
+		case !allowedAddr(a, g.cfg.Lab):
+		case g.unreachable[a]:
+			failed = append(failed, a)
+		default:
 			allowed = append(allowed, a)
 		}
 	}
+	g.mu.Unlock()
+	allowed = append(allowed, failed...)
 	if len(allowed) == 0 {
 		return nil, &GuardError{Kind: ErrNoPublicAddr, Rule: "N6",
 			Detail: fmt.Sprintf("%s resolves to no public IPv4 address", host)}
 	}
 	p, _ := strconv.ParseUint(port, 10, 16)
 	var errs []error
-	for _, a := range allowed {
-		c, err := g.dialAddr(ctx, netip.AddrPortFrom(a, uint16(p)))
+	for i, a := range allowed {
+		if err := g.countDial(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		actx, cancel := g.share(ctx, len(allowed)-i)
+		c, err := g.dialAddr(actx, netip.AddrPortFrom(a, uint16(p)))
+		cancel()
 		if err == nil {
 			return g.track(c)
 		}
+		if local := localFailure(err, g.cfg.SourceAddr); local != nil {
+			return nil, local
+		}
+		g.mu.Lock()
+		g.unreachable[a] = true
+		g.mu.Unlock()
 		errs = append(errs, err)
 		if ctx.Err() != nil {
 			break
@@ -72,8 +97,65 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 	return nil, errors.Join(errs...)
 }
 
+// share returns ctx bounded to 1/n of the check's time left: the time of
+// one of the n addresses still to try. The last one gets all that is left.
+func (g *Guard) share(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	if n <= 1 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, time.Until(g.deadline)/time.Duration(n))
+}
+
+// bindSource checks that src (rule N11) is an address of this machine by
+// binding a socket to it, which sends no packet: a source address the
+// machine does not own fails here, at start, rather than every check
+// failing to connect.
+func bindSource(src netip.Addr) error {
+	if !src.IsValid() {
+		return nil
+	}
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: src.AsSlice()})
+	if err != nil {
+		return fmt.Errorf("bind source address %s: %w", src, err)
+	}
+	return ln.Close()
+}
+
+// localFailure recognises a connect that failed on the prober's side: the
+// source address could not be bound (it was removed from the machine, or
+// its ports are used up), or no socket could be opened (too many open
+// files). That is never the server's fault.
+func localFailure(err error, src netip.Addr) *GuardError {
+	var sysErr *os.SyscallError
+	syscallName := ""
+	if errors.As(err, &sysErr) {
+		syscallName = sysErr.Syscall
+	}
+	switch {
+	case syscallName == "bind", errors.Is(err, syscall.EADDRNOTAVAIL), errors.Is(err, syscall.EADDRINUSE):
+		detail := "prober error: cannot connect from source address " + src.String()
+		if !src.IsValid() {
+			detail = "prober error: no local address to connect from"
+		}
+		return &GuardError{Kind: ErrLocal, Detail: detail, Err: err}
+	case syscallName == "socket", errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE), errors.Is(err, syscall.ENOBUFS):
+		return &GuardError{Kind: ErrLocal, Detail: "prober error: cannot open a socket", Err: err}
+	}
+	return nil
+}
+
+// LookupIP returns a GuardConfig.Resolver asking r for the A and AAAA
+// records of a name. Both are asked so that a name with only AAAA records
+// (an IPv6-only server) is told from one that does not exist: the first is
+// not checkable (rule N6), only the second is "DNS: name not found".
+func LookupIP(r *net.Resolver) func(ctx context.Context, host string) ([]netip.Addr, error) {
+	return func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return r.LookupNetIP(ctx, "ip", host)
+	}
+}
+
 // lookup returns the candidate addresses of host: the lab override, the IP
-// literal itself, or the resolver's IPv4 answer.
+// literal itself, or the resolver's answer.
 func (g *Guard) lookup(ctx context.Context, host, port string) ([]netip.Addr, error) {
 	if a, ok := g.cfg.Lab.resolve(host, port); ok {
 		return []netip.Addr{a}, nil
@@ -83,9 +165,7 @@ func (g *Guard) lookup(ctx context.Context, host, port string) ([]netip.Addr, er
 	}
 	resolve := g.cfg.Resolver
 	if resolve == nil {
-		resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip4", host)
-		}
+		resolve = LookupIP(net.DefaultResolver)
 	}
 	addrs, err := resolve(ctx, host)
 	if err != nil {
@@ -125,7 +205,7 @@ func (g *Guard) dialAddr(ctx context.Context, ap netip.AddrPort) (net.Conn, erro
 
 // track registers c so Close can end it, and counts it.
 func (g *Guard) track(c net.Conn) (net.Conn, error) {
-	tc := &trackedConn{Conn: c, g: g}
+	wc := &wireConn{Conn: c, g: g}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
@@ -135,28 +215,9 @@ func (g *Guard) track(c net.Conn) (net.Conn, error) {
 		}
 		return nil, &GuardError{Kind: ErrCanceled, Detail: "check already ended"}
 	}
-	g.conns[tc] = struct{}{}
-	g.nconns++
-	return tc, nil
-}
-
-// trackedConn removes itself from its guard when closed.
-type trackedConn struct {
-	net.Conn
-	g    *Guard
-	once sync.Once
-}
-
-// Close closes the connection once and forgets it.
-func (c *trackedConn) Close() error {
-	err := net.ErrClosed
-	c.once.Do(func() {
-		err = c.Conn.Close()
-		c.g.mu.Lock()
-		delete(c.g.conns, c)
-		c.g.mu.Unlock()
-	})
-	return err
+	g.conns[wc] = struct{}{}
+	g.wire.Conns++
+	return wc, nil
 }
 
 // classify decides the ErrKind of a failure where it happened: the guard's
@@ -220,12 +281,17 @@ func (g *Guard) classify(err error, req *http.Request) (ErrKind, string) {
 	case headersTooLarge(err):
 		return ErrTooLarge, "answer headers over 64 KB"
 	}
-	detail := "connection failed"
+	// The detail follows "connection failed: " in results: never that
+	// phrase again.
+	detail := "network error"
+	var errno syscall.Errno
 	switch {
 	case errors.Is(err, syscall.ECONNRESET):
 		detail = "connection reset by the server"
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		detail = "closed by the server"
+	case errors.As(err, &errno):
+		detail = errno.Error() // "no route to host", "network is unreachable"
 	}
 	if e := g.ended(); e != nil {
 		return e.Kind, e.Detail

@@ -12,11 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"plug.directory/prober/data"
 )
 
 // fixedResolver answers every lookup with addrs, or err.
@@ -324,6 +327,144 @@ func TestSourceAddr(t *testing.T) {
 	t.Run("N11_IPv6_source_refused", func(t *testing.T) {
 		if _, err := NewGuard(GuardConfig{SourceAddr: netip.MustParseAddr("::1")}); err == nil {
 			t.Error("NewGuard accepted an IPv6 source address")
+		}
+	})
+	// Binding a local address sends no packet: 192.0.2.1 (TEST-NET-1) is
+	// no address of this machine, so the bind fails before any connect.
+	t.Run("N11_source_not_of_this_machine_fails_at_start", func(t *testing.T) {
+		src := netip.MustParseAddr("192.0.2.1")
+		_, err := New(Config{SourceAddr: src, Resolver: noResolve(t), DialContext: noDial(t)})
+		if err == nil || !errors.Is(err, syscall.EADDRNOTAVAIL) || !strings.Contains(err.Error(), "bind source address 192.0.2.1") {
+			t.Errorf("New: %v; want bind source address 192.0.2.1: cannot assign requested address", err)
+		}
+	})
+	// What the kernel says when the source address left the machine after
+	// start (the bind fails), or the prober ran out of files: nothing was
+	// sent, and the server is not to blame.
+	for _, tc := range []struct {
+		name   string
+		err    error
+		detail string
+	}{
+		{"N11_bind_failure_is_the_probers", os.NewSyscallError("bind", syscall.EADDRNOTAVAIL), "prober error: cannot connect from source address 127.0.0.1"},
+		{"N11_no_socket_is_the_probers", os.NewSyscallError("socket", syscall.EMFILE), "prober error: cannot open a socket"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := netip.MustParseAddr("127.0.0.1")
+			c := newTestChecker(t, Lab{}, 0, func(cfg *Config) {
+				cfg.SourceAddr = src
+				cfg.Resolver = fixedResolver([]string{"8.8.8.8", "9.9.9.9"}, nil)
+				cfg.DialContext = func(_ context.Context, network, addr string) (net.Conn, error) {
+					return nil, &net.OpError{Op: "dial", Net: network, Source: &net.TCPAddr{IP: src.AsSlice()}, Err: tc.err}
+				}
+			})
+			res, rec := c.Check(context.Background(), Target{ID: "s", URL: "https://mcp.example/mcp"})
+			if res.Status != data.NotCheckable || res.Detail != tc.detail || rec.Wire.Dials != 1 {
+				t.Errorf("concluded %s %q after %d dials; want not_checkable %q after 1 (the next address would fail alike)", res.Status, res.Detail, rec.Wire.Dials, tc.detail)
+			}
+		})
+	}
+}
+
+// TestConnectFailureDetail proves issue 10 point 13's doubled phrase: a
+// connect that fails for a reason of the network reads "connection failed:
+// no route to host", never "connection failed: connection failed".
+func TestConnectFailureDetail(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		detail string
+	}{
+		{"no_route", &net.OpError{Op: "dial", Net: "tcp4", Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}, "connection failed: no route to host"},
+		{"unreachable", &net.OpError{Op: "dial", Net: "tcp4", Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}, "connection failed: network is unreachable"},
+		{"unknown", errors.New("something broke"), "connection failed: network error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestChecker(t, Lab{}, 0, func(cfg *Config) {
+				cfg.Resolver = fixedResolver([]string{"8.8.8.8"}, nil)
+				cfg.DialContext = func(context.Context, string, string) (net.Conn, error) { return nil, tc.err }
+			})
+			res, _ := c.Check(context.Background(), Target{ID: "s", URL: "https://mcp.example/mcp"})
+			if res.Status != data.Failing || res.Detail != tc.detail {
+				t.Errorf("concluded %s %q, want failing %q", res.Status, res.Detail, tc.detail)
+			}
+		})
+	}
+}
+
+// TestDialDeadlineShare proves issue 10 point 14 (rule N10): of a name's
+// addresses, one that never answers gets its share of the time left, and
+// the next one is tried in time; nothing but the lab server is connected.
+func TestDialDeadlineShare(t *testing.T) {
+	srv := startFlowServer(t, streamableHandler(sdkServer(nil, "a"), true, false), serverOpts{})
+	lab := srv.Lab
+	lab.Resolve = nil // the name goes through the resolver
+	var mu sync.Mutex
+	var hung time.Duration
+	var tried []string
+	const timeout = 2 * time.Second
+	c := newTestChecker(t, lab, timeout, func(cfg *Config) {
+		cfg.Resolver = fixedResolver([]string{"8.8.8.8", "9.9.9.9"}, nil)
+		cfg.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			mu.Lock()
+			tried = append(tried, addr)
+			mu.Unlock()
+			if addr == "8.8.8.8:8443" { // never answers: wait for the share to end
+				start := time.Now()
+				<-ctx.Done()
+				mu.Lock()
+				hung = time.Since(start)
+				mu.Unlock()
+				return nil, ctx.Err()
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, srv.Addr.String())
+		}
+	})
+	t.Run("N10_each_address_gets_a_share", func(t *testing.T) {
+		res, rec := c.Check(context.Background(), srv.target())
+		mu.Lock()
+		defer mu.Unlock()
+		if res.Status != data.Working {
+			t.Fatalf("concluded %s %q, want working; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
+		}
+		if hung < timeout/2-100*time.Millisecond || hung > timeout/2+100*time.Millisecond {
+			t.Errorf("the silent address held the check %v, want half of %v", hung, timeout)
+		}
+		if len(tried) < 2 || tried[0] != "8.8.8.8:8443" || tried[1] != "9.9.9.9:8443" {
+			t.Errorf("dialled %q", tried)
+		}
+	})
+	t.Run("N10_silent_address_tried_last_by_the_next_connection", func(t *testing.T) {
+		closing := startLabServer(t, answerWith(http.StatusOK, `{}`, "Connection", "close", "Content-Type", "application/json"), labServerConfig{CA: srv.CA})
+		mu.Lock()
+		tried = nil
+		mu.Unlock()
+		g := newTestGuard(t, GuardConfig{
+			Lab:      lab,
+			Timeout:  timeout,
+			Resolver: fixedResolver([]string{"8.8.8.8", "9.9.9.9"}, nil),
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				mu.Lock()
+				tried = append(tried, addr)
+				mu.Unlock()
+				if addr == "8.8.8.8:8443" {
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}
+				var d net.Dialer
+				return d.DialContext(ctx, network, closing.Addr.String())
+			},
+		})
+		for range 2 {
+			if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if want := []string{"8.8.8.8:8443", "9.9.9.9:8443", "9.9.9.9:8443"}; !slices.Equal(tried, want) {
+			t.Errorf("dialled %q, want %q", tried, want)
 		}
 	})
 }

@@ -3,10 +3,12 @@
 // N1-N11 of SPEC.md), and concludes one outcome of table O with a short human
 // reason.
 //
-// Two halves live here. The guard (guard.go, dial.go, addr.go, redirect.go,
-// limit.go, lab.go) is the http.RoundTripper and dialer every byte of a check
-// crosses: it enforces N1-N10 whatever the MCP library tries, and records
-// what it saw. The flows (check.go, session.go, discover.go, initialize.go,
+// Two halves live here. The guard (guard.go, dial.go, wire.go, addr.go,
+// redirect.go, limit.go, lab.go, with record.go for what it records and
+// rpcscan.go for its reading of JSON-RPC bodies) is the http.RoundTripper,
+// dialer and connection every byte of a check crosses: it enforces N1-N11
+// whatever the MCP library or net/http below it tries (wire.go counts and
+// caps at the connection, HTTP/1.1 only), and records what it saw. The flows (check.go, session.go, discover.go, initialize.go,
 // sse.go) drive github.com/modelcontextprotocol/go-sdk through the
 // guard's client following rule N4, on one connection per check where the
 // server allows it:

@@ -217,9 +217,9 @@ func TestResultFields(t *testing.T) {
 }
 
 // TestOneConnectionPerCheck proves the performance goal of issue 2: all
-// requests of a check share one TCP connection, over HTTP/2 and over
-// HTTP/1.1 alike; only the legacy SSE flow over HTTP/1.1 needs a second
-// (its GET holds the first one open while the posts go).
+// requests of a check share one TCP connection, whether the server offers
+// HTTP/2 or not (the guard speaks HTTP/1.1 only); only the legacy SSE flow
+// needs a second (its GET holds the first one open while the posts go).
 func TestOneConnectionPerCheck(t *testing.T) {
 	t.Parallel()
 	only := func(v string) *mcp.Server {
@@ -237,7 +237,7 @@ func TestOneConnectionPerCheck(t *testing.T) {
 		{"2025_11_25_unknown_era_h1", streamableHandler(only("2025-11-25"), false, false), serverOpts{http1: true}, "/mcp", 1},
 		{"2025_06_18_json_h1", streamableHandler(only("2025-06-18"), false, true), serverOpts{http1: true}, "/mcp", 1},
 		{"2025_11_25_known_era_h1", streamableHandler(only("2025-11-25"), false, false), serverOpts{http1: true}, "/mcp#2025-11-25", 1},
-		{"sse_unknown_era_h2", sseHandler(sdkServer(nil, "a")), serverOpts{legacySSE: true}, "/sse", 1},
+		{"sse_unknown_era_h2", sseHandler(sdkServer(nil, "a")), serverOpts{legacySSE: true}, "/sse", 2},
 		{"sse_unknown_era_h1", sseHandler(sdkServer(nil, "a")), serverOpts{legacySSE: true, http1: true}, "/sse", 2},
 	}
 	for _, tc := range tests {

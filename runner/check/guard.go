@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,9 +24,11 @@ type GuardConfig struct {
 	UserAgent  string     // exact User-Agent (rule N1); "" means data.UserAgent()
 	SourceAddr netip.Addr // rule N11: local IPv4 address checks leave from; zero means any
 	Lab        Lab
-	// Resolver looks up the IPv4 addresses of host; nil means
-	// net.DefaultResolver asked for "ip4" only. A not-found answer should be
-	// a *net.DNSError with IsNotFound.
+	// Resolver looks up the addresses of host, IPv4 and IPv6 (only public
+	// IPv4 ones are dialled, rule N6; a name with only IPv6 ones is not
+	// checkable, not "not found"); nil means LookupIP(net.DefaultResolver).
+	// A not-found answer (NXDOMAIN) should be a *net.DNSError with
+	// IsNotFound.
 	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
 	// DialContext opens the TCP connection to an address the guard has
 	// already checked ("a.b.c.d:port", network "tcp4"); nil means a
@@ -48,21 +49,25 @@ type GuardConfig struct {
 // for one check; it is safe for concurrent use by that check's goroutines.
 type Guard struct {
 	cfg       GuardConfig
+	tlsConfig *tls.Config // cloned for every handshake (dialTLS)
 	transport *http.Transport
 	client    *http.Client
 
-	ctx    context.Context // canceled by Close: ends lookups and dials in flight
-	cancel context.CancelFunc
-	timer  *time.Timer // rule N10
+	ctx      context.Context // canceled by Close: ends lookups and dials in flight
+	cancel   context.CancelFunc
+	timer    *time.Timer // rule N10
+	deadline time.Time   // when timer fires, on its clock: dial shares what is left
 
-	mu       sync.Mutex
-	ex       []*Exchange
-	conns    map[*trackedConn]struct{}
-	nconns   int
-	requests int
-	refusal  int
-	closed   bool
-	expired  bool // closed by the N10 timer
+	mu    sync.Mutex
+	ex    []*Exchange
+	conns map[*wireConn]struct{} // open connections
+	wire  WireCounts
+	// addresses that failed to connect in this check, tried last
+	unreachable map[netip.Addr]bool
+	requests    int // requests admitted
+	refusal     int
+	closed      bool
+	expired     bool // closed by the N10 timer
 	// HTTP/1.1 answers to POSTs still being read, and a channel closed when
 	// the last one ends: see awaitAnswers.
 	open     int
@@ -115,7 +120,7 @@ func (g *Guard) answerEnded() {
 
 // NewGuard returns a guard for one check, with fresh state and no
 // connections. It fails when the lab setting is invalid, its CA file cannot
-// be read, or SourceAddr is not IPv4.
+// be read, or SourceAddr is not IPv4 or not an address of this machine.
 func NewGuard(cfg GuardConfig) (*Guard, error) {
 	if err := cfg.Lab.Validate(); err != nil {
 		return nil, fmt.Errorf("new guard: %w", err)
@@ -124,6 +129,9 @@ func NewGuard(cfg GuardConfig) (*Guard, error) {
 		return nil, fmt.Errorf("new guard: source address %s is not IPv4", cfg.SourceAddr)
 	}
 	cfg.SourceAddr = cfg.SourceAddr.Unmap()
+	if err := bindSource(cfg.SourceAddr); err != nil {
+		return nil, fmt.Errorf("new guard: %w", err)
+	}
 	cfg.Lab = cfg.Lab.normalized()
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = data.UserAgent()
@@ -135,35 +143,23 @@ func NewGuard(cfg GuardConfig) (*Guard, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = data.CheckTimeout
 	}
-	g := &Guard{cfg: cfg, conns: make(map[*trackedConn]struct{})}
+	g := &Guard{cfg: cfg, conns: make(map[*wireConn]struct{}), unreachable: make(map[netip.Addr]bool)}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
-	g.transport = &http.Transport{
-		Proxy:       nil, // never a proxy from the environment: the dial check must see the real target
-		DialContext: g.dial,
-		TLSClientConfig: &tls.Config{
-			RootCAs:    roots,
-			MinVersion: tls.VersionTLS12,
-			// Rule N5: never a client certificate, even when asked.
-			GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-				return &tls.Certificate{}, nil
-			},
+	g.tlsConfig = &tls.Config{
+		RootCAs:    roots,
+		MinVersion: tls.VersionTLS12,
+		// Rule N5: never a client certificate, even when asked.
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return &tls.Certificate{}, nil
 		},
-		ForceAttemptHTTP2: true, // one connection for all requests, event streams included
-		// Headers are part of the answer too (rule N9): net/http's default
-		// would read up to 10 MB of them.
-		MaxResponseHeaderBytes: maxHeaderBytes,
-		TLSHandshakeTimeout:    10 * time.Second,
-		MaxIdleConnsPerHost:    2,
-		IdleConnTimeout:        data.CheckTimeout,
-		// DisableCompression stays false: the transport asks for gzip and
-		// decompresses before answerBody counts (rule N9 counts after
-		// decompression).
 	}
+	g.transport = g.newTransport()
 	g.client = &http.Client{
 		Transport:     g,
 		CheckRedirect: g.checkRedirect,
 		Jar:           nil, // rule N5: no cookie jar
 	}
+	g.deadline = time.Now().Add(cfg.Timeout) // the timer's clock, not cfg.Now: contexts and timers run on it
 	g.timer = time.AfterFunc(cfg.Timeout, g.expire)
 	return g, nil
 }
@@ -212,7 +208,7 @@ func (g *Guard) Close() {
 	g.cancel()
 	g.mu.Lock()
 	g.closed = true
-	conns := make([]*trackedConn, 0, len(g.conns))
+	conns := make([]*wireConn, 0, len(g.conns))
 	for c := range g.conns {
 		conns = append(conns, c)
 	}
@@ -241,7 +237,7 @@ func (g *Guard) append(ex *Exchange) {
 func (g *Guard) Record() Record {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	r := Record{Conns: g.nconns, Requests: g.requests, Refusal: g.refusal}
+	r := Record{Conns: g.wire.Conns, Requests: g.wire.Requests, Refusal: g.refusal, Wire: g.wire}
 	r.Exchanges = make([]Exchange, len(g.ex))
 	for i, ex := range g.ex {
 		e := *ex
@@ -252,104 +248,6 @@ func (g *Guard) Record() Record {
 	}
 	return r
 }
-
-// Record is what the guard saw during one check.
-type Record struct {
-	Exchanges []Exchange // in the order requests were made, refused ones included
-	Conns     int        // TCP connections dialled
-	Requests  int        // HTTP requests actually sent (refused ones not counted)
-	BytesRead int64      // answer bytes read after decompression, all exchanges
-	Refusal   int        // first 401/403/429 status seen (then the guard sends nothing more), 0 if none
-}
-
-// Exchange is one request of a check: sent and answered, sent and failed, or
-// refused by the guard before anything was sent.
-type Exchange struct {
-	Start     time.Time
-	Duration  time.Duration // until the answer's body was closed or failed
-	Method    string        // GET or POST (or the refused method)
-	URL       string        // user-info password redacted
-	Hop       int           // 0 for a request the check made, n for its n-th redirect
-	RPCMethod string        // JSON-RPC method of a POST body ("" for GET); "response" for a JSON-RPC response; "batch" for an array
-	RPCID     string        // id of a JSON-RPC request as sent, "" for a notification
-	Status    int           // HTTP status, 0 if no response
-	Header    http.Header   // answer headers (WWW-Authenticate, Retry-After, Content-Type, Location, Mcp-Session-Id...)
-	BodyHead  []byte        // first 4 KiB of the answer body as read (after decompression)
-	Bytes     int64         // bytes read of this answer after decompression
-	Blocked   string        // non-empty: the guard refused to send it and why ("N2: method DELETE", "N3: notifications/cancelled", "after refusal")
-	Err       string        // error text, for the transcript only
-	ErrKind   ErrKind       // classified by the guard at the point of failure
-	Detail    string        // short human detail of ErrKind, e.g. "certificate has expired"
-}
-
-// ErrKind classifies what went wrong in an exchange, decided by the guard
-// where it happened, so nobody classifies from error strings.
-type ErrKind int
-
-// The kinds of failure the guard records.
-const (
-	ErrNone                 ErrKind = iota
-	ErrDNSNotFound                  // the name does not exist
-	ErrDNS                          // the name could not be resolved for another reason
-	ErrNoPublicAddr                 // resolves to no public IPv4 address (rule N6)
-	ErrRefused                      // connection refused
-	ErrTimeout                      // dial, handshake or answer timed out (context deadline or the guard's N10 Timeout)
-	ErrTLSCert                      // certificate not accepted; Detail says why
-	ErrTLSOther                     // other TLS failure (handshake, protocol version, alert)
-	ErrTooLarge                     // answer over 1 MB (rule N9)
-	ErrTooManyRedirects             // a 4th redirect (rule N8)
-	ErrRedirectNotAllowed           // redirect to http://, another port, credentials or a non-public IP literal (not_checkable)
-	ErrBlocked                      // the guard refused a request (rules N2, N3, after a refusal)
-	ErrTargetNotAllowed             // a request (not a redirect) to a URL failing N5-N7, e.g. an SSE endpoint on port 8080
-	ErrCanceled                     // the check ended it: context canceled or Guard closed
-	ErrNetwork                      // other connection failure (reset, closed by the server)
-	ErrRedirectMethodChange         // a 301/302/303 that would turn POST into GET (rule N8; failing, not not_checkable)
-)
-
-var errKindNames = [...]string{
-	ErrNone: "", ErrDNSNotFound: "dns_not_found", ErrDNS: "dns", ErrNoPublicAddr: "no_public_addr",
-	ErrRefused: "conn_refused", ErrTimeout: "timeout", ErrTLSCert: "tls_cert", ErrTLSOther: "tls",
-	ErrTooLarge: "too_large", ErrTooManyRedirects: "too_many_redirects",
-	ErrRedirectNotAllowed: "redirect_not_allowed", ErrBlocked: "blocked",
-	ErrTargetNotAllowed: "target_not_allowed", ErrCanceled: "canceled", ErrNetwork: "network",
-	ErrRedirectMethodChange: "redirect_method_change",
-}
-
-// String returns the kind's snake_case name ("" for ErrNone).
-func (k ErrKind) String() string {
-	if k >= 0 && int(k) < len(errKindNames) {
-		return errKindNames[k]
-	}
-	return fmt.Sprintf("ErrKind(%d)", int(k))
-}
-
-// MarshalText encodes the kind as its name, for JSON transcripts.
-func (k ErrKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
-
-// GuardError is the error the guard returns when it refuses a request or
-// stops an answer. Callers classify from Record, not from this error; it
-// exists so the transcript and errors.As can name the rule.
-type GuardError struct {
-	Kind   ErrKind
-	Rule   string // "N2", "N3", ... or "" for a refusal that follows a 401/403/429
-	Detail string // short human detail
-	Err    error  // underlying error, if any
-}
-
-// Error names the rule and the detail.
-func (e *GuardError) Error() string {
-	s := e.Detail
-	if e.Rule != "" {
-		s = e.Rule + ": " + s
-	}
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return "guard: " + s
-}
-
-// Unwrap returns the underlying error.
-func (e *GuardError) Unwrap() error { return e.Err }
 
 // refusalStatus reports the statuses after which nothing more is sent.
 func refusalStatus(code int) bool {
@@ -382,9 +280,10 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, gerr
 	}
 
-	out := req.Clone(req.Context())
+	out := req.Clone(g.withAttempt(req.Context()))
 	out.Header = scrubHeader(req.Header, g.cfg.UserAgent)
-	out.Host = "" // the Host header is the URL's host, the one CheckTarget and the dialer checked
+	out.Trailer = nil // trailers are headers too (rule N5): none is sent
+	out.Host = ""     // the Host header is the URL's host, the one CheckTarget and the dialer checked
 	if len(body) > 0 {
 		out.Body = io.NopCloser(bytes.NewReader(body))
 		out.ContentLength = int64(len(body))
@@ -519,191 +418,4 @@ func scrubHeader(h http.Header, ua string) http.Header {
 	}
 	out.Set("User-Agent", ua)
 	return out
-}
-
-// notJSONRPC is the N3 verdict on a body the guard cannot read as exactly
-// one JSON-RPC 2.0 message.
-const notJSONRPC = "not a JSON-RPC message"
-
-// rpcKeys are the only members a JSON-RPC message may have. Anything else
-// (including a case variant such as "Method", which a case-insensitive
-// decoder on the server might read instead of "method") is refused.
-var rpcKeys = map[string]bool{"jsonrpc": true, "id": true, "method": true, "params": true, "result": true, "error": true}
-
-// inspectRPC reads a POST body: the JSON-RPC method ("response" for an
-// answer, "batch" for an array), the id as sent, and why rule N3 forbids it
-// ("" when allowed). Only single messages are allowed: the requests
-// server/discover, initialize and tools/list with an id, and the
-// notification notifications/initialized without one. The body is read
-// strictly (one object, no duplicate or unknown members, "jsonrpc":"2.0"),
-// so a server's parser cannot see a different method than the guard did.
-func inspectRPC(body []byte) (method, id, forbidden string) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		var batch []json.RawMessage
-		if err := json.Unmarshal(trimmed, &batch); err != nil {
-			return "batch", "", notJSONRPC
-		}
-		for _, m := range batch {
-			if mm, _, f := inspectRPC(m); f != "" {
-				return "batch", "", "batch with " + f
-			} else if mm != "" {
-				method = mm
-			}
-		}
-		return "batch", "", "batch of " + method
-	}
-	fields, err := objectFields(trimmed)
-	if err != nil {
-		return "", "", notJSONRPC
-	}
-	for k := range fields {
-		if !rpcKeys[k] {
-			return "", "", notJSONRPC
-		}
-	}
-	if version, err := jsonString(fields["jsonrpc"]); err != nil || version != "2.0" {
-		return "", "", notJSONRPC
-	}
-	rawID, hasID := fields["id"]
-	rawMethod, hasMethod := fields["method"]
-	if hasID && string(rawID) == "null" {
-		if hasMethod { // a request or notification never has a null id
-			return "", "", notJSONRPC
-		}
-		hasID = false // an error answer to a message the server could not read
-	}
-	if hasID {
-		if id, err = rpcID(rawID); err != nil {
-			return "", "", notJSONRPC
-		}
-	}
-	if !hasMethod {
-		if _, ok := fields["result"]; ok {
-			return "response", id, "response to a server request"
-		}
-		if _, ok := fields["error"]; ok {
-			return "response", id, "response to a server request"
-		}
-		return "", id, notJSONRPC
-	}
-	if method, err = jsonString(rawMethod); err != nil {
-		return "", id, notJSONRPC
-	}
-	_, hasResult := fields["result"]
-	_, hasError := fields["error"]
-	if hasResult || hasError {
-		return method, id, notJSONRPC
-	}
-	if !slices.Contains(data.AllowedRPCMethods, method) {
-		if method == "" {
-			return method, id, "empty method"
-		}
-		return method, id, method
-	}
-	notification := strings.HasPrefix(method, "notifications/")
-	switch {
-	case notification && hasID:
-		return method, id, method + " with an id"
-	case !notification && !hasID:
-		return method, id, method + " without an id"
-	}
-	return method, id, ""
-}
-
-// objectFields splits exactly one JSON object into its members, refusing
-// duplicate members and anything after the object. The body is validated
-// by encoding/json first, so the scan below only walks well-formed JSON.
-func objectFields(b []byte) (map[string]json.RawMessage, error) {
-	if !json.Valid(b) {
-		return nil, errors.New("invalid JSON")
-	}
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	fields := make(map[string]json.RawMessage, 4)
-	i = skipSpace(b, i+1)
-	for i < len(b) && b[i] != '}' {
-		end := skipValue(b, i) // the key, a string
-		key, err := jsonString(b[i:end])
-		if err != nil {
-			return nil, err
-		}
-		if _, dup := fields[key]; dup {
-			return nil, fmt.Errorf("duplicate member %q", key)
-		}
-		i = skipSpace(b, end)
-		i = skipSpace(b, i+1) // past ':'
-		end = skipValue(b, i)
-		fields[key] = json.RawMessage(b[i:end])
-		i = skipSpace(b, end)
-		if i < len(b) && b[i] == ',' {
-			i = skipSpace(b, i+1)
-		}
-	}
-	// json.Valid accepted one value, so nothing but space follows the '}'.
-	return fields, nil
-}
-
-// skipSpace returns the index of the first non-space byte at or after i.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the index just after the well-formed JSON value that
-// starts at i.
-func skipValue(b []byte, i int) int {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch c := b[i]; c {
-		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-			if depth == 0 {
-				return i + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		default:
-			if depth == 0 && (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-				return i // end of a number, true, false or null
-			}
-		}
-	}
-	return i
-}
-
-// jsonString decodes a JSON string literal, quickly when it has no escapes.
-func jsonString(raw []byte) (string, error) {
-	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1]), nil
-	}
-	var s string
-	err := json.Unmarshal(raw, &s)
-	return s, err
-}
-
-// rpcID renders a request id as sent: a string's content or a number's
-// digits. Any other JSON value is not a valid id.
-func rpcID(raw json.RawMessage) (string, error) {
-	if len(raw) > 0 && raw[0] == '"' {
-		return jsonString(raw)
-	}
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err == nil {
-		return n.String(), nil
-	}
-	return "", fmt.Errorf("invalid id %s", raw)
 }

@@ -130,11 +130,12 @@ func (ca *testCA) leaf(tb testing.TB, notBefore, notAfter time.Time, names ...st
 // labServerConfig configures startLabServer; the zero value is a server for
 // "mcp.test" with a fresh CA and a valid certificate, HTTP/1.1 only.
 type labServerConfig struct {
-	Host  string            // fake host name the lab resolves to the listener; "" means "mcp.test"
-	CA    *testCA           // nil means a fresh newTestCA
-	Cert  *tls.Certificate  // nil means a leaf of CA for Host, valid now
-	HTTP2 bool              // offer h2
-	TLS   func(*tls.Config) // optional: adjust the server's TLS config before it starts
+	Host  string                          // fake host name the lab resolves to the listener; "" means "mcp.test"
+	CA    *testCA                         // nil means a fresh newTestCA
+	Cert  *tls.Certificate                // nil means a leaf of CA for Host, valid now
+	HTTP2 bool                            // offer h2
+	TLS   func(*tls.Config)               // optional: adjust the server's TLS config before it starts
+	Wrap  func(net.Listener) net.Listener // optional: wrap the TCP listener, below TLS
 }
 
 // labServer is an httptest TLS server on a random 127.x.y.z:8443, reachable
@@ -165,6 +166,9 @@ func startLabServer(tb testing.TB, h http.Handler, cfg labServerConfig) *labServ
 	srv := httptest.NewUnstartedServer(h)
 	srv.Listener.Close()
 	srv.Listener = listenLoopback8443(tb)
+	if cfg.Wrap != nil {
+		srv.Listener = cfg.Wrap(srv.Listener)
+	}
 	srv.EnableHTTP2 = cfg.HTTP2
 	// Handshakes the guard refuses (bad certificates) are expected: keep
 	// the server's log out of the test output.

@@ -1,0 +1,199 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"plug.directory/prober/data"
+)
+
+// notJSONRPC is the N3 verdict on a body the guard cannot read as exactly
+// one JSON-RPC 2.0 message.
+const notJSONRPC = "not a JSON-RPC message"
+
+// rpcKeys are the only members a JSON-RPC message may have. Anything else
+// (including a case variant such as "Method", which a case-insensitive
+// decoder on the server might read instead of "method") is refused.
+var rpcKeys = map[string]bool{"jsonrpc": true, "id": true, "method": true, "params": true, "result": true, "error": true}
+
+// inspectRPC reads a POST body: the JSON-RPC method ("response" for an
+// answer, "batch" for an array), the id as sent, and why rule N3 forbids it
+// ("" when allowed). Only single messages are allowed: the requests
+// server/discover, initialize and tools/list with an id, and the
+// notification notifications/initialized without one. The body is read
+// strictly (one object, no duplicate or unknown members, "jsonrpc":"2.0"),
+// so a server's parser cannot see a different method than the guard did.
+func inspectRPC(body []byte) (method, id, forbidden string) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(trimmed, &batch); err != nil {
+			return "batch", "", notJSONRPC
+		}
+		for _, m := range batch {
+			if mm, _, f := inspectRPC(m); f != "" {
+				return "batch", "", "batch with " + f
+			} else if mm != "" {
+				method = mm
+			}
+		}
+		return "batch", "", "batch of " + method
+	}
+	fields, err := objectFields(trimmed)
+	if err != nil {
+		return "", "", notJSONRPC
+	}
+	for k := range fields {
+		if !rpcKeys[k] {
+			return "", "", notJSONRPC
+		}
+	}
+	if version, err := jsonString(fields["jsonrpc"]); err != nil || version != "2.0" {
+		return "", "", notJSONRPC
+	}
+	rawID, hasID := fields["id"]
+	rawMethod, hasMethod := fields["method"]
+	if hasID && string(rawID) == "null" {
+		if hasMethod { // a request or notification never has a null id
+			return "", "", notJSONRPC
+		}
+		hasID = false // an error answer to a message the server could not read
+	}
+	if hasID {
+		if id, err = rpcID(rawID); err != nil {
+			return "", "", notJSONRPC
+		}
+	}
+	if !hasMethod {
+		if _, ok := fields["result"]; ok {
+			return "response", id, "response to a server request"
+		}
+		if _, ok := fields["error"]; ok {
+			return "response", id, "response to a server request"
+		}
+		return "", id, notJSONRPC
+	}
+	if method, err = jsonString(rawMethod); err != nil {
+		return "", id, notJSONRPC
+	}
+	_, hasResult := fields["result"]
+	_, hasError := fields["error"]
+	if hasResult || hasError {
+		return method, id, notJSONRPC
+	}
+	if !slices.Contains(data.AllowedRPCMethods, method) {
+		if method == "" {
+			return method, id, "empty method"
+		}
+		return method, id, method
+	}
+	notification := strings.HasPrefix(method, "notifications/")
+	switch {
+	case notification && hasID:
+		return method, id, method + " with an id"
+	case !notification && !hasID:
+		return method, id, method + " without an id"
+	}
+	return method, id, ""
+}
+
+// objectFields splits exactly one JSON object into its members, refusing
+// duplicate members and anything after the object. The body is validated
+// by encoding/json first, so the scan below only walks well-formed JSON.
+func objectFields(b []byte) (map[string]json.RawMessage, error) {
+	if !json.Valid(b) {
+		return nil, errors.New("invalid JSON")
+	}
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	fields := make(map[string]json.RawMessage, 4)
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] != '}' {
+		end := skipValue(b, i) // the key, a string
+		key, err := jsonString(b[i:end])
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := fields[key]; dup {
+			return nil, fmt.Errorf("duplicate member %q", key)
+		}
+		i = skipSpace(b, end)
+		i = skipSpace(b, i+1) // past ':'
+		end = skipValue(b, i)
+		fields[key] = json.RawMessage(b[i:end])
+		i = skipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	// json.Valid accepted one value, so nothing but space follows the '}'.
+	return fields, nil
+}
+
+// skipSpace returns the index of the first non-space byte at or after i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just after the well-formed JSON value that
+// starts at i.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		default:
+			if depth == 0 && (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+				return i // end of a number, true, false or null
+			}
+		}
+	}
+	return i
+}
+
+// jsonString decodes a JSON string literal, quickly when it has no escapes.
+func jsonString(raw []byte) (string, error) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
+// rpcID renders a request id as sent: a string's content or a number's
+// digits. Any other JSON value is not a valid id.
+func rpcID(raw json.RawMessage) (string, error) {
+	if len(raw) > 0 && raw[0] == '"' {
+		return jsonString(raw)
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return n.String(), nil
+	}
+	return "", fmt.Errorf("invalid id %s", raw)
+}

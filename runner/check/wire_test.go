@@ -1,0 +1,302 @@
+package check
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// TestWireHostileHTTP2 proves issue 10 points 1 and 2 against a raw HTTP/2
+// server that resets every stream with PROTOCOL_ERROR, sends GOAWAY after
+// each request, refuses every stream, or keeps sending DATA after the
+// client's RST_STREAM (and the closest HTTP/1.1 behaviour to a client that
+// offers only HTTP/1.1): the server receives each request at most once,
+// over at most maxConnsPerCheck connections, the bytes read off the socket
+// stay within the allowance, and the check's record counts what the
+// server saw.
+func TestWireHostileHTTP2(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		mode     hostileMode
+		requests int64 // requests the server may receive, at most
+		conns    int64
+		verdicts []string // "status: detail"
+	}{
+		{"S3_h2_reset_protocol_error_not_replayed", resetProtocol, 1, 1, []string{"failing: connection failed: closed by the server"}},
+		{"S3_h2_goaway_after_each_request_not_replayed", goAwayEach, 1, 1, []string{"failing: connection failed: closed by the server"}},
+		{"S3_h2_refused_stream_not_replayed", refuseStream, 1, 1, []string{"failing: connection failed: closed by the server"}},
+		// Whether the SDK reads a stream's answer before the stream's
+		// 1 MB cut decides between the two; the wire is bounded either way.
+		{"N9_h2_data_after_reset_not_read", dataAfterReset, 4, 4, []string{"working: 1 tool", "failing: answer over 1 MB"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := startHostileServer(t, tc.mode)
+			c := newTestChecker(t, s.Lab, 3*time.Second)
+			res, rec := c.Check(context.Background(), Target{ID: "h", URL: s.URL})
+			// The server's goroutines end with its connections: read its
+			// counts once the check closed them.
+			s.ln.Close()
+			s.wg.Wait()
+			t.Logf("%s %q; record %+v; server: %s", res.Status, res.Detail, rec.Wire, s.wireCounts())
+			if v := string(res.Status) + ": " + res.Detail; !slices.Contains(tc.verdicts, v) {
+				t.Errorf("concluded %q, want one of %q; transcript:\n%s", v, tc.verdicts, transcriptText(rec))
+			}
+			if s.h2conns.Load() != 0 || s.headers.Load() != 0 {
+				t.Errorf("server negotiated h2 on %d connections, got %d HEADERS frames: the guard speaks HTTP/1.1 only", s.h2conns.Load(), s.headers.Load())
+			}
+			if got := s.h1requests.Load(); got > tc.requests || int64(rec.Requests) != got || int64(rec.Wire.Requests) != got {
+				t.Errorf("server received %d requests, record says %d (wire %d); want the same, at most %d", got, rec.Requests, rec.Wire.Requests, tc.requests)
+			}
+			if got := s.conns.Load(); got > tc.conns || int64(rec.Wire.Conns) != got || int64(rec.Wire.Handshakes) != s.handshakes.Load() {
+				t.Errorf("server accepted %d connections (%d TLS handshakes), record says %d (%d); want the same, at most %d",
+					got, s.handshakes.Load(), rec.Wire.Conns, rec.Wire.Handshakes, tc.conns)
+			}
+			if limit := int64(rec.Wire.Dials)*wireConnAllowance + int64(len(rec.Exchanges))*wireAnswerAllowance; rec.Wire.BytesRead > limit || rec.Wire.BytesRead > s.written.Load() {
+				t.Errorf("read %d B off the sockets; want at most the allowance %d and what the server wrote (%d)", rec.Wire.BytesRead, limit, s.written.Load())
+			}
+			if rec.Wire.BytesWritten < s.read.Load() {
+				t.Errorf("wrote %d B, server read %d", rec.Wire.BytesWritten, s.read.Load())
+			}
+		})
+	}
+}
+
+// TestWireNotResent proves that net/http's own retry of a request already
+// written (a GET on a kept-alive connection the server closes as it reads
+// it) never reaches the wire, whether the retry would dial or take another
+// idle connection: the server receives the GET once.
+func TestWireNotResent(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		posts int // POSTs in flight at once before the GET: the idle connections it finds
+	}{
+		{"S3_GET_retry_on_a_new_connection_not_sent", 1},
+		{"S3_GET_retry_on_an_idle_connection_not_sent", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var posts, gets atomic.Int64
+			arrived := make(chan struct{}, tc.posts)
+			all := make(chan struct{})
+			srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					if posts.Add(1) == int64(tc.posts) {
+						close(all)
+					}
+					arrived <- struct{}{}
+					<-all // answer once all are in flight, each on a connection of its own
+					w.WriteHeader(http.StatusMethodNotAllowed)
+					return
+				}
+				gets.Add(1)
+				c, _, err := w.(http.Hijacker).Hijack()
+				if err != nil {
+					t.Errorf("hijack: %v", err)
+					return
+				}
+				c.Close()
+			}), nil)
+			var wg sync.WaitGroup
+			for range tc.posts {
+				wg.Go(func() {
+					if _, err := do(t, g, http.MethodPost, srv.URL+"/sse", initializeBody, nil); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			_, err := do(t, g, http.MethodGet, srv.URL+"/sse", "", nil)
+			rec := g.Record()
+			ex := rec.Exchanges[len(rec.Exchanges)-1]
+			if err == nil || ex.ErrKind != ErrNetwork || ex.Detail != errNotResent.Detail {
+				t.Errorf("GET: err %v, recorded %v %q; want %q", err, ex.ErrKind, ex.Detail, errNotResent.Detail)
+			}
+			if posts.Load() != int64(tc.posts) || gets.Load() != 1 {
+				t.Errorf("server received %d POST, %d GET; want %d, 1", posts.Load(), gets.Load(), tc.posts)
+			}
+			if rec.Requests != tc.posts+1 || rec.Wire.Dials != tc.posts || rec.Conns != tc.posts {
+				t.Errorf("record: requests %d, dials %d, conns %d; want %d, %d, %d", rec.Requests, rec.Wire.Dials, rec.Conns, tc.posts+1, tc.posts, tc.posts)
+			}
+		})
+	}
+}
+
+// TestWireConnCap proves the fixed bound on connections per check: a
+// server that closes every connection after one answer gets
+// maxConnsPerCheck of them, and the next request is refused before a
+// connect.
+func TestWireConnCap(t *testing.T) {
+	rc := &recorder{next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		writeResult(w, []byte("1"), initResult("2025-11-25"))
+	})}
+	cl := &countingListener{}
+	srv := startLabServer(t, rc, labServerConfig{Wrap: cl.wrap})
+	g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
+	conns := &cl.conns
+	t.Run(fmt.Sprintf("S3_at_most_%d_connections_per_check", maxConnsPerCheck), func(t *testing.T) {
+		for i := range maxConnsPerCheck + 2 {
+			_, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil)
+			if (i < maxConnsPerCheck) != (err == nil) {
+				t.Errorf("request %d: err %v", i+1, err)
+			}
+		}
+		rec := g.Record()
+		if got := conns.Load(); got != maxConnsPerCheck || rec.Wire.Dials != maxConnsPerCheck || rec.Conns != maxConnsPerCheck {
+			t.Errorf("server accepted %d connections, record: dials %d conns %d; want %d", got, rec.Wire.Dials, rec.Conns, maxConnsPerCheck)
+		}
+		if n := len(rc.seen()); n != maxConnsPerCheck || rec.Requests != n {
+			t.Errorf("server received %d requests, record says %d; want %d", n, rec.Requests, maxConnsPerCheck)
+		}
+		if ex := rec.Exchanges[len(rec.Exchanges)-1]; ex.ErrKind != ErrNetwork || !strings.Contains(ex.Detail, "connections") {
+			t.Errorf("last exchange %v %q; want the connection cap", ex.ErrKind, ex.Detail)
+		}
+	})
+}
+
+// TestWireByteAllowance proves rule N9 at the connection: an answer of
+// 1 MB framed in one-byte chunks (six times its size on the wire) is cut
+// once the check's allowance is read off the socket.
+func TestWireByteAllowance(t *testing.T) {
+	var wrote atomic.Int64
+	srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		defer c.Close()
+		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+		chunk := []byte(strings.Repeat("1\r\nx\r\n", 1<<10))
+		for range data.MaxAnswerBytes >> 10 {
+			n, err := buf.Write(chunk)
+			wrote.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+		buf.WriteString("0\r\n\r\n")
+		buf.Flush()
+	}), nil)
+	t.Run("N9_framing_counted_off_the_socket", func(t *testing.T) {
+		_, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil)
+		rec := g.Record()
+		ex := rec.Exchanges[0]
+		limit := int64(wireConnAllowance + wireAnswerAllowance)
+		if err == nil || ex.ErrKind != ErrTooLarge || rec.Wire.BytesRead > limit {
+			t.Errorf("err %v, recorded %v %q, %d B off the socket (answer %d B); want too large within %d B", err, ex.ErrKind, ex.Detail, rec.Wire.BytesRead, ex.Bytes, limit)
+		}
+		t.Logf("server wrote %d B of chunks; %d B read off the socket, %d B of answer", wrote.Load(), rec.Wire.BytesRead, ex.Bytes)
+	})
+}
+
+// TestWireCountsEqualServer proves that a check's record counts what a
+// plain server received: connections, TLS handshakes, requests, bytes.
+func TestWireCountsEqualServer(t *testing.T) {
+	var handshakes atomic.Int64
+	var reqs atomic.Int64
+	h := streamableHandler(sdkServer(nil, "a", "b"), true, false)
+	cl := &countingListener{}
+	srv := startLabServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqs.Add(1)
+		h.ServeHTTP(w, r)
+	}), labServerConfig{HTTP2: true, TLS: func(c *tls.Config) {
+		c.VerifyConnection = func(tls.ConnectionState) error { handshakes.Add(1); return nil }
+	}, Wrap: cl.wrap})
+	c := newTestChecker(t, srv.Lab, 0)
+	t.Run("N10_record_counts_equal_the_wire", func(t *testing.T) {
+		res, rec := c.Check(context.Background(), Target{ID: "s", URL: srv.URL + "/mcp"})
+		if res.Status != data.Working {
+			t.Fatalf("concluded %s %q", res.Status, res.Detail)
+		}
+		srv.CloseClientConnections()
+		if int64(rec.Wire.Conns) != cl.conns.Load() || int64(rec.Wire.Handshakes) != handshakes.Load() || int64(res.Requests) != reqs.Load() {
+			t.Errorf("record: conns %d, handshakes %d, requests %d; server: %d, %d, %d",
+				rec.Wire.Conns, rec.Wire.Handshakes, res.Requests, cl.conns.Load(), handshakes.Load(), reqs.Load())
+		}
+		// Only the last TLS alert each side sends as it closes (a
+		// close_notify record, 24 B) may be left unread by the other.
+		const closeNotify = 24
+		if w := cl.written.Load(); rec.Wire.BytesRead > w || rec.Wire.BytesRead < w-closeNotify*int64(rec.Wire.Conns) {
+			t.Errorf("read %d B off the socket, server wrote %d", rec.Wire.BytesRead, w)
+		}
+		if r := cl.read.Load(); rec.Wire.BytesWritten < r || rec.Wire.BytesWritten > r+closeNotify*int64(rec.Wire.Conns) {
+			t.Errorf("wrote %d B, server read %d", rec.Wire.BytesWritten, r)
+		}
+	})
+}
+
+// countingListener counts the connections a server accepted and the bytes
+// it read and wrote on them, below TLS.
+type countingListener struct {
+	net.Listener
+	conns, read, written atomic.Int64
+}
+
+// wrap is a labServerConfig.Wrap.
+func (l *countingListener) wrap(ln net.Listener) net.Listener {
+	l.Listener = ln
+	return l
+}
+
+// Accept counts and wraps the next connection.
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.conns.Add(1)
+	return &countedConn{Conn: c, read: &l.read, written: &l.written}, nil
+}
+
+// TestTrailers proves issue 10 point 5 (rule N5): trailers set on a
+// request are never sent, also to a server offering HTTP/2 (before, the
+// HTTP/2 transport announced them and, the body's length no longer
+// matching, replayed the request some 700 times a second).
+func TestTrailers(t *testing.T) {
+	var mu sync.Mutex
+	var requests int
+	var trailer []string
+	srv := startLabServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		mu.Lock()
+		requests++
+		for k, v := range r.Trailer {
+			trailer = append(trailer, k+": "+strings.Join(v, ","))
+		}
+		trailer = append(trailer, r.Header.Values("Trailer")...)
+		mu.Unlock()
+		writeResult(w, []byte("1"), initResult("2025-11-25"))
+	}), labServerConfig{HTTP2: true})
+	g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
+	t.Run("N5_no_trailer_sent", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(initializeBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Trailer = http.Header{"Authorization": {"Bearer secret"}, "Cookie": {"a=b"}}
+		req.ContentLength = -1 // chunked: how HTTP/1.1 carries trailers
+		resp, err := g.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(trailer) != 0 || requests != 1 {
+			t.Errorf("server received %d requests, trailers %q; want 1, none", requests, trailer)
+		}
+	})
+}
