@@ -17,6 +17,18 @@ import (
 // usable row: planning from it would stop every check, so no plan is made.
 var ErrEmptyList = errors.New("no server in the ranked list")
 
+// The bounds of a row of the ranked list: every id and address planned
+// fits in a plan line any reader takes.
+const (
+	// MaxAddressBytes is the longest address checked (the limit browsers and
+	// CDNs commonly keep); a longer one is listed as not checkable,
+	// ReasonAddressTooLong.
+	MaxAddressBytes = 2048
+	// MaxIDBytes is the longest server id; a row with a longer one is set
+	// aside.
+	MaxIDBytes = 256
+)
+
 // serverColumns are the columns of the ranked list, in any order; other
 // columns are ignored.
 var serverColumns = []string{"id", "rank", "url", "added"}
