@@ -1,16 +1,13 @@
 package data
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -180,22 +177,6 @@ func (j *Journal) Close() error {
 // bounded, or damaged) is skipped with an error naming it.
 const MaxJournalLine = 1 << 20
 
-// journalCRCKey starts the last field of a journal line: the CRC-32C
-// (Castagnoli) of the line as it would be without that field, as eight hex
-// digits. The line stays one JSON object (readers that do not know the
-// field ignore it), and a flipped bit anywhere in it is caught rather than
-// recording the result under another server.
-const journalCRCKey = `,"crc32c":"`
-
-// journalCRCSuffix is the length of the field: key, eight digits, quote and
-// the closing brace.
-const journalCRCSuffix = len(journalCRCKey) + 8 + 2
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// errJournalChecksum is wrapped for a line whose checksum does not match.
-var errJournalChecksum = errors.New("checksum mismatch: the line is damaged")
-
 // encodeJournalLine returns r as one journal line with its checksum and
 // newline.
 func encodeJournalLine(r Result) ([]byte, error) {
@@ -203,24 +184,15 @@ func encodeJournalLine(r Result) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := crc32.Checksum(b, castagnoli)
-	b = append(b[:len(b)-1], journalCRCKey...)
-	b = fmt.Appendf(b, "%08x\"}\n", sum)
-	return b, nil
+	return appendLineCRC(b), nil
 }
 
 // decodeJournalLine returns the result of one journal line (without its
-// newline), checking its checksum. A line without the checksum field, as
-// journals written before it, is read as it is.
+// newline), checking its checksum (see appendLineCRC).
 func decodeJournalLine(row []byte) (Result, error) {
 	var r Result
-	if n := len(row); n >= journalCRCSuffix+2 && string(row[n-journalCRCSuffix:n-10]) == journalCRCKey {
-		body := row[:n-journalCRCSuffix]
-		want, err := strconv.ParseUint(string(row[n-10:n-2]), 16, 32)
-		got := crc32.Update(crc32.Checksum(body, castagnoli), castagnoli, []byte{'}'})
-		if err != nil || row[n-2] != '"' || row[n-1] != '}' || uint32(want) != got {
-			return r, errJournalChecksum
-		}
+	if err := checkLineCRC(row); err != nil {
+		return r, err
 	}
 	if err := json.Unmarshal(row, &r); err != nil {
 		return r, err
@@ -243,26 +215,13 @@ func ReadJournal(path string) (results []Result, bad []error, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read journal: %w", err)
 	}
-	for line := 1; len(b) > 0; line++ {
-		row, rest, whole := bytes.Cut(b, []byte{'\n'})
-		b = rest
-		if len(bytes.TrimSpace(row)) == 0 {
-			continue
-		}
-		if len(row) > MaxJournalLine {
-			bad = append(bad, fmt.Errorf("%s:%d: line of %d bytes, over the %d a result may take", path, line, len(row), MaxJournalLine))
-			continue
-		}
+	bad = lines(path, b, MaxJournalLine, func(row []byte) error {
 		r, err := decodeJournalLine(row)
-		if err != nil {
-			if !whole {
-				err = fmt.Errorf("last line cut short: %w", err)
-			}
-			bad = append(bad, fmt.Errorf("%s:%d: %w", path, line, err))
-			continue
+		if err == nil {
+			results = append(results, r)
 		}
-		results = append(results, r)
-	}
+		return err
+	})
 	return results, bad, nil
 }
 

@@ -103,12 +103,12 @@ func TestJournalDamage(t *testing.T) {
 			i := lineStart(b, 2) + bytes.Index(b[lineStart(b, 2):], []byte("s00501")) + 3
 			b[i] ^= 0x01 // s00501 -> s01501, a real server's id
 			return b
-		}, []string{"s00500", "s00502"}, ":2: " + errJournalChecksum.Error()},
+		}, []string{"s00500", "s00502"}, ":2: " + errLineChecksum.Error()},
 		{"flipped_bit_in_the_checksum", func(b []byte) []byte {
 			i := lineStart(b, 3) - 4
 			b[i] ^= 0x01
 			return b
-		}, []string{"s00500", "s00502"}, ":2: " + errJournalChecksum.Error()},
+		}, []string{"s00500", "s00502"}, ":2: " + errLineChecksum.Error()},
 		{"newline_lost_after_a_whole_last_line", func(b []byte) []byte { return b[:len(b)-1] },
 			ids, ""},
 		{"cut_mid_line", func(b []byte) []byte { return b[:lineStart(b, 3)+40] },
@@ -116,7 +116,7 @@ func TestJournalDamage(t *testing.T) {
 		{"over_long_line", func(b []byte) []byte {
 			long := append([]byte(`{"id":"`), bytes.Repeat([]byte("x"), MaxJournalLine)...)
 			return append(append(b[:lineStart(b, 2):lineStart(b, 2)], append(long, '\n')...), b[lineStart(b, 2):]...)
-		}, append([]string{"s00500"}, ids[1:]...), fmt.Sprintf(":2: line of %d bytes, over the %d a result may take", MaxJournalLine+7, MaxJournalLine)},
+		}, append([]string{"s00500"}, ids[1:]...), fmt.Sprintf(":2: line of %d bytes, over the %d a line may take", MaxJournalLine+7, MaxJournalLine)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

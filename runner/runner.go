@@ -154,7 +154,10 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	cfg.defaults()
 	minute = minute.UTC().Truncate(time.Minute)
 	sum := Summary{Minute: minute}
-	checks, err := data.ReadPlan(cfg.Dir, minute)
+	checks, bad, err := data.ReadPlan(cfg.Dir, minute)
+	for _, b := range bad {
+		cfg.Logger.Warn("skipped a bad line of the plan", "err", b)
+	}
 	if errors.Is(err, data.ErrNoPlan) {
 		return sum, fmt.Errorf("run minute %s: %w (plan writes it: plan -at %s)", minute.Format("2006-01-02 15:04"), err, minute.Format(time.RFC3339))
 	}
