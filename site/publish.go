@@ -273,10 +273,7 @@ func (p *publication) readLists() error {
 	}
 	paused := oldPaused
 	if p.cfg.PausedPath != "" {
-		list, bad, err := data.ReadPausedList(p.cfg.PausedPath)
-		for _, b := range bad {
-			p.bad(b)
-		}
+		list, err := data.ReadPausedList(p.cfg.PausedPath)
 		if err != nil {
 			// Rule R2: a list that cannot be read resumes nothing; the
 			// pauses of the last good copy stand, and it is read again

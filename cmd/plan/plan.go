@@ -15,22 +15,23 @@ import (
 	"plug.directory/prober/planner"
 )
 
-// loadPaused reads the paused list named by the -paused flag (rule R1). A
-// list that cannot be read is an error, so no plan is made without it: a
-// failure to read the list never resumes checks (rule R2). Bad lines are
-// logged and skipped. "" means no paused list.
-func loadPaused(source string, logger *slog.Logger) (data.PausedList, error) {
+// loadPaused reads the paused list named by the -paused flag (rule R1):
+// the local file (its last good copy standing when it cannot be read or a
+// line does not parse, rule R2), or the copy fetchPaused keeps of a list on
+// GitHub. With no good copy at all it is an error, so no plan is made
+// without it. "" means no paused list.
+func loadPaused(dir, source string, remote bool, logger *slog.Logger) (data.PausedList, error) {
 	if source == "" {
 		return data.PausedList{}, nil
 	}
-	list, bad, err := data.ReadPausedList(source)
-	if err != nil {
-		return list, err
+	if remote {
+		return data.ReadPausedList(source)
 	}
-	for _, b := range bad {
-		logger.Warn("skipped a bad line of the paused list", "err", b)
+	list, stale, err := data.LoadPausedList(dir, source)
+	if stale != nil {
+		logger.Warn("paused list not taken", "err", stale)
 	}
-	return list, nil
+	return list, err
 }
 
 // fetchPaused brings a paused list kept on GitHub (-paused
@@ -101,7 +102,7 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 				return
 			}
 		}
-		in.paused, errs[1] = loadPaused(source, logger)
+		in.paused, errs[1] = loadPaused(cfg.Data, source, pause.IsSpec(cfg.Paused), logger)
 	})
 	wg.Go(func() {
 		t := time.Now()

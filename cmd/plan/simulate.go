@@ -25,7 +25,7 @@ func simulate(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.Lo
 	if err != nil {
 		return err
 	}
-	pausedList, err := loadPaused(cfg.Paused, logger)
+	pausedList, err := loadPaused(cfg.Data, cfg.Paused, false, logger)
 	if err != nil {
 		return err
 	}
