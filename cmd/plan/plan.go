@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,14 +67,23 @@ func pausedIDs(p data.PausedList, servers []data.Server, logger *slog.Logger) ma
 	return ids
 }
 
-// readServers reads the ranked list, logging each bad row; an unreadable or
-// empty list is an error.
-func readServers(path string, logger *slog.Logger) ([]data.Server, error) {
-	servers, bad, err := data.ReadServers(path)
+// readServers reads the ranked list, held to the last good one kept in the
+// data directory (data.ListGuard; dir "" reads it unguarded), logging each
+// bad row and one line counting them. A list refused stands aside for the
+// last good one; with none it is an error. Servers whose address cannot be
+// checked are listed (the site shows them not_checkable) but not planned.
+func readServers(path string, guard data.ListGuard, logger *slog.Logger) ([]data.Server, error) {
+	servers, bad, stale, err := guard.Read(path)
 	for _, b := range bad {
-		logger.Warn("skipped a bad row of the ranked list", "err", b)
+		logger.Warn("bad row of the ranked list", "err", b)
 	}
-	return servers, err
+	if sum := data.SummarizeRows(path, len(servers), bad); sum != "" {
+		logger.Warn(sum)
+	}
+	if stale != nil {
+		logger.Error("ranked list not taken", "err", stale)
+	}
+	return slices.DeleteFunc(servers, func(s data.Server) bool { return s.BadAddress != "" }), err
 }
 
 // inputs is everything one plan reads.
@@ -92,7 +102,7 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 	errs := make([]error, 3)
 	wg.Go(func() {
 		t := time.Now()
-		in.servers, errs[0] = readServers(cfg.Servers, logger)
+		in.servers, errs[0] = readServers(cfg.Servers, data.ListGuard{Dir: cfg.Data, Accept: cfg.AcceptShrink}, logger)
 		logger.Info("read ranked list", "took", time.Since(t))
 	})
 	wg.Go(func() {
