@@ -402,11 +402,12 @@ type interruptedRecord struct {
 	Result      data.Result `json:"result"`
 }
 
-// recordInterrupted appends a check cancelled at shutdown to
+// recordInterrupted appends a check cancelled at shutdown, bounded, to
 // InterruptedPath.
 func (r *run) recordInterrupted(res data.Result) {
 	r.count(func() { r.interrupted++ })
 	r.cfg.Logger.Warn("check interrupted at shutdown", "id", res.ID, "url", res.URL)
+	res.Bound() // as the journal records it: one hostile answer cannot grow the file without bound
 	line, err := json.Marshal(interruptedRecord{Interrupted: r.cfg.Clock.Now().UTC(), Result: res})
 	if err != nil {
 		r.fail(fmt.Errorf("record interrupted check %s: %w", res.ID, err))
