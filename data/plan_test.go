@@ -2,8 +2,10 @@ package data
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -94,4 +96,27 @@ func TestReadPlanDamage(t *testing.T) {
 			t.Errorf("ReadPlan = %v, %v, %v; want the checks written", got, bad, err)
 		}
 	})
+}
+
+// TestReadPlanEveryFlipCaught flips each bit of a plan line in turn: the
+// check is either read back exactly as planned or named as bad, never read
+// as a check of another server or at another time.
+func TestReadPlanEveryFlipCaught(t *testing.T) {
+	t.Parallel()
+	c := PlannedCheck{At: t0, Due: t0, ID: "s00500", URL: "https://s00500.example/mcp", Host: "s00500.example", Reason: ReasonRoutine, Rank: 500}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := appendLineCRC(b)
+	for i := range len(line) - 1 {
+		for bit := range 8 {
+			row := bytes.Clone(line[:len(line)-1])
+			row[i] ^= 1 << bit
+			var got PlannedCheck
+			if checkLineCRC(row) == nil && json.Unmarshal(row, &got) == nil && !reflect.DeepEqual(got, c) {
+				t.Fatalf("flip of bit %d of byte %d (%q) read as %+v", bit, i, line[i], got)
+			}
+		}
+	}
 }

@@ -75,7 +75,7 @@ func parseServers(name, text string) (servers []Server, bad []error, err error) 
 	if strings.TrimSpace(text[:nl]) == "" {
 		return nil, nil, fmt.Errorf("read ranked list %s: %w", name, ErrEmptyList)
 	}
-	head, err := splitRow(strings.TrimSuffix(text[:nl], "\r"), nil)
+	head, err := splitRow(strings.TrimPrefix(strings.TrimSuffix(text[:nl], "\r"), "\ufeff"), nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read ranked list %s:1: header: %w", name, err)
 	}

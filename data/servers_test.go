@@ -142,6 +142,17 @@ func TestParseServersNotCheckable(t *testing.T) {
 	}
 }
 
+// TestParseServersHeader: a byte-order mark and quotes around the column
+// names do not hide a column.
+func TestParseServersHeader(t *testing.T) {
+	for _, head := range []string{"id,rank,url,added", "\ufeffid,rank,url,added", "\ufeff\"id\",\"rank\",\"url\",\"added\"", "ID, Rank ,url,added,notes"} {
+		servers, bad, err := ParseServers("l.csv", []byte(head+"\na,1,https://a.example/mcp,2026-01-01T00:00:00Z,x\n"))
+		if err != nil || len(bad) > 0 || len(servers) != 1 || servers[0].ID != "a" {
+			t.Errorf("header %q: %v %v %v", head, servers, bad, err)
+		}
+	}
+}
+
 func TestReadServersUnreadable(t *testing.T) {
 	_, _, err := ReadServers(filepath.Join(t.TempDir(), "missing.csv"))
 	if err == nil || !strings.HasPrefix(err.Error(), "read ranked list: open ") {
