@@ -52,8 +52,14 @@ func TestHostileAnswersBounded(t *testing.T) {
 			Host: farm.Hosts[i], Reason: data.ReasonRoutine, Rank: 1 + i})
 	}
 	MustPlan(t, dir, m, checks...)
-	clock := newScaledClock(m.Add(-time.Second), 2) // a check has 22 s: ten pages of JSON under -race take several
-	sum, err := Run(context.Background(), Config{Dir: dir, Checker: MustLabChecker(t, farm, clock), Clock: clock, Logger: quiet()}, m)
+	clock := newScaledClock(m.Add(-time.Second), 10)
+	cfg := checkConfig(farm, clock)
+	cfg.Timeout = data.CheckTimeout // ten 1 MB pages under -race on a loaded machine take a while
+	checker, err := NewChecker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: quiet()}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
