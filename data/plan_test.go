@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"reflect"
 	"strings"
@@ -118,5 +119,83 @@ func TestReadPlanEveryFlipCaught(t *testing.T) {
 				t.Fatalf("flip of bit %d of byte %d (%q) read as %+v", bit, i, line[i], got)
 			}
 		}
+	}
+}
+
+// TestRandomByteFlips flips one random byte of a journal and of a plan to a
+// random value, 3,000 times each: every result or check read back is one of
+// those written, exactly; the damaged line is named instead (issue 12).
+func TestRandomByteFlips(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(12, 8))
+	dir := t.TempDir()
+	var rs []Result
+	var cs []PlannedCheck
+	for i := range 3 {
+		id := fmt.Sprintf("s%05d", 500+i)
+		r := result(id, t0.Add(time.Duration(i)*time.Second), Working)
+		r.ServerName, r.Detail = "demo", "2 tools"
+		rs = append(rs, r)
+		cs = append(cs, PlannedCheck{At: t0.Add(time.Duration(i) * time.Second), Due: t0, ID: id, URL: r.URL, Host: r.Host, Reason: ReasonRoutine, Rank: i + 1})
+	}
+	j := MustJournal(t, dir, "run-flips", rs...)
+	j.Close()
+	if err := WritePlan(dir, t0, cs); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"journal", "plan"} {
+		path := j.Path()
+		if kind == "plan" {
+			path = PlanPath(dir, t0)
+		}
+		orig, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{}
+		if kind == "journal" {
+			got, _, _ := ReadJournal(path)
+			for _, r := range got {
+				want[r.ID] = fmt.Sprintf("%+v", r)
+			}
+		} else {
+			got, _, _ := ReadPlan(dir, t0)
+			for _, c := range got {
+				want[c.ID] = fmt.Sprintf("%+v", c)
+			}
+		}
+		for range 1000 {
+			b := bytes.Clone(orig)
+			i := rng.IntN(len(b))
+			b[i] ^= byte(1 + rng.IntN(255))
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var read []string
+			var ids []string
+			var bad []error
+			if kind == "journal" {
+				got, bd, _ := ReadJournal(path)
+				for _, r := range got {
+					read, ids = append(read, fmt.Sprintf("%+v", r)), append(ids, r.ID)
+				}
+				bad = bd
+			} else {
+				got, bd, _ := ReadPlan(dir, t0)
+				for _, c := range got {
+					read, ids = append(read, fmt.Sprintf("%+v", c)), append(ids, c.ID)
+				}
+				bad = bd
+			}
+			for k, s := range read {
+				if want[ids[k]] != s {
+					t.Fatalf("%s: byte %d flipped: read %s, never written", kind, i, s)
+				}
+			}
+			if len(read)+len(bad) < 2 {
+				t.Fatalf("%s: byte %d flipped: %d read and %d named, want every line either", kind, i, len(read), len(bad))
+			}
+		}
+		os.WriteFile(path, orig, 0o644)
 	}
 }
