@@ -128,6 +128,10 @@ func TestReadPlanEveryFlipCaught(t *testing.T) {
 func TestRandomByteFlips(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(12, 8))
+	flips := 1000
+	if testing.Short() {
+		flips = 100
+	}
 	dir := t.TempDir()
 	var rs []Result
 	var cs []PlannedCheck
@@ -164,7 +168,7 @@ func TestRandomByteFlips(t *testing.T) {
 				want[c.ID] = fmt.Sprintf("%+v", c)
 			}
 		}
-		for range 1000 {
+		for range flips {
 			b := bytes.Clone(orig)
 			i := rng.IntN(len(b))
 			b[i] ^= byte(1 + rng.IntN(255))
