@@ -67,8 +67,8 @@ func pausedIDs(p data.PausedList, servers []data.Server, logger *slog.Logger) ma
 	return ids
 }
 
-// readServers reads the ranked list, held to the last good one kept in the
-// data directory (data.ListGuard; dir "" reads it unguarded), logging each
+// readServers reads the ranked list, held by guard to the last good one
+// kept in the data directory (a zero guard reads it unguarded), logging each
 // bad row and one line counting them. A list refused stands aside for the
 // last good one; with none it is an error. Servers whose address cannot be
 // checked are listed (the site shows them not_checkable) but not planned.
