@@ -1,11 +1,10 @@
 package data
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -84,16 +83,17 @@ func CreateJournal(dir, name string) (*Journal, error) {
 // Path returns the journal's file name.
 func (j *Journal) Path() string { return j.path }
 
-// Append writes r as one line and fsyncs it: r is durable when Append
+// Append writes r, bounded (Result.Bound), as one line ending in its
+// checksum (see ReadJournal) and fsyncs it: r is durable when Append
 // returns nil. Safe for concurrent use: lines appended at the same time
 // share one write and one fsync. Once a write or fsync has failed, every
 // later Append fails too (what was written before stays readable).
 func (j *Journal) Append(r Result) error {
-	line, err := json.Marshal(r)
+	r.Bound()
+	line, err := encodeJournalLine(r)
 	if err != nil {
 		return fmt.Errorf("append result %s to %s: %w", r.ID, j.path, err)
 	}
-	line = append(line, '\n')
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -131,15 +131,27 @@ func (j *Journal) Append(r Result) error {
 	return nil
 }
 
-// write writes and fsyncs one batch of lines.
+// write writes and fsyncs one batch of lines. Errors name the journal,
+// not the temporary name it was created under (the file's own name).
 func (j *Journal) write(buf []byte) error {
 	if _, err := j.f.Write(buf); err != nil {
-		return fmt.Errorf("write journal %s: %w", j.path, err)
+		return fmt.Errorf("write journal %s: %w", j.path, j.renamed(err))
 	}
 	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("sync journal %s: %w", j.path, err)
+		return fmt.Errorf("sync journal %s: %w", j.path, j.renamed(err))
 	}
 	return nil
+}
+
+// renamed returns err with the path of its *fs.PathError set to the
+// journal's, so that a disk-full error names the journal the operator
+// looks for.
+func (j *Journal) renamed(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &fs.PathError{Op: pe.Op, Path: j.path, Err: pe.Err}
+	}
+	return err
 }
 
 // Close closes the journal and releases its lock. Appends in flight
@@ -160,35 +172,56 @@ func (j *Journal) Close() error {
 	return nil
 }
 
-// ReadJournal reads every complete result of the journal at path. A last
-// line without its newline is a write cut short by a crash: its check never
-// counted as done, and it is skipped silently. Any other line that does not
-// parse is skipped and reported in bad, naming file:line.
+// MaxJournalLine is the longest journal line read: a bounded result takes
+// at most MaxRecordedBytes; a longer line (written before results were
+// bounded, or damaged) is skipped with an error naming it.
+const MaxJournalLine = 1 << 20
+
+// encodeJournalLine returns r as one journal line with its checksum and
+// newline.
+func encodeJournalLine(r Result) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	return appendLineCRC(b), nil
+}
+
+// decodeJournalLine returns the result of one journal line (without its
+// newline), checking its checksum (see appendLineCRC).
+func decodeJournalLine(row []byte) (Result, error) {
+	var r Result
+	if err := checkLineCRC(row); err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(row, &r); err != nil {
+		return r, err
+	}
+	if r.ID == "" || !r.Status.Valid() || r.Started.IsZero() {
+		return r, errors.New("result without id, status or start time")
+	}
+	return r, nil
+}
+
+// ReadJournal reads every result of the journal at path. A line that does
+// not parse, fails its checksum or is longer than MaxJournalLine is skipped
+// and reported in bad, naming file:line, and the lines after it are still
+// read. A last line without its newline is read like any other when it is
+// whole (the newline alone was lost); one cut short by a crash is reported
+// in bad too: its check never counted as done. err is non-nil only when
+// the file cannot be read.
 func ReadJournal(path string) (results []Result, bad []error, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read journal: %w", err)
 	}
-	if i := bytes.LastIndexByte(b, '\n'); i < len(b)-1 {
-		b = b[:i+1] // torn tail
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	for line := 1; sc.Scan(); line++ {
-		var r Result
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			bad = append(bad, fmt.Errorf("%s:%d: %w", path, line, err))
-			continue
+	bad = lines(path, b, MaxJournalLine, func(row []byte) error {
+		r, err := decodeJournalLine(row)
+		if err == nil {
+			results = append(results, r)
 		}
-		if r.ID == "" || !r.Status.Valid() || r.Started.IsZero() {
-			bad = append(bad, fmt.Errorf("%s:%d: result without id, status or start time", path, line))
-			continue
-		}
-		results = append(results, r)
-	}
-	if err := sc.Err(); err != nil {
-		return results, bad, fmt.Errorf("read journal %s: %w", path, err)
-	}
+		return err
+	})
 	return results, bad, nil
 }
 

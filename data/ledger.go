@@ -430,7 +430,8 @@ func RebuildLedger(dir string, minute time.Time) (l *Ledger, bad []error) {
 	from := minute.Add(-24 * time.Hour).Truncate(time.Minute)
 	last := map[string]int{}
 	for m := from; m.Before(minute); m = m.Add(time.Minute) {
-		checks, err := ReadPlan(dir, m)
+		checks, b, err := ReadPlan(dir, m)
+		bad = append(bad, b...)
 		if errors.Is(err, ErrNoPlan) {
 			continue
 		}

@@ -2,12 +2,15 @@ package data
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // PausedEntry is one line of the paused list: a server id or an address.
@@ -27,17 +30,21 @@ type PausedList struct {
 }
 
 // ParsePausedList parses a paused list read from r; name is used in
-// messages. Bad lines (an entry with spaces in it, an address that is not an
-// absolute URL) are returned as errors naming name:line and left out; the
-// other entries still count, since a bad line must not resume the checks of
-// a server named on a good one (rule R2). err is non-nil only when r cannot
-// be read.
+// messages. A byte-order mark at its start is not part of the first entry.
+// Bad lines (an entry with spaces or an invisible character in it, an
+// address that is not an absolute URL) are returned as errors naming name:line and left out of list; a
+// reader that acts on the list refuses it whole when bad is not empty
+// (ReadPausedList), since leaving out a line would resume the checks of the
+// server it names (rule R2). err is non-nil only when r cannot be read.
 func ParsePausedList(name string, r io.Reader) (list PausedList, bad []error, err error) {
 	list.Name = name
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\ufeff")
+		}
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
 		}
@@ -47,6 +54,10 @@ func ParsePausedList(name string, r io.Reader) (list PausedList, bad []error, er
 		}
 		if strings.ContainsAny(text, " \t") {
 			bad = append(bad, fmt.Errorf("%s:%d: more than one entry on a line: %q", name, line, text))
+			continue
+		}
+		if strings.IndexFunc(text, invisible) >= 0 {
+			bad = append(bad, fmt.Errorf("%s:%d: invisible character in entry: %q", name, line, text))
 			continue
 		}
 		e := PausedEntry{Line: line, Value: text}
@@ -65,14 +76,65 @@ func ParsePausedList(name string, r io.Reader) (list PausedList, bad []error, er
 	return list, bad, nil
 }
 
-// ReadPausedList opens and parses the paused list at path, as ParsePausedList.
-func ReadPausedList(path string) (PausedList, []error, error) {
+// invisible reports a control or format character (a byte-order mark, a
+// zero-width space): an entry with one names no server it seems to name.
+func invisible(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
+
+// ReadPausedList opens and parses the paused list at path, as
+// ParsePausedList, and refuses it whole when a line does not parse: err
+// then names each bad line path:line (rule R2: a failure to read the list
+// never resumes checks).
+func ReadPausedList(path string) (PausedList, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return PausedList{Name: path}, nil, fmt.Errorf("read paused list: %w", err)
+		return PausedList{Name: path}, fmt.Errorf("read paused list: %w", err)
 	}
 	defer f.Close()
-	return ParsePausedList(path, f)
+	list, bad, err := ParsePausedList(path, f)
+	if err == nil && len(bad) > 0 {
+		err = fmt.Errorf("read paused list %s: refused whole, %d bad lines: %w", path, len(bad), errors.Join(bad...))
+	}
+	if err != nil {
+		return PausedList{Name: path}, err
+	}
+	return list, nil
+}
+
+// PausedLocalCopyPath returns where plan keeps the last good copy of a
+// local paused list under the data directory dir.
+func PausedLocalCopyPath(dir string) string {
+	return filepath.Join(dir, "paused", "local-last-good.txt")
+}
+
+// LoadPausedList reads the local paused list at path as ReadPausedList and
+// keeps a copy of it under dir (PausedLocalCopyPath) as the last good one.
+// When the list cannot be read or is refused, the last good copy stands,
+// as for a list on GitHub (rule R2): it is returned, and the failure in
+// stale, for the caller to log. Only with no good copy is it an error; then
+// no plan must be made.
+func LoadPausedList(dir, path string) (list PausedList, stale error, err error) {
+	copyPath := PausedLocalCopyPath(dir)
+	list, rerr := ReadPausedList(path)
+	if rerr == nil {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			if old, cerr := os.ReadFile(copyPath); cerr != nil || !bytes.Equal(old, b) {
+				err = WriteFileAtomic(copyPath, b, 0o644)
+			}
+		}
+		if err != nil {
+			return list, fmt.Errorf("keep a copy of paused list %s: %w", path, err), nil
+		}
+		return list, nil, nil
+	}
+	good, cerr := ReadPausedList(copyPath)
+	if cerr != nil {
+		if errors.Is(cerr, os.ErrNotExist) {
+			return list, nil, rerr
+		}
+		return list, nil, errors.Join(rerr, cerr)
+	}
+	return good, fmt.Errorf("%w; the last good copy %s stands", rerr, copyPath), nil
 }
 
 // NormalizeAddress returns the form in which addresses are compared: scheme

@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -120,5 +121,73 @@ func TestLocalPausedList_R2(t *testing.T) {
 		if got := LocalPausedList("DATA", tc.source); got != tc.want {
 			t.Errorf("LocalPausedList(DATA, %q) = %q, want %q", tc.source, got, tc.want)
 		}
+	}
+}
+
+// TestReadPausedListFiles reads each testdata/paused file: a byte-order
+// mark does not hide the first entry, and a list with a line that does not
+// parse is refused whole with the exact error, never read in part (rule
+// R2: leaving a line out would resume its server; issue 11 point 1).
+func TestReadPausedListFiles(t *testing.T) {
+	dir := filepath.Join("testdata", "paused")
+	for _, tc := range []struct {
+		file string
+		ids  string // entries read
+		err  string // exact error, the directory left out
+	}{
+		{file: "valid-bom.txt", ids: "a-1,b-2"},
+		{file: "invalid-two-entries.txt", err: `read paused list invalid-two-entries.txt: refused whole, 1 bad lines: invalid-two-entries.txt:2: more than one entry on a line: "a-1 b-2"`},
+		{file: "invalid-not-an-address.txt", err: `read paused list invalid-not-an-address.txt: refused whole, 1 bad lines: invalid-not-an-address.txt:2: not an address: "https://"`},
+		{file: "invalid-bom-mid-file.txt", err: "read paused list invalid-bom-mid-file.txt: refused whole, 1 bad lines: invalid-bom-mid-file.txt:2: invisible character in entry: \"\\ufeffb-2\""},
+	} {
+		t.Run("R2_"+strings.TrimSuffix(tc.file, ".txt"), func(t *testing.T) {
+			list, err := ReadPausedList(filepath.Join(dir, tc.file))
+			got := ""
+			if err != nil {
+				got = strings.ReplaceAll(err.Error(), dir+string(filepath.Separator), "")
+			}
+			if got != tc.err {
+				t.Errorf("err = %q\n want %q", got, tc.err)
+			}
+			var ids []string
+			for _, e := range list.Entries {
+				ids = append(ids, e.Value)
+			}
+			if strings.Join(ids, ",") != tc.ids {
+				t.Errorf("entries %q, want %q", ids, tc.ids)
+			}
+		})
+	}
+}
+
+// TestLoadPausedList_R2_last_good_copy_stands: a local list that is
+// refused or goes missing leaves the pauses of its last good copy in
+// force; a good list replaces the copy; with no copy a bad list is an
+// error (issue 11 point 1).
+func TestLoadPausedList_R2_last_good_copy_stands(t *testing.T) {
+	dir, src := t.TempDir(), filepath.Join(t.TempDir(), "paused.txt")
+	step := func(content string, wantIDs string, wantStale, wantErr bool) {
+		t.Helper()
+		if content == "" {
+			os.Remove(src)
+		} else if err := os.WriteFile(src, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		list, stale, err := LoadPausedList(dir, src)
+		var ids []string
+		for _, e := range list.Entries {
+			ids = append(ids, e.Value)
+		}
+		if (stale != nil) != wantStale || (err != nil) != wantErr || strings.Join(ids, ",") != wantIDs {
+			t.Errorf("after %q: entries %q, stale %v, err %v; want %q, stale %v, err %v", content, ids, stale, err, wantIDs, wantStale, wantErr)
+		}
+	}
+	step("a-1 b-2\n", "", false, true) // no good copy yet: no plan
+	step("\ufeffa-1\nb-2\n", "a-1,b-2", false, false)
+	step("a-1 b-2\n", "a-1,b-2", true, false) // refused: the copy stands
+	step("", "a-1,b-2", true, false)          // missing: the copy stands
+	step("b-2\n", "b-2", false, false)        // a good list resumes a-1
+	if b, err := os.ReadFile(PausedLocalCopyPath(dir)); err != nil || string(b) != "b-2\n" {
+		t.Errorf("copy = %q, %v; want the last good list", b, err)
 	}
 }

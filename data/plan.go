@@ -1,8 +1,6 @@
 package data
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,52 +19,58 @@ func PlanPath(dir string, minute time.Time) string {
 // ErrNoPlan is returned by ReadPlan when no plan was written for the minute.
 var ErrNoPlan = errors.New("no plan for this minute")
 
+// MaxPlanLine is the longest plan line read. A planned check names a server
+// of the ranked list, whose id and address are bounded (MaxIDBytes,
+// MaxAddressBytes), so a plan line takes a few KiB at most; a longer one is
+// damage, skipped with an error naming it.
+const MaxPlanLine = 64 << 10
+
 // WritePlan writes the checks of one minute atomically to PlanPath, one JSON
-// object a line, in the order given.
+// object a line ending in its checksum (see appendLineCRC), in the order
+// given.
 func WritePlan(dir string, minute time.Time, checks []PlannedCheck) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := make([]byte, 0, 256*len(checks))
 	for _, c := range checks {
 		c.At, c.Due = c.At.UTC(), c.Due.UTC()
-		if err := enc.Encode(c); err != nil {
+		b, err := json.Marshal(c)
+		if err != nil {
 			return fmt.Errorf("write plan %s: %w", minute.UTC().Format(time.RFC3339), err)
 		}
+		buf = append(buf, appendLineCRC(b)...)
 	}
-	return WriteFileAtomic(PlanPath(dir, minute), buf.Bytes(), 0o644)
+	return WriteFileAtomic(PlanPath(dir, minute), buf, 0o644)
 }
 
-// ReadPlan reads the plan of one minute. A missing plan is ErrNoPlan; a line
-// that does not parse is an error naming the file and line, and no check of
-// that plan is returned, since running part of a corrupt plan could break the
-// host spacing it was made to keep.
-func ReadPlan(dir string, minute time.Time) ([]PlannedCheck, error) {
+// ReadPlan reads the plan of one minute. A missing plan is ErrNoPlan. A
+// line that does not parse, fails its checksum, lacks an id or a time, or is
+// longer than MaxPlanLine is left out and returned in bad, naming
+// file:line; the other checks are returned in plan order. Leaving a check
+// out runs fewer checks, never one earlier or closer to another of its host
+// than planned, so the rest of the plan keeps the spacing it was made to
+// keep; the planner plans what is missing again. err is non-nil only when
+// the plan cannot be read at all.
+func ReadPlan(dir string, minute time.Time) (checks []PlannedCheck, bad []error, err error) {
 	path := PlanPath(dir, minute)
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read plan %s: %w", path, ErrNoPlan)
+		return nil, nil, fmt.Errorf("read plan %s: %w", path, ErrNoPlan)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read plan: %w", err)
+		return nil, nil, fmt.Errorf("read plan: %w", err)
 	}
-	defer f.Close()
-	var checks []PlannedCheck
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
+	bad = lines(path, b, MaxPlanLine, func(row []byte) error {
+		if err := checkLineCRC(row); err != nil {
+			return err
 		}
 		var c PlannedCheck
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		if err := json.Unmarshal(row, &c); err != nil {
+			return err
 		}
 		if c.ID == "" || c.At.IsZero() {
-			return nil, fmt.Errorf("%s:%d: check without id or time", path, line)
+			return errors.New("check without id or time")
 		}
 		checks = append(checks, c)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read plan %s: %w", path, err)
-	}
-	return checks, nil
+		return nil
+	})
+	return checks, bad, nil
 }

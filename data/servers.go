@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -16,6 +17,18 @@ import (
 // ErrEmptyList is returned by ParseServers when the ranked list holds no
 // usable row: planning from it would stop every check, so no plan is made.
 var ErrEmptyList = errors.New("no server in the ranked list")
+
+// The bounds of a row of the ranked list: every id and address planned
+// fits in a plan line any reader takes.
+const (
+	// MaxAddressBytes is the longest address checked (the limit browsers and
+	// CDNs commonly keep); a longer one is listed as not checkable,
+	// ReasonAddressTooLong.
+	MaxAddressBytes = 2048
+	// MaxIDBytes is the longest server id; a row with a longer one is set
+	// aside.
+	MaxIDBytes = 256
+)
 
 // serverColumns are the columns of the ranked list, in any order; other
 // columns are ignored.
@@ -31,93 +44,41 @@ func ReadServers(path string) ([]Server, []error, error) {
 }
 
 // ParseServers parses the ranked list: CSV with a header naming at least
-// id, rank, url and added (other columns are ignored). url is empty for a
-// server that only runs locally, else an absolute URL with a host; added is
-// RFC 3339. Each bad row (missing id, duplicate id, rank not a positive
-// integer, bad url, bad time) is returned in bad as an error naming
-// name:line and left out; the other rows are returned sorted by rank, ties
-// broken by id. err is non-nil when the header lacks a column or no row is
-// usable (ErrEmptyList); then no plan must be made from it.
+// id, rank, url and added (other columns are ignored), one row a line (a
+// quoted field cannot span lines, so one unbalanced quote costs its own row,
+// never the rows after it). url is empty for a server that only runs
+// locally, else an absolute URL with a host of at most MaxAddressBytes;
+// added is RFC 3339.
+//
+// Each bad row is returned in bad as a *RowError naming name:line. A row
+// whose address does not parse or is too long is still listed, with URL ""
+// and BadAddress saying why: its server is not_checkable, and stays on the
+// site. Any other bad row (missing, long or duplicate id, rank not a
+// positive integer, bad time, bad quoting, too few columns) is set aside;
+// of rows sharing an id the first is kept. The servers are returned sorted
+// by rank, ties broken by id. err is non-nil when the header lacks a column
+// or no row is usable (ErrEmptyList); then no plan must be made from it.
 func ParseServers(name string, b []byte) (servers []Server, bad []error, err error) {
 	return parseServers(name, string(b))
 }
 
-// parseServers is ParseServers of the list's text.
-func parseServers(name, text string) (servers []Server, bad []error, err error) {
-	if strings.IndexByte(text, '"') < 0 {
-		return parseServersFast(name, text)
-	}
-	return parseServersCSV(name, text)
-}
-
-// parseServersCSV is ParseServers for a list with quoted fields.
-func parseServersCSV(name, text string) (servers []Server, bad []error, err error) {
-	r := csv.NewReader(strings.NewReader(text))
-	r.ReuseRecord = true
-	r.FieldsPerRecord = -1
-	r.LazyQuotes = true
-	head, err := r.Read()
-	if err == io.EOF {
-		return nil, nil, fmt.Errorf("read ranked list %s: %w", name, ErrEmptyList)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read ranked list %s: %w", name, err)
-	}
-	idx, err := headerIndex(name, head)
-	if err != nil {
-		return nil, nil, err
-	}
-	need := slices.Max(idx) + 1
-	servers = make([]Server, 0, strings.Count(text, "\n"))
-	seen := make(map[string]int, cap(servers))
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			var pe *csv.ParseError
-			if !errors.As(err, &pe) {
-				return nil, bad, fmt.Errorf("read ranked list %s: %w", name, err)
-			}
-			bad = append(bad, fmt.Errorf("%s:%d: %w", name, pe.StartLine, pe.Err))
-			continue
-		}
-		line, _ := r.FieldPos(0)
-		if len(rec) < need {
-			bad = append(bad, fmt.Errorf("%s:%d: %d columns, want at least %d", name, line, len(rec), need))
-			continue
-		}
-		s, perr := parseServer(rec[idx[0]], rec[idx[1]], rec[idx[2]], rec[idx[3]])
-		if perr != nil {
-			bad = append(bad, fmt.Errorf("%s:%d: %w", name, line, perr))
-			continue
-		}
-		if first, dup := seen[s.ID]; dup {
-			bad = append(bad, fmt.Errorf("%s:%d: duplicate id %q (first on line %d)", name, line, s.ID, first))
-			continue
-		}
-		seen[s.ID] = line
-		servers = append(servers, s)
-	}
-	if len(servers) == 0 {
-		return nil, bad, fmt.Errorf("read ranked list %s: %w", name, ErrEmptyList)
-	}
-	SortServers(servers)
-	return servers, bad, nil
-}
-
-// parseServersFast is ParseServers for a list without quotes, the usual
-// case, built for a million rows: the lines are split by hand in parallel
-// chunks, every id and address is a substring of one copy of the file (one
+// parseServers is ParseServers of the list's text, built for a million
+// rows: the lines are split by hand in parallel chunks, every id and
+// address of an unquoted row is a substring of one copy of the file (one
 // allocation, and neighbours in the list are neighbours in memory), and
 // duplicates are found by a hash of the id (see firstOf).
-func parseServersFast(name, text string) (servers []Server, bad []error, err error) {
+func parseServers(name, text string) (servers []Server, bad []error, err error) {
 	nl := strings.IndexByte(text, '\n')
 	if nl < 0 {
 		nl = len(text)
 	}
-	head := strings.Split(strings.TrimSuffix(text[:nl], "\r"), ",")
+	if strings.TrimSpace(text[:nl]) == "" {
+		return nil, nil, fmt.Errorf("read ranked list %s: %w", name, ErrEmptyList)
+	}
+	head, err := splitRow(strings.TrimPrefix(strings.TrimSuffix(text[:nl], "\r"), "\ufeff"), nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read ranked list %s:1: header: %w", name, err)
+	}
 	idx, err := headerIndex(name, head)
 	if err != nil {
 		return nil, nil, err
@@ -131,7 +92,7 @@ func parseServersFast(name, text string) (servers []Server, bad []error, err err
 		text    string
 		line    int
 		servers []Server
-		bad     []lineError
+		bad     []*RowError
 		lines   []int    // line of each server, for duplicate messages
 		hashes  []uint64 // hash of each server's id
 	}
@@ -178,24 +139,24 @@ func parseServersFast(name, text string) (servers []Server, bad []error, err err
 				if row == "" {
 					continue
 				}
-				fields = fields[:0]
-				for {
-					k := strings.IndexByte(row, ',')
-					if k < 0 {
-						fields = append(fields, row)
-						break
-					}
-					fields = append(fields, row[:k])
-					row = row[k+1:]
+				var err error
+				if fields, err = splitRow(row, fields[:0]); err != nil {
+					c.bad = append(c.bad, &RowError{Name: name, Line: ln, Why: WhyQuoting,
+						Err: fmt.Errorf("%w in row %.120q", err, row)})
+					continue
 				}
 				if len(fields) < need {
-					c.bad = append(c.bad, lineError{ln, fmt.Errorf("%s:%d: %d columns, want at least %d", name, ln, len(fields), need)})
+					c.bad = append(c.bad, &RowError{Name: name, Line: ln, Why: WhyColumns,
+						Err: fmt.Errorf("%d columns, want at least %d", len(fields), need)})
 					continue
 				}
-				s, perr := parseServerFields(fields[idx[0]], fields[idx[1]], fields[idx[2]], fields[idx[3]], false)
-				if perr != nil {
-					c.bad = append(c.bad, lineError{ln, fmt.Errorf("%s:%d: %w", name, ln, perr)})
-					continue
+				s, rerr := parseServerFields(fields[idx[0]], fields[idx[1]], fields[idx[2]], fields[idx[3]])
+				if rerr != nil {
+					rerr.Name, rerr.Line = name, ln
+					c.bad = append(c.bad, rerr)
+					if !rerr.Kept {
+						continue
+					}
 				}
 				c.servers = append(c.servers, s)
 				c.lines = append(c.lines, ln)
@@ -207,10 +168,10 @@ func parseServersFast(name, text string) (servers []Server, bad []error, err err
 	}
 	wg.Wait()
 
-	var badLines []lineError
+	var rowErrs []*RowError
 	w := 0
 	for _, c := range chunks {
-		badLines = append(badLines, c.bad...)
+		rowErrs = append(rowErrs, c.bad...)
 		copy(all[w:], c.servers)
 		copy(lines[w:], c.lines)
 		copy(hashes[w:], c.hashes)
@@ -221,15 +182,16 @@ func parseServersFast(name, text string) (servers []Server, bad []error, err err
 	servers = all[:0] // in place: a row is never moved ahead of itself
 	for i, s := range all {
 		if f := first[i]; f >= 0 {
-			badLines = append(badLines, lineError{lines[i], fmt.Errorf("%s:%d: duplicate id %q (first on line %d)", name, lines[i], s.ID, lines[f])})
+			rowErrs = append(rowErrs, &RowError{Name: name, Line: lines[i], Why: WhyDuplicate,
+				Err: fmt.Errorf("duplicate id %q (first on line %d, kept)", s.ID, lines[f])})
 			continue
 		}
 		servers = append(servers, s)
 	}
 	clear(all[len(servers):]) // the strings of rows left out
-	slices.SortStableFunc(badLines, func(a, b lineError) int { return a.line - b.line })
-	for _, e := range badLines {
-		bad = append(bad, e.err)
+	slices.SortStableFunc(rowErrs, func(a, b *RowError) int { return a.Line - b.Line })
+	for _, e := range rowErrs {
+		bad = append(bad, e)
 	}
 	if len(servers) == 0 {
 		return nil, bad, fmt.Errorf("read ranked list %s: %w", name, ErrEmptyList)
@@ -238,6 +200,38 @@ func parseServersFast(name, text string) (servers []Server, bad []error, err err
 		SortServers(servers)
 	}
 	return servers, bad, nil
+}
+
+// splitRow appends the fields of one row to fields: split at commas, or,
+// when the row has a quote in it, read as one CSV record (RFC 4180 quoting,
+// strictly: a bare or unbalanced quote is an error).
+func splitRow(row string, fields []string) ([]string, error) {
+	if strings.IndexByte(row, '"') < 0 {
+		for {
+			k := strings.IndexByte(row, ',')
+			if k < 0 {
+				return append(fields, row), nil
+			}
+			fields = append(fields, row[:k])
+			row = row[k+1:]
+		}
+	}
+	r := csv.NewReader(strings.NewReader(row))
+	r.FieldsPerRecord = -1
+	rec, err := r.Read()
+	if err == nil {
+		if _, err2 := r.Read(); err2 != io.EOF {
+			err = errors.New("more than one record")
+		}
+	}
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fields, fmt.Errorf("bad quoting (%w)", err)
+	}
+	return append(fields, rec...), nil
 }
 
 // firstOf returns for each server the index of the first with its id, -1
@@ -284,44 +278,118 @@ func firstOf(servers []Server, hashes []uint64) []int32 {
 	return first
 }
 
-// lineError is a bad row's error and its line.
-type lineError struct {
-	line int
-	err  error
+// Why a row of the ranked list was set aside or listed as not checkable,
+// as RowError.Why gives it: short words, counted in summaries.
+const (
+	WhyQuoting   = "bad quoting"
+	WhyColumns   = "too few columns"
+	WhyID        = "bad id"
+	WhyRank      = "bad rank"
+	WhyAdded     = "bad added time"
+	WhyDuplicate = "duplicate id"
+)
+
+// Reasons a listed server is not checkable whatever a check would do,
+// as Server.NotCheckable gives them (table O).
+const (
+	ReasonNoAddress         = "no address"
+	ReasonAddressUnparsable = "address does not parse"
+	ReasonAddressTooLong    = "address is too long"
+)
+
+// RowError is a bad row of the ranked list: set aside, or, when Kept,
+// listed as a server that is not checkable (Why is then the reason its
+// address cannot be checked).
+type RowError struct {
+	Name string // the list's file name
+	Line int    // 1-based
+	Why  string // one of the Why* words or, when Kept, a Reason*
+	Kept bool   // the server is listed, not_checkable
+	Err  error  // what is wrong with the row
 }
 
-// parseServer checks and converts the four fields of one row of the CSV
-// reader, which reuses its record: the strings are cloned.
-func parseServer(id, rank, addr, added string) (Server, error) {
-	return parseServerFields(id, rank, addr, added, true)
-}
-
-// parseServerFields checks and converts the four fields of one row; clone
-// copies the strings out of the row.
-func parseServerFields(id, rank, addr, added string, clone bool) (Server, error) {
-	id = strings.TrimSpace(id)
-	if id == "" {
-		return Server{}, errors.New("missing id")
+// Error names the row name:line and what is wrong with it.
+func (e *RowError) Error() string {
+	if e.Kept {
+		return fmt.Sprintf("%s:%d: %v: listed as not checkable (%s)", e.Name, e.Line, e.Err, e.Why)
 	}
-	if strings.ContainsAny(id, " \t\r\n") {
-		return Server{}, fmt.Errorf("id %q has a space in it", id)
+	return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err)
+}
+
+// Unwrap returns what is wrong with the row.
+func (e *RowError) Unwrap() error { return e.Err }
+
+// SummarizeRows returns one line saying how many rows of the list name
+// were set aside and how many listed as not checkable, and why, counted
+// from the *RowError values of bad; "" when bad holds none.
+func SummarizeRows(name string, listed int, bad []error) string {
+	aside, kept := map[string]int{}, map[string]int{}
+	var nAside, nKept int
+	for _, err := range bad {
+		var re *RowError
+		if !errors.As(err, &re) {
+			continue
+		}
+		if re.Kept {
+			kept[re.Why]++
+			nKept++
+		} else {
+			aside[re.Why]++
+			nAside++
+		}
+	}
+	if nAside+nKept == 0 {
+		return ""
+	}
+	counts := func(m map[string]int) string {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
+		}
+		return strings.Join(parts, ", ")
+	}
+	s := fmt.Sprintf("ranked list %s: %d servers listed; %d rows set aside", name, listed, nAside)
+	if nAside > 0 {
+		s += " (" + counts(aside) + ")"
+	}
+	s += fmt.Sprintf("; %d listed as not checkable", nKept)
+	if nKept > 0 {
+		s += " (" + counts(kept) + ")"
+	}
+	return s
+}
+
+// parseServerFields checks and converts the four fields of one row. A row
+// whose address cannot be checked is returned with URL "", BadAddress set
+// and a RowError that is Kept; any other error sets the row aside.
+func parseServerFields(id, rank, addr, added string) (Server, *RowError) {
+	id = strings.TrimSpace(id)
+	switch {
+	case id == "":
+		return Server{}, &RowError{Why: WhyID, Err: errors.New("missing id")}
+	case len(id) > MaxIDBytes:
+		return Server{}, &RowError{Why: WhyID, Err: fmt.Errorf("id %.40q... of %d bytes, over the %d an id may take", id, len(id), MaxIDBytes)}
+	case strings.ContainsAny(id, " \t\r\n"):
+		return Server{}, &RowError{Why: WhyID, Err: fmt.Errorf("id %q has a space in it", id)}
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(rank))
 	if err != nil || n < 1 {
-		return Server{}, fmt.Errorf("server %q: rank %q is not a positive integer", id, rank)
-	}
-	addr = strings.TrimSpace(addr)
-	if addr != "" && FastHostOf(addr) == "" {
-		return Server{}, fmt.Errorf("server %q: url %q is not an absolute address with a host", id, addr)
+		return Server{}, &RowError{Why: WhyRank, Err: fmt.Errorf("server %q: rank %q is not a positive integer", id, rank)}
 	}
 	t, err := time.Parse(time.RFC3339, strings.TrimSpace(added))
 	if err != nil {
-		return Server{}, fmt.Errorf("server %q: added %q is not an RFC 3339 time", id, added)
+		return Server{}, &RowError{Why: WhyAdded, Err: fmt.Errorf("server %q: added %q is not an RFC 3339 time", id, added)}
 	}
-	if clone {
-		id, addr = strings.Clone(id), strings.Clone(addr)
+	s := Server{ID: id, Rank: n, URL: strings.TrimSpace(addr), Added: t.UTC()}
+	switch {
+	case len(s.URL) > MaxAddressBytes:
+		s.URL, s.BadAddress = "", ReasonAddressTooLong
+		return s, &RowError{Why: s.BadAddress, Kept: true, Err: fmt.Errorf("server %q: url %.60q... of %d bytes, over the %d checked", id, addr, len(addr), MaxAddressBytes)}
+	case s.URL != "" && FastHostOf(s.URL) == "":
+		s.URL, s.BadAddress = "", ReasonAddressUnparsable
+		return s, &RowError{Why: s.BadAddress, Kept: true, Err: fmt.Errorf("server %q: url %q is not an absolute address with a host", id, addr)}
 	}
-	return Server{ID: id, Rank: n, URL: addr, Added: t.UTC()}, nil
+	return s, nil
 }
 
 // compareServers orders servers by rank, ties broken by id.

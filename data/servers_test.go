@@ -42,15 +42,19 @@ func TestReadServersInvalid(t *testing.T) {
 		err     string // exact error, "" for none
 	}{
 		{file: "invalid-missing-id.csv", bad: []string{"invalid-missing-id.csv:3: missing id"}, keptIDs: []string{"alpha", "beta"}},
-		{file: "invalid-duplicate-id.csv", bad: []string{`invalid-duplicate-id.csv:4: duplicate id "alpha" (first on line 2)`}, keptIDs: []string{"alpha", "beta"}},
+		{file: "invalid-duplicate-id.csv", bad: []string{`invalid-duplicate-id.csv:4: duplicate id "alpha" (first on line 2, kept)`}, keptIDs: []string{"alpha", "beta"}},
+		{file: "invalid-unbalanced-quote.csv", bad: []string{
+			`invalid-unbalanced-quote.csv:3: bad quoting (extraneous or missing " in quoted-field) in row "s2,2,\"https://b.example/mcp,2026-01-01T00:00:00Z"`,
+			`invalid-unbalanced-quote.csv:5: bad quoting (bare " in non-quoted-field) in row "s4,4,https://d.example/m\"cp,2026-01-01T00:00:00Z"`,
+		}, keptIDs: []string{"s1", "s3", "s5"}},
 		{file: "invalid-bad-rank.csv", bad: []string{
 			`invalid-bad-rank.csv:3: server "beta": rank "zero" is not a positive integer`,
 			`invalid-bad-rank.csv:4: server "gamma": rank "0" is not a positive integer`,
 		}, keptIDs: []string{"alpha"}},
 		{file: "invalid-bad-url.csv", bad: []string{
-			`invalid-bad-url.csv:3: server "beta": url "a.example.com/mcp" is not an absolute address with a host`,
-			`invalid-bad-url.csv:4: server "gamma": url "https://%zz/" is not an absolute address with a host`,
-		}, keptIDs: []string{"alpha"}},
+			`invalid-bad-url.csv:3: server "beta": url "a.example.com/mcp" is not an absolute address with a host: listed as not checkable (address does not parse)`,
+			`invalid-bad-url.csv:4: server "gamma": url "https://%zz/" is not an absolute address with a host: listed as not checkable (address does not parse)`,
+		}, keptIDs: []string{"alpha", "beta", "gamma"}},
 		{file: "invalid-bad-time.csv", bad: []string{`invalid-bad-time.csv:3: server "beta": added "yesterday" is not an RFC 3339 time`}, keptIDs: []string{"alpha"}},
 		{file: "invalid-short-row.csv", bad: []string{"invalid-short-row.csv:2: 3 columns, want at least 4"}, keptIDs: []string{"beta"}},
 		{file: "invalid-empty.csv", err: "read ranked list invalid-empty.csv: no server in the ranked list"},
@@ -85,6 +89,67 @@ func TestReadServersInvalid(t *testing.T) {
 				t.Errorf("servers returned with error: %v", got)
 			}
 		})
+	}
+}
+
+// TestParseServersNotCheckable: a row whose address cannot be checked
+// stays listed, with the reason table O shows for it, and is named
+// file:line; a row without an address is not checkable from the start; an
+// id too long for a plan line is set aside (issue 10 point 4, issue 11
+// point 2).
+func TestParseServersNotCheckable(t *testing.T) {
+	long := "https://a.example/" + strings.Repeat("a", 200_000)
+	list := "id,rank,url,added\n" +
+		"good,1,https://a.example/mcp,2026-01-01T00:00:00Z\n" +
+		"local,2,,2026-01-01T00:00:00Z\n" +
+		"long,3," + long + ",2026-01-01T00:00:00Z\n" +
+		"bad,4,https://%zz/,2026-01-01T00:00:00Z\n" +
+		strings.Repeat("x", MaxIDBytes+1) + ",5,https://a.example/x,2026-01-01T00:00:00Z\n" +
+		"edge,6,https://a.example/" + strings.Repeat("e", MaxAddressBytes-len("https://a.example/")) + ",2026-01-01T00:00:00Z\n"
+	servers, bad, err := ParseServers("servers.csv", []byte(list))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range servers {
+		got[s.ID] = s.NotCheckable()
+		if s.BadAddress != "" && s.URL != "" {
+			t.Errorf("%s: bad address kept as URL %.40q", s.ID, s.URL)
+		}
+	}
+	want := map[string]string{"good": "", "local": ReasonNoAddress, "long": ReasonAddressTooLong, "bad": ReasonAddressUnparsable, "edge": ""}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("not checkable = %v, want %v", got, want)
+	}
+	var msgs []string
+	for _, b := range bad {
+		msgs = append(msgs, b.Error())
+	}
+	wantMsgs := []string{
+		`servers.csv:4: server "long": url "https://a.example/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"... of 200018 bytes, over the 2048 checked: listed as not checkable (address is too long)`,
+		`servers.csv:5: server "bad": url "https://%zz/" is not an absolute address with a host: listed as not checkable (address does not parse)`,
+		`servers.csv:6: id "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"... of 257 bytes, over the 256 an id may take`,
+	}
+	if !reflect.DeepEqual(msgs, wantMsgs) {
+		t.Errorf("bad rows:\n got %q\nwant %q", msgs, wantMsgs)
+	}
+	sum := SummarizeRows("servers.csv", len(servers), bad)
+	if want := "ranked list servers.csv: 5 servers listed; 1 rows set aside (1 bad id); 2 listed as not checkable (1 address does not parse, 1 address is too long)"; sum != want {
+		t.Errorf("summary %q\n want %q", sum, want)
+	}
+	if s := SummarizeRows("servers.csv", 5, nil); s != "" {
+		t.Errorf("summary of a clean list: %q", s)
+	}
+}
+
+// TestParseServersHeader: a byte-order mark and quotes around the column
+// names do not hide a column.
+func TestParseServersHeader(t *testing.T) {
+	for _, head := range []string{"id,rank,url,added", "\ufeffid,rank,url,added", "\ufeff\"id\",\"rank\",\"url\",\"added\"", "ID, Rank ,url,added,notes"} {
+		servers, bad, err := ParseServers("l.csv", []byte(head+"\na,1,https://a.example/mcp,2026-01-01T00:00:00Z,x\n"))
+		if err != nil || len(bad) > 0 || len(servers) != 1 || servers[0].ID != "a" {
+			t.Errorf("header %q: %v %v %v", head, servers, bad, err)
+		}
 	}
 }
 
@@ -136,34 +201,39 @@ func TestFastHostOf(t *testing.T) {
 	}
 }
 
-// TestParseServersPaths holds the fast reader (no quotes) to the CSV one
-// (quotes) on the same rows, bad ones included.
-func TestParseServersPaths(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("added,id,url,rank\n")
+// TestParseServersQuoted holds the reader of quoted rows to the one of
+// plain rows on the same list, bad rows included: quoting every field
+// changes nothing read.
+func TestParseServersQuoted(t *testing.T) {
+	var plain, quoted strings.Builder
+	plain.WriteString("added,id,url,rank\n")
+	quoted.WriteString(`"added","id","url","rank"` + "\n")
 	for i := range 300000 {
+		var f []string
 		switch i % 1000 {
 		case 7:
-			fmt.Fprintf(&b, "2026-01-01T00:00:00Z,s%d,https://h%d.example.net/x,zero\n", i, i%97)
+			f = []string{"2026-01-01T00:00:00Z", fmt.Sprintf("s%d", i), fmt.Sprintf("https://h%d.example.net/x", i%97), "zero"}
 		case 8:
-			fmt.Fprintf(&b, "2026-01-01T00:00:00Z,s%d,https://h%d.example.net/x,%d\n", i-2, i%97, i)
+			f = []string{"2026-01-01T00:00:00Z", fmt.Sprintf("s%d", i-2), fmt.Sprintf("https://h%d.example.net/x", i%97), fmt.Sprint(i)}
 		default:
-			fmt.Fprintf(&b, "2026-01-0%dT00:00:00Z,s%d,https://H%d.example.net:8443/x,%d\n", 1+i%9, i, i%97, 1+(i*7919)%5000)
+			f = []string{fmt.Sprintf("2026-01-0%dT00:00:00Z", 1+i%9), fmt.Sprintf("s%d", i), fmt.Sprintf("https://H%d.example.net:8443/x", i%97), fmt.Sprint(1 + (i*7919)%5000)}
 		}
+		plain.WriteString(strings.Join(f, ",") + "\n")
+		quoted.WriteString(`"` + strings.Join(f, `","`) + `"` + "\n")
 	}
-	fast, fastBad, err := ParseServers("l.csv", []byte(b.String()))
+	fast, fastBad, err := ParseServers("l.csv", []byte(plain.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, slowBad, err := parseServersCSV("l.csv", b.String())
+	slow, slowBad, err := ParseServers("l.csv", []byte(quoted.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(fast, slow) {
-		t.Error("fast and CSV readers differ in servers")
+		t.Error("plain and quoted rows read differently")
 	}
 	if fmt.Sprint(fastBad) != fmt.Sprint(slowBad) || len(fastBad) != 600 {
-		t.Errorf("bad rows: fast %d, CSV %d (want 600); first %v / %v", len(fastBad), len(slowBad), fastBad[:2], slowBad[:2])
+		t.Errorf("bad rows: plain %d, quoted %d (want 600); first %v / %v", len(fastBad), len(slowBad), fastBad[:2], slowBad[:2])
 	}
 }
 

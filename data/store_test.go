@@ -133,8 +133,9 @@ func TestJournalTornTailAndBadLine(t *testing.T) {
 	if len(rs) != 1 || rs[0].ID != "a" {
 		t.Errorf("results = %+v, want only a", rs)
 	}
-	if len(bad) != 1 || !strings.Contains(bad[0].Error(), "run-x.jsonl:2:") {
-		t.Errorf("bad = %v, want one error naming run-x.jsonl:2", bad)
+	if len(bad) != 2 || !strings.Contains(bad[0].Error(), "run-x.jsonl:2:") ||
+		!strings.HasPrefix(bad[1].Error(), j.Path()+":3: last line cut short: ") {
+		t.Errorf("bad = %v, want errors naming run-x.jsonl:2 and the cut line 3", bad)
 	}
 }
 

@@ -10,8 +10,27 @@ import (
 type Server struct {
 	ID    string
 	Rank  int       // 1 = highest
-	URL   string    // https:// address; "" for a server that only runs locally
+	URL   string    // https:// address; "" for a server that only runs locally, or whose listed address cannot be checked
 	Added time.Time // when it was listed
+
+	// BadAddress is why the address listed cannot be checked at all
+	// (ReasonAddressUnparsable, ReasonAddressTooLong; URL is then ""), ""
+	// for an address that parses or none. Such a server is listed, shown
+	// not_checkable, and never planned.
+	BadAddress string
+}
+
+// NotCheckable returns why no check of s can tell more than not_checkable
+// (table O): its BadAddress, ReasonNoAddress when it is listed without an
+// address, "" when it has one to check.
+func (s Server) NotCheckable() string {
+	switch {
+	case s.BadAddress != "":
+		return s.BadAddress
+	case s.URL == "":
+		return ReasonNoAddress
+	}
+	return ""
 }
 
 // Host returns the lowercased hostname of the server's address, port

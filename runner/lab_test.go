@@ -37,9 +37,20 @@ type labFarm struct {
 	Resolve map[string]string `json:"resolve"` // "hNNNN.lab.test:8443" -> "127.a.b.c"
 	Hosts   []string          `json:"hosts"`
 
-	srv  *http.Server
-	mu   sync.Mutex
-	hits map[string]int // requests per host
+	srv   *http.Server
+	mu    sync.Mutex
+	hits  map[string]int          // requests per host
+	serve map[string]http.Handler // hosts that serve their own MCP server (Serve)
+}
+
+// Serve has host i serve s (stateless Streamable HTTP) instead of the lab
+// server.
+func (f *labFarm) Serve(i int, s *mcp.Server) {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, DisableLocalhostProtection: true})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.serve[f.Hosts[i]] = h
 }
 
 // lab returns the lab setting that reaches the farm.
@@ -86,13 +97,18 @@ func newLabFarm(n int, dir string) (*labFarm, error) {
 		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpSrv },
 		&mcp.StreamableHTTPOptions{Stateless: true, DisableLocalhostProtection: true})
-	f := &labFarm{CAFile: caFile, Resolve: map[string]string{}, hits: map[string]int{}}
+	f := &labFarm{CAFile: caFile, Resolve: map[string]string{}, hits: map[string]int{}, serve: map[string]http.Handler{}}
 	f.srv = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			host, _, _ := net.SplitHostPort(r.Host)
 			f.mu.Lock()
 			f.hits[host]++
+			own := f.serve[host]
 			f.mu.Unlock()
+			if own != nil {
+				own.ServeHTTP(w, r)
+				return
+			}
 			h.ServeHTTP(w, r)
 		}),
 		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}},

@@ -154,7 +154,10 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	cfg.defaults()
 	minute = minute.UTC().Truncate(time.Minute)
 	sum := Summary{Minute: minute}
-	checks, err := data.ReadPlan(cfg.Dir, minute)
+	checks, bad, err := data.ReadPlan(cfg.Dir, minute)
+	for _, b := range bad {
+		cfg.Logger.Warn("skipped a bad line of the plan", "err", b)
+	}
 	if errors.Is(err, data.ErrNoPlan) {
 		return sum, fmt.Errorf("run minute %s: %w (plan writes it: plan -at %s)", minute.Format("2006-01-02 15:04"), err, minute.Format(time.RFC3339))
 	}
@@ -399,11 +402,12 @@ type interruptedRecord struct {
 	Result      data.Result `json:"result"`
 }
 
-// recordInterrupted appends a check cancelled at shutdown to
+// recordInterrupted appends a check cancelled at shutdown, bounded, to
 // InterruptedPath.
 func (r *run) recordInterrupted(res data.Result) {
 	r.count(func() { r.interrupted++ })
 	r.cfg.Logger.Warn("check interrupted at shutdown", "id", res.ID, "url", res.URL)
+	res.Bound() // as the journal records it: one hostile answer cannot grow the file without bound
 	line, err := json.Marshal(interruptedRecord{Interrupted: r.cfg.Clock.Now().UTC(), Result: res})
 	if err != nil {
 		r.fail(fmt.Errorf("record interrupted check %s: %w", res.ID, err))

@@ -260,12 +260,21 @@ func (p *publication) readLists() error {
 	if !p.stats.Rebuilt && listSig == st.Meta.List && pausedSig == st.Meta.Paused {
 		return nil
 	}
-	servers, bad, err := data.ReadServers(p.cfg.ServersPath)
+	// Held to the last good list plan took: a list cut short unpublishes
+	// no server (issue 12).
+	servers, bad, stale, err := data.ListGuard{Dir: p.cfg.DataDir, ReadOnly: true}.Read(p.cfg.ServersPath)
 	for _, b := range bad {
 		p.bad(b)
 	}
+	if sum := data.SummarizeRows(p.cfg.ServersPath, len(servers), bad); sum != "" {
+		p.log.Warn(sum)
+	}
 	if err != nil {
 		return err // an empty list would unpublish every server
+	}
+	if stale != nil {
+		p.bad(stale)
+		listSig = fileSig{} // read again next run
 	}
 	oldPaused := func(id string) bool {
 		i := st.find(id)
@@ -273,10 +282,7 @@ func (p *publication) readLists() error {
 	}
 	paused := oldPaused
 	if p.cfg.PausedPath != "" {
-		list, bad, err := data.ReadPausedList(p.cfg.PausedPath)
-		for _, b := range bad {
-			p.bad(b)
-		}
+		list, err := data.ReadPausedList(p.cfg.PausedPath)
 		if err != nil {
 			// Rule R2: a list that cannot be read resumes nothing; the
 			// pauses of the last good copy stand, and it is read again

@@ -95,6 +95,9 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		f.Status = data.Paused
 	case s == nil || s.State.LastCheck.IsZero():
 		f.Status = data.Pending
+		if why := srv.NotCheckable(); why != "" { // no check can tell more (issue 11)
+			f.Status, f.Reason = data.NotCheckable, why
+		}
 	default:
 		f.Status = s.State.LastStatus
 		f.Reason = s.State.LastDetail

@@ -38,7 +38,7 @@ type row struct {
 // (site.ServerFile), the minute's plan and the results history, and what
 // each fleet server received.
 func summarize(ps paths, l listing, minute time.Time, fl *fleet.Fleet) ([]row, error) {
-	plan, err := data.ReadPlan(ps.data, minute)
+	plan, _, err := data.ReadPlan(ps.data, minute)
 	if err != nil {
 		return nil, fmt.Errorf("summarize: %w", err)
 	}

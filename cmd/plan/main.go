@@ -39,6 +39,8 @@ type Config struct {
 	Data    string    // data directory
 	At      time.Time // minute to plan, or first minute to simulate; zero: the next whole minute
 
+	AcceptShrink bool // take a ranked list that lost more than data.DefaultMaxShrink of the last good one's servers
+
 	GitHubAPI string // GitHub REST API URL a github: paused list is read from; "" means api.github.com
 
 	Simulate time.Duration // how long to simulate; 0: plan one minute
@@ -110,6 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Paused, "paused", "", "paused list `FILE` (one id or address a line), or github:OWNER/REPO/PATH[@REF]")
 	fs.StringVar(&cfg.GitHubAPI, "github-api", "", "GitHub REST API `URL` for a github: paused list (default https://api.github.com/)")
 	fs.StringVar(&cfg.Data, "data", "", "data `DIR`: plans, ledger, results")
+	fs.BoolVar(&cfg.AcceptShrink, "accept-shrink", false, "take the ranked list although it lost more than 5% of the last good list's servers")
 	fs.StringVar(&at, "at", "", "minute to plan, RFC 3339 (default the next whole minute); with -simulate, the first minute")
 	fs.DurationVar(&cfg.Simulate, "simulate", 0, "simulate this long (e.g. 24h) into an empty -data DIR and audit every rule")
 	fs.Float64Var(&cfg.Failing, "failing", 0.05, "with -simulate: share of servers that fail")

@@ -126,8 +126,9 @@ func TestRunErrors(t *testing.T) {
 		{"no data", []string{"-servers", td("valid.csv")}, "-data DIR is required"},
 		{"S9 past", []string{"-servers", td("valid.csv"), "-data", dir, "-at", "2020-01-01T00:00:00Z"}, planner.ErrPast.Error()},
 		{"half minute", []string{"-servers", td("valid.csv"), "-data", dir, "-at", "2030-01-01T00:00:30Z"}, "not a whole minute"},
-		{"empty list", []string{"-servers", td("invalid-empty.csv"), "-data", dir, "-at", "2030-01-01T00:00:00Z"}, "no server in the ranked list"},
-		{"unreadable list", []string{"-servers", filepath.Join(dir, "missing.csv"), "-data", dir, "-at", "2030-01-01T00:00:00Z"}, "read ranked list: open"},
+		// With no last good list to stand (a fresh data directory).
+		{"empty list", []string{"-servers", td("invalid-empty.csv"), "-data", t.TempDir(), "-at", "2030-01-01T00:00:00Z"}, "no server in the ranked list"},
+		{"unreadable list", []string{"-servers", filepath.Join(dir, "missing.csv"), "-data", t.TempDir(), "-at", "2030-01-01T00:00:00Z"}, "read ranked list: open"},
 		{"unreadable paused list", []string{"-servers", td("valid.csv"), "-paused", filepath.Join(dir, "missing.txt"), "-data", dir, "-at", "2030-01-01T00:00:00Z"}, "read paused list"},
 		{"simulate into a used directory", []string{"-simulate", "1h", "-servers", td("valid.csv"), "-data", "USED"}, "already holds a ledger"},
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,22 +16,23 @@ import (
 	"plug.directory/prober/planner"
 )
 
-// loadPaused reads the paused list named by the -paused flag (rule R1). A
-// list that cannot be read is an error, so no plan is made without it: a
-// failure to read the list never resumes checks (rule R2). Bad lines are
-// logged and skipped. "" means no paused list.
-func loadPaused(source string, logger *slog.Logger) (data.PausedList, error) {
+// loadPaused reads the paused list named by the -paused flag (rule R1):
+// the local file (its last good copy standing when it cannot be read or a
+// line does not parse, rule R2), or the copy fetchPaused keeps of a list on
+// GitHub. With no good copy at all it is an error, so no plan is made
+// without it. "" means no paused list.
+func loadPaused(dir, source string, remote bool, logger *slog.Logger) (data.PausedList, error) {
 	if source == "" {
 		return data.PausedList{}, nil
 	}
-	list, bad, err := data.ReadPausedList(source)
-	if err != nil {
-		return list, err
+	if remote {
+		return data.ReadPausedList(source)
 	}
-	for _, b := range bad {
-		logger.Warn("skipped a bad line of the paused list", "err", b)
+	list, stale, err := data.LoadPausedList(dir, source)
+	if stale != nil {
+		logger.Warn("paused list not taken", "err", stale)
 	}
-	return list, nil
+	return list, err
 }
 
 // fetchPaused brings a paused list kept on GitHub (-paused
@@ -65,14 +67,23 @@ func pausedIDs(p data.PausedList, servers []data.Server, logger *slog.Logger) ma
 	return ids
 }
 
-// readServers reads the ranked list, logging each bad row; an unreadable or
-// empty list is an error.
-func readServers(path string, logger *slog.Logger) ([]data.Server, error) {
-	servers, bad, err := data.ReadServers(path)
+// readServers reads the ranked list, held by guard to the last good one
+// kept in the data directory (a zero guard reads it unguarded), logging each
+// bad row and one line counting them. A list refused stands aside for the
+// last good one; with none it is an error. Servers whose address cannot be
+// checked are listed (the site shows them not_checkable) but not planned.
+func readServers(path string, guard data.ListGuard, logger *slog.Logger) ([]data.Server, error) {
+	servers, bad, stale, err := guard.Read(path)
 	for _, b := range bad {
-		logger.Warn("skipped a bad row of the ranked list", "err", b)
+		logger.Warn("bad row of the ranked list", "err", b)
 	}
-	return servers, err
+	if sum := data.SummarizeRows(path, len(servers), bad); sum != "" {
+		logger.Warn(sum)
+	}
+	if stale != nil {
+		logger.Error("ranked list not taken", "err", stale)
+	}
+	return slices.DeleteFunc(servers, func(s data.Server) bool { return s.BadAddress != "" }), err
 }
 
 // inputs is everything one plan reads.
@@ -91,7 +102,7 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 	errs := make([]error, 3)
 	wg.Go(func() {
 		t := time.Now()
-		in.servers, errs[0] = readServers(cfg.Servers, logger)
+		in.servers, errs[0] = readServers(cfg.Servers, data.ListGuard{Dir: cfg.Data, Accept: cfg.AcceptShrink}, logger)
 		logger.Info("read ranked list", "took", time.Since(t))
 	})
 	wg.Go(func() {
@@ -101,7 +112,7 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 				return
 			}
 		}
-		in.paused, errs[1] = loadPaused(source, logger)
+		in.paused, errs[1] = loadPaused(cfg.Data, source, pause.IsSpec(cfg.Paused), logger)
 	})
 	wg.Go(func() {
 		t := time.Now()

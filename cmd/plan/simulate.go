@@ -21,11 +21,11 @@ func simulate(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.Lo
 	if _, err := os.Stat(data.LedgerPath(cfg.Data)); err == nil {
 		return fmt.Errorf("simulate: %s already holds a ledger: simulate into an empty data directory", cfg.Data)
 	}
-	all, err := readServers(cfg.Servers, logger)
+	all, err := readServers(cfg.Servers, data.ListGuard{}, logger)
 	if err != nil {
 		return err
 	}
-	pausedList, err := loadPaused(cfg.Paused, logger)
+	pausedList, err := loadPaused(cfg.Data, cfg.Paused, false, logger)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,124 @@
+package data
+
+import (
+	"slices"
+	"unicode/utf8"
+)
+
+// The bounds of a recorded result: whatever a server answers, its journal
+// line stays well under MaxJournalLine, so one hostile answer cannot make a
+// minute's journal unreadable (issue 10). Lengths are counted as the JSON
+// encoding writes them (a '<' takes 6 bytes, \u003c), so the bound holds on
+// what is written, not only on what was received.
+const (
+	// MaxRecordedBytes bounds the JSON encoding of one bounded result.
+	MaxRecordedBytes = 64 << 10
+	// MaxNameBytes bounds the encoding of each short text of a result:
+	// server name and version, protocol, transport, host, reason.
+	MaxNameBytes = 512
+	// MaxDetailBytes bounds the encoding of a result's Detail.
+	MaxDetailBytes = 1024
+	// MaxToolNameBytes bounds the encoding of one tool name.
+	MaxToolNameBytes = 256
+	// MaxToolNames is the most tool names a result keeps; ToolCount stays
+	// the exact count.
+	MaxToolNames = 512
+	// MaxToolNamesBytes bounds the encoding of all the tool names kept.
+	MaxToolNamesBytes = 32 << 10
+	// TruncatedMarker ends a text that was cut to its bound.
+	TruncatedMarker = "…(truncated)"
+)
+
+// Bound cuts r to the bounds above, in place: each text longer than its
+// bound is cut at a character boundary and ends with TruncatedMarker, and
+// tool names beyond MaxToolNames or MaxToolNamesBytes are left out
+// (ToolCount keeps the exact count). The encoding of a bounded result is at
+// most MaxRecordedBytes. Bounding a bounded result changes nothing.
+func (r *Result) Bound() {
+	for _, f := range []struct {
+		s   *string
+		max int
+	}{
+		{&r.ID, MaxIDBytes * 6}, {&r.URL, MaxAddressBytes * 6}, {&r.Host, MaxNameBytes}, {&r.Reason, MaxNameBytes},
+		{&r.Detail, MaxDetailBytes}, {&r.Protocol, MaxNameBytes}, {&r.Transport, MaxNameBytes},
+		{&r.ServerName, MaxNameBytes}, {&r.ServerVersion, MaxNameBytes}, {&r.ProberVersion, MaxNameBytes},
+	} {
+		*f.s = truncateJSON(*f.s, f.max)
+	}
+	if r.ToolCount < len(r.Tools) {
+		r.ToolCount = len(r.Tools)
+	}
+	total := 0
+	var kept []string // a copy, once a name changes: r.Tools may be the caller's
+	for i, name := range r.Tools {
+		cut := truncateJSON(name, MaxToolNameBytes)
+		n := jsonLen(cut) + 3 // quotes and comma
+		if i >= MaxToolNames || total+n > MaxToolNamesBytes {
+			if kept == nil {
+				kept = slices.Clone(r.Tools[:i])
+			}
+			break
+		}
+		total += n
+		if cut != name && kept == nil {
+			kept = slices.Clone(r.Tools[:i])
+		}
+		if kept != nil {
+			kept = append(kept, cut)
+		}
+	}
+	if kept != nil {
+		r.Tools = kept
+	}
+}
+
+// truncateJSON returns s when its JSON encoding takes at most max bytes,
+// else its longest prefix (whole characters) that, with TruncatedMarker,
+// does.
+func truncateJSON(s string, max int) string {
+	if len(s) <= max/6 || jsonLen(s) <= max {
+		return s // every byte encodes in at most 6
+	}
+	room := max - jsonLen(TruncatedMarker)
+	n := 0
+	cut := 0
+	for i, c := range s {
+		w := jsonRuneLen(c, s[i:])
+		if n+w > room {
+			break
+		}
+		n += w
+		cut = i + utf8.RuneLen(c)
+		if c == utf8.RuneError {
+			cut = i + 1
+		}
+	}
+	return s[:cut] + TruncatedMarker
+}
+
+// jsonLen returns the length of s as encoding/json writes it inside quotes
+// (HTML characters escaped, invalid UTF-8 as \ufffd), or a little more:
+// control characters other than \n, \r and \t are counted as \u00XX.
+func jsonLen(s string) int {
+	n := 0
+	for i, c := range s {
+		n += jsonRuneLen(c, s[i:])
+	}
+	return n
+}
+
+// jsonRuneLen returns the encoded length of the character c starting rest.
+func jsonRuneLen(c rune, rest string) int {
+	switch {
+	case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+		return 2
+	case c < 0x20 || c == '<' || c == '>' || c == '&' || c == '\u2028' || c == '\u2029':
+		return 6
+	case c == utf8.RuneError:
+		if _, w := utf8.DecodeRuneInString(rest); w == 1 {
+			return 6 // invalid byte: \ufffd
+		}
+		return 3
+	}
+	return utf8.RuneLen(c)
+}

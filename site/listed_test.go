@@ -1,0 +1,91 @@
+package site
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"plug.directory/prober/data"
+)
+
+// TestPublishListedNotCheckable: a server listed without an address, or
+// with one that does not parse or is too long, is published not_checkable
+// with its reason from the first publish that lists it, never "not checked
+// yet" nor dropped (issue 11 point 2); duplicate ids keep the first row.
+func TestPublishListedNotCheckable(t *testing.T) {
+	f := newFixture(t)
+	list := "id,rank,url,added\n" +
+		"alpha,1,https://alpha.example.com/mcp,2026-01-01T00:00:00Z\n" +
+		"local,2,,2026-01-01T00:00:00Z\n" +
+		"long,3,https://a.example.com/" + strings.Repeat("a", 200_000) + ",2026-01-01T00:00:00Z\n" +
+		"bad,4,https://%zz/,2026-01-01T00:00:00Z\n" +
+		"alpha,5,https://other.example.com/mcp,2026-01-01T00:00:00Z\n"
+	f.writeFile(f.list, []byte(list))
+	st := f.MustPublish()
+	want := map[string][2]string{
+		"alpha": {"pending", ""}, "local": {"not_checkable", data.ReasonNoAddress},
+		"long": {"not_checkable", data.ReasonAddressTooLong}, "bad": {"not_checkable", data.ReasonAddressUnparsable},
+	}
+	for id, w := range want {
+		sf := readServerFile(t, f, id)
+		if string(sf.Status) != w[0] || sf.Reason != w[1] || sf.Label != sf.Status.Label() {
+			t.Errorf("%s: status %q reason %q label %q, want %q %q", id, sf.Status, sf.Reason, sf.Label, w[0], w[1])
+		}
+	}
+	if sf := readServerFile(t, f, "alpha"); sf.Rank != 1 || sf.URL != "https://alpha.example.com/mcp" {
+		t.Errorf("alpha: rank %d url %q, want the first row's", sf.Rank, sf.URL)
+	}
+	var idx IndexFile
+	b, err := os.ReadFile(filepath.Join(f.out, "index.json"))
+	if err != nil || json.Unmarshal(b, &idx) != nil {
+		t.Fatalf("index: %v", err)
+	}
+	for _, r := range idx.Rows {
+		if w := want[r.ID]; string(r.Status) != w[0] {
+			t.Errorf("index row %s: status %q, want %q", r.ID, r.Status, w[0])
+		}
+	}
+	if idx.Servers != 4 {
+		t.Errorf("index lists %d servers, want 4", idx.Servers)
+	}
+	var msgs []string
+	for _, e := range st.Bad {
+		msgs = append(msgs, strings.TrimPrefix(e.Error(), f.list))
+	}
+	if len(msgs) != 3 || !strings.HasPrefix(msgs[0], ":4: ") || !strings.HasPrefix(msgs[1], ":5: ") ||
+		msgs[2] != `:6: duplicate id "alpha" (first on line 2, kept)` {
+		t.Errorf("bad = %q, want lines 4, 5 and 6 named", msgs)
+	}
+}
+
+// TestPublishListCutShort: a ranked list cut short after plan took the
+// whole one unpublishes nothing: publish holds it to the last good list
+// plan keeps (issue 12 point 2).
+func TestPublishListCutShort(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	if _, _, _, err := (data.ListGuard{Dir: f.dir}).Read(f.list); err != nil { // as plan does
+		t.Fatal(err)
+	}
+	f.MustPublish()
+	whole, err := os.ReadFile(f.list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.writeFile(f.list, whole[:len(whole)/2])
+	st := f.MustPublish()
+	for _, s := range fixServers {
+		if _, err := os.Stat(filepath.Join(f.out, "servers", s.ID+".json")); err != nil {
+			t.Errorf("%s unpublished by a list cut short: %v", s.ID, err)
+		}
+	}
+	found := false
+	for _, e := range st.Bad {
+		found = found || strings.Contains(e.Error(), data.ErrListShrank.Error())
+	}
+	if !found {
+		t.Errorf("bad = %v, want the refusal named", st.Bad)
+	}
+}
