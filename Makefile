@@ -6,7 +6,7 @@ LDFLAGS := -X plug.directory/prober/data.version=$(VERSION)
 GO      ?= go
 CMDS    := plan run publish pause demo
 
-.PHONY: all build test vet lint demo fleet check bench clean
+.PHONY: all build test short vet lint demo fleet check bench clean
 
 all: build
 
@@ -28,6 +28,11 @@ lint:
 
 test: vet
 	$(GO) test -race -count=1 ./...
+
+# short: the inner loop, without the demo's end-to-end tests (TestDemo,
+# TestServe: a minute of the 90 s suite); CI runs `make test`.
+short:
+	$(GO) test -short -count=1 ./...
 
 demo: build
 	./bin/demo -bin bin -dir demo-out

@@ -120,6 +120,9 @@ func TestPrepareDir(t *testing.T) {
 // command reaches its server in the lab setting and exits as the checks
 // page says (0 when the server answered, 1 when not).
 func TestServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the commands and runs the fleet for up to a minute; make test runs it")
+	}
 	t.Parallel()
 	bin := buildCommands(t)
 	dir := filepath.Join(t.TempDir(), "demo-out")
