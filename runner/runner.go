@@ -156,7 +156,11 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	sum := Summary{Minute: minute}
 	checks, err := data.ReadPlan(cfg.Dir, minute)
 	if errors.Is(err, data.ErrNoPlan) {
-		return sum, fmt.Errorf("run minute %s: %w (plan writes it: plan -at %s)", minute.Format("2006-01-02 15:04"), err, minute.Format(time.RFC3339))
+		hint := "plan writes it: plan -at " + minute.Format("2006-01-02T15:04")
+		if !cfg.Clock.Now().Before(minute) {
+			hint = "none can be written now: the minute has begun, and plan plans only minutes to come"
+		}
+		return sum, fmt.Errorf("run minute %s: %w (%s)", minute.Format("2006-01-02 15:04"), err, hint)
 	}
 	if err != nil {
 		return sum, fmt.Errorf("run minute %s: %w", minute.Format("2006-01-02 15:04"), err)

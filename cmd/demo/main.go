@@ -7,25 +7,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
 	"plug.directory/prober/runner/fleet"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("demo", run) }
 
 // planMargin is the least time left before a minute for the demo to plan
 // it: plan refuses a minute that has begun (rule S9), and starting the
@@ -86,20 +78,16 @@ func pathsOf(dir string) paths {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var cfg Config
 	fs.StringVar(&cfg.Bin, "bin", "bin", "`DIR` of the built plan, run and publish commands")
 	fs.StringVar(&cfg.Dir, "dir", "demo-out", "demo `DIR`: emptied, then the lists, the data and the site")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "lab check deadline passed to run -timeout (0: the check's 45 s)")
 	fs.BoolVar(&cfg.Serve, "serve", false, "only start the fleet and print how to check each server once (run -url), until Ctrl-C")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if err := cfg.Validate(); err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	if cfg.Serve {
 		return serve(ctx, cfg, stdout)

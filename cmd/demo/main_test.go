@@ -31,8 +31,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildCommands returns the directory of plan, run and publish built from
-// this tree.
+// buildCommands returns the directory of the five commands built from this
+// tree.
 func buildCommands(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -43,7 +43,7 @@ func buildCommands(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/plan", "./cmd/run", "./cmd/publish")
+		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/plan", "./cmd/run", "./cmd/publish", "./cmd/pause", "./cmd/demo")
 		cmd.Dir = filepath.Join("..", "..")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("build the commands: %w\n%s", err, out)

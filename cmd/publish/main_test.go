@@ -71,6 +71,26 @@ func TestRun(t *testing.T) {
 			t.Errorf("stdout = %q", stdout.String())
 		}
 	})
+	t.Run("data_directory_never_written_is_an_error", func(t *testing.T) {
+		typo, site := filepath.Join(dir, "dta-typo"), filepath.Join(dir, "typo-site")
+		for _, d := range []string{typo, filepath.Join(dir, "empty")} {
+			if d != typo {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := []string{"-data", d, "-servers", list, "-out", site, "-at", at.Format(time.RFC3339)}
+			err := run(context.Background(), args, new(bytes.Buffer), new(bytes.Buffer))
+			if err == nil || !strings.Contains(err.Error(), "data directory "+d+": not written by plan or run") {
+				t.Errorf("-data %s: err %v, want a refusal naming it", d, err)
+			}
+		}
+		for _, p := range []string{typo, site} {
+			if _, err := os.Stat(p); !os.IsNotExist(err) {
+				t.Errorf("%s exists after the refusal: %v", p, err)
+			}
+		}
+	})
 	t.Run("bad_flags", func(t *testing.T) {
 		for _, args := range [][]string{
 			{"-servers", list, "-out", out},

@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"plug.directory/prober/cmd/internal/cli"
 )
 
 // labServer is a local MCP-speaking TLS server on a random 127.x.y.z:8443,
@@ -132,7 +134,7 @@ func runArgs(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), args, &stdout, &stderr)
-	code := exitCode(err, &stderr)
+	code := cli.ExitCode("run", err, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/runner/check"
@@ -68,11 +69,9 @@ func (c scheduledConfig) Validate() error {
 //	run -loop -data DIR -servers FILE [-paused FILE] -out DIR [...]
 func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var cfg scheduledConfig
-	var at string
 	fs.StringVar(&cfg.Data, "data", "", "data `DIR`: plans/ in; journal/, results/, state/, run/ out")
-	fs.StringVar(&at, "at", "", "`minute` to run, RFC 3339 (2026-12-02T10:33:00Z) or 2026-12-02T10:33 UTC; default the next whole minute, as plan")
+	cli.TimeVar(fs, &cfg.At, "at", "`minute` to run (default the next whole minute, as plan): "+cli.TimeForms)
 	fs.IntVar(&cfg.Concurrency, "concurrency", runner.DefaultConcurrency, "most checks in flight at once")
 	fs.DurationVar(&cfg.Grace, "grace", data.CheckTimeout+5*time.Second, "after SIGTERM, how long checks in flight may finish before they are recorded as interrupted")
 	fs.DurationVar(&cfg.Timeout, "timeout", data.CheckTimeout, "give up a check after this long, all requests together (at most 45s, rule N10)")
@@ -97,21 +96,8 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(fs.Output(), "       run -url https://host/mcp ... (one check now; see run -url -h)")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError(err)
-	}
-	if fs.NArg() > 0 {
-		return usageError(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
-	if at != "" {
-		t, err := parseMinute(at)
-		if err != nil {
-			return usageError(err)
-		}
-		cfg.At = t
+	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageError(err)
@@ -146,17 +132,6 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		minute = time.Now().UTC().Truncate(time.Minute).Add(time.Minute)
 	}
 	return runMinute(ctx, minute)
-}
-
-// parseMinute reads -at: RFC 3339, or 2006-01-02T15:04 in UTC.
-func parseMinute(v string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t.UTC(), nil
-	}
-	if t, err := time.Parse("2006-01-02T15:04", v); err == nil {
-		return t, nil
-	}
-	return time.Time{}, fmt.Errorf("-at %q: want RFC 3339 (2026-12-02T10:33:00Z) or 2026-12-02T10:33", v)
 }
 
 // printSummary prints one line about a finished run.
