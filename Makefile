@@ -38,9 +38,10 @@ demo: build
 	./bin/demo -bin bin -dir demo-out
 
 # fleet: the demo's MCP servers only, with the one-off check that reaches
-# each; Ctrl-C stops them.
+# each; Ctrl-C stops them. Its own directory, so the site `make demo` made
+# stays.
 fleet: build
-	./bin/demo -serve -bin bin -dir demo-out
+	./bin/demo -serve -bin bin -dir demo-fleet
 
 # check URL=https://host/mcp: one check of one server now (production rules).
 check: build
@@ -51,4 +52,4 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m ./...
 
 clean:
-	rm -rf bin demo-out
+	rm -rf bin demo-out demo-fleet var

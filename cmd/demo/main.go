@@ -100,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // reaches it in the lab setting.
 func serve(ctx context.Context, cfg Config, out io.Writer) error {
 	ps := pathsOf(cfg.Dir)
-	if err := prepareDir(ps); err != nil {
+	if err := prepareDir(ps, out); err != nil {
 		return err
 	}
 	ms := members()
@@ -115,6 +115,10 @@ func serve(ctx context.Context, cfg Config, out io.Writer) error {
 	defer fl.Close()
 	printFleet(out, lst, fl)
 	lab := "-lab -ca-file " + fl.CAFile()
+	if cfg.Timeout > 0 {
+		// The server that never answers then costs -timeout, not 45 s.
+		lab += " -timeout " + cfg.Timeout.String()
+	}
 	fmt.Fprintf(out, "\nCheck one server once, as its owner would (Ctrl-C stops the fleet):\n\n")
 	for _, s := range fl.Servers() {
 		addr := fl.Resolve()[fmt.Sprintf("%s:%d", s.Host, fleet.Port)]
@@ -133,7 +137,7 @@ func demo(ctx context.Context, cfg Config, out io.Writer) error {
 		return err
 	}
 	ps := pathsOf(cfg.Dir)
-	if err := prepareDir(ps); err != nil {
+	if err := prepareDir(ps, out); err != nil {
 		return err
 	}
 
@@ -209,7 +213,7 @@ func demo(ctx context.Context, cfg Config, out io.Writer) error {
 // prepareDir empties the demo directory of an earlier run, or makes it. A
 // directory that has files but not the demo's marker is left alone: it may
 // be someone's work.
-func prepareDir(ps paths) error {
+func prepareDir(ps paths, out io.Writer) error {
 	entries, err := os.ReadDir(ps.dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -219,6 +223,7 @@ func prepareDir(ps paths) error {
 		if _, err := os.Stat(filepath.Join(ps.dir, markerName)); err != nil {
 			return fmt.Errorf("demo directory %s has files the demo did not make; name an empty or new one with -dir", ps.dir)
 		}
+		fmt.Fprintf(out, "emptying %s, made by an earlier demo run\n", ps.dir)
 		for _, e := range entries {
 			if err := os.RemoveAll(filepath.Join(ps.dir, e.Name())); err != nil {
 				return fmt.Errorf("empty demo directory: %w", err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,22 +93,26 @@ func TestPrepareDir(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	ps := pathsOf(filepath.Join(root, "demo-out"))
-	if err := prepareDir(ps); err != nil {
+	if err := prepareDir(ps, io.Discard); err != nil {
 		t.Fatalf("new directory: %v", err)
 	}
 	stale := filepath.Join(ps.data, "stale")
 	if err := os.WriteFile(stale, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepareDir(ps); err != nil {
+	var said bytes.Buffer
+	if err := prepareDir(ps, &said); err != nil {
 		t.Fatalf("second run: %v", err)
+	}
+	if want := "emptying " + ps.dir + ", made by an earlier demo run\n"; said.String() != want {
+		t.Errorf("second run said %q, want %q", said.String(), want)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("a file of the previous run is still there: %v", err)
 	}
 
 	foreign := pathsOf(root)
-	if err := prepareDir(foreign); err == nil || !strings.Contains(err.Error(), "did not make") {
+	if err := prepareDir(foreign, io.Discard); err == nil || !strings.Contains(err.Error(), "did not make") {
 		t.Errorf("a directory with someone's files: error %v, want a refusal", err)
 	}
 	if _, err := os.Stat(filepath.Join(ps.dir, markerName)); err != nil {
@@ -161,6 +166,9 @@ func TestServe(t *testing.T) {
 		args, ok := commands[tc.url]
 		if !ok {
 			t.Fatalf("no one-off command printed for %s\n%s", tc.url, out)
+		}
+		if !strings.Contains(strings.Join(args, " "), "-timeout 10s") {
+			t.Errorf("the command for %s has no -timeout 10s (the silent server would take 45 s): %q", tc.url, args)
 		}
 		cmd := exec.CommandContext(ctx, runPath, args...)
 		got, err := cmd.CombinedOutput()
