@@ -6,13 +6,18 @@ LDFLAGS := -X plug.directory/prober/data.version=$(VERSION)
 GO      ?= go
 CMDS    := plan run publish pause demo
 
-.PHONY: all build test short vet lint demo fleet check bench clean
+.PHONY: all build install test short vet lint demo fleet check bench clean
 
 all: build
 
 build:
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ $(addprefix ./cmd/,$(CMDS))
+
+# install: a prober home for deploy/ (bin/ and var/); PREFIX=/srv/prober.
+PREFIX ?= /srv/prober
+install: build
+	deploy/install.sh $(PREFIX)
 
 # vet: gofmt over the tree (no git needed: a release tarball works too), a
 # tidy module (go.mod and go.sum as `go mod tidy` leaves them), go vet.
