@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"plug.directory/prober/cmd/internal/cli"
+	"plug.directory/prober/metrics"
 	"plug.directory/prober/site"
 )
 
@@ -24,12 +25,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
 	var cfg site.Config
 	var at time.Time
+	var metricsFile string
 	fs.StringVar(&cfg.DataDir, "data", "", "data directory written by plan and run (journal/, results/, plans/; the site's record goes in DIR/site)")
 	fs.StringVar(&cfg.ServersPath, "servers", "", "ranked list CSV")
 	fs.StringVar(&cfg.PausedPath, "paused", "", "paused list; empty: no server is paused")
 	fs.StringVar(&cfg.OutDir, "out", "", "output directory of the public files")
 	fs.BoolVar(&cfg.NoHTML, "no-html", false, "skip the HTML preview")
 	fs.IntVar(&cfg.PreviewRows, "preview-rows", 1000, "rows of index.html")
+	fs.StringVar(&metricsFile, "metrics", "", "after publishing, write metrics to this `FILE` (Prometheus text format, for node_exporter's textfile collector), replaced atomically")
 	cli.TimeVar(fs, &at, "at", "publish as of this `time` instead of now: "+cli.TimeForms)
 	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
 		return err
@@ -44,7 +47,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	started := time.Now()
 	st, err := site.Publish(ctx, cfg)
+	if metricsFile != "" {
+		if merr := metrics.WritePublish(metricsFile, metrics.PublishOf(st, err, started, time.Now())); merr != nil {
+			err = errors.Join(err, merr)
+		}
+	}
 	if err != nil {
 		return err
 	}

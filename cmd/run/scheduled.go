@@ -16,6 +16,7 @@ import (
 
 	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
+	"plug.directory/prober/metrics"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/runner/check"
 	"plug.directory/prober/site"
@@ -31,12 +32,15 @@ type scheduledConfig struct {
 	Source      netip.Addr    // rule N11; zero means any
 	Lab         check.Lab
 	Verbose     bool
+	Metrics     string // after each run, write its metrics to this file; "" for none
 
 	Loop    bool   // plan, run and publish every minute in the foreground
 	Servers string // -loop: ranked list, for plan and publish
 	Paused  string // -loop: paused list
 	Out     string // -loop: where publish writes the site
 	PlanCmd string // -loop: the plan command; "" means plan beside this binary, else on PATH
+
+	PublishMetrics string // -loop: after each publish, write its metrics to this file; "" for none
 }
 
 // Validate reports the first thing missing or contradictory.
@@ -56,8 +60,8 @@ func (c scheduledConfig) Validate() error {
 		return errors.New("-loop runs every minute: -at does not go with it")
 	case c.Loop && (c.Servers == "" || c.Out == ""):
 		return errors.New("-loop needs -servers FILE and -out DIR for plan and publish")
-	case !c.Loop && (c.Servers != "" || c.Out != ""):
-		return errors.New("-servers and -out are for -loop only")
+	case !c.Loop && (c.Servers != "" || c.Out != "" || c.PublishMetrics != ""):
+		return errors.New("-servers, -out and -publish-metrics are for -loop only")
 	}
 	return c.Lab.Validate()
 }
@@ -85,14 +89,16 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	})
 	cfg.Lab.RegisterFlags(fs)
 	fs.BoolVar(&cfg.Verbose, "v", false, "log every check")
+	fs.StringVar(&cfg.Metrics, "metrics", "", "after each run, write metrics to this `FILE` (Prometheus text format, for node_exporter's textfile collector), replaced atomically")
+	fs.StringVar(&cfg.PublishMetrics, "publish-metrics", "", "-loop: after each publish, write its metrics to this `FILE`")
 	fs.BoolVar(&cfg.Loop, "loop", false, "plan, run and publish every minute in the foreground until SIGTERM (for containers without cron)")
 	fs.StringVar(&cfg.Servers, "servers", "", "-loop: ranked list `FILE` for plan and publish")
 	fs.StringVar(&cfg.Paused, "paused", "", "-loop: paused list `FILE` (or what plan -paused takes)")
 	fs.StringVar(&cfg.Out, "out", "", "-loop: `DIR` where publish writes the site")
 	fs.StringVar(&cfg.PlanCmd, "plan-cmd", "", "-loop: the plan `command`; default plan beside this binary, else on PATH")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
-		fmt.Fprintln(fs.Output(), "       run -loop -data DIR -servers FILE [-paused FILE] -out DIR [same flags]")
+		fmt.Fprintln(fs.Output(), "usage: run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-metrics FILE] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
+		fmt.Fprintln(fs.Output(), "       run -loop -data DIR -servers FILE [-paused FILE] -out DIR [-publish-metrics FILE] [same flags]")
 		fmt.Fprintln(fs.Output(), "       run -url https://host/mcp ... (one check now; see run -url -h)")
 		fs.PrintDefaults()
 	}
@@ -113,7 +119,13 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	rcfg := runner.Config{Dir: cfg.Data, Checker: checker, Concurrency: cfg.Concurrency, Grace: cfg.Grace, Logger: logger}
 	runMinute := func(ctx context.Context, minute time.Time) error {
+		started := time.Now()
 		sum, err := runner.Run(ctx, rcfg, minute)
+		if cfg.Metrics != "" {
+			if merr := writeRunMetrics(cfg.Metrics, cfg.Data, sum, err, started, logger); merr != nil {
+				err = errors.Join(err, merr)
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -188,10 +200,16 @@ func isExecutable(path string) bool {
 }
 
 // publishStep returns the loop's publish step: site.Publish, as cmd/publish
-// calls it.
+// calls it, and its metrics with -publish-metrics.
 func publishStep(cfg scheduledConfig, stdout io.Writer, logger *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
+		started := time.Now()
 		st, err := site.Publish(ctx, site.Config{DataDir: cfg.Data, ServersPath: cfg.Servers, PausedPath: data.LocalPausedList(cfg.Data, cfg.Paused), OutDir: cfg.Out, Logger: logger})
+		if cfg.PublishMetrics != "" {
+			if merr := metrics.WritePublish(cfg.PublishMetrics, metrics.PublishOf(st, err, started, time.Now())); merr != nil {
+				err = errors.Join(err, merr)
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -199,4 +217,26 @@ func publishStep(cfg scheduledConfig, stdout io.Writer, logger *slog.Logger) fun
 			st.Servers, st.Written, st.Results, st.Took.Round(time.Millisecond))
 		return nil
 	}
+}
+
+// writeRunMetrics writes the metrics of a run that began at started and
+// returned sum and runErr: the summary's figures, and the deferrals and
+// host caps read back from the plan and the ledger (logged, and left out,
+// when they cannot be read).
+func writeRunMetrics(path, dir string, sum runner.Summary, runErr error, started time.Time, logger *slog.Logger) error {
+	m := metrics.Run{
+		Minute: sum.Minute, Finished: time.Now(), OK: runErr == nil,
+		Planned: sum.Planned, Checks: map[metrics.Check]int{}, Interrupted: sum.Interrupted, NotStarted: sum.NotStarted,
+		Lateness: sum.Lateness, FoldTook: sum.Fold.Took, FoldResults: sum.Fold.Results,
+	}
+	m.Took = m.Finished.Sub(started)
+	for k, n := range sum.Checks {
+		m.Checks[metrics.Check{Status: k.Status, Reason: k.Reason}] = n
+	}
+	pf, err := metrics.ReadPlanFigures(dir, sum.Minute)
+	if err != nil {
+		logger.Warn("metrics: deferrals and host caps left out", "err", err)
+	}
+	m.Plan = pf
+	return metrics.WriteRun(path, m)
 }
