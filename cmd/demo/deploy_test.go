@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"plug.directory/prober/metrics"
 	"plug.directory/prober/runner/fleet"
 )
 
@@ -32,14 +33,14 @@ func newProberHome(t *testing.T, bin string) string {
 }
 
 // runMinuteScript runs deploy/minute.sh for minute in home with run's
-// flags, and returns its exit status.
-func runMinuteScript(t *testing.T, home string, minute time.Time, runFlags string) int {
+// flags and more environment, and returns its exit status.
+func runMinuteScript(t *testing.T, home string, minute time.Time, runFlags string, env ...string) int {
 	t.Helper()
 	if _, err := exec.LookPath("flock"); err != nil {
 		t.Skip("no flock(1) here; deploy/minute.sh needs it")
 	}
 	cmd := exec.CommandContext(t.Context(), "/bin/sh", minuteScript, minute.Format("2006-01-02T15:04"))
-	cmd.Env = append(os.Environ(), "PROBER_HOME="+home, "PROBER_RUN_FLAGS="+runFlags)
+	cmd.Env = append(append(os.Environ(), "PROBER_HOME="+home, "PROBER_RUN_FLAGS="+runFlags), env...)
 	out, err := cmd.CombinedOutput()
 	if len(out) > 0 {
 		t.Errorf("minute.sh wrote %q; want everything in var/log", out)
@@ -90,7 +91,8 @@ func TestMinuteScript(t *testing.T) {
 	for _, r := range resolveArgs(fl) {
 		flags = append(flags, "-resolve", r)
 	}
-	if code := runMinuteScript(t, home, minute, strings.Join(flags, " ")); code != 0 {
+	metricsDir := filepath.Join(home, "textfile")
+	if code := runMinuteScript(t, home, minute, strings.Join(flags, " "), "PROBER_METRICS="+metricsDir); code != 0 {
 		t.Fatalf("minute.sh: exit %d\nplan: %s\nrun: %s\npublish: %s", code, readLog(t, home, "plan"), readLog(t, home, "run"), readLog(t, home, "publish"))
 	}
 	if run := readLog(t, home, "run"); !strings.Contains(run, minute.Format(time.RFC3339)+": ") || !strings.Contains(run, " completed (") {
@@ -98,6 +100,15 @@ func TestMinuteScript(t *testing.T) {
 	}
 	if pub := readLog(t, home, "publish"); !strings.Contains(pub, "published 13 servers") {
 		t.Errorf("publish.log %q: want 13 servers published", pub)
+	}
+	for _, step := range []string{"run", "publish"} {
+		fams, err := metrics.ReadFile(filepath.Join(metricsDir, step+".prom"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mf := fams["prober_"+step+"_success"]; mf == nil || mf.GetMetric()[0].GetGauge().GetValue() != 1 {
+			t.Errorf("%s.prom: prober_%s_success %v, want 1", step, step, mf)
+		}
 	}
 	ps := paths{dir: home, data: filepath.Join(home, "var", "data"), site: filepath.Join(home, "var", "site")}
 	rows, err := summarize(ps, lst, minute, fl)
