@@ -6,7 +6,7 @@ LDFLAGS := -X plug.directory/prober/data.version=$(VERSION)
 GO      ?= go
 CMDS    := plan run publish pause demo
 
-.PHONY: all build test vet demo fleet check bench clean
+.PHONY: all build install test short vet lint demo fleet check bench clean
 
 all: build
 
@@ -14,20 +14,39 @@ build:
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ $(addprefix ./cmd/,$(CMDS))
 
+# install: a prober home for deploy/ (bin/ and var/); PREFIX=/srv/prober.
+PREFIX ?= /srv/prober
+install: build
+	deploy/install.sh $(PREFIX)
+
+# vet: gofmt over the tree (no git needed: a release tarball works too), a
+# tidy module (go.mod and go.sum as `go mod tidy` leaves them), go vet.
 vet:
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
+
+# lint: staticcheck's default checks, fetched through the Go module proxy.
+# Not yet part of `make test`: see the README's Development section.
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 test: vet
 	$(GO) test -race -count=1 ./...
+
+# short: the inner loop, without the demo's end-to-end tests (TestDemo,
+# TestServe: a minute of the 90 s suite); CI runs `make test`.
+short:
+	$(GO) test -short -count=1 ./...
 
 demo: build
 	./bin/demo -bin bin -dir demo-out
 
 # fleet: the demo's MCP servers only, with the one-off check that reaches
-# each; Ctrl-C stops them.
+# each; Ctrl-C stops them. Its own directory, so the site `make demo` made
+# stays.
 fleet: build
-	./bin/demo -serve -bin bin -dir demo-out
+	./bin/demo -serve -bin bin -dir demo-fleet
 
 # check URL=https://host/mcp: one check of one server now (production rules).
 check: build
@@ -38,4 +57,4 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m ./...
 
 clean:
-	rm -rf bin demo-out
+	rm -rf bin demo-out demo-fleet var

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"plug.directory/prober/data"
@@ -28,9 +27,7 @@ type minuteMarker struct {
 }
 
 // markerPath returns the marker of the run of minute.
-func markerPath(dir string, minute time.Time) string {
-	return filepath.Join(dir, "run", "minutes", minute.UTC().Format("2006-01-02T1504")+".json")
-}
+func markerPath(dir string, minute time.Time) string { return data.MinuteMarkerPath(dir, minute) }
 
 // claimMinute creates the minute's marker, or fails with ErrMinuteTaken
 // naming who claimed it. The marker is created with O_EXCL, so of two runs
@@ -80,8 +77,7 @@ func claimMinute(dir string, minute, now time.Time, pid int) error {
 func pruneMarkers(mdir string, since time.Time) {
 	names, _ := filepath.Glob(filepath.Join(mdir, "*.json"))
 	for _, p := range names {
-		t, err := time.Parse("2006-01-02T1504", strings.TrimSuffix(filepath.Base(p), ".json"))
-		if err == nil && t.Before(since) {
+		if t, ok := data.MinuteOfMarker(p); ok && t.Before(since) {
 			os.Remove(p)
 		}
 	}

@@ -116,12 +116,21 @@ type Summary struct {
 	Planned     int                  // checks in its plan
 	Completed   int                  // results journaled
 	Outcomes    map[data.Outcome]int // completed checks per outcome
+	Checks      map[CheckKind]int    // completed checks per outcome and why they were planned
+	Lateness    []time.Duration      // start lateness of each completed check, in the order they ended
 	Interrupted int                  // checks cancelled at shutdown (see InterruptedPath)
 	NotStarted  int                  // checks not started because the run was stopped
 	MaxLateness time.Duration        // latest start after its planned second
 	P99Lateness time.Duration        // 99th percentile of start lateness
 	Journal     string               // the run's journal file
 	Fold        data.FoldStats
+}
+
+// CheckKind sorts a run's completed checks for its metrics: the outcome,
+// and why the check was planned (data.ReasonNew, ReasonRetry, ReasonRoutine).
+type CheckKind struct {
+	Status data.Outcome
+	Reason string
 }
 
 // InterruptedPath returns the file where checks cancelled at shutdown are
@@ -159,7 +168,11 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 		cfg.Logger.Warn("skipped a bad line of the plan", "err", b)
 	}
 	if errors.Is(err, data.ErrNoPlan) {
-		return sum, fmt.Errorf("run minute %s: %w (plan writes it: plan -at %s)", minute.Format("2006-01-02 15:04"), err, minute.Format(time.RFC3339))
+		hint := "plan writes it: plan -at " + minute.Format("2006-01-02T15:04")
+		if !cfg.Clock.Now().Before(minute) {
+			hint = "none can be written now: the minute has begun, and plan plans only minutes to come"
+		}
+		return sum, fmt.Errorf("run minute %s: %w (%s)", minute.Format("2006-01-02 15:04"), err, hint)
 	}
 	if err != nil {
 		return sum, fmt.Errorf("run minute %s: %w", minute.Format("2006-01-02 15:04"), err)
@@ -180,14 +193,14 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	sum.Journal = j.Path()
 	cfg.Logger.Info("run started", "minute", minute.Format(time.RFC3339), "checks", len(checks), "journal", j.Path())
 
-	r := &run{cfg: cfg, ledger: ledger, journal: j, sem: make(chan struct{}, cfg.Concurrency), outcomes: map[data.Outcome]int{}}
+	r := &run{cfg: cfg, ledger: ledger, journal: j, sem: make(chan struct{}, cfg.Concurrency), outcomes: map[data.Outcome]int{}, kinds: map[CheckKind]int{}}
 	r.dispatch(ctx, checks)
 	runErr := r.err
 	if err := j.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	sum.Completed, sum.Interrupted, sum.NotStarted = r.completed, r.interrupted, r.notStarted
-	sum.Outcomes = r.outcomes
+	sum.Outcomes, sum.Checks, sum.Lateness = r.outcomes, r.kinds, r.lateness
 	sum.MaxLateness, sum.P99Lateness = latenessStats(r.lateness)
 	if runErr != nil {
 		return sum, runErr
@@ -225,6 +238,7 @@ type run struct {
 	notStarted  int
 	lateness    []time.Duration
 	outcomes    map[data.Outcome]int
+	kinds       map[CheckKind]int
 }
 
 // dispatch starts each check at its second and waits for them all.
@@ -324,6 +338,7 @@ func (r *run) one(soft, hard context.Context, c data.PlannedCheck, prev, turn ch
 		r.completed++
 		r.lateness = append(r.lateness, res.Lateness)
 		r.outcomes[res.Status]++
+		r.kinds[CheckKind{res.Status, res.Reason}]++
 	})
 	r.cfg.Logger.Debug("check done", "id", res.ID, "status", res.Status, "lateness", res.Lateness, "took", res.Duration)
 }

@@ -682,7 +682,7 @@ func (p *publication) sweepUnlisted() error {
 }
 
 // writeShared writes the files about every server or none: index.json and
-// its preview, probe.json and the checks page.
+// its preview, probe.json, status.json and the checks page.
 func (p *publication) writeShared() error {
 	out := p.cfg.OutDir
 	indexPath := filepath.Join(out, "index.json")
@@ -709,13 +709,21 @@ func (p *publication) writeShared() error {
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{"probe.json": pb, "checks.txt": text}
+	status, err := statusOf(p.cfg.DataDir, p.now)
+	if err != nil {
+		return err
+	}
+	sb, err := marshalFile(status)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{"probe.json": pb, "status.json": sb, "checks.txt": text}
 	if !p.cfg.NoHTML {
 		if files["checks.html"], err = checksHTML(text); err != nil {
 			return err
 		}
 	}
-	for _, name := range []string{"probe.json", "checks.txt", "checks.html"} {
+	for _, name := range []string{"probe.json", "status.json", "checks.txt", "checks.html"} {
 		if b, ok := files[name]; ok {
 			if _, err := p.w.put(filepath.Join(out, name), b); err != nil {
 				return err

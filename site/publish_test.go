@@ -63,6 +63,7 @@ func validateTree(t *testing.T, out string) {
 	schemas := map[string]*schema{
 		"server": mustSchema(t, "server.schema.json"), "index": mustSchema(t, "index.schema.json"),
 		"badge": mustSchema(t, "badge.schema.json"), "probe": mustSchema(t, "probe.schema.json"),
+		"status": mustSchema(t, "status.schema.json"),
 	}
 	n := 0
 	for rel, b := range tree(t, out) {
@@ -72,6 +73,8 @@ func validateTree(t *testing.T, out string) {
 			kind = "index"
 		case rel == "probe.json":
 			kind = "probe"
+		case rel == "status.json":
+			kind = "status"
 		case strings.HasPrefix(rel, "servers/") && strings.HasSuffix(rel, ".json"):
 			kind = "server"
 		case strings.HasPrefix(rel, "badges/"):
@@ -280,7 +283,8 @@ func TestPublishRules(t *testing.T) {
 			f.now = fixNow.Add(10 * time.Second)
 			f.results(result(srvKey, fixNow.Add(5*time.Second), data.NeedsKey, "HTTP 401"))
 			st := f.MustPublish()
-			want := []string{"index.html", "index.json", "servers/bravo.html", "servers/bravo.json"}
+			// status.json says when this publish was: the clock moved.
+			want := []string{"index.html", "index.json", "servers/bravo.html", "servers/bravo.json", "status.json"}
 			if r := replaced(before, inodes(t, f.out)); !slices.Equal(r, want) {
 				t.Errorf("files replaced: %v, want %v", r, want)
 			}

@@ -7,25 +7,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
 	"plug.directory/prober/runner/fleet"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("demo", run) }
 
 // planMargin is the least time left before a minute for the demo to plan
 // it: plan refuses a minute that has begun (rule S9), and starting the
@@ -86,20 +78,16 @@ func pathsOf(dir string) paths {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var cfg Config
 	fs.StringVar(&cfg.Bin, "bin", "bin", "`DIR` of the built plan, run and publish commands")
 	fs.StringVar(&cfg.Dir, "dir", "demo-out", "demo `DIR`: emptied, then the lists, the data and the site")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "lab check deadline passed to run -timeout (0: the check's 45 s)")
 	fs.BoolVar(&cfg.Serve, "serve", false, "only start the fleet and print how to check each server once (run -url), until Ctrl-C")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if err := cfg.Validate(); err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	if cfg.Serve {
 		return serve(ctx, cfg, stdout)
@@ -112,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // reaches it in the lab setting.
 func serve(ctx context.Context, cfg Config, out io.Writer) error {
 	ps := pathsOf(cfg.Dir)
-	if err := prepareDir(ps); err != nil {
+	if err := prepareDir(ps, out); err != nil {
 		return err
 	}
 	ms := members()
@@ -127,6 +115,10 @@ func serve(ctx context.Context, cfg Config, out io.Writer) error {
 	defer fl.Close()
 	printFleet(out, lst, fl)
 	lab := "-lab -ca-file " + fl.CAFile()
+	if cfg.Timeout > 0 {
+		// The server that never answers then costs -timeout, not 45 s.
+		lab += " -timeout " + cfg.Timeout.String()
+	}
 	fmt.Fprintf(out, "\nCheck one server once, as its owner would (Ctrl-C stops the fleet):\n\n")
 	for _, s := range fl.Servers() {
 		addr := fl.Resolve()[fmt.Sprintf("%s:%d", s.Host, fleet.Port)]
@@ -145,7 +137,7 @@ func demo(ctx context.Context, cfg Config, out io.Writer) error {
 		return err
 	}
 	ps := pathsOf(cfg.Dir)
-	if err := prepareDir(ps); err != nil {
+	if err := prepareDir(ps, out); err != nil {
 		return err
 	}
 
@@ -221,7 +213,7 @@ func demo(ctx context.Context, cfg Config, out io.Writer) error {
 // prepareDir empties the demo directory of an earlier run, or makes it. A
 // directory that has files but not the demo's marker is left alone: it may
 // be someone's work.
-func prepareDir(ps paths) error {
+func prepareDir(ps paths, out io.Writer) error {
 	entries, err := os.ReadDir(ps.dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -231,6 +223,7 @@ func prepareDir(ps paths) error {
 		if _, err := os.Stat(filepath.Join(ps.dir, markerName)); err != nil {
 			return fmt.Errorf("demo directory %s has files the demo did not make; name an empty or new one with -dir", ps.dir)
 		}
+		fmt.Fprintf(out, "emptying %s, made by an earlier demo run\n", ps.dir)
 		for _, e := range entries {
 			if err := os.RemoveAll(filepath.Join(ps.dir, e.Name())); err != nil {
 				return fmt.Errorf("empty demo directory: %w", err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,8 +32,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildCommands returns the directory of plan, run and publish built from
-// this tree.
+// buildCommands returns the directory of the five commands built from this
+// tree.
 func buildCommands(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
@@ -43,7 +44,7 @@ func buildCommands(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/plan", "./cmd/run", "./cmd/publish")
+		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/plan", "./cmd/run", "./cmd/publish", "./cmd/pause", "./cmd/demo")
 		cmd.Dir = filepath.Join("..", "..")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("build the commands: %w\n%s", err, out)
@@ -92,22 +93,26 @@ func TestPrepareDir(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	ps := pathsOf(filepath.Join(root, "demo-out"))
-	if err := prepareDir(ps); err != nil {
+	if err := prepareDir(ps, io.Discard); err != nil {
 		t.Fatalf("new directory: %v", err)
 	}
 	stale := filepath.Join(ps.data, "stale")
 	if err := os.WriteFile(stale, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepareDir(ps); err != nil {
+	var said bytes.Buffer
+	if err := prepareDir(ps, &said); err != nil {
 		t.Fatalf("second run: %v", err)
+	}
+	if want := "emptying " + ps.dir + ", made by an earlier demo run\n"; said.String() != want {
+		t.Errorf("second run said %q, want %q", said.String(), want)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("a file of the previous run is still there: %v", err)
 	}
 
 	foreign := pathsOf(root)
-	if err := prepareDir(foreign); err == nil || !strings.Contains(err.Error(), "did not make") {
+	if err := prepareDir(foreign, io.Discard); err == nil || !strings.Contains(err.Error(), "did not make") {
 		t.Errorf("a directory with someone's files: error %v, want a refusal", err)
 	}
 	if _, err := os.Stat(filepath.Join(ps.dir, markerName)); err != nil {
@@ -120,6 +125,9 @@ func TestPrepareDir(t *testing.T) {
 // command reaches its server in the lab setting and exits as the checks
 // page says (0 when the server answered, 1 when not).
 func TestServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the commands and runs the fleet for up to a minute; make test runs it")
+	}
 	t.Parallel()
 	bin := buildCommands(t)
 	dir := filepath.Join(t.TempDir(), "demo-out")
@@ -158,6 +166,9 @@ func TestServe(t *testing.T) {
 		args, ok := commands[tc.url]
 		if !ok {
 			t.Fatalf("no one-off command printed for %s\n%s", tc.url, out)
+		}
+		if !strings.Contains(strings.Join(args, " "), "-timeout 10s") {
+			t.Errorf("the command for %s has no -timeout 10s (the silent server would take 45 s): %q", tc.url, args)
 		}
 		cmd := exec.CommandContext(ctx, runPath, args...)
 		got, err := cmd.CombinedOutput()

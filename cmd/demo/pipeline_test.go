@@ -39,6 +39,9 @@ var wantStatus = map[string]data.Outcome{
 // status of table O must show, and the paused and late servers must have
 // had no check.
 func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the commands and runs the fleet for up to a minute; make test runs it")
+	}
 	t.Parallel()
 	bin := buildCommands(t)
 	dir := filepath.Join(t.TempDir(), "demo-out")

@@ -16,7 +16,8 @@
 //
 // prints a verdict and exits 1 unless the pull request only adds or removes
 // lines of the paused list and every line it adds parses and names a listed
-// server. Other failures (flags, GitHub unreachable) exit 2.
+// server; also when it cannot be checked (GitHub unreachable), saying why.
+// Bad flags exit 2, -h 0, as every command (see cmd/internal/cli).
 //
 // The GitHub token comes from GITHUB_TOKEN and is sent only to the API host
 // (-api, default https://api.github.com/, or a GitHub Enterprise

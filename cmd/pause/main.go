@@ -8,33 +8,18 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
+	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
 	"plug.directory/prober/pause"
 )
 
 // errRejected means a checked pull request is not acceptable; its verdict
-// has been printed.
-var errRejected = errors.New("pull request not acceptable")
+// has been printed, so the command exits 1 saying nothing more.
+var errRejected = cli.Exit(cli.ExitFailure, nil)
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	switch {
-	case err == nil:
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
-	case errors.Is(err, errRejected):
-		os.Exit(1)
-	default:
-		fmt.Fprintln(os.Stderr, "pause:", err)
-		os.Exit(2)
-	}
-}
+func main() { cli.Main("pause", run) }
 
 // config is the command line.
 type config struct {
@@ -73,7 +58,6 @@ func (c config) Validate() error {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("pause", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	cfg := config{}
 	fs.StringVar(&cfg.API, "api", pause.DefaultAPI, "GitHub REST API base URL (GitHub Enterprise: https://HOST/api/v3/)")
 	fs.StringVar(&cfg.Repo, "repo", "", "`OWNER/REPO` holding the paused list")
@@ -84,15 +68,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Servers, "servers", "", "ranked list `CSV` (id,rank,url,added); required with -check-pr")
 	fs.IntVar(&cfg.CheckPR, "check-pr", 0, "check pull request `N` instead of opening one")
 	fs.DurationVar(&cfg.Timeout, "timeout", 2*time.Minute, "give up after this long")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if err := cfg.Validate(); err != nil {
-		fs.Usage()
-		return err
+		return cli.Usage(err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)

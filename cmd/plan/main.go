@@ -15,21 +15,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"time"
 
+	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/pause"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "plan:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("plan", run) }
 
 // Config is what one invocation of plan does. Exactly one of Simulate and
 // Generate may be set; with neither, it plans one minute.
@@ -104,16 +96,14 @@ func (c Config) minute() time.Time {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	cfg := Config{}
-	var at, base string
 	var debug bool
 	fs.StringVar(&cfg.Servers, "servers", "", "ranked list `FILE` (CSV: id,rank,url,added)")
 	fs.StringVar(&cfg.Paused, "paused", "", "paused list `FILE` (one id or address a line), or github:OWNER/REPO/PATH[@REF]")
 	fs.StringVar(&cfg.GitHubAPI, "github-api", "", "GitHub REST API `URL` for a github: paused list (default https://api.github.com/)")
 	fs.StringVar(&cfg.Data, "data", "", "data `DIR`: plans, ledger, results")
 	fs.BoolVar(&cfg.AcceptShrink, "accept-shrink", false, "take the ranked list although it lost more than 5% of the last good list's servers")
-	fs.StringVar(&at, "at", "", "minute to plan, RFC 3339 (default the next whole minute); with -simulate, the first minute")
+	cli.TimeVar(fs, &cfg.At, "at", "`minute` to plan (default the next whole minute); with -simulate, the first minute: "+cli.TimeForms)
 	fs.DurationVar(&cfg.Simulate, "simulate", 0, "simulate this long (e.g. 24h) into an empty -data DIR and audit every rule")
 	fs.Float64Var(&cfg.Failing, "failing", 0.05, "with -simulate: share of servers that fail")
 	fs.Float64Var(&cfg.Churn, "churn", 0.005, "with -simulate: share of servers removed, and another share moved to a new address")
@@ -123,29 +113,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.BigHost, "big-host", -1, "with -generate: servers on one host beyond its caps (default a twentieth)")
 	fs.IntVar(&cfg.Hosts, "hosts", 0, "with -generate: number of hosts (default a tenth of the servers)")
 	fs.Float64Var(&cfg.Late, "late", 0.005, "with -generate: share of servers added during the day after -base")
-	fs.StringVar(&base, "base", "", "with -generate: RFC 3339 time the list is as of (default now)")
+	cli.TimeVar(fs, &cfg.Base, "base", "with -generate: the `time` the list is as of (default now), in the forms of -at")
 	fs.BoolVar(&debug, "v", false, "log each step")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	for _, t := range []struct {
-		flag, v string
-		dst     *time.Time
-	}{{"-at", at, &cfg.At}, {"-base", base, &cfg.Base}} {
-		if t.v == "" {
-			continue
-		}
-		v, err := time.Parse(time.RFC3339, t.v)
-		if err != nil {
-			return fmt.Errorf("%s %q: not an RFC 3339 time", t.flag, t.v)
-		}
-		*t.dst = v
 	}
 	if err := cfg.Validate(); err != nil {
-		return err
+		return cli.Usage(err)
 	}
 	level := slog.LevelWarn
 	if debug {

@@ -2,61 +2,83 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
-	"os/signal"
+	"path/filepath"
+	"strings"
 	"time"
 
+	"plug.directory/prober/cmd/internal/cli"
+	"plug.directory/prober/metrics"
 	"plug.directory/prober/site"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "publish:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("publish", run) }
 
 // run parses the flags, publishes once and prints what it did on stdout.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var cfg site.Config
-	var at string
-	fs.StringVar(&cfg.DataDir, "data", "", "data directory (journal/, results/, plans/; the site's record goes in DIR/site)")
+	var at time.Time
+	var metricsFile string
+	fs.StringVar(&cfg.DataDir, "data", "", "data directory written by plan and run (journal/, results/, plans/; the site's record goes in DIR/site)")
 	fs.StringVar(&cfg.ServersPath, "servers", "", "ranked list CSV")
 	fs.StringVar(&cfg.PausedPath, "paused", "", "paused list; empty: no server is paused")
 	fs.StringVar(&cfg.OutDir, "out", "", "output directory of the public files")
 	fs.BoolVar(&cfg.NoHTML, "no-html", false, "skip the HTML preview")
 	fs.IntVar(&cfg.PreviewRows, "preview-rows", 1000, "rows of index.html")
-	fs.StringVar(&at, "at", "", "publish as of this RFC 3339 time instead of now")
-	if err := fs.Parse(args); err != nil {
+	fs.StringVar(&metricsFile, "metrics", "", "after publishing, write metrics to this `FILE` (Prometheus text format, for node_exporter's textfile collector), replaced atomically")
+	cli.TimeVar(fs, &at, "at", "publish as of this `time` instead of now: "+cli.TimeForms)
+	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
-	if at != "" {
-		t, err := time.Parse(time.RFC3339, at)
-		if err != nil {
-			return fmt.Errorf("-at: %w", err)
-		}
-		cfg.Now = func() time.Time { return t }
+	if !at.IsZero() {
+		cfg.Now = func() time.Time { return at }
 	}
 	if err := cfg.Validate(); err != nil {
+		return cli.Usage(err)
+	}
+	if err := checkDataDir(cfg.DataDir); err != nil {
 		return err
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	started := time.Now()
 	st, err := site.Publish(ctx, cfg)
+	if metricsFile != "" {
+		if merr := metrics.WritePublish(metricsFile, metrics.PublishOf(st, err, started, time.Now())); merr != nil {
+			err = errors.Join(err, merr)
+		}
+	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "published %d servers: %d rendered, %d files written, %d unchanged, %d removed, %d results, %d bad inputs, in %s\n",
 		st.Servers, st.Rendered, st.Written, st.Unchanged, st.Removed, st.Results, len(st.Bad), st.Took.Round(time.Millisecond))
 	return nil
+}
+
+// dataMarkers are what plan and run leave in a data directory: plan writes
+// plans/, run journal/, and its fold state/ and results/. A directory with
+// none of them was never written by either (a typo, or the wrong path), and
+// publishing from it would rewrite every server's page as never checked.
+var dataMarkers = []string{"plans", "journal", "state", "results"}
+
+// checkDataDir returns an error unless dir is a data directory plan or run
+// has written to.
+func checkDataDir(dir string) error {
+	for _, m := range dataMarkers {
+		fi, err := os.Stat(filepath.Join(dir, m))
+		if err == nil && fi.IsDir() {
+			return nil
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("read data directory %s: %w", dir, err)
+		}
+	}
+	return fmt.Errorf("data directory %s: not written by plan or run (none of %s/ in it); publish reads what they write", dir, strings.Join(dataMarkers, "/, "))
 }

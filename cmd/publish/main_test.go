@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/metrics"
 )
 
 func TestRun(t *testing.T) {
@@ -69,6 +70,42 @@ func TestRun(t *testing.T) {
 		}
 		if !strings.Contains(stdout.String(), "0 rendered, 0 files written") {
 			t.Errorf("stdout = %q", stdout.String())
+		}
+	})
+	t.Run("metrics_file", func(t *testing.T) {
+		file := filepath.Join(dir, "publish.prom")
+		args := []string{"-data", dataDir, "-servers", list, "-out", out, "-at", at.Format(time.RFC3339), "-metrics", file}
+		if err := run(context.Background(), args, new(bytes.Buffer), new(bytes.Buffer)); err != nil {
+			t.Fatal(err)
+		}
+		fams, err := metrics.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]float64{"prober_publish_success": 1, "prober_publish_servers": 2} {
+			if mf, ok := fams[name]; !ok || mf.GetMetric()[0].GetGauge().GetValue() != want {
+				t.Errorf("%s: %v, want %v", name, mf, want)
+			}
+		}
+	})
+	t.Run("data_directory_never_written_is_an_error", func(t *testing.T) {
+		typo, site := filepath.Join(dir, "dta-typo"), filepath.Join(dir, "typo-site")
+		for _, d := range []string{typo, filepath.Join(dir, "empty")} {
+			if d != typo {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := []string{"-data", d, "-servers", list, "-out", site, "-at", at.Format(time.RFC3339)}
+			err := run(context.Background(), args, new(bytes.Buffer), new(bytes.Buffer))
+			if err == nil || !strings.Contains(err.Error(), "data directory "+d+": not written by plan or run") {
+				t.Errorf("-data %s: err %v, want a refusal naming it", d, err)
+			}
+		}
+		for _, p := range []string{typo, site} {
+			if _, err := os.Stat(p); !os.IsNotExist(err) {
+				t.Errorf("%s exists after the refusal: %v", p, err)
+			}
 		}
 	})
 	t.Run("bad_flags", func(t *testing.T) {

@@ -6,28 +6,20 @@
 //	    [-timeout 45s] [-lab [-resolve host:port:addr]... [-ca-file FILE]]
 //
 // Exit status: 0 when the server answered (working or needs a key), 1 when
-// it did not, 2 on bad usage.
+// it did not, 2 on bad usage; -h exits 0 (see cmd/internal/cli).
 //
 // Without -url it runs the planned checks of a minute (see scheduled.go).
 package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
+
+	"plug.directory/prober/cmd/internal/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
-}
+func main() { cli.Main("run", run) }
 
 // run picks the mode: a one-off check when -url is given, else the minute's
 // planned checks.
@@ -38,48 +30,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runScheduled(ctx, args, stdout, stderr)
 }
 
-// Exit codes of the command.
-const (
-	exitAnswered    = 0 // the server answered (one-off), or the run went well
-	exitNotAnswered = 1 // the server did not answer, or the run failed
-	exitUsage       = 2 // bad flags or arguments
-)
-
-// exitError is an error that carries the process's exit status. A nil err
-// exits with code silently (the output already said it all).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
 // usageError marks err as bad usage (exit status 2).
-func usageError(err error) error { return &exitError{code: exitUsage, err: err} }
-
-// exitCode prints err (when it has something to say) and returns the exit
-// status it carries: 0 for nil, 1 for a plain error.
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return exitAnswered
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(stderr, "run:", ee.err)
-		}
-		return ee.code
-	}
-	fmt.Fprintln(stderr, "run:", err)
-	return exitNotAnswered
-}
+func usageError(err error) error { return cli.Usage(err) }
 
 // hasFlag reports whether args set the flag name (-name, --name, -name=v or
 // --name=v), looking no further than a "--" that ends the flags.

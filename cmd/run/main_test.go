@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"plug.directory/prober/cmd/internal/cli"
 )
 
 // labServer is a local MCP-speaking TLS server on a random 127.x.y.z:8443,
@@ -132,7 +134,7 @@ func runArgs(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), args, &stdout, &stderr)
-	code := exitCode(err, &stderr)
+	code := cli.ExitCode("run", err, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -258,5 +260,28 @@ func TestHasFlag(t *testing.T) {
 		if got := hasFlag(tc.args, "url"); got != tc.want {
 			t.Errorf("hasFlag(%q) = %v, want %v", tc.args, got, tc.want)
 		}
+	}
+}
+
+// TestHelp: run -h and run -url -h print their usage on stdout and exit 0;
+// "-h" after -url is never taken for a server's address.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-h"}, "see run -url -h"},
+		{[]string{"-url", "-h"}, "usage: run -url https://host/mcp"},
+		{[]string{"-url", "--help"}, "usage: run -url https://host/mcp"},
+		{[]string{"-url", "https://mcp.test/mcp", "-h"}, "usage: run -url https://host/mcp"},
+	} {
+		code, stdout, stderr := runArgs(t, c.args...)
+		if code != 0 || !strings.Contains(stdout, c.want) || stderr != "" || strings.Contains(stdout, "outcome") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 0 and the usage, no check", c.args, code, stdout, stderr)
+		}
+	}
+	if code, stdout, stderr := runArgs(t, "-url", "-json"); code != 2 || stdout != "" || !strings.Contains(stderr, "want the server's address") {
+		t.Errorf("-url -json: exit %d, stdout %q, stderr %q; want a usage error", code, stdout, stderr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
 	"plug.directory/prober/runner/check"
 )
@@ -49,7 +50,6 @@ func (c OneOffConfig) Validate() error {
 func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg OneOffConfig
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.URL, "url", "", "check the MCP server at this `address` now (https://host/mcp)")
 	fs.BoolVar(&cfg.JSON, "json", false, "print the result and transcript as one JSON object")
 	fs.Func("source", "leave from this local IPv4 `address` (rule N11)", func(v string) error {
@@ -68,14 +68,17 @@ func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(fs.Output(), "usage: run -url https://host/mcp [-json] [-source ADDR] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if strings.HasPrefix(cfg.URL, "-") {
+		// -url swallowed the next flag: "run -url -h" asks for this usage.
+		if h := strings.TrimLeft(cfg.URL, "-"); h == "h" || h == "help" {
+			fs.SetOutput(stdout)
+			fs.Usage()
 			return nil
 		}
-		return &exitError{code: exitUsage} // the flag package printed why
-	}
-	if fs.NArg() > 0 {
-		return usageError(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+		return usageError(fmt.Errorf("-url %s: want the server's address (https://host/mcp), not a flag", cfg.URL))
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageError(err)
@@ -94,7 +97,7 @@ func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("print result: %w", err)
 	}
 	if !res.Status.Answered() {
-		return &exitError{code: exitNotAnswered}
+		return cli.Exit(cli.ExitFailure, nil)
 	}
 	return nil
 }

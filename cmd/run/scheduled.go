@@ -14,7 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
+	"plug.directory/prober/metrics"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/runner/check"
 	"plug.directory/prober/site"
@@ -30,12 +32,15 @@ type scheduledConfig struct {
 	Source      netip.Addr    // rule N11; zero means any
 	Lab         check.Lab
 	Verbose     bool
+	Metrics     string // after each run, write its metrics to this file; "" for none
 
 	Loop    bool   // plan, run and publish every minute in the foreground
 	Servers string // -loop: ranked list, for plan and publish
 	Paused  string // -loop: paused list
 	Out     string // -loop: where publish writes the site
 	PlanCmd string // -loop: the plan command; "" means plan beside this binary, else on PATH
+
+	PublishMetrics string // -loop: after each publish, write its metrics to this file; "" for none
 }
 
 // Validate reports the first thing missing or contradictory.
@@ -55,8 +60,8 @@ func (c scheduledConfig) Validate() error {
 		return errors.New("-loop runs every minute: -at does not go with it")
 	case c.Loop && (c.Servers == "" || c.Out == ""):
 		return errors.New("-loop needs -servers FILE and -out DIR for plan and publish")
-	case !c.Loop && (c.Servers != "" || c.Out != ""):
-		return errors.New("-servers and -out are for -loop only")
+	case !c.Loop && (c.Servers != "" || c.Out != "" || c.PublishMetrics != ""):
+		return errors.New("-servers, -out and -publish-metrics are for -loop only")
 	}
 	return c.Lab.Validate()
 }
@@ -68,11 +73,9 @@ func (c scheduledConfig) Validate() error {
 //	run -loop -data DIR -servers FILE [-paused FILE] -out DIR [...]
 func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var cfg scheduledConfig
-	var at string
 	fs.StringVar(&cfg.Data, "data", "", "data `DIR`: plans/ in; journal/, results/, state/, run/ out")
-	fs.StringVar(&at, "at", "", "`minute` to run, RFC 3339 (2026-12-02T10:33:00Z) or 2026-12-02T10:33 UTC; default the next whole minute, as plan")
+	cli.TimeVar(fs, &cfg.At, "at", "`minute` to run (default the next whole minute, as plan): "+cli.TimeForms)
 	fs.IntVar(&cfg.Concurrency, "concurrency", runner.DefaultConcurrency, "most checks in flight at once")
 	fs.DurationVar(&cfg.Grace, "grace", data.CheckTimeout+5*time.Second, "after SIGTERM, how long checks in flight may finish before they are recorded as interrupted")
 	fs.DurationVar(&cfg.Timeout, "timeout", data.CheckTimeout, "give up a check after this long, all requests together (at most 45s, rule N10)")
@@ -86,32 +89,21 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	})
 	cfg.Lab.RegisterFlags(fs)
 	fs.BoolVar(&cfg.Verbose, "v", false, "log every check")
+	fs.StringVar(&cfg.Metrics, "metrics", "", "after each run, write metrics to this `FILE` (Prometheus text format, for node_exporter's textfile collector), replaced atomically")
+	fs.StringVar(&cfg.PublishMetrics, "publish-metrics", "", "-loop: after each publish, write its metrics to this `FILE`")
 	fs.BoolVar(&cfg.Loop, "loop", false, "plan, run and publish every minute in the foreground until SIGTERM (for containers without cron)")
 	fs.StringVar(&cfg.Servers, "servers", "", "-loop: ranked list `FILE` for plan and publish")
 	fs.StringVar(&cfg.Paused, "paused", "", "-loop: paused list `FILE` (or what plan -paused takes)")
 	fs.StringVar(&cfg.Out, "out", "", "-loop: `DIR` where publish writes the site")
 	fs.StringVar(&cfg.PlanCmd, "plan-cmd", "", "-loop: the plan `command`; default plan beside this binary, else on PATH")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
-		fmt.Fprintln(fs.Output(), "       run -loop -data DIR -servers FILE [-paused FILE] -out DIR [same flags]")
+		fmt.Fprintln(fs.Output(), "usage: run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-metrics FILE] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
+		fmt.Fprintln(fs.Output(), "       run -loop -data DIR -servers FILE [-paused FILE] -out DIR [-publish-metrics FILE] [same flags]")
 		fmt.Fprintln(fs.Output(), "       run -url https://host/mcp ... (one check now; see run -url -h)")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError(err)
-	}
-	if fs.NArg() > 0 {
-		return usageError(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
-	if at != "" {
-		t, err := parseMinute(at)
-		if err != nil {
-			return usageError(err)
-		}
-		cfg.At = t
+	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageError(err)
@@ -127,7 +119,13 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	rcfg := runner.Config{Dir: cfg.Data, Checker: checker, Concurrency: cfg.Concurrency, Grace: cfg.Grace, Logger: logger}
 	runMinute := func(ctx context.Context, minute time.Time) error {
+		started := time.Now()
 		sum, err := runner.Run(ctx, rcfg, minute)
+		if cfg.Metrics != "" {
+			if merr := writeRunMetrics(cfg.Metrics, cfg.Data, sum, err, started, logger); merr != nil {
+				err = errors.Join(err, merr)
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -146,17 +144,6 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		minute = time.Now().UTC().Truncate(time.Minute).Add(time.Minute)
 	}
 	return runMinute(ctx, minute)
-}
-
-// parseMinute reads -at: RFC 3339, or 2006-01-02T15:04 in UTC.
-func parseMinute(v string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t.UTC(), nil
-	}
-	if t, err := time.Parse("2006-01-02T15:04", v); err == nil {
-		return t, nil
-	}
-	return time.Time{}, fmt.Errorf("-at %q: want RFC 3339 (2026-12-02T10:33:00Z) or 2026-12-02T10:33", v)
 }
 
 // printSummary prints one line about a finished run.
@@ -213,10 +200,16 @@ func isExecutable(path string) bool {
 }
 
 // publishStep returns the loop's publish step: site.Publish, as cmd/publish
-// calls it.
+// calls it, and its metrics with -publish-metrics.
 func publishStep(cfg scheduledConfig, stdout io.Writer, logger *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
+		started := time.Now()
 		st, err := site.Publish(ctx, site.Config{DataDir: cfg.Data, ServersPath: cfg.Servers, PausedPath: data.LocalPausedList(cfg.Data, cfg.Paused), OutDir: cfg.Out, Logger: logger})
+		if cfg.PublishMetrics != "" {
+			if merr := metrics.WritePublish(cfg.PublishMetrics, metrics.PublishOf(st, err, started, time.Now())); merr != nil {
+				err = errors.Join(err, merr)
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -224,4 +217,26 @@ func publishStep(cfg scheduledConfig, stdout io.Writer, logger *slog.Logger) fun
 			st.Servers, st.Written, st.Results, st.Took.Round(time.Millisecond))
 		return nil
 	}
+}
+
+// writeRunMetrics writes the metrics of a run that began at started and
+// returned sum and runErr: the summary's figures, and the deferrals and
+// host caps read back from the plan and the ledger (logged, and left out,
+// when they cannot be read).
+func writeRunMetrics(path, dir string, sum runner.Summary, runErr error, started time.Time, logger *slog.Logger) error {
+	m := metrics.Run{
+		Minute: sum.Minute, Finished: time.Now(), OK: runErr == nil,
+		Planned: sum.Planned, Checks: map[metrics.Check]int{}, Interrupted: sum.Interrupted, NotStarted: sum.NotStarted,
+		Lateness: sum.Lateness, FoldTook: sum.Fold.Took, FoldResults: sum.Fold.Results,
+	}
+	m.Took = m.Finished.Sub(started)
+	for k, n := range sum.Checks {
+		m.Checks[metrics.Check{Status: k.Status, Reason: k.Reason}] = n
+	}
+	pf, err := metrics.ReadPlanFigures(dir, sum.Minute)
+	if err != nil {
+		logger.Warn("metrics: deferrals and host caps left out", "err", err)
+	}
+	m.Plan = pf
+	return metrics.WriteRun(path, m)
 }

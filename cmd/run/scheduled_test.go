@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
 )
 
@@ -52,7 +53,7 @@ func TestScheduledUsage(t *testing.T) {
 		want string
 	}{
 		"no_data":          {nil, "-data DIR is required"},
-		"bad_minute":       {[]string{"-data", "d", "-at", "10:33"}, "want RFC 3339"},
+		"bad_minute":       {[]string{"-data", "d", "-at", "10:33"}, `invalid value "10:33" for flag -at: not a time`},
 		"not_whole_minute": {[]string{"-data", "d", "-at", "2026-12-02T10:33:05Z"}, "not a whole minute"},
 		"loop_without_out": {[]string{"-data", "d", "-loop", "-servers", "s.csv"}, "-loop needs -servers FILE and -out DIR"},
 		"servers_no_loop":  {[]string{"-data", "d", "-servers", "s.csv"}, "for -loop only"},
@@ -62,13 +63,10 @@ func TestScheduledUsage(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			code, _, stderr := runArgs(t, c.args...)
-			if code != exitUsage || !strings.Contains(stderr, c.want) {
-				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, exitUsage, c.want)
+			if code != cli.ExitUsage || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr, cli.ExitUsage, c.want)
 			}
 		})
-	}
-	if _, err := parseMinute("2026-12-02T10:33"); err != nil {
-		t.Errorf("parseMinute: %v", err)
 	}
 }
 

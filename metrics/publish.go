@@ -1,0 +1,41 @@
+package metrics
+
+import (
+	"time"
+
+	"plug.directory/prober/site"
+)
+
+// Publish is what one publish reports.
+type Publish struct {
+	Finished time.Time     // when the publish ended
+	Took     time.Duration // its wall time
+	OK       bool          // the site was written
+
+	Servers int // servers in the ranked list
+	Written int // files written (only changed files are)
+	Removed int // files of servers no longer listed, removed
+	Results int // results read
+	Bad     int // inputs set aside (rows, lines), each logged
+}
+
+// WritePublish writes p to the metrics file at path, atomically.
+func WritePublish(path string, p Publish) error {
+	var f family
+	n := namespace + "_publish_"
+	if p.OK {
+		f.gauge(n+"servers", "Servers the last publish listed.", float64(p.Servers))
+		f.gauge(n+"files_written", "Files the last publish wrote (a file is rewritten only when its bytes change).", float64(p.Written))
+		f.gauge(n+"files_removed", "Files of servers no longer listed that the last publish removed.", float64(p.Removed))
+		f.gauge(n+"results", "Results the last publish read.", float64(p.Results))
+		f.gauge(n+"bad_inputs", "Inputs the last publish set aside (each logged).", float64(p.Bad))
+	}
+	return write(path, step{name: "publish", finished: p.Finished, ok: p.OK, took: p.Took}, f)
+}
+
+// PublishOf returns what a publish that ran from started to finished and
+// returned st and err reports.
+func PublishOf(st site.Stats, err error, started, finished time.Time) Publish {
+	return Publish{Finished: finished, Took: finished.Sub(started), OK: err == nil,
+		Servers: st.Servers, Written: st.Written, Removed: st.Removed, Results: st.Results, Bad: len(st.Bad)}
+}
