@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
 
 // guardDetail as a case's detail wants the reason to be the guard's detail
@@ -533,7 +534,7 @@ func silentSSE() http.HandlerFunc {
 // silentListener accepts TCP connections on a loopback :8443 and never
 // says a word (not even TLS).
 func silentListener(t *testing.T) netip.AddrPort {
-	ln := listenLoopback8443(t)
+	ln := testutil.ListenLoopback8443(t)
 	go func() {
 		var held []net.Conn
 		defer func() {
