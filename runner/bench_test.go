@@ -24,17 +24,11 @@ import (
 // JSON on stdout and serves until its stdin closes, so a benchmark measures
 // the runner's CPU and memory without the servers'.
 func farmChild() error {
-	n, _ := strconv.Atoi(os.Getenv(childHosts))
-	tmp, err := os.MkdirTemp("", "farm-child-")
+	farm, stop, err := childFarm()
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	farm, err := newLabFarm(n, tmp)
-	if err != nil {
-		return err
-	}
-	defer farm.Close()
+	defer stop()
 	if err := json.NewEncoder(os.Stdout).Encode(farm); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -103,6 +104,23 @@ func newLabFarm(n int, dir string) (*labFarm, error) {
 		go f.srv.ServeTLS(ln, "", "")
 	}
 	return f, nil
+}
+
+// childFarm starts the farm of a child process, RUNNER_TEST_HOSTS servers
+// with their CA in a temporary directory; stop closes the farm and removes
+// the directory.
+func childFarm() (farm *labFarm, stop func(), err error) {
+	n, _ := strconv.Atoi(os.Getenv(childHosts))
+	tmp, err := os.MkdirTemp("", "lab-child-")
+	if err != nil {
+		return nil, nil, err
+	}
+	farm, err = newLabFarm(n, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, err
+	}
+	return farm, func() { farm.Close(); os.RemoveAll(tmp) }, nil
 }
 
 // labCertificate makes a CA, writes its PEM to caFile and returns a

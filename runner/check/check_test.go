@@ -535,21 +535,7 @@ func silentSSE() http.HandlerFunc {
 // says a word (not even TLS).
 func silentListener(t *testing.T) netip.AddrPort {
 	ln := testutil.ListenLoopback8443(t)
-	go func() {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
+	go holdConns(t, ln)
 	return netip.MustParseAddrPort(ln.Addr().String())
 }
 
