@@ -9,15 +9,14 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"runtime/metrics"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
 
 // farmChild serves a lab farm of RUNNER_TEST_HOSTS servers, prints it as
@@ -83,29 +82,6 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// peakMemory samples the Go runtime's memory every 10 ms until stop is
-// closed and returns the most seen, in bytes.
-func peakMemory(stop chan struct{}) *atomic.Uint64 {
-	var peak atomic.Uint64
-	sample := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
-	go func() {
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return &peak
-}
-
 var benchChecks = flag.Int("checks", 1000, "BenchmarkMinute: checks in the minute, each on its own lab server")
 
 // BenchmarkMinute runs one real minute's plan of 1,000 checks against
@@ -132,7 +108,7 @@ func BenchmarkMinute(b *testing.B) {
 		checker := MustLabChecker(b, farm, clock)
 
 		stop := make(chan struct{})
-		peak := peakMemory(stop)
+		peak := testutil.SamplePeak("/memory/classes/total:bytes", stop)
 		cpu0 := cpuTime()
 		sum, err := Run(context.Background(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: quiet()}, minute)
 		cpuRun := cpuTime() - cpu0

@@ -134,3 +134,17 @@ func TestMustCA(t *testing.T) {
 		t.Error("another CA's leaf verified")
 	}
 }
+
+// TestSamplePeak: a 64 MiB allocation held for 50 ms shows in the peak.
+func TestSamplePeak(t *testing.T) {
+	stop := make(chan struct{})
+	peak := SamplePeak("/memory/classes/heap/objects:bytes", stop)
+	big := make([]byte, 64<<20)
+	big[len(big)-1] = 1
+	time.Sleep(50 * time.Millisecond) // the sampler reads every 5 ms
+	runtime.KeepAlive(big)
+	close(stop)
+	if p := peak.Load(); p < 64<<20 {
+		t.Errorf("peak %d bytes, want at least the 64 MiB held", p)
+	}
+}
