@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -146,5 +148,24 @@ func TestSamplePeak(t *testing.T) {
 	close(stop)
 	if p := peak.Load(); p < 64<<20 {
 		t.Errorf("peak %d bytes, want at least the 64 MiB held", p)
+	}
+}
+
+// TestOnlyTestsImport: no package of the module imports testutil outside
+// its _test.go files, so no fixture reaches a production binary.
+func TestOnlyTestsImport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the module")
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{range .Imports}} {{.}}{{end}}`, "plug.directory/prober/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const self = "plug.directory/prober/internal/testutil"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, ":")
+		if slices.Contains(strings.Fields(imports), self) {
+			t.Errorf("%s imports %s outside its tests", pkg, self)
+		}
 	}
 }
