@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"plug.directory/prober/internal/testutil"
 )
 
 var (
@@ -41,7 +41,7 @@ func BenchmarkCompactDay(b *testing.B) {
 		copyTree(b, src, dir)
 		runtime.GC()
 		stop := make(chan struct{})
-		peak := samplePeak(stop)
+		peak := testutil.SamplePeak("/memory/classes/heap/objects:bytes", stop) // live or not yet swept
 		b.StartTimer()
 		st, err := Compact(dir, t0.Add(24*time.Hour), discard())
 		b.StopTimer()
@@ -68,25 +68,4 @@ func copyTree(tb testing.TB, from, to string) {
 			tb.Fatal(err)
 		}
 	}
-}
-
-// samplePeak samples the Go heap (objects, live or not yet swept) every 5
-// ms until stop closes.
-func samplePeak(stop chan struct{}) *atomic.Uint64 {
-	var peak atomic.Uint64
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	go func() {
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	return &peak
 }

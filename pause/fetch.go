@@ -67,11 +67,6 @@ type Fetcher struct {
 	Now     func() time.Time // nil means time.Now
 }
 
-// Fetch is (&Fetcher{Client: client, DataDir: dataDir, Logger: logger}).Fetch(ctx, spec).
-func Fetch(ctx context.Context, client *github.Client, spec Spec, dataDir string, logger *slog.Logger) (path string, warn, err error) {
-	return (&Fetcher{Client: client, DataDir: dataDir, Logger: logger}).Fetch(ctx, spec)
-}
-
 // Fetch brings the last good copy of the paused list named by spec up to
 // date and returns its local path, for data.ReadPausedList. It asks GitHub
 // conditionally with the ETag of the copy, so an unchanged file costs a 304.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/pause/pausetest"
 )
 
@@ -39,7 +40,7 @@ func TestOpenRequest_R1_opens_a_pull_request_adding_the_line(t *testing.T) {
 			t.Errorf("%s %s without the token", r.Method, r.URI)
 		}
 	}
-	MustGolden(t, "open-request.golden", pausetest.RenderRequests(reqs))
+	testutil.Golden(t, "testdata/open-request.golden", pausetest.RenderRequests(reqs))
 }
 
 func TestOpenRequest_refuses_a_second_request_for_the_same_server(t *testing.T) {

@@ -9,32 +9,25 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"runtime/metrics"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
 
 // farmChild serves a lab farm of RUNNER_TEST_HOSTS servers, prints it as
 // JSON on stdout and serves until its stdin closes, so a benchmark measures
 // the runner's CPU and memory without the servers'.
 func farmChild() error {
-	n, _ := strconv.Atoi(os.Getenv(childHosts))
-	tmp, err := os.MkdirTemp("", "farm-child-")
+	farm, stop, err := childFarm()
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	farm, err := newLabFarm(n, tmp)
-	if err != nil {
-		return err
-	}
-	defer farm.Close()
+	defer stop()
 	if err := json.NewEncoder(os.Stdout).Encode(farm); err != nil {
 		return err
 	}
@@ -89,29 +82,6 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// peakMemory samples the Go runtime's memory every 10 ms until stop is
-// closed and returns the most seen, in bytes.
-func peakMemory(stop chan struct{}) *atomic.Uint64 {
-	var peak atomic.Uint64
-	sample := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
-	go func() {
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return &peak
-}
-
 var benchChecks = flag.Int("checks", 1000, "BenchmarkMinute: checks in the minute, each on its own lab server")
 
 // BenchmarkMinute runs one real minute's plan of 1,000 checks against
@@ -138,7 +108,7 @@ func BenchmarkMinute(b *testing.B) {
 		checker := MustLabChecker(b, farm, clock)
 
 		stop := make(chan struct{})
-		peak := peakMemory(stop)
+		peak := testutil.SamplePeak("/memory/classes/total:bytes", stop)
 		cpu0 := cpuTime()
 		sum, err := Run(context.Background(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: quiet()}, minute)
 		cpuRun := cpuTime() - cpu0

@@ -53,17 +53,11 @@ func crashChild() error {
 	if err != nil {
 		return err
 	}
-	n, _ := strconv.Atoi(os.Getenv(childHosts))
-	tmp, err := os.MkdirTemp("", "crash-child-")
+	farm, stop, err := childFarm()
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	farm, err := newLabFarm(n, tmp)
-	if err != nil {
-		return err
-	}
-	defer farm.Close()
+	defer stop()
 	clock := newScaledClock(minute.Add(-200*time.Millisecond), 40)
 	checker, err := NewChecker(checkConfig(farm, clock))
 	if err != nil {

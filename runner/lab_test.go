@@ -2,29 +2,22 @@ package runner
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"errors"
 	"fmt"
-	"math/big"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"plug.directory/prober/internal/testutil"
+	"plug.directory/prober/internal/tlsca"
 	"plug.directory/prober/runner/check"
 )
 
@@ -115,79 +108,49 @@ func newLabFarm(n int, dir string) (*labFarm, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          nil,
 	}
-	used := map[netip.Addr]bool{}
 	for i := range n {
-		ln, addr, err := listenLoopback8443(used)
+		ln, err := testutil.Listen8443()
 		if err != nil {
 			f.srv.Close()
 			return nil, err
 		}
 		host := fmt.Sprintf("h%04d.lab.test", i)
 		f.Hosts = append(f.Hosts, host)
-		f.Resolve[host+":8443"] = addr.String()
+		f.Resolve[host+":8443"] = netip.MustParseAddrPort(ln.Addr().String()).Addr().String()
 		go f.srv.ServeTLS(ln, "", "")
 	}
 	return f, nil
 }
 
-// listenLoopback8443 listens on a random 127.a.b.c:8443 not in used,
-// retrying another address when one is in use (other packages' tests run in
-// parallel).
-func listenLoopback8443(used map[netip.Addr]bool) (net.Listener, netip.Addr, error) {
-	var lastErr error
-	for range 200 {
-		a := netip.AddrFrom4([4]byte{127, byte(mrand.IntN(256)), byte(1 + mrand.IntN(254)), byte(1 + mrand.IntN(254))})
-		if used[a] {
-			continue
-		}
-		ln, err := net.Listen("tcp4", netip.AddrPortFrom(a, 8443).String())
-		if err == nil {
-			used[a] = true
-			return ln, a, nil
-		}
-		lastErr = err
-		if !errors.Is(err, syscall.EADDRINUSE) {
-			break
-		}
+// childFarm starts the farm of a child process, RUNNER_TEST_HOSTS servers
+// with their CA in a temporary directory; stop closes the farm and removes
+// the directory.
+func childFarm() (farm *labFarm, stop func(), err error) {
+	n, _ := strconv.Atoi(os.Getenv(childHosts))
+	tmp, err := os.MkdirTemp("", "lab-child-")
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, netip.Addr{}, fmt.Errorf("listen on a loopback :8443: %w", lastErr)
+	farm, err = newLabFarm(n, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, err
+	}
+	return farm, func() { farm.Close(); os.RemoveAll(tmp) }, nil
 }
 
 // labCertificate makes a CA, writes its PEM to caFile and returns a
 // certificate for *.lab.test it signed.
 func labCertificate(caFile string) (tls.Certificate, error) {
 	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := tlsca.New("runner lab CA", now.Add(-time.Hour), now.Add(24*time.Hour))
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "runner lab CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
+	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
 		return tls.Certificate{}, err
 	}
-	ca, _ := x509.ParseCertificate(caDER)
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
-		return tls.Certificate{}, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "*.lab.test"},
-		DNSNames: []string{"*.lab.test"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+	return ca.Leaf(now.Add(-time.Hour), now.Add(24*time.Hour), "*.lab.test")
 }
 
 // checkConfig configures the real check to reach farm, on clock.

@@ -3,7 +3,6 @@ package site
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -15,8 +14,6 @@ import (
 
 	"plug.directory/prober/data"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // fixNow is the clock of every fixture.
 var fixNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)

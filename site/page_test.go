@@ -8,28 +8,14 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"plug.directory/prober/internal/testutil"
 )
 
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(name))
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n got: %.2000s\nwant: %.2000s", name, got, want)
-	}
+	testutil.Golden(t, "testdata/"+name, got)
 }
 
 // squeeze drops the page's markup and every white space, so that the

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
 
 // readServerFile decodes a published server file.
@@ -104,7 +105,7 @@ func TestPublishGolden(t *testing.T) {
 		for rel, b := range got {
 			golden(t, "golden/"+rel, b)
 		}
-		if !*update {
+		if !testutil.Updating() {
 			want := tree(t, filepath.Join("testdata", "golden"))
 			for rel := range want {
 				if _, ok := got[rel]; !ok {

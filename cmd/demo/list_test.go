@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +31,11 @@ func TestListing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			servers, bad, err := data.ParseServers("servers.csv", csv)
+			list := filepath.Join(t.TempDir(), "servers.csv")
+			if err := os.WriteFile(list, csv, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			servers, bad, err := data.ReadServers(list)
 			if err != nil || len(bad) > 0 {
 				t.Fatalf("the demo's list does not read back: %v %v", err, bad)
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +11,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/planner"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden plan files under testdata/golden")
 
 // MustRun runs plan with args and fails the test on error.
 func MustRun(tb testing.TB, args ...string) string {
@@ -65,19 +63,7 @@ func TestRunGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden := filepath.Join("testdata", "golden", at.Format("2006-01-02-1504")+".jsonl")
-		if *update {
-			if err := os.WriteFile(golden, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("plan of %s:\n%s\nwant (%s):\n%s", minute, got, golden, want)
-		}
+		testutil.Golden(t, "testdata/golden/"+at.Format("2006-01-02-1504")+".jsonl", got)
 	}
 }
 

@@ -3,31 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
-	"errors"
 	"fmt"
-	"math/big"
-	mrand "math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"plug.directory/prober/cmd/internal/cli"
+	"plug.directory/prober/internal/testutil"
 )
 
 // labServer is a local MCP-speaking TLS server on a random 127.x.y.z:8443,
@@ -42,59 +30,17 @@ type labServer struct {
 // to a file, for -ca-file.
 func startServer(t *testing.T, h http.Handler) labServer {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "run test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "mcp.test"}, DNSNames: []string{"mcp.test"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ca := testutil.MustCA(t)
+	cert := ca.MustLeaf(t, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "mcp.test")
 	srv := httptest.NewUnstartedServer(h)
 	srv.Listener.Close()
-	srv.Listener = listen8443(t)
+	srv.Listener = testutil.ListenLoopback8443(t)
 	srv.EnableHTTP2 = true
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: key}}}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	addr := netip.MustParseAddrPort(srv.Listener.Addr().String()).Addr()
-	return labServer{url: "https://mcp.test:8443/mcp", resolve: "mcp.test:8443:" + addr.String(), caFile: caFile}
-}
-
-// listen8443 listens on a random 127.a.b.c:8443, retrying when in use.
-func listen8443(t *testing.T) net.Listener {
-	for range 100 {
-		a := netip.AddrFrom4([4]byte{127, byte(mrand.IntN(256)), byte(1 + mrand.IntN(254)), byte(1 + mrand.IntN(254))})
-		ln, err := net.Listen("tcp4", netip.AddrPortFrom(a, 8443).String())
-		if err == nil {
-			return ln
-		}
-		if !errors.Is(err, syscall.EADDRINUSE) {
-			t.Fatalf("listen: %v", err)
-		}
-	}
-	t.Fatal("no free loopback :8443")
-	return nil
+	return labServer{url: "https://mcp.test:8443/mcp", resolve: "mcp.test:8443:" + addr.String(), caFile: ca.File}
 }
 
 // mcpHandler answers as a pre-2026 MCP server with one tool, or with

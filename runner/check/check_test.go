@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
 
 // guardDetail as a case's detail wants the reason to be the guard's detail
@@ -533,22 +534,8 @@ func silentSSE() http.HandlerFunc {
 // silentListener accepts TCP connections on a loopback :8443 and never
 // says a word (not even TLS).
 func silentListener(t *testing.T) netip.AddrPort {
-	ln := listenLoopback8443(t)
-	go func() {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
+	ln := testutil.ListenLoopback8443(t)
+	go holdConns(t, ln)
 	return netip.MustParseAddrPort(ln.Addr().String())
 }
 

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
 
 // fixedResolver answers every lookup with addrs, or err.
@@ -203,7 +204,7 @@ func TestDialFailures(t *testing.T) {
 		}
 	})
 	t.Run("N7_not_tls", func(t *testing.T) {
-		ln := listenLoopback8443(t)
+		ln := testutil.ListenLoopback8443(t)
 		go func() {
 			for {
 				c, err := ln.Accept()
@@ -230,7 +231,7 @@ func TestDialFailures(t *testing.T) {
 		assertFailure(t, g, "https://slow-dns.example/mcp", nil, ErrTimeout, "no answer in 0.2 s")
 	})
 	t.Run("N10_accepts_never_handshakes", func(t *testing.T) {
-		ln := listenLoopback8443(t)
+		ln := testutil.ListenLoopback8443(t)
 		go holdConns(t, ln)
 		lab := Lab{Enabled: true, Resolve: map[string]string{"mute.test:8443": netip.MustParseAddrPort(ln.Addr().String()).Addr().String()}}
 		g := newTestGuard(t, GuardConfig{Lab: lab})
@@ -310,7 +311,7 @@ func assertFailure(t *testing.T, g *Guard, u string, ctx context.Context, kind E
 // TestSourceAddr proves rule N11: connections leave from the configured
 // source address.
 func TestSourceAddr(t *testing.T) {
-	for _, src := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), randomLoopback()} {
+	for _, src := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), testutil.RandomLoopback()} {
 		t.Run("N11_source_"+src.String(), func(t *testing.T) {
 			rc := &recorder{}
 			srv := startLabServer(t, rc, labServerConfig{})
@@ -472,7 +473,7 @@ func TestDialDeadlineShare(t *testing.T) {
 // TestLab proves that the lab setting only ever adds loopback: flags,
 // validation and the CA file.
 func TestLab(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testutil.MustCA(t)
 	t.Run("flags", func(t *testing.T) {
 		var l Lab
 		fs := flag.NewFlagSet("run", flag.ContinueOnError)

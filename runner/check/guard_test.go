@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
 
 // seenRequest is one request as a test server received it.
@@ -718,7 +719,7 @@ func TestGuardDeadline(t *testing.T) {
 // TestGuardProxyEnv proves that a proxy from the environment is never used:
 // the dial check must see the real target (rule N6).
 func TestGuardProxyEnv(t *testing.T) {
-	proxy := listenLoopback8443(t)
+	proxy := testutil.ListenLoopback8443(t)
 	go func() {
 		for {
 			c, err := proxy.Accept()
@@ -749,29 +750,29 @@ func TestGuardTLS(t *testing.T) {
 	now := time.Now()
 	cases := []struct {
 		name   string
-		cert   func(ca *testCA) tls.Certificate
+		cert   func(ca *testutil.CA) tls.Certificate
 		kind   ErrKind
 		detail string
 	}{
-		{"N7_valid_certificate", func(ca *testCA) tls.Certificate {
-			return ca.leaf(t, now.Add(-time.Hour), now.Add(time.Hour), "mcp.test")
+		{"N7_valid_certificate", func(ca *testutil.CA) tls.Certificate {
+			return ca.MustLeaf(t, now.Add(-time.Hour), now.Add(time.Hour), "mcp.test")
 		}, ErrNone, ""},
-		{"N7_expired_certificate", func(ca *testCA) tls.Certificate {
-			return ca.leaf(t, now.Add(-48*time.Hour), now.Add(-24*time.Hour), "mcp.test")
+		{"N7_expired_certificate", func(ca *testutil.CA) tls.Certificate {
+			return ca.MustLeaf(t, now.Add(-48*time.Hour), now.Add(-24*time.Hour), "mcp.test")
 		}, ErrTLSCert, "certificate has expired"},
-		{"N7_certificate_not_yet_valid", func(ca *testCA) tls.Certificate {
-			return ca.leaf(t, now.Add(2*time.Hour), now.Add(20*time.Hour), "mcp.test")
+		{"N7_certificate_not_yet_valid", func(ca *testutil.CA) tls.Certificate {
+			return ca.MustLeaf(t, now.Add(2*time.Hour), now.Add(20*time.Hour), "mcp.test")
 		}, ErrTLSCert, "certificate is not yet valid"},
-		{"N7_certificate_for_another_name", func(ca *testCA) tls.Certificate {
-			return ca.leaf(t, now.Add(-time.Hour), now.Add(time.Hour), "other.test")
+		{"N7_certificate_for_another_name", func(ca *testutil.CA) tls.Certificate {
+			return ca.MustLeaf(t, now.Add(-time.Hour), now.Add(time.Hour), "other.test")
 		}, ErrTLSCert, "certificate is for another name"},
-		{"N7_unknown_authority", func(*testCA) tls.Certificate {
-			return newTestCA(t).leaf(t, now.Add(-time.Hour), now.Add(time.Hour), "mcp.test")
+		{"N7_unknown_authority", func(*testutil.CA) tls.Certificate {
+			return testutil.MustCA(t).MustLeaf(t, now.Add(-time.Hour), now.Add(time.Hour), "mcp.test")
 		}, ErrTLSCert, "certificate signed by unknown authority"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ca := newTestCA(t)
+			ca := testutil.MustCA(t)
 			cert := c.cert(ca)
 			rc := &recorder{}
 			srv := startLabServer(t, rc, labServerConfig{CA: ca, Cert: &cert})

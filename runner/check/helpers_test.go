@@ -2,136 +2,35 @@ package check
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
 	"log"
-	"math/big"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"plug.directory/prober/internal/testutil"
 )
-
-// listenLoopback8443 listens on 127.a.b.c:8443 for a random a.b.c, retrying
-// another address when one is in use (packages' tests run in parallel). The
-// listener is closed when the test ends.
-func listenLoopback8443(tb testing.TB) net.Listener {
-	tb.Helper()
-	var lastErr error
-	for range 100 {
-		a := randomLoopback()
-		ln, err := net.Listen("tcp4", netip.AddrPortFrom(a, 8443).String())
-		if err == nil {
-			tb.Cleanup(func() { ln.Close() })
-			return ln
-		}
-		lastErr = err
-		if !errors.Is(err, syscall.EADDRINUSE) {
-			break
-		}
-	}
-	tb.Fatalf("listen on a loopback :8443: %v", lastErr)
-	return nil
-}
-
-// randomLoopback returns a random 127.a.b.c with b and c in 1..254.
-func randomLoopback() netip.Addr {
-	return netip.AddrFrom4([4]byte{127, byte(mrand.IntN(256)), byte(1 + mrand.IntN(254)), byte(1 + mrand.IntN(254))})
-}
 
 // unusedLoopback8443 returns a loopback address:8443 nobody listens on (it
 // was free a moment ago), for "connection refused" cases.
 func unusedLoopback8443(tb testing.TB) netip.AddrPort {
 	tb.Helper()
-	ln := listenLoopback8443(tb)
+	ln := testutil.ListenLoopback8443(tb)
 	ap := netip.MustParseAddrPort(ln.Addr().String())
 	ln.Close()
 	return ap
-}
-
-// testCA is a throw-away certificate authority for lab TLS servers; File is
-// its PEM certificate, for Lab.CAFile.
-type testCA struct {
-	Cert *x509.Certificate
-	Key  *ecdsa.PrivateKey
-	File string
-}
-
-// newTestCA makes a CA valid from an hour ago for a day and writes its
-// certificate to a temporary PEM file.
-func newTestCA(tb testing.TB) *testCA {
-	tb.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		tb.Fatalf("generate CA key: %v", err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "prober test CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		tb.Fatalf("create CA certificate: %v", err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		tb.Fatalf("parse CA certificate: %v", err)
-	}
-	file := filepath.Join(tb.TempDir(), "ca.pem")
-	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		tb.Fatalf("write CA file: %v", err)
-	}
-	return &testCA{Cert: cert, Key: key, File: file}
-}
-
-// leaf issues a server certificate for names, valid from notBefore to
-// notAfter.
-func (ca *testCA) leaf(tb testing.TB, notBefore, notAfter time.Time, names ...string) tls.Certificate {
-	tb.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		tb.Fatalf("generate leaf key: %v", err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(mrand.Int64()),
-		Subject:      pkix.Name{CommonName: names[0]},
-		DNSNames:     names,
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
-	if err != nil {
-		tb.Fatalf("create leaf certificate: %v", err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
 // labServerConfig configures startLabServer; the zero value is a server for
 // "mcp.test" with a fresh CA and a valid certificate, HTTP/1.1 only.
 type labServerConfig struct {
 	Host  string                          // fake host name the lab resolves to the listener; "" means "mcp.test"
-	CA    *testCA                         // nil means a fresh newTestCA
+	CA    *testutil.CA                    // nil means a fresh testutil.MustCA
 	Cert  *tls.Certificate                // nil means a leaf of CA for Host, valid now
 	HTTP2 bool                            // offer h2
 	TLS   func(*tls.Config)               // optional: adjust the server's TLS config before it starts
@@ -145,7 +44,7 @@ type labServer struct {
 	Host string
 	Addr netip.AddrPort // the listener's address
 	URL  string         // https://Host:8443
-	CA   *testCA
+	CA   *testutil.CA
 	Lab  Lab // Enabled, Resolve Host:8443 -> Addr, CAFile of CA
 }
 
@@ -157,15 +56,15 @@ func startLabServer(tb testing.TB, h http.Handler, cfg labServerConfig) *labServ
 		cfg.Host = "mcp.test"
 	}
 	if cfg.CA == nil {
-		cfg.CA = newTestCA(tb)
+		cfg.CA = testutil.MustCA(tb)
 	}
 	if cfg.Cert == nil {
-		c := cfg.CA.leaf(tb, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), cfg.Host)
+		c := cfg.CA.MustLeaf(tb, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), cfg.Host)
 		cfg.Cert = &c
 	}
 	srv := httptest.NewUnstartedServer(h)
 	srv.Listener.Close()
-	srv.Listener = listenLoopback8443(tb)
+	srv.Listener = testutil.ListenLoopback8443(tb)
 	if cfg.Wrap != nil {
 		srv.Listener = cfg.Wrap(srv.Listener)
 	}

@@ -17,6 +17,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"plug.directory/prober/internal/testutil"
 )
 
 // hostileMode is how a hostile server answers every request, over HTTP/2
@@ -56,9 +58,9 @@ type hostileServer struct {
 // the test ends.
 func startHostileServer(tb testing.TB, mode hostileMode) *hostileServer {
 	tb.Helper()
-	ca := newTestCA(tb)
-	cert := ca.leaf(tb, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "mcp.test")
-	ln := listenLoopback8443(tb)
+	ca := testutil.MustCA(tb)
+	cert := ca.MustLeaf(tb, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "mcp.test")
+	ln := testutil.ListenLoopback8443(tb)
 	s := &hostileServer{
 		mode: mode,
 		ln:   ln,

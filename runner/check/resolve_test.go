@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/dns/dnsmessage"
+
+	"plug.directory/prober/internal/testutil"
 )
 
 // fakeDNS is a DNS server on a loopback UDP :8443 that answers from zone:
@@ -31,7 +33,7 @@ func startFakeDNS(tb testing.TB, zone map[string][]netip.Addr) (*fakeDNS, *net.R
 	var pc net.PacketConn
 	var err error
 	for range 100 {
-		pc, err = net.ListenPacket("udp4", netip.AddrPortFrom(randomLoopback(), 8443).String())
+		pc, err = net.ListenPacket("udp4", netip.AddrPortFrom(testutil.RandomLoopback(), 8443).String())
 		if err == nil || !errors.Is(err, syscall.EADDRINUSE) {
 			break
 		}

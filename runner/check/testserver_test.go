@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
 
 // wireRecorder wraps every flow test server. It records the exact sequence of
@@ -153,12 +154,12 @@ type flowServer struct {
 // serverOpts configures startFlowServer; the zero value is an HTTP/2 server
 // for mcp.test with a fresh CA, where a GET is a violation.
 type serverOpts struct {
-	legacySSE   bool    // allow the GET of the legacy SSE flow
-	http1       bool    // offer HTTP/1.1 only
-	host        string  // "" means mcp.test
-	ca          *testCA // nil means a fresh one
-	certHost    string  // the certificate's name when not host's
-	certExpired bool    // a certificate that expired an hour ago
+	legacySSE   bool         // allow the GET of the legacy SSE flow
+	http1       bool         // offer HTTP/1.1 only
+	host        string       // "" means mcp.test
+	ca          *testutil.CA // nil means a fresh one
+	certHost    string       // the certificate's name when not host's
+	certExpired bool         // a certificate that expired an hour ago
 }
 
 // startFlowServer starts h behind a wireRecorder.
@@ -168,7 +169,7 @@ func startFlowServer(tb testing.TB, h http.Handler, o serverOpts) *flowServer {
 	cfg := labServerConfig{Host: o.host, CA: o.ca, HTTP2: !o.http1}
 	if o.certHost != "" || o.certExpired {
 		if cfg.CA == nil {
-			cfg.CA = newTestCA(tb)
+			cfg.CA = testutil.MustCA(tb)
 		}
 		name, from, until := o.certHost, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
 		if name == "" {
@@ -177,7 +178,7 @@ func startFlowServer(tb testing.TB, h http.Handler, o serverOpts) *flowServer {
 		if o.certExpired {
 			from, until = time.Now().Add(-48*time.Hour), time.Now().Add(-time.Hour)
 		}
-		c := cfg.CA.leaf(tb, from, until, name)
+		c := cfg.CA.MustLeaf(tb, from, until, name)
 		cfg.Cert = &c
 	}
 	ls := startLabServer(tb, rec, cfg)

@@ -50,10 +50,3 @@ func transcriptLine(ex Exchange, t0 time.Time) string {
 	}
 	return b.String()
 }
-
-// transcriptText is WriteTranscript into a string, for test failures and logs.
-func transcriptText(rec Record) string {
-	var b strings.Builder
-	_ = WriteTranscript(&b, rec)
-	return b.String()
-}

@@ -1,15 +1,13 @@
 package check
 
 import (
-	"flag"
 	"net/http"
-	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
-)
 
-var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
+	"plug.directory/prober/internal/testutil"
+)
 
 // TestWriteTranscript compares the transcript of a fixed record (a fallback
 // to legacy SSE, a refused answer and DELETE, a failure, a cut read) with
@@ -29,20 +27,12 @@ func TestWriteTranscript(t *testing.T) {
 		{Start: at(1526), Method: "DELETE", URL: u, Blocked: "N2: method DELETE", ErrKind: ErrBlocked},
 	}}
 	got := transcriptText(rec)
-	golden := filepath.Join("testdata", "transcript.golden")
-	if *updateGolden {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("read golden file (run with -update to create it): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("transcript\n%s\nwant (%s)\n%s", got, golden, want)
-	}
+	testutil.Golden(t, "testdata/transcript.golden", []byte(got))
+}
+
+// transcriptText is WriteTranscript into a string, for test failures.
+func transcriptText(rec Record) string {
+	var b strings.Builder
+	_ = WriteTranscript(&b, rec)
+	return b.String()
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -283,21 +282,9 @@ func listenFrom(listen func(network, addr string) (net.Listener, error), first i
 // Servers returns the fleet's servers in the order of Config.Servers.
 func (f *Fleet) Servers() []Server { return slices.Clone(f.servers) }
 
-// Server returns the server with the given id.
-func (f *Fleet) Server(id string) (Server, bool) {
-	i := slices.IndexFunc(f.servers, func(s Server) bool { return s.ID == id })
-	if i < 0 {
-		return Server{}, false
-	}
-	return f.servers[i], true
-}
-
 // CAFile returns the path of the fleet CA's PEM certificate, for the
 // check's -ca-file.
 func (f *Fleet) CAFile() string { return f.caFile }
-
-// RootCAs returns a pool holding only the fleet's CA, for clients in tests.
-func (f *Fleet) RootCAs() *x509.CertPool { return f.ca.pool() }
 
 // Resolve returns where each host listens, "host:8443" -> "127.0.0.N", as
 // the check's lab setting takes it (-resolve host:8443:127.0.0.N).

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"plug.directory/prober/internal/testutil"
 )
 
 // testSpecs is a fleet with one server of every kind, two of them sharing a
@@ -353,15 +354,11 @@ func TestOnlyLocalhost(t *testing.T) {
 		}
 		// Stands in for 127.0.0.1:8443, which another test may hold: any
 		// free loopback address on port 8443 will do.
-		for range 100 {
-			a := netip.AddrFrom4([4]byte{127, byte(rand.IntN(256)), byte(1 + rand.IntN(254)), byte(1 + rand.IntN(254))})
-			ln, err := net.Listen(network, netip.AddrPortFrom(a, Port).String())
-			if err == nil {
-				shared = netip.AddrPortFrom(a, Port)
-				return ln, nil
-			}
+		ln, err := testutil.Listen8443()
+		if err == nil {
+			shared = netip.MustParseAddrPort(ln.Addr().String())
 		}
-		return nil, errors.New("test: no free loopback address")
+		return ln, err
 	}
 	f, err := Start(Config{Servers: testSpecs(), Dir: t.TempDir(), Listen: listen})
 	if err != nil {

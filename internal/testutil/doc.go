@@ -1,0 +1,6 @@
+// Package testutil holds the fixtures the tests of several packages share,
+// in the manner of litestream's internal/testingutil: a throw-away CA
+// (MustCA), a listener on a random loopback 127.a.b.c:8443
+// (ListenLoopback8443), golden files (Golden, with -update) and the
+// benchmarks' peak-memory sampler (SamplePeak). Only tests import it.
+package testutil

@@ -1,0 +1,171 @@
+package testutil
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recordTB is a testing.TB that records failures instead of failing, so a
+// test can assert that a helper fails. Fatal ends the calling goroutine, as
+// it does for a real test.
+type recordTB struct {
+	testing.TB
+	mu     sync.Mutex
+	failed []string
+}
+
+func (r *recordTB) Helper() {}
+
+func (r *recordTB) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = append(r.failed, fmt.Sprintf(format, args...))
+}
+
+func (r *recordTB) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// run calls f with r in a goroutine of its own, so that Fatalf can end it.
+func (r *recordTB) run(f func(tb testing.TB)) []string {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+	return r.failed
+}
+
+func TestGolden(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "testdata", "sub", "a.golden")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("same", func(t *testing.T) {
+		r := &recordTB{TB: t}
+		if failed := r.run(func(tb testing.TB) { Golden(tb, path, []byte("one\ntwo\nthree\n")) }); len(failed) != 0 {
+			t.Errorf("equal output failed: %q", failed)
+		}
+	})
+	t.Run("differs_names_the_line", func(t *testing.T) {
+		r := &recordTB{TB: t}
+		failed := r.run(func(tb testing.TB) { Golden(tb, path, []byte("one\nTWO\nthree\n")) })
+		if len(failed) != 1 || !strings.Contains(failed[0], "at line 2") || !strings.Contains(failed[0], "got: TWO") {
+			t.Errorf("failures %q, want one naming line 2", failed)
+		}
+	})
+	t.Run("missing_file", func(t *testing.T) {
+		r := &recordTB{TB: t}
+		failed := r.run(func(tb testing.TB) { Golden(tb, filepath.Join(dir, "testdata", "none"), []byte("x")) })
+		if len(failed) != 1 || !strings.Contains(failed[0], "-update") {
+			t.Errorf("failures %q, want one telling of -update", failed)
+		}
+	})
+	t.Run("update_writes", func(t *testing.T) {
+		*update = true
+		defer func() { *update = false }()
+		fresh := filepath.Join(dir, "testdata", "new", "b.golden")
+		Golden(t, fresh, []byte("written"))
+		if b, err := os.ReadFile(fresh); err != nil || string(b) != "written" {
+			t.Errorf("after -update the file holds %q (%v)", b, err)
+		}
+	})
+}
+
+// TestListenLoopback8443: every listener is on its own 127.a.b.c:8443.
+func TestListenLoopback8443(t *testing.T) {
+	seen := map[netip.AddrPort]bool{}
+	for range 20 {
+		ap := netip.MustParseAddrPort(ListenLoopback8443(t).Addr().String())
+		if !ap.Addr().Is4() || !ap.Addr().IsLoopback() || ap.Port() != 8443 || seen[ap] {
+			t.Errorf("listening on %s: want a fresh 127.a.b.c:8443", ap)
+		}
+		seen[ap] = true
+	}
+}
+
+// TestMustCA: a leaf verifies against the CA's file for its name and
+// validity only, and another CA's leaf does not.
+func TestMustCA(t *testing.T) {
+	ca := MustCA(t)
+	pemBytes, err := os.ReadFile(ca.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		t.Fatal("CA file holds no certificate")
+	}
+	now := time.Now()
+	verify := func(c tls.Certificate, name string, at time.Time) error {
+		leaf, err := x509.ParseCertificate(c.Certificate[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: name, CurrentTime: at})
+		return err
+	}
+	good := ca.MustLeaf(t, now.Add(-time.Hour), now.Add(time.Hour), "mcp.test", "b.test")
+	if err := verify(good, "b.test", now); err != nil {
+		t.Errorf("valid leaf: %v", err)
+	}
+	if err := verify(good, "other.test", now); err == nil {
+		t.Error("leaf verified for a name it does not hold")
+	}
+	if err := verify(good, "mcp.test", now.Add(2*time.Hour)); err == nil {
+		t.Error("leaf verified after it expired")
+	}
+	if err := verify(MustCA(t).MustLeaf(t, now.Add(-time.Hour), now.Add(time.Hour), "mcp.test"), "mcp.test", now); err == nil {
+		t.Error("another CA's leaf verified")
+	}
+}
+
+// TestSamplePeak: a 64 MiB allocation held for 50 ms shows in the peak.
+func TestSamplePeak(t *testing.T) {
+	stop := make(chan struct{})
+	peak := SamplePeak("/memory/classes/heap/objects:bytes", stop)
+	big := make([]byte, 64<<20)
+	big[len(big)-1] = 1
+	time.Sleep(50 * time.Millisecond) // the sampler reads every 5 ms
+	runtime.KeepAlive(big)
+	close(stop)
+	if p := peak.Load(); p < 64<<20 {
+		t.Errorf("peak %d bytes, want at least the 64 MiB held", p)
+	}
+}
+
+// TestOnlyTestsImport: no package of the module imports testutil outside
+// its _test.go files, so no fixture reaches a production binary.
+func TestOnlyTestsImport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the module")
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{range .Imports}} {{.}}{{end}}`, "plug.directory/prober/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const self = "plug.directory/prober/internal/testutil"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, ":")
+		if slices.Contains(strings.Fields(imports), self) {
+			t.Errorf("%s imports %s outside its tests", pkg, self)
+		}
+	}
+}
