@@ -1,0 +1,246 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// Config is what PlanMinute reads and writes: the one code path of `plan`
+// from cron and of `run -loop`.
+type Config struct {
+	Servers string    // ranked list CSV
+	Paused  string    // paused list file; "" for none
+	Data    string    // data directory
+	Minute  time.Time // minute to plan; zero: the next whole minute
+
+	// FetchPaused, when set, brings a paused list kept elsewhere (GitHub)
+	// up to date in the data directory and returns the local file to read
+	// instead of Paused. Its error stops the plan (rule R2: no plan
+	// without the paused list).
+	FetchPaused func(ctx context.Context) (string, error)
+
+	Now    func() time.Time // nil means time.Now
+	Logger *slog.Logger     // nil means no logs
+}
+
+func (c Config) now() time.Time {
+	if c.Now == nil {
+		return time.Now()
+	}
+	return c.Now()
+}
+
+// minute returns the minute to plan.
+func (c Config) minute() time.Time {
+	if !c.Minute.IsZero() {
+		return c.Minute.UTC()
+	}
+	return c.now().UTC().Truncate(time.Minute).Add(time.Minute)
+}
+
+func (c Config) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c.Logger
+}
+
+// Summary says what PlanMinute did.
+type Summary struct {
+	Report
+	Path string // the plan file written
+	// Kept is set when the minute was planned before a later one: its
+	// plan was left as it is and Report is empty. Ledger is then the
+	// latest minute the ledger holds.
+	Kept   bool
+	Ledger time.Time
+}
+
+// String is the line plan prints about its minute.
+func (s Summary) String() string {
+	if s.Kept {
+		return fmt.Sprintf("%s already planned (the ledger is at %s): plan left as it is",
+			s.Minute.Format(time.RFC3339), s.Ledger.Format(time.RFC3339))
+	}
+	return fmt.Sprintf("%s: %d checks (%d new, %d retry, %d routine), %d deferred, longest wait %s -> %s",
+		s.Minute.Format(time.RFC3339), len(s.Checks), s.New, s.Retry, s.Routine, s.Deferred, s.Longest, s.Path)
+}
+
+// PlanMinute plans one minute of cfg.Data: it takes the plans' lock, reads
+// the ranked list, the paused list and the ledger side by side (a damaged
+// ledger is kept aside and rebuilt), plans (Planner.Plan, reading the
+// states of only the servers it looks at), then writes the ledger and the
+// plan file. Planning a minute already planned before a later one leaves
+// its plan as it is (Summary.Kept). Any error leaves the plans as they
+// were.
+func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
+	logger := cfg.logger()
+	minute := cfg.minute()
+	sum := Summary{Report: Report{Minute: minute}}
+	unlock, err := data.LockPlans(cfg.Data)
+	if err != nil {
+		return sum, err
+	}
+	defer unlock()
+	if err := ctx.Err(); err != nil {
+		return sum, err
+	}
+	began := time.Now()
+	in, err := load(ctx, cfg, logger)
+	loaded := time.Now()
+	if err != nil {
+		return sum, fmt.Errorf("plan %s: %w", minute.Format(time.RFC3339), err)
+	}
+	if in.ledger.LastMinute > minute.Unix() {
+		if _, err := os.Stat(data.PlanPath(cfg.Data, minute)); err == nil {
+			sum.Kept, sum.Ledger = true, time.Unix(in.ledger.LastMinute, 0).UTC()
+			return sum, nil
+		}
+	}
+	p := Planner{Now: cfg.Now, Logger: logger}
+	rep, err := p.Plan(minute, Input{
+		Servers: in.servers,
+		Paused:  PausedIDs(in.paused, in.servers, logger),
+		StatesOf: func(keep func(id string) bool) (map[string]data.State, error) {
+			return loadStates(cfg.Data, keep, logger)
+		},
+	}, in.ledger)
+	if err != nil {
+		return sum, err
+	}
+	sum.Report = rep
+	planned := time.Now()
+	// The ledger first: should we die between the two, the checks are
+	// counted but not run, which spares the hosts; the other way round they
+	// would run uncounted. Planning the minute again writes both.
+	if err := data.WriteLedger(cfg.Data, in.ledger); err != nil {
+		return sum, err
+	}
+	if err := data.WritePlan(cfg.Data, minute, rep.Checks); err != nil {
+		return sum, err
+	}
+	sum.Path = data.PlanPath(cfg.Data, minute)
+	logger.Info("plan timings", "servers", len(in.servers), "load", loaded.Sub(began), "plan", planned.Sub(loaded), "write", time.Since(planned))
+	return sum, nil
+}
+
+// ReadPaused reads a paused list file (rule R1). A list that cannot be read
+// is an error, so no plan is made without it: a failure to read the list
+// never resumes checks (rule R2). Bad lines are logged and skipped. ""
+// means no paused list.
+func ReadPaused(path string, logger *slog.Logger) (data.PausedList, error) {
+	if path == "" {
+		return data.PausedList{}, nil
+	}
+	list, bad, err := data.ReadPausedList(path)
+	if err != nil {
+		return list, err
+	}
+	for _, b := range bad {
+		logger.Warn("skipped a bad line of the paused list", "err", b)
+	}
+	return list, nil
+}
+
+// PausedIDs returns the ids of the listed servers the paused list names,
+// logging the entries that name none.
+func PausedIDs(p data.PausedList, servers []data.Server, logger *slog.Logger) map[string]bool {
+	if len(p.Entries) == 0 {
+		return nil
+	}
+	ids, unmatched := p.Match(servers)
+	for _, e := range unmatched {
+		logger.Info("paused list names no listed server", "line", fmt.Sprintf("%s:%d", p.Name, e.Line), "entry", e.Value)
+	}
+	return ids
+}
+
+// ReadServers reads the ranked list, logging each bad row; an unreadable or
+// empty list is an error.
+func ReadServers(path string, logger *slog.Logger) ([]data.Server, error) {
+	servers, bad, err := data.ReadServers(path)
+	for _, b := range bad {
+		logger.Warn("skipped a bad row of the ranked list", "err", b)
+	}
+	return servers, err
+}
+
+// inputs is everything one plan reads.
+type inputs struct {
+	servers []data.Server
+	paused  data.PausedList
+	ledger  *data.Ledger
+}
+
+// load reads the inputs of a plan side by side: at a million servers the
+// list takes a good part of the second a plan may take. The states are read
+// by the planner (Input.StatesOf), only those of the servers it looks at.
+func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) {
+	var in inputs
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	wg.Go(func() {
+		t := time.Now()
+		in.servers, errs[0] = ReadServers(cfg.Servers, logger)
+		logger.Info("read ranked list", "took", time.Since(t))
+	})
+	wg.Go(func() {
+		path := cfg.Paused
+		if cfg.FetchPaused != nil {
+			if path, errs[1] = cfg.FetchPaused(ctx); errs[1] != nil {
+				return
+			}
+		}
+		in.paused, errs[1] = ReadPaused(path, logger)
+	})
+	wg.Go(func() {
+		t := time.Now()
+		in.ledger, errs[2] = readLedger(cfg, logger)
+		logger.Info("read ledger", "took", time.Since(t))
+	})
+	wg.Wait()
+	return in, errors.Join(errs...)
+}
+
+// loadStates reads the states of the servers keep keeps (nil: every one),
+// logging each bad journal line.
+func loadStates(dir string, keep func(id string) bool, logger *slog.Logger) (map[string]data.State, error) {
+	t := time.Now()
+	states, bad, err := data.LoadStatesOf(dir, keep)
+	logger.Info("load states", "took", time.Since(t), "states", len(states))
+	for _, b := range bad {
+		logger.Warn("skipped a bad result", "err", b)
+	}
+	return states, err
+}
+
+// readLedger reads the ledger; a damaged one is kept aside and made again
+// from the plans of the last day (data.RebuildLedger), so that the hosts'
+// recent checks still count and planning goes on. The caller holds the
+// plans' lock.
+func readLedger(cfg Config, logger *slog.Logger) (*data.Ledger, error) {
+	l, err := data.ReadLedger(cfg.Data)
+	if !errors.Is(err, data.ErrLedgerCorrupt) {
+		return l, err
+	}
+	path := data.LedgerPath(cfg.Data)
+	aside := path + ".corrupt-" + cfg.now().UTC().Format("20060102T150405")
+	if rerr := os.Rename(path, aside); rerr != nil {
+		return nil, errors.Join(err, rerr)
+	}
+	l, bad := data.RebuildLedger(cfg.Data, cfg.minute())
+	logger.Error("ledger damaged: kept aside and rebuilt from the plans of the last 24 h", "err", err, "aside", aside,
+		"servers", len(l.Servers), "hosts", len(l.Hosts))
+	for _, b := range bad {
+		logger.Warn("skipped a damaged plan while rebuilding the ledger", "err", b)
+	}
+	return l, nil
+}
