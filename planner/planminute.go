@@ -29,6 +29,10 @@ type Config struct {
 
 	Now    func() time.Time // nil means time.Now
 	Logger *slog.Logger     // nil means no logs
+
+	// writePlan writes the plan file after the ledger; nil means
+	// data.WritePlan. Tests make it fail, as a plan killed in between.
+	writePlan func(dir string, minute time.Time, checks []data.PlannedCheck) error
 }
 
 func (c Config) now() time.Time {
@@ -70,8 +74,12 @@ func (s Summary) String() string {
 		return fmt.Sprintf("%s already planned (the ledger is at %s): plan left as it is",
 			s.Minute.Format(time.RFC3339), s.Ledger.Format(time.RFC3339))
 	}
-	return fmt.Sprintf("%s: %d checks (%d new, %d retry, %d routine), %d deferred, longest wait %s -> %s",
-		s.Minute.Format(time.RFC3339), len(s.Checks), s.New, s.Retry, s.Routine, s.Deferred, s.Longest, s.Path)
+	again := ""
+	if s.Again > 0 {
+		again = fmt.Sprintf(", %d again", s.Again)
+	}
+	return fmt.Sprintf("%s: %d checks (%d new, %d retry, %d routine%s), %d deferred, longest wait %s -> %s",
+		s.Minute.Format(time.RFC3339), len(s.Checks), s.New, s.Retry, s.Routine, again, s.Deferred, s.Longest, s.Path)
 }
 
 // PlanMinute plans one minute of cfg.Data: it takes the plans' lock, reads
@@ -105,10 +113,18 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 			return sum, nil
 		}
 	}
+	repairLedger(cfg.Data, minute, in.ledger, logger)
+	// The runs going are read before the states: a run that ends in
+	// between has its results in its journal by then.
+	running, err := data.LiveRuns(cfg.Data)
+	if err != nil {
+		return sum, fmt.Errorf("plan %s: %w", minute.Format(time.RFC3339), err)
+	}
 	p := Planner{Now: cfg.Now, Logger: logger}
 	rep, err := p.Plan(minute, Input{
 		Servers: in.servers,
 		Paused:  PausedIDs(in.paused, in.servers, logger),
+		Running: running,
 		StatesOf: func(keep func(id string) bool) (map[string]data.State, error) {
 			return loadStates(cfg.Data, keep, logger)
 		},
@@ -120,16 +136,37 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	planned := time.Now()
 	// The ledger first: should we die between the two, the checks are
 	// counted but not run, which spares the hosts; the other way round they
-	// would run uncounted. Planning the minute again writes both.
+	// would run uncounted. The next plan repairs it (repairLedger).
 	if err := data.WriteLedger(cfg.Data, in.ledger); err != nil {
 		return sum, err
 	}
-	if err := data.WritePlan(cfg.Data, minute, rep.Checks); err != nil {
+	writePlan := cfg.writePlan
+	if writePlan == nil {
+		writePlan = data.WritePlan
+	}
+	if err := writePlan(cfg.Data, minute, rep.Checks); err != nil {
 		return sum, err
 	}
 	sum.Path = data.PlanPath(cfg.Data, minute)
 	logger.Info("plan timings", "servers", len(in.servers), "load", loaded.Sub(began), "plan", planned.Sub(loaded), "write", time.Since(planned))
 	return sum, nil
+}
+
+// repairLedger takes back the ledger's last minute when its plan file was
+// never written (a plan killed between the ledger and the plan file): its
+// checks, counted but never to run, are owed again in minute, and their
+// starts no longer count toward the host caps.
+func repairLedger(dir string, minute time.Time, l *data.Ledger, logger *slog.Logger) {
+	last := l.LastMinute
+	if last == 0 || last >= minute.Unix() {
+		return
+	}
+	if _, err := os.Stat(data.PlanPath(dir, time.Unix(last, 0))); !errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	takeBack(l, last)
+	logger.Warn("the plan of the ledger's last minute was never written (plan stopped between the ledger and the plan file): its checks are planned again",
+		"minute", time.Unix(last, 0).UTC().Format(time.RFC3339), "plan", data.PlanPath(dir, time.Unix(last, 0)))
 }
 
 // ReadPaused reads a paused list file (rule R1). A list that cannot be read

@@ -42,6 +42,12 @@ type Input struct {
 	// looks at the state of only the servers that may be owed a check, a
 	// few thousand of a million, so it need not read the rest.
 	StatesOf func(keep func(id string) bool) (map[string]data.State, error)
+	// Running holds the minutes (unix s) whose run is still going
+	// (data.LiveRuns), read before the states. A check planned in a
+	// minute that has begun, with no result and no run going, was lost
+	// (a killed run, a plan that could not be read or was never written)
+	// and is owed again at once. nil: no run is going.
+	Running map[int64]bool
 }
 
 // Report is one planned minute.
@@ -51,6 +57,7 @@ type Report struct {
 	New      int                 // checks of each reason
 	Retry    int
 	Routine  int
+	Again    int           // checks planned again: planned before, lost with no result (see Input.Running)
 	Deferred int           // checks due by the end of the minute that the host caps push to a later one (rule S4)
 	Longest  time.Duration // longest wait of a deferred check so far
 	Removed  int           // servers dropped from the ledger: no longer listed
@@ -77,6 +84,7 @@ type class int8
 const (
 	classNew     class = iota // a new server's first check (rule S5)
 	classRetry                // a failing server's retry (rule S6)
+	classAgain                // a routine check planned before and lost: owed at once
 	classRoutine              // the server's usual slot (rules S1, S2)
 )
 
@@ -150,7 +158,7 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	addrs := hashAddresses(in.Servers)
 	hosts := indexHosts(in.Servers, in.Paused, addrs, l)
 	m := matchLedger(start, in.Servers, addrs, hosts, l)
-	cands, err := m.collectOwed(start, in, hosts, l)
+	cands, err := m.collectOwed(start, in, hosts, l, runs{now: p.now().Unix(), live: in.Running})
 	if err != nil {
 		return rep, fmt.Errorf("plan %s: %w", at.UTC().Format(time.RFC3339), err)
 	}
@@ -328,10 +336,27 @@ func matchLedger(start int64, servers []data.Server, addrs addresses, hosts *hos
 	return m
 }
 
+// runs tells which planned checks were lost: see Input.Running.
+type runs struct {
+	now  int64          // unix s: when the plan is made
+	live map[int64]bool // minutes whose run is going
+}
+
+// lost reports whether the last check planned of e was lost: its minute
+// has begun, no run of it is going, and no result came from it (a result
+// starts at its planned second or later, rule S9).
+func (r runs) lost(e data.LedgerServer, st data.State, has bool) bool {
+	if e.Planned == 0 || has && st.LastCheck.Unix() >= e.Planned {
+		return false
+	}
+	m := e.Planned - e.Planned%minute
+	return m <= r.now && !r.live[m]
+}
+
 // collectOwed reads the states of the servers looked at, works out their
 // due time and returns the checks owed by the end of the minute, side by
 // side on every core.
-func (m *matched) collectOwed(start int64, in Input, hosts *hostIndex, l *data.Ledger) ([]candidate, error) {
+func (m *matched) collectOwed(start int64, in Input, hosts *hostIndex, l *data.Ledger, r runs) ([]candidate, error) {
 	states := in.States
 	if states == nil && in.StatesOf != nil {
 		var keep func(id string) bool
@@ -358,7 +383,7 @@ func (m *matched) collectOwed(start int64, in Input, hosts *hostIndex, l *data.L
 			cad := newCadence(s.ID, s.Rank, hosts.stretch(host))
 			st, has := states[s.ID]
 			has = has && st.URL == s.URL
-			why, due := owed(l.Created, e, cad, st, has, start)
+			why, due := owed(l.Created, e, cad, st, has, r.lost(e, st, has), start)
 			e.Cadence = int32(cad.every())
 			e.NextDue = due
 			e.Seen = 0
@@ -422,6 +447,8 @@ func placeAll(start int64, cands []candidate, servers []data.Server, hosts *host
 			rep.New++
 		case classRetry:
 			rep.Retry++
+		case classAgain:
+			rep.Again++
 		default:
 			rep.Routine++
 		}
@@ -497,8 +524,10 @@ func sequential(prev []int32) bool {
 
 // owed returns why and from when a server is owed its next check, as unix
 // seconds; a due after the minute starting at start means nothing is owed
-// in it.
-func owed(created int64, e data.LedgerServer, cad cadence, st data.State, has bool, start int64) (why class, due int64) {
+// in it. A lost check (see runs.lost) is owed again from its planned
+// second, with its reason: ahead of routine checks, behind new ones and
+// retries (rule S4).
+func owed(created int64, e data.LedgerServer, cad cadence, st data.State, has, lost bool, start int64) (why class, due int64) {
 	gap := int64(data.RetryAfterFailure / time.Second)
 	last := e.Planned
 	var lastCheck int64
@@ -507,6 +536,14 @@ func owed(created int64, e data.LedgerServer, cad cadence, st data.State, has bo
 		last = max(last, lastCheck)
 	}
 	switch {
+	case lost:
+		why, due = classAgain, e.Planned
+		switch e.Reason {
+		case data.CodeNew:
+			why = classNew
+		case data.CodeRetry:
+			why = classRetry
+		}
 	case !has && e.Planned == 0:
 		if e.FirstSeen > created { // rule S5; servers listed at the first plan wait for their slot
 			why, due = classNew, e.FirstSeen
@@ -528,8 +565,8 @@ func owed(created int64, e data.LedgerServer, cad cadence, st data.State, has bo
 		why, due = classRoutine, cad.next(last+gap)
 	}
 	if due < e.Resume { // paused until then: owed nothing from before
-		if why == classRoutine {
-			due = cad.next(e.Resume)
+		if why == classRoutine || why == classAgain {
+			why, due = classRoutine, cad.next(e.Resume)
 		} else {
 			due = e.Resume
 		}
@@ -563,7 +600,7 @@ func place(h *hostWork, start, from int64, why class) (int64, bool) {
 	switch why {
 	case classRetry:
 		perHour -= NewReserve / 2
-	case classRoutine:
+	case classAgain, classRoutine:
 		perHour -= NewReserve
 	}
 	for second := from; second < start+minute; second++ {

@@ -132,7 +132,7 @@ func InterruptedPath(dir string) string { return filepath.Join(dir, "run", "inte
 
 // JournalName returns the journal name of a run of minute by process pid.
 func JournalName(minute time.Time, pid int) string {
-	return fmt.Sprintf("run-%s-%d", minute.UTC().Format("20060102T1504"), pid)
+	return fmt.Sprintf("run-%s-%d", minute.UTC().Format(data.RunJournalLayout), pid)
 }
 
 // Run runs the plan of minute (truncated to the minute, UTC). It reads the
