@@ -62,23 +62,44 @@ type Summary struct {
 	Report
 	Path string // the plan file written
 	// Kept is set when the minute was planned before a later one: its
-	// plan was left as it is and Report is empty. Ledger is then the
-	// latest minute the ledger holds.
-	Kept   bool
-	Ledger time.Time
+	// plan was left as it is and Report is empty.
+	Kept bool
+	// Ledger is the latest minute the ledger holds, when later than
+	// Minute; ClockBack says Minute was the clock's next minute: the clock
+	// went backwards. A minute never planned is then planned all the same.
+	Ledger    time.Time
+	ClockBack bool
+}
+
+// clockWords says in plain words what a clock that went backwards does.
+func (s Summary) clockWords() string {
+	what := "it was never planned, so it is planned now and checks go on"
+	if s.Kept {
+		what = "it was planned (and run) before, so it is left as it is; checks go on with the first minute never planned, " +
+			s.Ledger.Add(time.Minute).Format(time.RFC3339) + " at the latest"
+	}
+	return fmt.Sprintf("the clock went backwards: plans were made up to %s, %s ahead of the minute the clock asks for, %s: %s",
+		s.Ledger.Format(time.RFC3339), s.Ledger.Sub(s.Minute), s.Minute.Format(time.RFC3339), what)
 }
 
 // String is the line plan prints about its minute.
 func (s Summary) String() string {
+	if s.Kept && s.ClockBack {
+		return s.clockWords()
+	}
 	if s.Kept {
 		return fmt.Sprintf("%s already planned (the ledger is at %s): plan left as it is",
 			s.Minute.Format(time.RFC3339), s.Ledger.Format(time.RFC3339))
+	}
+	line := ""
+	if s.ClockBack {
+		line = s.clockWords() + "\n"
 	}
 	again := ""
 	if s.Again > 0 {
 		again = fmt.Sprintf(", %d again", s.Again)
 	}
-	return fmt.Sprintf("%s: %d checks (%d new, %d retry, %d routine%s), %d deferred, longest wait %s -> %s",
+	return line + fmt.Sprintf("%s: %d checks (%d new, %d retry, %d routine%s), %d deferred, longest wait %s -> %s",
 		s.Minute.Format(time.RFC3339), len(s.Checks), s.New, s.Retry, s.Routine, again, s.Deferred, s.Longest, s.Path)
 }
 
@@ -107,10 +128,23 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("plan %s: %w", minute.Format(time.RFC3339), err)
 	}
+	neverPlanned := false
 	if in.ledger.LastMinute > minute.Unix() {
+		sum.Ledger = time.Unix(in.ledger.LastMinute, 0).UTC()
+		// The clock's own next minute, behind the ledger: the clock went
+		// backwards (an -at of an earlier minute is the operator's).
+		sum.ClockBack = minute.Equal(cfg.now().UTC().Truncate(time.Minute).Add(time.Minute))
 		if _, err := os.Stat(data.PlanPath(cfg.Data, minute)); err == nil {
-			sum.Kept, sum.Ledger = true, time.Unix(in.ledger.LastMinute, 0).UTC()
+			sum.Kept = true
+			if sum.ClockBack {
+				logger.Warn(sum.clockWords())
+			}
 			return sum, nil
+		}
+		// Never planned, so never run: plan it, and checks go on.
+		neverPlanned = sum.ClockBack
+		if sum.ClockBack {
+			logger.Warn(sum.clockWords())
 		}
 	}
 	repairLedger(cfg.Data, minute, in.ledger, logger)
@@ -122,9 +156,10 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	p := Planner{Now: cfg.Now, Logger: logger}
 	rep, err := p.Plan(minute, Input{
-		Servers: in.servers,
-		Paused:  PausedIDs(in.paused, in.servers, logger),
-		Running: running,
+		Servers:      in.servers,
+		Paused:       PausedIDs(in.paused, in.servers, logger),
+		Running:      running,
+		NeverPlanned: neverPlanned,
 		StatesOf: func(keep func(id string) bool) (map[string]data.State, error) {
 			return loadStates(cfg.Data, keep, logger)
 		},
@@ -132,7 +167,9 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
+	ledger, clockBack := sum.Ledger, sum.ClockBack
 	sum.Report = rep
+	sum.Ledger, sum.ClockBack = ledger, clockBack
 	planned := time.Now()
 	// The ledger first: should we die between the two, the checks are
 	// counted but not run, which spares the hosts; the other way round they

@@ -48,6 +48,10 @@ type Input struct {
 	// (a killed run, a plan that could not be read or was never written)
 	// and is owed again at once. nil: no run is going.
 	Running map[int64]bool
+	// NeverPlanned lets Plan plan a minute before the ledger's last one
+	// that was never planned (no plan file): the clock went backwards.
+	// Nothing is taken back, and the later minutes' starts still count.
+	NeverPlanned bool
 }
 
 // Report is one planned minute.
@@ -144,7 +148,7 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	if !p.now().Before(at) {
 		return rep, fmt.Errorf("plan %s: %w", at.UTC().Format(time.RFC3339), ErrPast)
 	}
-	if l.LastMinute > start {
+	if l.LastMinute > start && !in.NeverPlanned {
 		return rep, fmt.Errorf("plan %s: %w (%s)", at.UTC().Format(time.RFC3339), ErrPlannedAfter,
 			time.Unix(l.LastMinute, 0).UTC().Format(time.RFC3339))
 	}
@@ -167,7 +171,7 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	l.Reindex()
 	placeAll(start, cands, in.Servers, hosts, l, &rep)
 	pruneHosts(l, start)
-	l.LastMinute = start
+	l.LastMinute = max(l.LastMinute, start)
 	p.logger().Info("planned", "minute", rep.Minute.Format(time.RFC3339), "checks", len(rep.Checks),
 		"new", rep.New, "retry", rep.Retry, "routine", rep.Routine, "deferred", rep.Deferred,
 		"longest_wait", rep.Longest, "removed", rep.Removed)

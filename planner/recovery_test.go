@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -267,6 +268,44 @@ func TestRecovery(t *testing.T) {
 					t.Errorf("host %s still counts a start at %s of the plan never written (rule S3 counts what runs)", h, time.Unix(s.Unix(), 0).UTC())
 				}
 			}
+		}
+	})
+}
+
+// TestClockBack: a clock stepped back says so in plain words, and a minute
+// it asks for that was never planned is planned (rule S9: never in the
+// past, but checks go on); one planned before is left as it is.
+func TestClockBack(t *testing.T) {
+	w := mustDirWorld(t)
+	for m := recoveryStart; m.Before(recoveryStart.Add(10 * time.Minute)); m = m.Add(time.Minute) {
+		w.mustPlan(m)
+		w.run(m, -1, false)
+	}
+	t.Run("S9_step_back_1h_plans_the_minute_never_planned", func(t *testing.T) {
+		back := recoveryStart.Add(-50 * time.Minute)
+		sum := w.mustPlan(back)
+		if !sum.ClockBack || sum.Kept || !strings.Contains(sum.String(), "the clock went backwards") ||
+			!strings.Contains(sum.String(), "never planned, so it is planned now") {
+			t.Errorf("after a step back of 1 h: %q", sum)
+		}
+		if _, err := data.ReadPlan(w.cfg.Data, back); err != nil {
+			t.Errorf("no plan of %s for the run: %v", back.Format("15:04"), err)
+		}
+		l, err := data.ReadLedger(w.cfg.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := time.Unix(l.LastMinute, 0).UTC(), recoveryStart.Add(9*time.Minute); !got.Equal(want) {
+			t.Errorf("ledger's last minute %s, want it kept at %s", got, want)
+		}
+		if _, err := w.plan(back.Add(time.Minute)); err != nil {
+			t.Errorf("the next minute after the step: %v", err)
+		}
+	})
+	t.Run("S9_step_back_to_a_minute_run_says_so", func(t *testing.T) {
+		sum := w.mustPlan(recoveryStart.Add(5 * time.Minute))
+		if !sum.Kept || !strings.Contains(sum.String(), "the clock went backwards") || !strings.Contains(sum.String(), "left as it is") {
+			t.Errorf("step back to a minute planned: %q", sum)
 		}
 	})
 }
