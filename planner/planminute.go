@@ -21,6 +21,12 @@ type Config struct {
 	Data    string    // data directory
 	Minute  time.Time // minute to plan; zero: the next whole minute
 
+	// FirstCheckSoon checks the servers listed at the first plan, never
+	// checked, as soon as the host caps allow instead of at their slot
+	// (Input.FirstCheckSoon): for a fresh deployment that wants a complete
+	// site today.
+	FirstCheckSoon bool
+
 	// FetchPaused, when set, brings a paused list kept elsewhere (GitHub)
 	// up to date in the data directory and returns the local file to read
 	// instead of Paused. Its error stops the plan (rule R2: no plan
@@ -99,8 +105,19 @@ func (s Summary) String() string {
 	if s.Again > 0 {
 		again = fmt.Sprintf(", %d again", s.Again)
 	}
-	return line + fmt.Sprintf("%s: %d checks (%d new, %d retry, %d routine%s), %d deferred, longest wait %s -> %s",
+	line += fmt.Sprintf("%s: %d checks (%d new, %d retry, %d routine%s), %d deferred, longest wait %s -> %s",
 		s.Minute.Format(time.RFC3339), len(s.Checks), s.New, s.Retry, s.Routine, again, s.Deferred, s.Longest, s.Path)
+	switch {
+	case s.First && s.Waiting > 0:
+		line += fmt.Sprintf("\nfirst plan of this data directory: %d listed servers wait for their first check at their own slot "+
+			"(rules S1, S2: within the hour for the top %d, within the day for the rest, later on hosts beyond their caps), "+
+			"the first at %s, the last at %s; "+
+			"plan -first-check-soon checks them as soon as the host caps allow",
+			s.Waiting, data.HourlyTierMaxRank, s.FirstWait.Format(time.RFC3339), s.LastWait.Format(time.RFC3339))
+	case s.Waiting > 0:
+		line += fmt.Sprintf("; %d servers wait for their first check, the next at %s", s.Waiting, s.FirstWait.Format(time.RFC3339))
+	}
+	return line
 }
 
 // PlanMinute plans one minute of cfg.Data: it takes the plans' lock, reads
@@ -156,10 +173,11 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	p := Planner{Now: cfg.Now, Logger: logger}
 	rep, err := p.Plan(minute, Input{
-		Servers:      in.servers,
-		Paused:       PausedIDs(in.paused, in.servers, logger),
-		Running:      running,
-		NeverPlanned: neverPlanned,
+		Servers:        in.servers,
+		Paused:         PausedIDs(in.paused, in.servers, logger),
+		Running:        running,
+		NeverPlanned:   neverPlanned,
+		FirstCheckSoon: cfg.FirstCheckSoon,
 		StatesOf: func(keep func(id string) bool) (map[string]data.State, error) {
 			return loadStates(cfg.Data, keep, logger)
 		},

@@ -48,6 +48,11 @@ type Input struct {
 	// (a killed run, a plan that could not be read or was never written)
 	// and is owed again at once. nil: no run is going.
 	Running map[int64]bool
+	// FirstCheckSoon makes the servers listed at the first plan and never
+	// checked due at once, placed as the host caps allow, rather than at
+	// their slot (within the hour for the top 2,000, the day for the
+	// rest). Servers listed later are new servers either way (rule S5).
+	FirstCheckSoon bool
 	// NeverPlanned lets Plan plan a minute before the ledger's last one
 	// that was never planned (no plan file): the clock went backwards.
 	// Nothing is taken back, and the later minutes' starts still count.
@@ -61,10 +66,16 @@ type Report struct {
 	New      int                 // checks of each reason
 	Retry    int
 	Routine  int
-	Again    int           // checks planned again: planned before, lost with no result (see Input.Running)
-	Deferred int           // checks due by the end of the minute that the host caps push to a later one (rule S4)
-	Longest  time.Duration // longest wait of a deferred check so far
-	Removed  int           // servers dropped from the ledger: no longer listed
+	Again    int // checks planned again: planned before, lost with no result (see Input.Running)
+	Deferred int // checks due by the end of the minute that the host caps push to a later one (rule S4)
+	// Waiting counts the servers listed at the first plan, never checked,
+	// that wait for their slot: from FirstWait to LastWait. First is set
+	// for the first plan of a ledger.
+	Waiting             int
+	FirstWait, LastWait time.Time
+	First               bool
+	Longest             time.Duration // longest wait of a deferred check so far
+	Removed             int           // servers dropped from the ledger: no longer listed
 }
 
 func (p *Planner) now() time.Time {
@@ -158,11 +169,12 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	if l.Created == 0 {
 		l.Created = start
 	}
+	rep.First = l.Created == start
 
 	addrs := hashAddresses(in.Servers)
 	hosts := indexHosts(in.Servers, in.Paused, addrs, l)
 	m := matchLedger(start, in.Servers, addrs, hosts, l)
-	cands, err := m.collectOwed(start, in, hosts, l, runs{now: p.now().Unix(), live: in.Running})
+	cands, err := m.collectOwed(start, in, hosts, l, runs{now: p.now().Unix(), live: in.Running}, &rep)
 	if err != nil {
 		return rep, fmt.Errorf("plan %s: %w", at.UTC().Format(time.RFC3339), err)
 	}
@@ -360,7 +372,7 @@ func (r runs) lost(e data.LedgerServer, st data.State, has bool) bool {
 // collectOwed reads the states of the servers looked at, works out their
 // due time and returns the checks owed by the end of the minute, side by
 // side on every core.
-func (m *matched) collectOwed(start int64, in Input, hosts *hostIndex, l *data.Ledger, r runs) ([]candidate, error) {
+func (m *matched) collectOwed(start int64, in Input, hosts *hostIndex, l *data.Ledger, r runs, rep *Report) ([]candidate, error) {
 	states := in.States
 	if states == nil && in.StatesOf != nil {
 		var keep func(id string) bool
@@ -378,8 +390,10 @@ func (m *matched) collectOwed(start int64, in Input, hosts *hostIndex, l *data.L
 	}
 	var mu sync.Mutex
 	var cands []candidate
+	var wait waiting
 	inParallel(len(m.look), func(lo, hi int) {
 		var mine []candidate
+		var myWait waiting
 		for _, i := range m.look[lo:hi] {
 			s := &in.Servers[i]
 			host := hosts.ofServer[i]
@@ -387,7 +401,10 @@ func (m *matched) collectOwed(start int64, in Input, hosts *hostIndex, l *data.L
 			cad := newCadence(s.ID, s.Rank, hosts.stretch(host))
 			st, has := states[s.ID]
 			has = has && st.URL == s.URL
-			why, due := owed(l.Created, e, cad, st, has, r.lost(e, st, has), start)
+			why, due := owed(l.Created, e, cad, st, has, r.lost(e, st, has), in.FirstCheckSoon, start)
+			if !has && e.Planned == 0 && e.FirstSeen <= l.Created && due >= start+minute {
+				myWait.add(due)
+			}
 			e.Cadence = int32(cad.every())
 			e.NextDue = due
 			e.Seen = 0
@@ -405,9 +422,40 @@ func (m *matched) collectOwed(start int64, in Input, hosts *hostIndex, l *data.L
 		}
 		mu.Lock()
 		cands = append(cands, mine...)
+		wait.merge(myWait)
 		mu.Unlock()
 	})
+	rep.Waiting = wait.n
+	if wait.n > 0 {
+		rep.FirstWait, rep.LastWait = time.Unix(wait.first, 0).UTC(), time.Unix(wait.last, 0).UTC()
+	}
 	return cands, nil
+}
+
+// waiting gathers the servers listed at the first plan that wait for the
+// slot of their first check.
+type waiting struct {
+	n           int
+	first, last int64 // unix s: the earliest and the latest slot
+}
+
+func (w *waiting) add(due int64) {
+	if w.n == 0 || due < w.first {
+		w.first = due
+	}
+	w.last = max(w.last, due)
+	w.n++
+}
+
+func (w *waiting) merge(o waiting) {
+	if o.n == 0 {
+		return
+	}
+	if w.n == 0 || o.first < w.first {
+		w.first = o.first
+	}
+	w.last = max(w.last, o.last)
+	w.n += o.n
 }
 
 // placeAll places the checks owed, in the order of rule S4 (new, then
@@ -531,7 +579,7 @@ func sequential(prev []int32) bool {
 // in it. A lost check (see runs.lost) is owed again from its planned
 // second, with its reason: ahead of routine checks, behind new ones and
 // retries (rule S4).
-func owed(created int64, e data.LedgerServer, cad cadence, st data.State, has, lost bool, start int64) (why class, due int64) {
+func owed(created int64, e data.LedgerServer, cad cadence, st data.State, has, lost, firstSoon bool, start int64) (why class, due int64) {
 	gap := int64(data.RetryAfterFailure / time.Second)
 	last := e.Planned
 	var lastCheck int64
@@ -549,9 +597,12 @@ func owed(created int64, e data.LedgerServer, cad cadence, st data.State, has, l
 			why = classRetry
 		}
 	case !has && e.Planned == 0:
-		if e.FirstSeen > created { // rule S5; servers listed at the first plan wait for their slot
+		switch {
+		case e.FirstSeen > created: // rule S5
 			why, due = classNew, e.FirstSeen
-		} else {
+		case firstSoon: // listed at the first plan: as soon as the caps allow
+			why, due = classRoutine, e.FirstSeen
+		default: // listed at the first plan: at its slot
 			why, due = classRoutine, cad.next(e.FirstSeen)
 		}
 	case !has:

@@ -2,7 +2,7 @@
 // simulates a day of plans to prove the rules hold, or generates a test
 // list to simulate.
 //
-//	plan -servers FILE -paused FILE -data DIR [-at TIME]
+//	plan -servers FILE -paused FILE -data DIR [-at TIME] [-first-check-soon]
 //	plan -servers FILE -paused github:OWNER/REPO/PATH[@REF] -data DIR [-github-api URL]
 //	plan -simulate 24h -servers FILE -data DIR [-failing 0.05] [-paused FILE] [-at TIME]
 //	plan -generate 100000 -out FILE [-big-host N] [-seed N]
@@ -40,6 +40,8 @@ type Config struct {
 	At      time.Time // minute to plan, or first minute to simulate; zero: the next whole minute
 
 	GitHubAPI string // GitHub REST API URL a github: paused list is read from; "" means api.github.com
+
+	FirstCheckSoon bool // servers listed at the first plan: first checked as soon as the host caps allow, not at their slot
 
 	Simulate time.Duration // how long to simulate; 0: plan one minute
 	Failing  float64       // share of servers failing in the simulation
@@ -110,6 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Paused, "paused", "", "paused list `FILE` (one id or address a line), or github:OWNER/REPO/PATH[@REF]")
 	fs.StringVar(&cfg.GitHubAPI, "github-api", "", "GitHub REST API `URL` for a github: paused list (default https://api.github.com/)")
 	fs.StringVar(&cfg.Data, "data", "", "data `DIR`: plans, ledger, results")
+	fs.BoolVar(&cfg.FirstCheckSoon, "first-check-soon", false, "check the servers listed at the first plan, never checked, as soon as the host caps allow rather than at their slot (a fresh deployment)")
 	fs.StringVar(&at, "at", "", "minute to plan, RFC 3339 (default the next whole minute); with -simulate, the first minute")
 	fs.DurationVar(&cfg.Simulate, "simulate", 0, "simulate this long (e.g. 24h) into an empty -data DIR and audit every rule")
 	fs.Float64Var(&cfg.Failing, "failing", 0.05, "with -simulate: share of servers that fail")

@@ -13,7 +13,7 @@ import (
 // plannerConfig is what planner.PlanMinute takes for cfg: a github: paused
 // list is fetched into the data directory first (pause.FetchSource).
 func plannerConfig(cfg Config, logger *slog.Logger) (planner.Config, error) {
-	pc := planner.Config{Servers: cfg.Servers, Paused: cfg.Paused, Data: cfg.Data, Minute: cfg.At, Now: cfg.Now, Logger: logger}
+	pc := planner.Config{Servers: cfg.Servers, Paused: cfg.Paused, Data: cfg.Data, Minute: cfg.At, FirstCheckSoon: cfg.FirstCheckSoon, Now: cfg.Now, Logger: logger}
 	if pause.IsSpec(cfg.Paused) {
 		fetch, err := pause.FetchSource(cfg.Paused, cfg.GitHubAPI, cfg.Data, logger, cfg.Now)
 		if err != nil {

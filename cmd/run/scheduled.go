@@ -34,6 +34,8 @@ type scheduledConfig struct {
 	Servers string // -loop: ranked list, for plan and publish
 	Paused  string // -loop: paused list
 	Out     string // -loop: where publish writes the site
+	// -loop: servers listed at the first plan first checked as soon as the caps allow (plan -first-check-soon)
+	FirstCheckSoon bool
 }
 
 // Validate reports the first thing missing or contradictory.
@@ -55,6 +57,8 @@ func (c scheduledConfig) Validate() error {
 		return errors.New("-loop needs -servers FILE and -out DIR for plan and publish")
 	case !c.Loop && (c.Servers != "" || c.Out != ""):
 		return errors.New("-servers and -out are for -loop only")
+	case !c.Loop && c.FirstCheckSoon:
+		return errors.New("-first-check-soon is for -loop only (or plan -first-check-soon)")
 	}
 	return c.Lab.Validate()
 }
@@ -88,6 +92,7 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&cfg.Servers, "servers", "", "-loop: ranked list `FILE` for plan and publish")
 	fs.StringVar(&cfg.Paused, "paused", "", "-loop: paused list `FILE` (or what plan -paused takes)")
 	fs.StringVar(&cfg.Out, "out", "", "-loop: `DIR` where publish writes the site")
+	fs.BoolVar(&cfg.FirstCheckSoon, "first-check-soon", false, "-loop: as plan -first-check-soon (a fresh deployment's servers checked as soon as the caps allow)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
 		fmt.Fprintln(fs.Output(), "       run -loop -data DIR -servers FILE [-paused FILE] -out DIR [same flags]")
@@ -189,7 +194,7 @@ func planStep(cfg scheduledConfig, stdout, stderr io.Writer) (func(context.Conte
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	pc := planner.Config{Servers: cfg.Servers, Paused: cfg.Paused, Data: cfg.Data, Logger: logger}
+	pc := planner.Config{Servers: cfg.Servers, Paused: cfg.Paused, Data: cfg.Data, FirstCheckSoon: cfg.FirstCheckSoon, Logger: logger}
 	if pause.IsSpec(cfg.Paused) {
 		fetch, err := pause.FetchSource(cfg.Paused, "", cfg.Data, logger, nil)
 		if err != nil {
