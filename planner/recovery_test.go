@@ -210,6 +210,24 @@ func TestRecovery(t *testing.T) {
 		}
 	})
 
+	t.Run("S4_not_run_before_a_ledger_rebuild_redone_next_minute", func(t *testing.T) {
+		w := mustDirWorld(t)
+		m, sum := w.busyMinute() // planned, never run
+		if err := os.WriteFile(data.LedgerPath(w.cfg.Data), []byte("PDLEDGER damaged"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		next := w.mustPlan(m.Add(time.Minute))
+		got := map[string]bool{}
+		for _, c := range next.Checks {
+			got[c.ID] = true
+		}
+		for _, c := range sum.Checks {
+			if !got[c.ID] {
+				t.Errorf("%s, planned at %s and never run, not planned again after the ledger was rebuilt", c.ID, c.At.Format("15:04:05"))
+			}
+		}
+	})
+
 	t.Run("S3_plan_killed_between_ledger_and_plan", func(t *testing.T) {
 		w := mustDirWorld(t)
 		m, _ := w.busyMinute()
