@@ -174,7 +174,8 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	addrs := hashAddresses(in.Servers)
 	hosts := indexHosts(in.Servers, in.Paused, addrs, l)
 	m := matchLedger(start, in.Servers, addrs, hosts, l)
-	cands, err := m.collectOwed(start, in, hosts, l, runs{now: p.now().Unix(), live: in.Running}, &rep)
+	t := terms{created: l.Created, start: start, firstSoon: in.FirstCheckSoon}
+	cands, err := m.collectOwed(t, in, hosts, l, runs{now: p.now().Unix(), live: in.Running}, &rep)
 	if err != nil {
 		return rep, fmt.Errorf("plan %s: %w", at.UTC().Format(time.RFC3339), err)
 	}
@@ -372,7 +373,8 @@ func (r runs) lost(e data.LedgerServer, st data.State, has bool) bool {
 // collectOwed reads the states of the servers looked at, works out their
 // due time and returns the checks owed by the end of the minute, side by
 // side on every core.
-func (m *matched) collectOwed(start int64, in Input, hosts *hostIndex, l *data.Ledger, r runs, rep *Report) ([]candidate, error) {
+func (m *matched) collectOwed(t terms, in Input, hosts *hostIndex, l *data.Ledger, r runs, rep *Report) ([]candidate, error) {
+	start := t.start
 	states := in.States
 	if states == nil && in.StatesOf != nil {
 		var keep func(id string) bool
@@ -401,7 +403,7 @@ func (m *matched) collectOwed(start int64, in Input, hosts *hostIndex, l *data.L
 			cad := newCadence(s.ID, s.Rank, hosts.stretch(host))
 			st, has := states[s.ID]
 			has = has && st.URL == s.URL
-			why, due := owed(l.Created, e, cad, st, has, r.lost(e, st, has), in.FirstCheckSoon, start)
+			why, due := t.owed(e, cad, st, has, r.lost(e, st, has))
 			if !has && e.Planned == 0 && e.FirstSeen <= l.Created && due >= start+minute {
 				myWait.add(due)
 			}
@@ -574,12 +576,20 @@ func sequential(prev []int32) bool {
 	return true
 }
 
+// terms are what the checks owed in a plan are worked out with, the same
+// for every server.
+type terms struct {
+	created   int64 // unix s: the ledger's first minute; servers listed then are not new
+	start     int64 // unix s: the minute planned
+	firstSoon bool  // Input.FirstCheckSoon
+}
+
 // owed returns why and from when a server is owed its next check, as unix
-// seconds; a due after the minute starting at start means nothing is owed
-// in it. A lost check (see runs.lost) is owed again from its planned
-// second, with its reason: ahead of routine checks, behind new ones and
-// retries (rule S4).
-func owed(created int64, e data.LedgerServer, cad cadence, st data.State, has, lost, firstSoon bool, start int64) (why class, due int64) {
+// seconds; a due after the minute planned means nothing is owed in it. A
+// lost check (see runs.lost) is owed again from its planned second, with
+// its reason: ahead of routine checks, behind new ones and retries (rule
+// S4).
+func (t terms) owed(e data.LedgerServer, cad cadence, st data.State, has, lost bool) (why class, due int64) {
 	gap := int64(data.RetryAfterFailure / time.Second)
 	last := e.Planned
 	var lastCheck int64
@@ -598,9 +608,9 @@ func owed(created int64, e data.LedgerServer, cad cadence, st data.State, has, l
 		}
 	case !has && e.Planned == 0:
 		switch {
-		case e.FirstSeen > created: // rule S5
+		case e.FirstSeen > t.created: // rule S5
 			why, due = classNew, e.FirstSeen
-		case firstSoon: // listed at the first plan: as soon as the caps allow
+		case t.firstSoon: // listed at the first plan: as soon as the caps allow
 			why, due = classRoutine, e.FirstSeen
 		default: // listed at the first plan: at its slot
 			why, due = classRoutine, cad.next(e.FirstSeen)
@@ -608,7 +618,7 @@ func owed(created int64, e data.LedgerServer, cad cadence, st data.State, has, l
 	case !has:
 		// Planned, no result yet: still running, or lost. A lost first
 		// check is planned again once it should long have finished.
-		if e.Reason == data.CodeNew && e.Planned+int64(data.NewServerTarget/time.Second) <= start {
+		if e.Reason == data.CodeNew && e.Planned+int64(data.NewServerTarget/time.Second) <= t.start {
 			why, due = classNew, e.Planned+int64(data.NewServerTarget/time.Second)
 		} else {
 			why, due = classRoutine, cad.next(e.Planned+gap)
