@@ -63,7 +63,8 @@ func (c Config) logger() *slog.Logger {
 	return c.Logger
 }
 
-// Summary says what PlanMinute did.
+// Summary says what PlanMinute did; String says it in words, a clock that
+// went backwards included.
 type Summary struct {
 	Report
 	Path string // the plan file written
@@ -153,16 +154,10 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 		sum.ClockBack = minute.Equal(cfg.now().UTC().Truncate(time.Minute).Add(time.Minute))
 		if _, err := os.Stat(data.PlanPath(cfg.Data, minute)); err == nil {
 			sum.Kept = true
-			if sum.ClockBack {
-				logger.Warn(sum.clockWords())
-			}
 			return sum, nil
 		}
 		// Never planned, so never run: plan it, and checks go on.
 		neverPlanned = sum.ClockBack
-		if sum.ClockBack {
-			logger.Warn(sum.clockWords())
-		}
 	}
 	repairLedger(cfg.Data, minute, in.ledger, logger)
 	// The runs going are read before the states: a run that ends in
@@ -185,9 +180,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	ledger, clockBack := sum.Ledger, sum.ClockBack
 	sum.Report = rep
-	sum.Ledger, sum.ClockBack = ledger, clockBack
 	planned := time.Now()
 	// The ledger first: should we die between the two, the checks are
 	// counted but not run, which spares the hosts; the other way round they

@@ -66,16 +66,16 @@ type Report struct {
 	New      int                 // checks of each reason
 	Retry    int
 	Routine  int
-	Again    int // checks planned again: planned before, lost with no result (see Input.Running)
-	Deferred int // checks due by the end of the minute that the host caps push to a later one (rule S4)
+	Again    int           // checks planned again: planned before, lost with no result (see Input.Running)
+	Deferred int           // checks due by the end of the minute that the host caps push to a later one (rule S4)
+	Longest  time.Duration // longest wait of a deferred check so far
+	Removed  int           // servers dropped from the ledger: no longer listed
 	// Waiting counts the servers listed at the first plan, never checked,
 	// that wait for their slot: from FirstWait to LastWait. First is set
 	// for the first plan of a ledger.
 	Waiting             int
 	FirstWait, LastWait time.Time
 	First               bool
-	Longest             time.Duration // longest wait of a deferred check so far
-	Removed             int           // servers dropped from the ledger: no longer listed
 }
 
 func (p *Planner) now() time.Time {
