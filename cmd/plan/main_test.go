@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/pause"
+	"plug.directory/prober/pause/pausetest"
 	"plug.directory/prober/planner"
 )
 
@@ -262,4 +264,29 @@ func TestFirstPlan(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRunGitHubPaused: with -paused github:…, plan fetches the list into
+// the data directory and plans none of the servers it names (rules R1, S8).
+func TestRunGitHubPaused(t *testing.T) {
+	t.Setenv(pause.TokenEnv, "tok")
+	f := pausetest.New(t, "plugdir", "directory", map[string]string{"paused.txt": "maps\n"})
+	dir := t.TempDir()
+	at := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	MustRun(t, "-servers", filepath.Join("testdata", "servers-a.csv"), "-paused", "github:plugdir/directory/paused.txt@main",
+		"-github-api", f.URL(), "-data", dir, "-at", at.Format(time.RFC3339), "-first-check-soon")
+	checks, err := data.ReadPlan(dir, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, c := range checks {
+		ids[c.ID] = true
+	}
+	if ids["maps"] || !ids["weather"] {
+		t.Errorf("planned %v: want weather, not the paused maps", ids)
+	}
+	if _, err := os.Stat(pause.LastGoodPath(dir)); err != nil {
+		t.Errorf("no local copy of the paused list: %v", err)
+	}
 }

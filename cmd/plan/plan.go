@@ -11,17 +11,11 @@ import (
 )
 
 // plannerConfig is what planner.PlanMinute takes for cfg: a github: paused
-// list is fetched into the data directory first (pause.FetchSource).
+// list is fetched into the data directory first (pause.ListSource).
 func plannerConfig(cfg Config, logger *slog.Logger) (planner.Config, error) {
-	pc := planner.Config{Servers: cfg.Servers, Paused: cfg.Paused, Data: cfg.Data, Minute: cfg.At, FirstCheckSoon: cfg.FirstCheckSoon, Now: cfg.Now, Logger: logger}
-	if pause.IsSpec(cfg.Paused) {
-		fetch, err := pause.FetchSource(cfg.Paused, cfg.GitHubAPI, cfg.Data, logger, cfg.Now)
-		if err != nil {
-			return pc, err
-		}
-		pc.Paused, pc.FetchPaused = "", fetch
-	}
-	return pc, nil
+	paused, fetch, err := pause.ListSource(cfg.Paused, cfg.GitHubAPI, cfg.Data, logger, cfg.Now)
+	return planner.Config{Servers: cfg.Servers, Paused: paused, FetchPaused: fetch, Data: cfg.Data, Minute: cfg.At,
+		FirstCheckSoon: cfg.FirstCheckSoon, Now: cfg.Now, Logger: logger}, err
 }
 
 // planMinute plans one minute (planner.PlanMinute) and prints what it did.

@@ -194,14 +194,11 @@ func planStep(cfg scheduledConfig, stdout, stderr io.Writer) (func(context.Conte
 		level = slog.LevelInfo
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	pc := planner.Config{Servers: cfg.Servers, Paused: cfg.Paused, Data: cfg.Data, FirstCheckSoon: cfg.FirstCheckSoon, Logger: logger}
-	if pause.IsSpec(cfg.Paused) {
-		fetch, err := pause.FetchSource(cfg.Paused, "", cfg.Data, logger, nil)
-		if err != nil {
-			return nil, err
-		}
-		pc.Paused, pc.FetchPaused = "", fetch
+	paused, fetch, err := pause.ListSource(cfg.Paused, "", cfg.Data, logger, nil)
+	if err != nil {
+		return nil, err
 	}
+	pc := planner.Config{Servers: cfg.Servers, Paused: paused, FetchPaused: fetch, Data: cfg.Data, FirstCheckSoon: cfg.FirstCheckSoon, Logger: logger}
 	return func(ctx context.Context, minute time.Time) error {
 		c := pc
 		c.Minute = minute
