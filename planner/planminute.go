@@ -181,6 +181,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 		return sum, err
 	}
 	sum.Report = rep
+	sum.First = rep.First && !in.rebuilt // a rebuilt ledger starts afresh, the data directory does not
 	planned := time.Now()
 	// The ledger first: should we die between the two, the checks are
 	// counted but not run, which spares the hosts; the other way round they
@@ -263,6 +264,7 @@ type inputs struct {
 	servers []data.Server
 	paused  data.PausedList
 	ledger  *data.Ledger
+	rebuilt bool // the ledger was damaged and rebuilt from the plans
 }
 
 // load reads the inputs of a plan side by side: at a million servers the
@@ -288,7 +290,7 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 	})
 	wg.Go(func() {
 		t := time.Now()
-		in.ledger, errs[2] = readLedger(cfg, logger)
+		in.ledger, in.rebuilt, errs[2] = readLedger(cfg, logger)
 		logger.Info("read ledger", "took", time.Since(t))
 	})
 	wg.Wait()
@@ -311,15 +313,15 @@ func loadStates(dir string, keep func(id string) bool, logger *slog.Logger) (map
 // from the plans of the last day (data.RebuildLedger), so that the hosts'
 // recent checks still count and planning goes on. The caller holds the
 // plans' lock.
-func readLedger(cfg Config, logger *slog.Logger) (*data.Ledger, error) {
+func readLedger(cfg Config, logger *slog.Logger) (*data.Ledger, bool, error) {
 	l, err := data.ReadLedger(cfg.Data)
 	if !errors.Is(err, data.ErrLedgerCorrupt) {
-		return l, err
+		return l, false, err
 	}
 	path := data.LedgerPath(cfg.Data)
 	aside := path + ".corrupt-" + cfg.now().UTC().Format("20060102T150405")
 	if rerr := os.Rename(path, aside); rerr != nil {
-		return nil, errors.Join(err, rerr)
+		return nil, false, errors.Join(err, rerr)
 	}
 	l, bad := data.RebuildLedger(cfg.Data, cfg.minute())
 	logger.Error("ledger damaged: kept aside and rebuilt from the plans of the last 24 h", "err", err, "aside", aside,
@@ -327,5 +329,5 @@ func readLedger(cfg Config, logger *slog.Logger) (*data.Ledger, error) {
 	for _, b := range bad {
 		logger.Warn("skipped a damaged plan while rebuilding the ledger", "err", b)
 	}
-	return l, nil
+	return l, true, nil
 }
