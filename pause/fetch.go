@@ -237,3 +237,31 @@ func retryAt(err error, resp *github.Response, now time.Time) time.Time {
 	}
 	return at.UTC()
 }
+
+// ListSource returns what planner.Config takes for the paused list source
+// (the -paused flag): a local file as path, or for a list kept on GitHub
+// (github:OWNER/REPO/PATH[@REF]) fetch, which at each call fetches the list
+// through the GitHub API at api ("" means api.github.com), with the token
+// of TokenEnv if set, into dataDir and returns the local copy to read (see
+// Fetcher.Fetch: the last good copy stands when GitHub fails). A bad
+// github: source is an error at once.
+func ListSource(source, api, dataDir string, logger *slog.Logger, now func() time.Time) (path string, fetch func(ctx context.Context) (string, error), err error) {
+	if !IsSpec(source) {
+		return source, nil, nil
+	}
+	spec, err := ParseSpec(source)
+	if err != nil {
+		return "", nil, err
+	}
+	client, err := NewClient(api, os.Getenv(TokenEnv), nil)
+	if err != nil {
+		return "", nil, err
+	}
+	f := &Fetcher{Client: client, DataDir: dataDir, Logger: logger, Now: now}
+	return "", func(ctx context.Context) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second) // the plan is due within its minute
+		defer cancel()
+		path, _, err := f.Fetch(ctx, spec)
+		return path, err
+	}, nil
+}

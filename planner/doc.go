@@ -9,6 +9,10 @@
 // share for all, so every server is checked as often as the caps permit and
 // none starves. The ledger records each server's effective cadence.
 //
+// PlanMinute (planminute.go) is the entry point of `plan` and of `run
+// -loop`: it reads the inputs, plans with Planner.Plan and writes the
+// ledger and the plan file.
+//
 // Simulate runs the real planner minute by minute over a virtual clock and
 // Audit checks every rule over what it planned.
 package planner

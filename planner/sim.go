@@ -80,7 +80,7 @@ func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 			paused = s.Paused(now)
 		}
 		p := Planner{Now: func() time.Time { return now }, Logger: s.Logger}
-		rep, err := p.Plan(T, Input{Servers: list, Paused: paused, States: s.States}, s.Ledger)
+		rep, err := p.Plan(T, Input{Servers: list, Paused: paused, States: s.States, Running: s.running()}, s.Ledger)
 		if err != nil {
 			return fmt.Errorf("simulate: %w", err)
 		}
@@ -225,6 +225,16 @@ func (s *Sim) checkpoint() error {
 		return fmt.Errorf("simulate: the ledger read back from %s differs from the one written", s.Dir)
 	}
 	return nil
+}
+
+// running returns the minutes whose run is still going, as data.LiveRuns
+// would find them: those with results still pending.
+func (s *Sim) running() map[int64]bool {
+	live := map[int64]bool{}
+	for _, r := range s.pending {
+		live[r.Planned.Truncate(time.Minute).Unix()] = true
+	}
+	return live
 }
 
 // settle applies the results finished by now, in the order they finished.

@@ -49,3 +49,38 @@ func SleepUntil(ctx context.Context, c Clock, t time.Time) error {
 		}
 	}
 }
+
+// Stopwatch is a Clock that measures elapsed time apart from its wall
+// time, as Go's monotonic clock does: a step of the wall clock does not
+// move it. SystemClock needs none (time.Now carries the monotonic
+// reading); a test clock that steps its wall time is one.
+type Stopwatch interface {
+	Clock
+	Elapsed() time.Duration // since an arbitrary point fixed for the clock
+}
+
+// lap is a reading of a clock: its wall time and, for a Stopwatch, its
+// elapsed time.
+type lap struct {
+	wall    time.Time
+	elapsed time.Duration // the Stopwatch's reading, when stop
+	stop    bool          // read from a Stopwatch
+}
+
+// readLap reads c, whose Now just returned wall.
+func readLap(c Clock, wall time.Time) lap {
+	l := lap{wall: wall}
+	if s, ok := c.(Stopwatch); ok {
+		l.elapsed, l.stop = s.Elapsed(), true
+	}
+	return l
+}
+
+// since returns the time from l0 to l on the monotonic clock: a Stopwatch's,
+// else Go's (the wall clock's for times that carry no monotonic reading).
+func (l lap) since(l0 lap) time.Duration {
+	if l.stop && l0.stop {
+		return l.elapsed - l0.elapsed
+	}
+	return l.wall.Sub(l0.wall)
+}

@@ -2,8 +2,12 @@ package runner
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"plug.directory/prober/data"
 )
 
 // scaledClock is a clock whose time runs speed times faster than the wall
@@ -56,4 +60,59 @@ type earlyClock struct{ *scaledClock }
 
 func (c earlyClock) Sleep(ctx context.Context, d time.Duration) error {
 	return c.scaledClock.Sleep(ctx, d/3)
+}
+
+// steppedClock is the (virtual, in a synctest bubble) system clock whose
+// wall time can be stepped, as NTP steps it; its Stopwatch is not.
+type steppedClock struct {
+	base time.Time
+	off  atomic.Int64 // nanoseconds added to the wall time
+}
+
+var _ Stopwatch = (*steppedClock)(nil)
+
+func (c *steppedClock) Now() time.Time {
+	return time.Now().Round(0).Add(time.Duration(c.off.Load()))
+}
+func (c *steppedClock) Elapsed() time.Duration { return time.Since(c.base) }
+func (c *steppedClock) Sleep(ctx context.Context, d time.Duration) error {
+	return SystemClock{}.Sleep(ctx, d)
+}
+
+// TestLatenessMonotonic: a wall clock stepped back 20 s mid-run delays the
+// checks after the step by 20 s; their lateness says so (measured on the
+// monotonic clock), while they still start at their planned second by the
+// wall clock, never earlier.
+func TestLatenessMonotonic(t *testing.T) {
+	t.Parallel()
+	bubble(t, "S9_clock_stepped_back_20s_mid_run", func(t *testing.T, now time.Time) {
+		clock := &steppedClock{base: now}
+		dir := t.TempDir()
+		m := now.Truncate(time.Minute).Add(time.Minute)
+		var checks []data.PlannedCheck
+		for i, s := range []int{10, 30, 50} {
+			checks = append(checks, planned(fmt.Sprintf("s%d", i), fmt.Sprintf("h%d.lab.test", i), m.Add(time.Duration(s)*time.Second)))
+		}
+		MustPlan(t, dir, m, checks...)
+		go func() {
+			time.Sleep(m.Add(20 * time.Second).Sub(now))
+			clock.off.Add(int64(-20 * time.Second))
+		}()
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]time.Duration{"s0": 0, "s1": 20 * time.Second, "s2": 20 * time.Second}
+		for _, r := range MustJournaled(t, dir) {
+			if r.Lateness != want[r.ID] {
+				t.Errorf("%s: lateness %s, want %s (the step delayed it)", r.ID, r.Lateness, want[r.ID])
+			}
+			if r.Started.Before(r.Planned) {
+				t.Errorf("%s started %s, before its planned %s by the wall clock", r.ID, r.Started, r.Planned)
+			}
+		}
+		if sum.MaxLateness != 20*time.Second {
+			t.Errorf("summary max lateness %s, want 20s", sum.MaxLateness)
+		}
+	})
 }

@@ -13,7 +13,8 @@ import (
 
 // Pipeline is what the loop does each minute, in order: plan the next
 // minute, run it, publish. The same functions as cmd/plan, cmd/run and
-// cmd/publish, so the loop and cron take one code path.
+// cmd/publish call (planner.PlanMinute, Run, site.Publish), in process, so
+// the loop and cron take one code path.
 type Pipeline struct {
 	Plan    func(ctx context.Context, minute time.Time) error
 	Run     func(ctx context.Context, minute time.Time) error

@@ -141,7 +141,7 @@ func InterruptedPath(dir string) string { return filepath.Join(dir, "run", "inte
 
 // JournalName returns the journal name of a run of minute by process pid.
 func JournalName(minute time.Time, pid int) string {
-	return fmt.Sprintf("run-%s-%d", minute.UTC().Format("20060102T1504"), pid)
+	return fmt.Sprintf("run-%s-%d", minute.UTC().Format(data.RunJournalLayout), pid)
 }
 
 // Run runs the plan of minute (truncated to the minute, UTC). It reads the
@@ -193,7 +193,8 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	sum.Journal = j.Path()
 	cfg.Logger.Info("run started", "minute", minute.Format(time.RFC3339), "checks", len(checks), "journal", j.Path())
 
-	r := &run{cfg: cfg, ledger: ledger, journal: j, sem: make(chan struct{}, cfg.Concurrency), outcomes: map[data.Outcome]int{}, kinds: map[CheckKind]int{}}
+	r := &run{cfg: cfg, ledger: ledger, journal: j, sem: make(chan struct{}, cfg.Concurrency), outcomes: map[data.Outcome]int{}, kinds: map[CheckKind]int{},
+		began: readLap(cfg.Clock, cfg.Clock.Now())}
 	r.dispatch(ctx, checks)
 	runErr := r.err
 	if err := j.Close(); err != nil && runErr == nil {
@@ -229,6 +230,7 @@ type run struct {
 	ledger  *hostLedger
 	journal *data.Journal
 	sem     chan struct{}
+	began   lap // when the run began: lateness is measured from it on the monotonic clock
 
 	mu          sync.Mutex
 	err         error // first error that stopped the run
@@ -323,9 +325,11 @@ func (r *run) one(soft, hard context.Context, c data.PlannedCheck, prev, turn ch
 	if !ok {
 		return
 	}
+	late := r.startLateness(c, readLap(r.cfg.Clock, start))
 	pass()
 	res := r.cfg.Checker.Check(hard, c)
 	fill(&res, c, start, r.cfg.Clock.Now())
+	res.Lateness = max(res.Lateness, late)
 	if hard.Err() != nil {
 		r.recordInterrupted(res)
 		return
@@ -365,6 +369,15 @@ func (r *run) waitHost(soft context.Context, host string) (time.Time, bool) {
 			return time.Time{}, false
 		}
 	}
+}
+
+// startLateness returns how late a check starting at now starts after its
+// planned second, on the monotonic clock from when the run began: a wall
+// clock stepped back mid-run delays every start, which the wall clock
+// alone would not see. (A step forward makes it less than the wall
+// clock's lateness, which then stands: lateness is never understated.)
+func (r *run) startLateness(c data.PlannedCheck, now lap) time.Duration {
+	return now.since(r.began) - c.At.Sub(r.began.wall)
 }
 
 // fill sets what the runner knows of a check on its result: the start the

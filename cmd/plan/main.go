@@ -2,7 +2,7 @@
 // simulates a day of plans to prove the rules hold, or generates a test
 // list to simulate.
 //
-//	plan -servers FILE -paused FILE -data DIR [-at TIME]
+//	plan -servers FILE -paused FILE -data DIR [-at TIME] [-first-check-soon]
 //	plan -servers FILE -paused github:OWNER/REPO/PATH[@REF] -data DIR [-github-api URL]
 //	plan -simulate 24h -servers FILE -data DIR [-failing 0.05] [-paused FILE] [-at TIME]
 //	plan -generate 100000 -out FILE [-big-host N] [-seed N]
@@ -34,6 +34,8 @@ type Config struct {
 	AcceptShrink bool // take a ranked list that lost more than data.DefaultMaxShrink of the last good one's servers
 
 	GitHubAPI string // GitHub REST API URL a github: paused list is read from; "" means api.github.com
+
+	FirstCheckSoon bool // servers listed at the first plan: first checked as soon as the host caps allow, not at their slot
 
 	Simulate time.Duration // how long to simulate; 0: plan one minute
 	Failing  float64       // share of servers failing in the simulation
@@ -104,6 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Data, "data", "", "data `DIR`: plans, ledger, results")
 	fs.BoolVar(&cfg.AcceptShrink, "accept-shrink", false, "take the ranked list although it lost more than 5% of the last good list's servers")
 	cli.TimeVar(fs, &cfg.At, "at", "`minute` to plan (default the next whole minute); with -simulate, the first minute: "+cli.TimeForms)
+	fs.BoolVar(&cfg.FirstCheckSoon, "first-check-soon", false, "check the servers listed at the first plan, never checked, as soon as the host caps allow rather than at their slot (a fresh deployment)")
 	fs.DurationVar(&cfg.Simulate, "simulate", 0, "simulate this long (e.g. 24h) into an empty -data DIR and audit every rule")
 	fs.Float64Var(&cfg.Failing, "failing", 0.05, "with -simulate: share of servers that fail")
 	fs.Float64Var(&cfg.Churn, "churn", 0.005, "with -simulate: share of servers removed, and another share moved to a new address")

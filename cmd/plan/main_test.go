@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/testutil"
+	"plug.directory/prober/pause"
+	"plug.directory/prober/pause/pausetest"
 	"plug.directory/prober/planner"
 )
 
@@ -182,5 +185,95 @@ func TestRunRebuildsDamagedLedger(t *testing.T) {
 	}
 	if aside, _ := filepath.Glob(data.LedgerPath(dir) + ".corrupt-*"); len(aside) != 1 {
 		t.Errorf("damaged ledger kept as %v", aside)
+	}
+}
+
+// TestFirstPlan: the first plan of a fresh data directory says in plain
+// words that the listed servers wait for their slot, and when; with
+// -first-check-soon they are checked as soon as the host caps allow.
+func TestFirstPlan(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "servers.csv")
+	MustRun(t, "-generate", "3000", "-out", list, "-base", "2030-06-01T00:00:00Z", "-late", "0", "-big-host", "0")
+	first := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	t.Run("S1_servers_wait_for_their_slot_said_plainly", func(t *testing.T) {
+		out := MustRun(t, "-servers", list, "-data", filepath.Join(dir, "slots"), "-at", first.Format(time.RFC3339))
+		checks, _, err := data.ReadPlan(filepath.Join(dir, "slots"), first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waiting := fmt.Sprintf("first plan of this data directory: %d listed servers wait for their first check at their own slot", 3000-len(checks))
+		for _, want := range []string{waiting,
+			"the first at 2030-06-01T12:0", "plan -first-check-soon"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("first plan said %q, want it to say %q", out, want)
+			}
+		}
+		out = MustRun(t, "-servers", list, "-data", filepath.Join(dir, "slots"), "-at", first.Add(time.Minute).Format(time.RFC3339))
+		if !strings.Contains(out, "servers wait for their first check, the next at") {
+			t.Errorf("second plan said %q, want how many still wait", out)
+		}
+	})
+	t.Run("S3_first_check_soon_as_the_caps_allow", func(t *testing.T) {
+		data0 := filepath.Join(dir, "soon")
+		checked := map[string]bool{}
+		for m := range 3 {
+			at := first.Add(time.Duration(m) * time.Minute)
+			MustRun(t, "-servers", list, "-data", data0, "-at", at.Format(time.RFC3339), "-first-check-soon")
+			checks, _, err := data.ReadPlan(data0, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			perHost := map[string]int{}
+			for _, c := range checks {
+				checked[c.ID] = true
+				if perHost[c.Host]++; perHost[c.Host] > 60 {
+					t.Fatalf("host %s: more than one check a second in %s", c.Host, at.Format("15:04"))
+				}
+			}
+		}
+		// Each host's servers all, or as many as its hourly cap leaves to
+		// routine checks (rule S3, NewReserve kept for new servers).
+		servers, _, err := data.ReadServers(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onHost, done := map[string]int{}, map[string]int{}
+		for _, s := range servers {
+			onHost[s.Host()]++
+			if checked[s.ID] {
+				done[s.Host()]++
+			}
+		}
+		for h, n := range onHost {
+			if want := min(n, data.HostMaxPerHour-planner.NewReserve); done[h] != want {
+				t.Errorf("host %s: %d of its %d servers planned in the first 3 minutes with -first-check-soon, want %d", h, done[h], n, want)
+			}
+		}
+	})
+}
+
+// TestRunGitHubPaused: with -paused github:…, plan fetches the list into
+// the data directory and plans none of the servers it names (rules R1, S8).
+func TestRunGitHubPaused(t *testing.T) {
+	t.Setenv(pause.TokenEnv, "tok")
+	f := pausetest.New(t, "plugdir", "directory", map[string]string{"paused.txt": "maps\n"})
+	dir := t.TempDir()
+	at := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	MustRun(t, "-servers", filepath.Join("testdata", "servers-a.csv"), "-paused", "github:plugdir/directory/paused.txt@main",
+		"-github-api", f.URL(), "-data", dir, "-at", at.Format(time.RFC3339), "-first-check-soon")
+	checks, _, err := data.ReadPlan(dir, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, c := range checks {
+		ids[c.ID] = true
+	}
+	if ids["maps"] || !ids["weather"] {
+		t.Errorf("planned %v: want weather, not the paused maps", ids)
+	}
+	if _, err := os.Stat(pause.LastGoodPath(dir)); err != nil {
+		t.Errorf("no local copy of the paused list: %v", err)
 	}
 }

@@ -21,11 +21,11 @@ func simulate(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.Lo
 	if _, err := os.Stat(data.LedgerPath(cfg.Data)); err == nil {
 		return fmt.Errorf("simulate: %s already holds a ledger: simulate into an empty data directory", cfg.Data)
 	}
-	all, err := readServers(cfg.Servers, data.ListGuard{}, logger)
+	all, err := planner.ReadServers(cfg.Servers, data.ListGuard{}, logger)
 	if err != nil {
 		return err
 	}
-	pausedList, err := loadPaused(cfg.Data, cfg.Paused, false, logger)
+	pausedList, err := planner.ReadPaused(cfg.Data, cfg.Paused, false, logger)
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func simulate(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.Lo
 		Check: planner.SimOutcomes(cfg.Failing, cfg.Seed),
 		Paused: func(now time.Time) map[string]bool {
 			if l := list(now); paused == nil || len(l) != len(lastList) || len(l) > 0 && &l[0] != &lastList[0] {
-				lastList, paused = l, pausedIDs(pausedList, l, logger)
+				lastList, paused = l, planner.PausedIDs(pausedList, l, logger)
 			}
 			return paused
 		},

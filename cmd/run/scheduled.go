@@ -8,15 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
 	"plug.directory/prober/metrics"
+	"plug.directory/prober/pause"
+	"plug.directory/prober/planner"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/runner/check"
 	"plug.directory/prober/site"
@@ -34,13 +33,14 @@ type scheduledConfig struct {
 	Verbose     bool
 	Metrics     string // after each run, write its metrics to this file; "" for none
 
-	Loop    bool   // plan, run and publish every minute in the foreground
-	Servers string // -loop: ranked list, for plan and publish
-	Paused  string // -loop: paused list
-	Out     string // -loop: where publish writes the site
-	PlanCmd string // -loop: the plan command; "" means plan beside this binary, else on PATH
-
+	Loop           bool   // plan, run and publish every minute in the foreground
+	Servers        string // -loop: ranked list, for plan and publish
+	Paused         string // -loop: paused list
+	Out            string // -loop: where publish writes the site
 	PublishMetrics string // -loop: after each publish, write its metrics to this file; "" for none
+
+	// -loop: servers listed at the first plan first checked as soon as the caps allow (plan -first-check-soon)
+	FirstCheckSoon bool
 }
 
 // Validate reports the first thing missing or contradictory.
@@ -62,6 +62,8 @@ func (c scheduledConfig) Validate() error {
 		return errors.New("-loop needs -servers FILE and -out DIR for plan and publish")
 	case !c.Loop && (c.Servers != "" || c.Out != "" || c.PublishMetrics != ""):
 		return errors.New("-servers, -out and -publish-metrics are for -loop only")
+	case !c.Loop && c.FirstCheckSoon:
+		return errors.New("-first-check-soon is for -loop only (or plan -first-check-soon)")
 	}
 	return c.Lab.Validate()
 }
@@ -95,7 +97,7 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&cfg.Servers, "servers", "", "-loop: ranked list `FILE` for plan and publish")
 	fs.StringVar(&cfg.Paused, "paused", "", "-loop: paused list `FILE` (or what plan -paused takes)")
 	fs.StringVar(&cfg.Out, "out", "", "-loop: `DIR` where publish writes the site")
-	fs.StringVar(&cfg.PlanCmd, "plan-cmd", "", "-loop: the plan `command`; default plan beside this binary, else on PATH")
+	fs.BoolVar(&cfg.FirstCheckSoon, "first-check-soon", false, "-loop: as plan -first-check-soon (a fresh deployment's servers checked as soon as the caps allow)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: run -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-metrics FILE] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
 		fmt.Fprintln(fs.Output(), "       run -loop -data DIR -servers FILE [-paused FILE] -out DIR [-publish-metrics FILE] [same flags]")
@@ -133,8 +135,12 @@ func runScheduled(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return nil
 	}
 	if cfg.Loop {
+		plan, err := planStep(cfg, stdout, stderr)
+		if err != nil {
+			return err
+		}
 		return runner.Loop(ctx, runner.LoopConfig{Logger: logger, Pipeline: runner.Pipeline{
-			Plan:    planStep(cfg, stdout, stderr),
+			Plan:    plan,
 			Run:     runMinute,
 			Publish: publishStep(cfg, stdout, logger),
 		}})
@@ -166,37 +172,30 @@ func printSummary(w io.Writer, s runner.Summary) {
 	fmt.Fprintln(w, line)
 }
 
-// planStep returns the loop's plan step: the plan command itself, so the
-// loop and the crontab line run one code path (cmd/plan keeps its loading,
-// lock and ledger logic in package main).
-func planStep(cfg scheduledConfig, stdout, stderr io.Writer) func(context.Context, time.Time) error {
-	return func(ctx context.Context, minute time.Time) error {
-		name := cfg.PlanCmd
-		if name == "" {
-			name = "plan"
-			if self, err := os.Executable(); err == nil {
-				if p := filepath.Join(filepath.Dir(self), "plan"); isExecutable(p) {
-					name = p
-				}
-			}
-		}
-		args := []string{"-servers", cfg.Servers, "-data", cfg.Data, "-at", minute.Format(time.RFC3339)}
-		if cfg.Paused != "" {
-			args = append(args, "-paused", cfg.Paused)
-		}
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("plan %s: %s: %w", minute.Format(time.RFC3339), name, err)
-		}
-		return nil
+// planStep returns the loop's plan step: planner.PlanMinute, in process,
+// as cmd/plan calls it, so the loop and the crontab line take one code
+// path. It logs as plan does: warnings, and each step with -v.
+func planStep(cfg scheduledConfig, stdout, stderr io.Writer) (func(context.Context, time.Time) error, error) {
+	level := slog.LevelWarn
+	if cfg.Verbose {
+		level = slog.LevelInfo
 	}
-}
-
-// isExecutable reports whether path is an executable file.
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	paused, fetch, err := pause.ListSource(cfg.Paused, "", cfg.Data, logger, nil)
+	if err != nil {
+		return nil, err
+	}
+	pc := planner.Config{Servers: cfg.Servers, Paused: paused, FetchPaused: fetch, Data: cfg.Data, FirstCheckSoon: cfg.FirstCheckSoon, Logger: logger}
+	return func(ctx context.Context, minute time.Time) error {
+		c := pc
+		c.Minute = minute
+		sum, err := planner.PlanMinute(ctx, c)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, sum)
+		return nil
+	}, nil
 }
 
 // publishStep returns the loop's publish step: site.Publish, as cmd/publish

@@ -70,30 +70,36 @@ func TestScheduledUsage(t *testing.T) {
 	}
 }
 
-// TestLoopPlanStep: -loop plans each minute with the plan command itself,
-// with the minute it is about to run.
+// TestLoopPlanStep: -loop plans each minute in process, with
+// planner.PlanMinute as cmd/plan does, the minute it is about to run.
 func TestLoopPlanStep(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	argsFile := filepath.Join(dir, "args")
-	script := filepath.Join(dir, "plan")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" > "+argsFile+"\n"), 0o755); err != nil {
+	list := filepath.Join(dir, "servers.csv")
+	if err := os.WriteFile(list, []byte("id,rank,url,added\na,1,https://a.example/mcp,2026-01-01T00:00:00Z\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := scheduledConfig{Data: "d", Servers: "s.csv", Paused: "p.txt", Out: "o", Loop: true, PlanCmd: script}
-	minute := time.Date(2026, 12, 2, 10, 34, 0, 0, time.UTC)
-	if err := planStep(cfg, io.Discard, io.Discard)(t.Context(), minute); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(argsFile)
+	cfg := scheduledConfig{Data: filepath.Join(dir, "data"), Servers: list, Out: "o", Loop: true}
+	minute := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
+	var out strings.Builder
+	plan, err := planStep(cfg, &out, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := strings.TrimSpace(string(b)), "-servers s.csv -data d -at 2026-12-02T10:34:00Z -paused p.txt"; got != want {
-		t.Errorf("plan ran with %q, want %q", got, want)
+	if err := plan(t.Context(), minute); err != nil {
+		t.Fatal(err)
 	}
-	cfg.PlanCmd = filepath.Join(dir, "missing")
-	if err := planStep(cfg, io.Discard, io.Discard)(t.Context(), minute); err == nil || !strings.Contains(err.Error(), "plan 2026-12-02T10:34:00Z") {
-		t.Errorf("missing plan command: err %v, want one naming the minute", err)
+	if _, _, err := data.ReadPlan(cfg.Data, minute); err != nil {
+		t.Errorf("the loop's plan step wrote no plan of %s: %v", minute, err)
+	}
+	if want := minute.Format(time.RFC3339) + ": 0 checks"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("plan step printed %q, want it to start %q", out.String(), want)
+	}
+	cfg.Servers = filepath.Join(dir, "missing.csv")
+	if plan, err = planStep(cfg, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := plan(t.Context(), minute.Add(time.Minute)); err == nil || !strings.Contains(err.Error(), "read ranked list") {
+		t.Errorf("missing ranked list: err %v, want one naming it", err)
 	}
 }
