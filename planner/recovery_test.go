@@ -194,8 +194,8 @@ func TestRecovery(t *testing.T) {
 		if err := os.WriteFile(data.PlanPath(w.cfg.Data, m), []byte("{\"at\": garbage\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := data.ReadPlan(w.cfg.Data, m); err == nil {
-			t.Fatal("the damaged plan reads back")
+		if checks, bad, err := data.ReadPlan(w.cfg.Data, m); err != nil || len(checks) != 0 || len(bad) != 1 {
+			t.Fatalf("the damaged plan reads back %d checks, %d bad lines (%v), want 0 and its one line named", len(checks), len(bad), err)
 		}
 		got := w.planAndRun(m.Add(time.Minute))
 		for _, c := range sum.Checks {

@@ -95,7 +95,9 @@ func TestLoopPlanStep(t *testing.T) {
 	if want := minute.Format(time.RFC3339) + ": 0 checks"; !strings.HasPrefix(out.String(), want) {
 		t.Errorf("plan step printed %q, want it to start %q", out.String(), want)
 	}
-	cfg.Servers = filepath.Join(dir, "missing.csv")
+	// A fresh data directory: there, no last good list stands in for a
+	// missing one.
+	cfg.Servers, cfg.Data = filepath.Join(dir, "missing.csv"), filepath.Join(dir, "fresh")
 	if plan, err = planStep(cfg, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
