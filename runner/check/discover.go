@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"net/http"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -14,27 +13,6 @@ import (
 // then tools/list, over Streamable HTTP. The SDK sends server/discover when
 // asked for such a version, and on any answer that is not a modern error it
 // falls back to initialize (2025-11-25) on the same connection by itself.
-
-// run walks the flows of rule N4 for t, starting from what earlier checks
-// learned, and falls back as the MCP specification's backwards-compatibility
-// section says. What it finds goes into f.found.
-func (f *flow) run(ctx context.Context, t Target) {
-	switch {
-	case t.Transport == data.TransportSSE:
-		if f.sse(ctx) || ctx.Err() != nil || !sseGone(f.guard.Record()) {
-			return
-		}
-		// The legacy stream is gone (400, 404 or 405 to its GET): the server
-		// may have moved to Streamable HTTP, so learn its era afresh.
-		f.streamable(ctx, protocolModern, false)
-	case t.Protocol >= protocolModern && slices.Contains(mcp.SupportedProtocolVersions(), t.Protocol):
-		f.streamable(ctx, t.Protocol, true)
-	case t.Protocol != "" && t.Protocol < protocolModern:
-		f.streamable(ctx, protocolLegacy, true)
-	default:
-		f.streamable(ctx, protocolModern, true)
-	}
-}
 
 // streamable runs the Streamable HTTP flow asking for version: server/discover
 // first when version is 2026-07-28 or later, else initialize. When discover
