@@ -60,6 +60,7 @@ type Guard struct {
 	nconns   int
 	requests int
 	refusal  int
+	host     string // the check's host (data.HostOf of its first request): see otherHost
 	closed   bool
 	expired  bool // closed by the N10 timer
 	// HTTP/1.1 answers to POSTs still being read, and a channel closed when
@@ -342,6 +343,9 @@ func (g *Guard) admit(req *http.Request, body []byte, rpcMethod, n3 string) *Gua
 	if err := CheckTarget(req.URL, g.cfg.Lab); err != nil {
 		te := err.(*TargetError)
 		return &GuardError{Kind: ErrTargetNotAllowed, Rule: te.Rule, Detail: te.Reason, Err: err}
+	}
+	if g.otherHost(req.URL) {
+		return &GuardError{Kind: ErrTargetNotAllowed, Rule: "S3", Detail: ReasonOtherHost}
 	}
 	if req.Method == http.MethodPost && n3 != "" {
 		return &GuardError{Kind: ErrBlocked, Rule: "N3", Detail: n3}

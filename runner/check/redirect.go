@@ -32,6 +32,7 @@ const (
 	ReasonNotHTTPS      = "not https"
 	ReasonPort          = "port not 443 or 8443"
 	ReasonNotPublicIPv4 = "not a public IPv4 address"
+	ReasonOtherHost     = "endpoint on another host"
 )
 
 // CheckTarget applies rules N5-N7 to u before anything is sent: no user
@@ -63,7 +64,7 @@ func CheckTarget(u *url.URL, lab Lab) error {
 	if !allowedPort(u.Port()) {
 		return refuse("N7", ReasonPort)
 	}
-	host := u.Hostname()
+	host := data.LookupName(u.Hostname()) // as it is dialled: "１２７.０.０.１" is 127.0.0.1
 	if host == "" {
 		return refuse("N7", ReasonNoAddress)
 	}
@@ -199,6 +200,8 @@ func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 			te := err.(*TargetError)
 			gerr = &GuardError{Kind: ErrRedirectNotAllowed, Rule: te.Rule,
 				Detail: redirectWhy(te, req.URL), Err: err}
+		} else if g.otherHost(req.URL) {
+			gerr = &GuardError{Kind: ErrRedirectNotAllowed, Rule: "S3", Detail: "redirect to another host"}
 		}
 	}
 	if gerr == nil {
@@ -218,6 +221,25 @@ func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	g.append(ex)
 	return gerr
+}
+
+// otherHost reports whether u is on another host than the check's, the
+// host of its first request (pinned here by that first call). A check counts
+// against one host's caps (rule S3), the host the planner planned it under:
+// a redirect or a legacy-SSE endpoint that leads elsewhere would send
+// requests to a host whose caps never counted them, so the check does not
+// follow it (not_checkable). Another port or path on the same host is the
+// same host. Hosts compare as the planner keys them (data.HostOf: lowercased,
+// IDNA-mapped as the name looked up).
+func (g *Guard) otherHost(u *url.URL) bool {
+	h := data.HostOf(u.String())
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.host == "" {
+		g.host = h
+		return false
+	}
+	return h != g.host
 }
 
 // redirectWhy is the Detail of a refused redirect target, e.g. "redirect to

@@ -43,6 +43,8 @@ func TestCheckTarget(t *testing.T) {
 		{"N6_ipv6_literal", "https://[2001:db8::1]/mcp", false, "N6", ReasonNotPublicIPv4},
 		{"N6_ipv6_loopback_lab", "https://[::1]:8443/mcp", true, "N6", ReasonNotPublicIPv4},
 		{"N6_public_literal", "https://8.8.8.8/mcp", false, "", ""},
+		{"N6_fullwidth_loopback_literal", "https://１２７．０．０．１/mcp", false, "N6", ReasonNotPublicIPv4},
+		{"N6_fullwidth_private_literal_lab", "https://１０.0.0.1:8443/mcp", true, "N6", ReasonNotPublicIPv4},
 		{"N5_session_id_is_not_a_credential", "https://mcp.example.com/messages?sessionId=abc", false, "", ""},
 		{"N5_plain_query", "https://mcp.example.com/mcp?profile=default&v=2", false, "", ""},
 	}
