@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"plug.directory/prober/data"
 )
@@ -92,42 +94,50 @@ func allowedPort(port string) bool {
 	return false
 }
 
-// credentialNames are query parameter names (lowercased, without '-', '_'
-// and '.') that carry a credential (rule N5). Session ids (sessionId, as
-// legacy SSE endpoints name them) are not credentials.
-var credentialNames = map[string]bool{
-	"key": true, "apikey": true, "token": true, "accesstoken": true, "authtoken": true,
-	"refreshtoken": true, "idtoken": true, "bearer": true, "jwt": true, "secret": true,
-	"clientsecret": true, "password": true, "passwd": true, "pwd": true, "pass": true,
-	"auth": true, "authorization": true, "sig": true, "signature": true, "credential": true,
-	"credentials": true, "licensekey": true, "privatekey": true,
-}
-
-// credentialSuffixes catch names like subscription-key, x-goog-api-key,
-// mcpToken, X-Amz-Signature, X-Amz-Credential or db_password. A false
+// Credential names of query parameters (rule N5), matched against a name
+// normalized by credentialParam: lowercased letters only, so "api_key",
+// "API-Key", "apiKey[]", "api_key1" and "api%5Fkey" are all "apikey". A false
 // positive only makes a server not checkable; a false negative would send a
-// credential, so the list errs on the safe side.
-var credentialSuffixes = []string{"key", "token", "secret", "password", "passwd", "signature", "credential", "credentials", "auth"}
+// credential, so the lists err on the safe side. Session ids (sessionId, as
+// legacy SSE endpoints name them) are not credentials.
+var (
+	// credentialWords are refused wherever they occur in a name
+	// (mcpToken, tokens, client_secret, X-Amz-Credential, db.password).
+	credentialWords = []string{"token", "secret", "passw", "passphrase", "apikey", "accesskey",
+		"privatekey", "licensekey", "credential", "signature"}
+	// credentialSuffixes are refused at the end of a name only, being
+	// parts of ordinary words elsewhere (keyword, author):
+	// subscription-key, keys, AWSAccessKeyId, x-auth, sig, id_jwt.
+	credentialSuffixes = []string{"key", "keys", "keyid", "auth", "authorization", "pwd", "sig", "jwt", "bearer"}
+	// credentialNames are refused as whole names only.
+	credentialNames = []string{"pass"}
+)
 
-// credentialParam reports whether a query parameter name carries a
-// credential.
+// credentialParam reports whether a query parameter name, already
+// percent-decoded, carries a credential. The name is normalized first:
+// lowercased, and everything but letters dropped (separators, brackets,
+// digits, control characters: "token[]", "token1", "token\t" are "token").
 func credentialParam(name string) bool {
 	n := strings.Map(func(r rune) rune {
-		switch r {
-		case '-', '_', '.', ' ':
-			return -1
+		if unicode.IsLetter(r) {
+			return unicode.ToLower(r)
 		}
-		return r
-	}, strings.ToLower(name))
-	if credentialNames[n] {
-		return true
+		return -1
+	}, name)
+	if n == "" {
+		return false
+	}
+	for _, w := range credentialWords {
+		if strings.Contains(n, w) {
+			return true
+		}
 	}
 	for _, s := range credentialSuffixes {
 		if strings.HasSuffix(n, s) {
 			return true
 		}
 	}
-	return false
+	return slices.Contains(credentialNames, n)
 }
 
 // credentialQuery reports whether a raw query names a credential parameter.

@@ -51,7 +51,11 @@ func TestCheckTarget(t *testing.T) {
 	for _, name := range []string{"key", "api_key", "apikey", "api-key", "API_KEY", "token", "access_token",
 		"secret", "password", "passwd", "auth", "authorization", "sig", "signature", "client_secret",
 		"x-goog-api-key", "subscription-key", "tavilyApiKey", "X-Amz-Signature", "X-Amz-Credential", "db.password",
-		"a%70i_key"} {
+		"a%70i_key",
+		// Issue 10 point 8: names that slipped through before normalization.
+		"token[]", "api_key[]", "token1", "tokens", "apikeys", "passphrase", "AWSAccessKeyId", "access_key_id",
+		"token%09", "token%5B%5D", "Token+", "x-amz-security-token", "refresh_token2", "keys", "pass", "pwd",
+		"id_jwt", "client-credentials", "private_key", "x-auth", "oauth", "my.secrets"} {
 		cases = append(cases, struct {
 			name   string
 			url    string
@@ -67,6 +71,18 @@ func TestCheckTarget(t *testing.T) {
 		rule   string
 		reason string
 	}{"N5_query_semicolon", "https://mcp.example.com/mcp?x=1;token=abc", false, "N5", ReasonCredential})
+	// Ordinary parameters stay checkable, words that merely contain "key"
+	// or "auth" included.
+	for _, name := range []string{"page", "format", "version", "lang", "sessionId", "session_id", "profile", "v",
+		"id", "mode", "keyword", "author", "region", "limit", "cursor", "debug", "q", "transport", "[]", "1"} {
+		cases = append(cases, struct {
+			name   string
+			url    string
+			lab    bool
+			rule   string
+			reason string
+		}{"N5_query_accepted_" + name, "https://mcp.example.com/mcp?" + name + "=abc&x=1", false, "", ""})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			u, err := url.Parse(c.url)
