@@ -185,7 +185,7 @@ func writeText(w io.Writer, res data.Result, rec check.Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	line := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s\t%s\n", k, check.EscapeControl(v))
 		}
 	}
 	line("outcome", string(res.Status))

@@ -46,3 +46,21 @@ func TestWriteTranscript(t *testing.T) {
 		t.Errorf("transcript\n%s\nwant (%s)\n%s", got, golden, want)
 	}
 }
+
+// TestEscapeControl pins the escaping of transcripts and run -url's text.
+func TestEscapeControl(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain name":       "plain name",
+		"büch€r ✓":         "büch€r ✓",
+		"a\x1b[31mb":       `a\x1b[31mb`,
+		"tab\there\nline":  `tab\x09here\x0aline`,
+		"del\x7f c1\u0085": `del\x7f c1\x85`,
+		"bad\xffutf8":      `bad\xffutf8`,
+		"rtl\u202eabc":     `rtl\u202eabc`,
+		"back\\slash":      `back\slash`,
+	} {
+		if got := EscapeControl(in); got != want {
+			t.Errorf("EscapeControl(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
