@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,6 +235,34 @@ func TestCheck(t *testing.T) {
 				writeResult(w, m.ID, map[string]any{"tools": nil})
 			}),
 			status: data.Failing, detail: "protocol error: tools/list result has no tools array", seq: full2025,
+		},
+		{
+			name: "O_failing_tools_without_names",
+			handler: withTools(legacyMux("2025-06-18"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+				writeResult(w, m.ID, map[string]any{"tools": []any{map[string]any{}, map[string]any{"name": ""}}})
+			}),
+			status: data.Failing, detail: "protocol error: tools/list result has a tool without a name", seq: full2025,
+			check: func(t *testing.T, res data.Result, _ Record) {
+				if res.ToolCount != 0 || res.Tools != nil {
+					t.Errorf("result keeps %d tools %q of an invalid list", res.ToolCount, res.Tools)
+				}
+			},
+		},
+		{
+			name: "O_failing_tool_without_name_on_a_later_page",
+			handler: withTools(legacyMux("2025-06-18"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+				var p struct {
+					Cursor string `json:"cursor"`
+				}
+				json.Unmarshal(m.Params, &p)
+				if p.Cursor == "" {
+					writeResult(w, m.ID, map[string]any{"tools": toolList("a"), "nextCursor": "2"})
+					return
+				}
+				writeResult(w, m.ID, map[string]any{"tools": []any{map[string]any{"inputSchema": map[string]any{"type": "object"}}}})
+			}),
+			status: data.Failing, detail: "protocol error: tools/list result has a tool without a name",
+			seq: append(slices.Clone(full2025), "POST tools/list"),
 		},
 		{
 			name: "O_failing_tools_list_error",

@@ -25,10 +25,16 @@ type findings struct {
 	Tools         []string // tool names, in the server's order, all pages read
 	ToolsNote     string   // why pagination stopped early, "" when it did not
 	ToolsMissing  bool     // a tools/list result whose tools was missing or null
+	ToolUnnamed   bool     // a tools/list result with a tool without a name (any page)
 	BadVersion    string   // a protocol version the server chose that the SDK does not speak
 	RPCErr        *jsonrpc.Error
 	RPCMethod     string // the request RPCErr answered
 }
+
+// errToolUnnamed rejects a tools/list result with a tool that has no name:
+// not a valid result (clients built on the TypeScript SDK reject the whole
+// list), though the Go SDK would take it.
+var errToolUnnamed = errors.New("tools/list result has a tool without a name")
 
 // errNoToolsArray rejects a tools/list result whose tools is missing or null:
 // the SDK would silently read it as no tools.
@@ -91,6 +97,12 @@ func (f *flow) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				f.found.ToolsMissing = true
 				f.mu.Unlock()
 				return nil, errNoToolsArray
+			}
+			if r != nil && slices.ContainsFunc(r.Tools, func(t *mcp.Tool) bool { return t == nil || t.Name == "" }) {
+				f.mu.Lock()
+				f.found.ToolUnnamed = true
+				f.mu.Unlock()
+				return nil, errToolUnnamed
 			}
 		}
 		return res, err
@@ -177,6 +189,14 @@ func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 		}
 		res, err := cs.ListTools(ctx, params)
 		if err != nil {
+			if errors.Is(err, errToolUnnamed) {
+				// A later page too: the list is not valid, whatever came before.
+				f.logger.Debug("tools/list invalid", "url", f.url, "page", page)
+				f.mu.Lock()
+				f.found.ToolsOK = false
+				f.mu.Unlock()
+				return
+			}
 			if page == 0 {
 				f.logger.Debug("tools/list failed", "url", f.url, "err", err)
 				return
