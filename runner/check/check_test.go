@@ -196,7 +196,7 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "O_failing_404_everywhere_tries_legacy_sse", handler: http.NotFoundHandler(), opts: serverOpts{legacySSE: true},
-			status: data.Failing, detail: "HTTP 404", seq: []string{"POST server/discover", "POST initialize", "GET"},
+			status: data.Failing, detail: "HTTP 404", seq: []string{"POST server/discover", "GET", "POST initialize"},
 		},
 		{
 			name: "N4_modern_error_code_is_no_legacy_sse",
@@ -220,7 +220,34 @@ func TestCheck(t *testing.T) {
 			name: "N7_legacy_sse_endpoint_on_port_8080", opts: serverOpts{legacySSE: true}, url: "/sse",
 			handler: newLegacySSEServer("/sse", "https://mcp.test:8080/messages", answerWith(405, ""), legacyMux("2024-11-05", "a")),
 			status:  data.NotCheckable, detail: guardDetail,
-			seq: []string{"POST server/discover", "POST initialize", "GET"},
+			seq: []string{"POST server/discover", "GET"},
+		},
+		{
+			// Discover's POST 404 without JSON-RPC sends the check to the
+			// GET; refused that too, it asks initialize after all.
+			name: "N4_discover_404_not_jsonrpc_no_stream_asks_initialize", opts: serverOpts{legacySSE: true},
+			handler: func() rpcMux {
+				m := legacyMux("2025-06-18", "a")
+				m["server/discover"] = func(w http.ResponseWriter, r *http.Request, _ rpcRequest) {
+					answerWith(404, "Not Found", "Content-Type", "text/plain")(w, r)
+				}
+				return m
+			}(),
+			status: data.Working, detail: "1 tool",
+			seq: []string{"POST server/discover", "GET", "POST initialize", "POST notifications/initialized", "POST tools/list"},
+		},
+		{
+			// A JSON-RPC error with 404 is a server that does not know the
+			// method: the SDK's fallback to initialize goes out, no GET.
+			name: "N4_discover_404_jsonrpc_error_asks_initialize", opts: serverOpts{legacySSE: true},
+			handler: func() rpcMux {
+				m := legacyMux("2025-06-18", "a")
+				m["server/discover"] = func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+					writeRPCErrorStatus(w, http.StatusNotFound, m.ID, -32601, "Method not found")
+				}
+				return m
+			}(),
+			status: data.Working, detail: "1 tool", seq: full2025,
 		},
 		{
 			name: "O_failing_tools_missing",
@@ -296,7 +323,7 @@ func TestCheck(t *testing.T) {
 					w.Write(rpcResponse(m.ID, initResult("2024-11-05"), nil))
 				})),
 			status: data.Working, detail: "1 tool",
-			seq:   []string{"POST server/discover", "POST initialize", "GET", "POST initialize", "POST notifications/initialized", "POST tools/list"},
+			seq:   []string{"POST server/discover", "GET", "POST initialize", "POST notifications/initialized", "POST tools/list"},
 			check: wantNotSent("response"),
 		},
 		{

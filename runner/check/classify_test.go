@@ -143,6 +143,36 @@ func TestLegacySSEFallbackRule(t *testing.T) {
 	}
 }
 
+// TestTakesNoPosts proves when server/discover's answer sends a check
+// straight to the legacy GET (rule N4, issue 10 point 11): 404 or 405
+// without JSON-RPC, nothing refused, no initialize asked since.
+func TestTakesNoPosts(t *testing.T) {
+	t.Parallel()
+	discover := func(status int, body string) Exchange {
+		return Exchange{Method: "POST", RPCMethod: "server/discover", Status: status, BodyHead: []byte(body), Bytes: int64(len(body))}
+	}
+	for _, tc := range []struct {
+		name string
+		rec  Record
+		want bool
+	}{
+		{"N4_405_empty", Record{Exchanges: []Exchange{discover(405, "")}}, true},
+		{"N4_405_text", Record{Exchanges: []Exchange{discover(405, "Method Not Allowed")}}, true},
+		{"N4_404_html", Record{Exchanges: []Exchange{discover(404, "<html>Cannot POST /sse</html>")}}, true},
+		{"N4_404_json_not_rpc", Record{Exchanges: []Exchange{discover(404, `{"detail":"Not Found"}`)}}, true},
+		{"N4_404_jsonrpc_error", Record{Exchanges: []Exchange{discover(404, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x"}}`)}}, false},
+		{"N4_400_text", Record{Exchanges: []Exchange{discover(400, "bad request")}}, false},
+		{"N4_200_jsonrpc_error", Record{Exchanges: []Exchange{discover(200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x"}}`)}}, false},
+		{"N4_after_refusal", Record{Exchanges: []Exchange{discover(405, "")}, Refusal: 429}, false},
+		{"N4_initialize_asked_since", Record{Exchanges: []Exchange{discover(405, ""), {Method: "POST", RPCMethod: "initialize", Status: 405}}}, false},
+		{"N4_discover_never_sent", Record{}, false},
+	} {
+		if got := takesNoPosts(tc.rec); got != tc.want {
+			t.Errorf("%s: takesNoPosts = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // ExampleChecker_Check shows a check of an address the rules forbid: it
 // concludes at once, without sending anything.
 func ExampleChecker_Check() {

@@ -54,7 +54,7 @@ func TestCrossHost(t *testing.T) {
 				return newLegacySSEServer("/sse", v.URL+"/messages", answerWith(405, ""), legacyMux("2024-11-05", "a"))
 			},
 			status: data.NotCheckable, detail: ReasonOtherHost,
-			seq: []string{"POST server/discover", "POST initialize", "GET"},
+			seq: []string{"POST server/discover", "GET"},
 		},
 		{
 			name: "S3_N8_redirect_on_the_same_host_followed",

@@ -18,11 +18,18 @@ import (
 // first when version is 2026-07-28 or later, else initialize. When discover
 // got a 200 that was not JSON-RPC (the SDK then drops the connection and
 // cannot fall back), it retries once with initialize on a fresh transport.
-// When the initialize POST is answered 400, 404 or 405 without a modern error
-// code and allowSSE is set, it tries the legacy HTTP+SSE transport. It
-// reports whether a handshake succeeded.
+// With allowSSE it tries the legacy HTTP+SSE transport when the initialize
+// POST is answered 400, 404 or 405 without a modern error code, or at once
+// when server/discover was answered 404 or 405 with something that is not
+// JSON-RPC: the address takes no POSTs, so an initialize would only be
+// answered the same (a legacy server's first check costs 5 requests, not 6).
+// Should the GET be refused too, initialize is asked after all. It reports
+// whether a handshake succeeded.
 func (f *flow) streamable(ctx context.Context, version string, allowSSE bool) bool {
-	if f.session(ctx, f.streamableTransport(), data.TransportStreamable, version) {
+	f.setSkipInitialize(allowSSE)
+	ok := f.session(ctx, f.streamableTransport(), data.TransportStreamable, version)
+	f.setSkipInitialize(false)
+	if ok {
 		return true
 	}
 	if version >= protocolModern && ctx.Err() == nil && discoverBroke(f.guard.Record()) {
@@ -30,8 +37,21 @@ func (f *flow) streamable(ctx context.Context, version string, allowSSE bool) bo
 			return true
 		}
 	}
-	if allowSSE && ctx.Err() == nil && wantsLegacySSE(f.guard.Record()) {
-		return f.sse(ctx)
+	if !allowSSE || ctx.Err() != nil {
+		return false
+	}
+	rec := f.guard.Record()
+	noPosts := takesNoPosts(rec)
+	if !noPosts && !wantsLegacySSE(rec) {
+		return false
+	}
+	if f.sse(ctx) {
+		return true
+	}
+	if noPosts && ctx.Err() == nil && sseGone(f.guard.Record()) {
+		// No POSTs to discover and no event stream either: initialize is
+		// the one question not asked yet.
+		return f.session(ctx, f.streamableTransport(), data.TransportStreamable, protocolLegacy)
 	}
 	return false
 }

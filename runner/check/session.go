@@ -57,6 +57,22 @@ type flow struct {
 
 	mu    sync.Mutex
 	found findings
+	// skipInit: the SDK's own fallback from server/discover to initialize
+	// is not sent when discover found that the address takes no POSTs
+	// (takesNoPosts); the flow goes to the legacy GET instead.
+	skipInit bool
+}
+
+// errNoPosts is what the middleware returns instead of sending initialize
+// to an address that takes no POSTs.
+var errNoPosts = errors.New("the address takes no POSTs: initialize not sent")
+
+// setSkipInitialize sets whether initialize is held back after a discover
+// that found no POSTs.
+func (f *flow) setSkipInitialize(skip bool) {
+	f.mu.Lock()
+	f.skipInit = skip
+	f.mu.Unlock()
 }
 
 // recordRPCError keeps the last JSON-RPC error a server answered to method.
@@ -79,8 +95,15 @@ func (f *flow) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if concluded(f.guard.Record()) {
+		rec := f.guard.Record()
+		if concluded(rec) {
 			return nil, errStopped
+		}
+		f.mu.Lock()
+		skip := f.skipInit
+		f.mu.Unlock()
+		if method == "initialize" && skip && takesNoPosts(rec) {
+			return nil, errNoPosts
 		}
 		res, err := next(ctx, method, req)
 		f.recordRPCError(method, err)
