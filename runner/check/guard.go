@@ -60,13 +60,16 @@ type Guard struct {
 	nconns   int
 	requests int
 	refusal  int
-	host     string // the check's host (data.HostOf of its first request): see otherHost
 	closed   bool
 	expired  bool // closed by the N10 timer
 	// HTTP/1.1 answers to POSTs still being read, and a channel closed when
 	// the last one ends: see awaitAnswers.
 	open     int
 	openDone chan struct{}
+	// The check's host (data.HostOf of its first request, see otherHost),
+	// and the connections its requests went out on (traceConn).
+	host    string
+	connLog connLog
 }
 
 // answerWait bounds how long a request waits for the previous answer of
@@ -250,6 +253,7 @@ func (g *Guard) Record() Record {
 		r.Exchanges[i] = e
 		r.BytesRead += ex.Bytes
 	}
+	r.ConnInfos = slices.Clone(g.connLog.infos)
 	return r
 }
 
@@ -294,6 +298,7 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		out.Body, out.ContentLength, out.GetBody = nil, 0, nil
 	}
+	out = out.WithContext(g.traceConn(out.Context(), ex))
 	g.awaitAnswers(req.Context())
 	g.mu.Lock()
 	g.requests++

@@ -13,6 +13,7 @@ type Record struct {
 	Requests  int        // HTTP requests actually sent (refused ones not counted)
 	BytesRead int64      // answer bytes read after decompression, all exchanges
 	Refusal   int        // first 401/403/429 status seen (then the guard sends nothing more), 0 if none
+	ConnInfos []ConnInfo // the connections requests went out on, in order of first use (Exchange.Conn)
 }
 
 // Exchange is one request of a check: sent and answered, sent and failed, or
@@ -33,6 +34,7 @@ type Exchange struct {
 	Err       string        // error text, for the transcript only
 	ErrKind   ErrKind       // classified by the guard at the point of failure
 	Detail    string        // short human detail of ErrKind, e.g. "certificate has expired"
+	Conn      int           // the connection it went out on, from 1 (Record.ConnInfos[Conn-1]); 0 if none
 }
 
 // ErrKind classifies what went wrong in an exchange, decided by the guard

@@ -103,3 +103,55 @@ func transcriptText(rec Record) string {
 	_ = WriteTranscript(&b, rec)
 	return b.String()
 }
+
+// SSEEvent is one server-sent event of an answer, as the transcript shows it.
+type SSEEvent struct {
+	Event string // event type; "" means "message"
+	Data  string // its data lines joined by "\n", cut to maxEventData bytes
+}
+
+// maxEventData and maxEvents bound what Events returns of an answer.
+const (
+	maxEventData = 256
+	maxEvents    = 20
+)
+
+// Events returns the complete server-sent events in what the record kept of
+// an event-stream answer (its first 4 KiB, BodyHead), at most maxEvents:
+// the legacy stream's endpoint event, the messages that answered a POST.
+// It returns nil for any other answer.
+func (ex Exchange) Events() []SSEEvent {
+	if mediaType(ex) != "text/event-stream" {
+		return nil
+	}
+	text := strings.ReplaceAll(strings.ReplaceAll(string(ex.BodyHead), "\r\n", "\n"), "\r", "\n")
+	blocks := strings.Split(text, "\n\n")
+	var out []SSEEvent
+	for _, block := range blocks[:len(blocks)-1] { // the last block is not complete
+		var ev SSEEvent
+		var data []string
+		seen := false
+		for _, line := range strings.Split(block, "\n") {
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "event":
+				ev.Event, seen = value, true
+			case "data":
+				data, seen = append(data, value), true
+			}
+		}
+		if !seen {
+			continue
+		}
+		ev.Data = strings.Join(data, "\n")
+		if len(ev.Data) > maxEventData {
+			ev.Data = strings.ToValidUTF8(ev.Data[:maxEventData], "") + "…"
+		}
+		out = append(out, ev)
+		if len(out) == maxEvents {
+			break
+		}
+	}
+	return out
+}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -62,5 +64,21 @@ func TestEscapeControl(t *testing.T) {
 		if got := EscapeControl(in); got != want {
 			t.Errorf("EscapeControl(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestEvents pins what the transcript shows of an event stream: complete
+// events only, CRLF or LF, data lines joined, long data cut.
+func TestEvents(t *testing.T) {
+	long := strings.Repeat("é", 200)
+	ex := Exchange{Header: http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}},
+		BodyHead: []byte("event: endpoint\r\ndata: /messages?s=1\r\n\r\n: comment\n\ndata: a\ndata: b\n\ndata: " + long + "\n\nevent: message\ndata: cut")}
+	got := ex.Events()
+	want := []SSEEvent{{"endpoint", "/messages?s=1"}, {"", "a\nb"}, {"", strings.Repeat("é", 128) + "…"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Events() = %q, want %q", got, want)
+	}
+	if ev := (Exchange{Header: http.Header{"Content-Type": {"application/json"}}, BodyHead: []byte("data: x\n\n")}).Events(); ev != nil {
+		t.Errorf("events of a JSON answer: %q", ev)
 	}
 }
