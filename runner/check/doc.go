@@ -6,10 +6,10 @@
 // Two halves live here. The guard (guard.go, dial.go, addr.go, redirect.go,
 // limit.go, lab.go) is the http.RoundTripper and dialer every byte of a check
 // crosses: it enforces N1-N10 whatever the MCP library tries, and records
-// what it saw. The flows (check.go, session.go, flow.go which picks where a
-// check starts, discover.go, initialize.go, sse.go) drive
-// github.com/modelcontextprotocol/go-sdk through the guard's client following
-// rule N4, on one connection per check where the server allows it:
+// what it saw. The flows (check.go, session.go, discover.go, initialize.go,
+// sse.go) drive github.com/modelcontextprotocol/go-sdk through the
+// guard's client following rule N4, on one connection per check where the
+// server allows it:
 //
 //   - era unknown: server/discover first; the SDK falls back to initialize
 //     (2025-11-25) when the server does not know it; when the initialize POST
@@ -22,7 +22,9 @@
 //     and tools/list posted to the stream's endpoint.
 //
 // What was learned (protocol, transport) goes into the result so later checks
-// go straight to the right flow. classify.go turns the guard's record and the
+// go straight to the right flow: flow.go picks it. conninfo.go keeps, for
+// the transcript only, the address each connection dialled and its TLS
+// session. classify.go turns the guard's record and the
 // flows' typed findings into the outcome; it never reads error strings.
 // transcript.go prints the record for people (the one-off command).
 //

@@ -8,12 +8,12 @@ import (
 
 // Record is what the guard saw during one check.
 type Record struct {
+	ConnInfos []ConnInfo // the connections requests went out on, in order of first use (Exchange.Conn)
 	Exchanges []Exchange // in the order requests were made, refused ones included
 	Conns     int        // TCP connections dialled
 	Requests  int        // HTTP requests actually sent (refused ones not counted)
 	BytesRead int64      // answer bytes read after decompression, all exchanges
 	Refusal   int        // first 401/403/429 status seen (then the guard sends nothing more), 0 if none
-	ConnInfos []ConnInfo // the connections requests went out on, in order of first use (Exchange.Conn)
 }
 
 // Exchange is one request of a check: sent and answered, sent and failed, or
