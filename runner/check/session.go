@@ -25,10 +25,13 @@ type findings struct {
 	Tools         []string // tool names, in the server's order, all pages read
 	ToolsNote     string   // why pagination stopped early, "" when it did not
 	ToolsMissing  bool     // a tools/list result whose tools was missing or null
-	ToolUnnamed   bool     // a tools/list result with a tool without a name (any page)
 	BadVersion    string   // a protocol version the server chose that the SDK does not speak
 	RPCErr        *jsonrpc.Error
 	RPCMethod     string // the request RPCErr answered
+
+	// ToolUnnamed: a tools/list result, on any page, had a tool without
+	// a name.
+	ToolUnnamed bool
 }
 
 // errToolUnnamed rejects a tools/list result with a tool that has no name:
