@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"golang.org/x/net/idna"
 )
 
 // Server is one row of the ranked list.
@@ -38,8 +40,8 @@ func (s Server) NotCheckable() string {
 // share its checks (rule S3).
 func (s Server) Host() string { return HostOf(s.URL) }
 
-// HostOf returns the lowercased hostname of rawURL, or "" when it does not
-// parse or names no host.
+// HostOf returns the host of rawURL as LookupName gives it, or "" when it
+// does not parse or names no host.
 func HostOf(rawURL string) string {
 	if rawURL == "" {
 		return ""
@@ -48,7 +50,33 @@ func HostOf(rawURL string) string {
 	if err != nil {
 		return ""
 	}
-	return strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	return LookupName(u.Hostname())
+}
+
+// LookupName returns hostname as it is looked up in DNS, the host of rule
+// S3: mapped through IDNA as net/http's transport maps a name before it
+// dials (idna.Lookup, so "ｅｘａｍｐｌｅ.com" is "example.com" and
+// "bücher.example" is "xn--bcher-kva.example"), lowercased, without a
+// trailing dot. A name IDNA refuses is kept as it is, lowercased, as the
+// transport dials it then.
+func LookupName(hostname string) string {
+	if !isASCII(hostname) {
+		if a, err := idna.Lookup.ToASCII(hostname); err == nil {
+			hostname = a
+		}
+	}
+	return strings.ToLower(strings.TrimSuffix(hostname, "."))
+}
+
+// isASCII reports whether s is all ASCII: such a name needs no IDNA mapping
+// (net/http skips it too).
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // Tier returns the usual pace of a server of this rank (rule S1).

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,78 +103,148 @@ func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// oneOffJSON is the -json output: the result, with the reason under
-// "reason" (data.Result's "reason" is why a check was planned), and the
-// transcript.
+// oneOffJSON is the -json output, the complete one for debugging
+// (cmd/run/testdata/oneoff.schema.json): the result, what each connection
+// and each request saw. A value that does not apply is null; durations are
+// milliseconds. It is not the journal's data.Result, whose shape the
+// history keeps.
 type oneOffJSON struct {
-	Status        data.Outcome   `json:"status"`
-	Label         string         `json:"label"`
-	Reason        string         `json:"reason"`
-	URL           string         `json:"url"`
-	Host          string         `json:"host"`
-	HTTPStatus    int            `json:"http_status"`
-	Protocol      string         `json:"protocol"`
-	Transport     string         `json:"transport"`
-	ServerName    string         `json:"server_name"`
-	ServerVersion string         `json:"server_version"`
-	ToolCount     int            `json:"tool_count"`
-	Tools         []string       `json:"tools"`
-	Started       time.Time      `json:"started"`
-	Finished      time.Time      `json:"finished"`
-	DurationMS    float64        `json:"duration_ms"`
-	Requests      int            `json:"requests"`
-	Conns         int            `json:"conns"`
-	BytesRead     int64          `json:"bytes_read"`
-	RetryAfter    *time.Time     `json:"retry_after,omitempty"`
-	ProberVersion string         `json:"prober_version"`
-	UserAgent     string         `json:"user_agent"`
-	Transcript    []exchangeJSON `json:"transcript"`
-	Result        data.Result    `json:"result"` // the result as the runner stores it
+	Status        data.Outcome     `json:"status"`
+	Label         string           `json:"label"`
+	Reason        string           `json:"reason"` // the outcome's short human reason (data.Result.Detail)
+	URL           string           `json:"url"`
+	Host          string           `json:"host"`
+	HTTPStatus    *int             `json:"http_status"`
+	Protocol      *string          `json:"protocol"`
+	Transport     *string          `json:"transport"`
+	ServerName    *string          `json:"server_name"`
+	ServerVersion *string          `json:"server_version"`
+	ToolCount     int              `json:"tool_count"`
+	Tools         []string         `json:"tools"`
+	Started       time.Time        `json:"started"`
+	Finished      time.Time        `json:"finished"`
+	DurationMS    float64          `json:"duration_ms"`
+	Requests      int              `json:"requests"`
+	Conns         int              `json:"conns"`
+	BytesRead     int64            `json:"bytes_read"`
+	RetryAfter    *time.Time       `json:"retry_after"`
+	ProberVersion string           `json:"prober_version"`
+	UserAgent     string           `json:"user_agent"`
+	Connections   []connectionJSON `json:"connections"`
+	Transcript    []exchangeJSON   `json:"transcript"`
+}
+
+// connectionJSON is one connection of the check: the address dialled and
+// the TLS session.
+type connectionJSON struct {
+	N            int        `json:"n"` // what exchangeJSON.Conn refers to
+	RemoteAddr   string     `json:"remote_addr"`
+	TLSVersion   *string    `json:"tls_version"`
+	ALPN         *string    `json:"alpn"`
+	CipherSuite  *string    `json:"cipher_suite"`
+	CertSubject  *string    `json:"cert_subject"`
+	CertIssuer   *string    `json:"cert_issuer"`
+	CertDNSNames []string   `json:"cert_dns_names"`
+	CertNotAfter *time.Time `json:"cert_not_after"`
 }
 
 // exchangeJSON is one request of the transcript.
 type exchangeJSON struct {
-	AtMS       float64 `json:"at_ms"` // since the first request
-	Method     string  `json:"method"`
-	URL        string  `json:"url"`
-	RPCMethod  string  `json:"rpc_method,omitempty"`
-	Status     int     `json:"status,omitempty"`
-	Bytes      int64   `json:"bytes"`
-	DurationMS float64 `json:"duration_ms"`
-	NotSent    string  `json:"not_sent,omitempty"` // why the guard refused to send it
-	Error      string  `json:"error,omitempty"`
-	ErrKind    string  `json:"err_kind,omitempty"`
+	AtMS         float64           `json:"at_ms"` // since the first request
+	Method       string            `json:"method"`
+	URL          string            `json:"url"`
+	Hop          int               `json:"hop"` // 0, or the n-th redirect
+	RPCMethod    *string           `json:"rpc_method"`
+	RPCID        *string           `json:"rpc_id"`
+	Conn         *int              `json:"conn"` // connections[].n it went out on
+	Status       *int              `json:"status"`
+	DurationMS   float64           `json:"duration_ms"`
+	Bytes        int64             `json:"bytes"`
+	Headers      map[string]string `json:"headers"` // the answer headers that matter, those present
+	MCPSessionID bool              `json:"mcp_session_id"`
+	ErrorBody    *string           `json:"error_body"` // first bytes of an answer of status 400 and above
+	SSEEvents    []sseEventJSON    `json:"sse_events"` // complete events in the first 4 KiB of an event stream
+	NotSent      *string           `json:"not_sent"`   // why the guard refused to send it
+	Error        *string           `json:"error"`
+	ErrKind      *string           `json:"err_kind"`
 }
 
+// sseEventJSON is one server-sent event.
+type sseEventJSON struct {
+	Event string `json:"event"`
+	Data  string `json:"data"`
+}
+
+// shownHeaders are the answer headers the transcript shows: what an owner
+// needs to see why a check concluded as it did.
+var shownHeaders = []string{"Content-Type", "WWW-Authenticate", "Retry-After", "Location",
+	"Cf-Mitigated", "X-Amzn-Waf-Action", "X-Vercel-Mitigated"}
+
+// errorBodyBytes is how much of an error answer the transcript shows.
+const errorBodyBytes = 512
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// orNull returns nil for the zero value, else a pointer to v.
+func orNull[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
+}
 
 // writeJSON prints the result and transcript as one JSON object.
 func writeJSON(w io.Writer, res data.Result, rec check.Record) error {
 	out := oneOffJSON{
 		Status: res.Status, Label: res.Status.Label(), Reason: res.Detail,
-		URL: res.URL, Host: res.Host, HTTPStatus: res.HTTPStatus,
-		Protocol: res.Protocol, Transport: res.Transport,
-		ServerName: res.ServerName, ServerVersion: res.ServerVersion,
+		URL: res.URL, Host: res.Host, HTTPStatus: orNull(res.HTTPStatus),
+		Protocol: orNull(res.Protocol), Transport: orNull(res.Transport),
+		ServerName: orNull(res.ServerName), ServerVersion: orNull(res.ServerVersion),
 		ToolCount: res.ToolCount, Tools: res.Tools,
 		Started: res.Started, Finished: res.Finished, DurationMS: ms(res.Duration),
 		Requests: res.Requests, Conns: res.Conns, BytesRead: res.BytesRead,
+		RetryAfter:    orNull(res.RetryAfter),
 		ProberVersion: res.ProberVersion, UserAgent: data.UserAgent(),
-		Transcript: []exchangeJSON{}, Result: res,
+		Connections: []connectionJSON{}, Transcript: []exchangeJSON{},
 	}
 	if out.Tools == nil {
 		out.Tools = []string{}
 	}
-	if !res.RetryAfter.IsZero() {
-		out.RetryAfter = &res.RetryAfter
+	for i, c := range rec.ConnInfos {
+		cj := connectionJSON{
+			N: i + 1, RemoteAddr: c.RemoteAddr, TLSVersion: orNull(c.TLSVersion), ALPN: orNull(c.ALPN),
+			CipherSuite: orNull(c.CipherSuite), CertSubject: orNull(c.CertSubject), CertIssuer: orNull(c.CertIssuer),
+			CertDNSNames: c.CertDNSNames, CertNotAfter: orNull(c.CertNotAfter),
+		}
+		if cj.CertDNSNames == nil {
+			cj.CertDNSNames = []string{}
+		}
+		out.Connections = append(out.Connections, cj)
 	}
 	for _, ex := range rec.Exchanges {
 		e := exchangeJSON{
-			AtMS: ms(ex.Start.Sub(rec.Exchanges[0].Start)), Method: ex.Method, URL: ex.URL,
-			RPCMethod: ex.RPCMethod, Status: ex.Status, Bytes: ex.Bytes, DurationMS: ms(ex.Duration),
-			NotSent: ex.Blocked, ErrKind: ex.ErrKind.String(),
+			AtMS: ms(ex.Start.Sub(rec.Exchanges[0].Start)), Method: ex.Method, URL: ex.URL, Hop: ex.Hop,
+			RPCMethod: orNull(ex.RPCMethod), RPCID: orNull(ex.RPCID), Conn: orNull(ex.Conn),
+			Status: orNull(ex.Status), DurationMS: ms(ex.Duration), Bytes: ex.Bytes,
+			Headers: map[string]string{}, MCPSessionID: ex.Header.Get("Mcp-Session-Id") != "",
+			SSEEvents: []sseEventJSON{},
+			NotSent:   orNull(ex.Blocked), ErrKind: orNull(ex.ErrKind.String()),
+		}
+		for _, k := range shownHeaders {
+			if v := ex.Header.Values(k); len(v) > 0 {
+				e.Headers[k] = strings.Join(v, ", ")
+			}
+		}
+		if ex.Status >= 400 {
+			b := ex.BodyHead[:min(len(ex.BodyHead), errorBodyBytes)]
+			e.ErrorBody = orNull(strings.ToValidUTF8(string(b), "\ufffd"))
+		}
+		for _, ev := range ex.Events() {
+			e.SSEEvents = append(e.SSEEvents, sseEventJSON{Event: ev.Event, Data: ev.Data})
 		}
 		if ex.Blocked == "" && ex.ErrKind != check.ErrNone {
-			e.Error = ex.Detail
+			e.Error = orNull(cmp.Or(ex.Detail, ex.Err))
 		}
 		out.Transcript = append(out.Transcript, e)
 	}
@@ -188,7 +259,7 @@ func writeText(w io.Writer, res data.Result, rec check.Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	line := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s\t%s\n", k, check.EscapeControl(v))
 		}
 	}
 	line("outcome", string(res.Status))
@@ -211,6 +282,12 @@ func writeText(w io.Writer, res data.Result, rec check.Record) error {
 	line("took", fmt.Sprintf("%s, %s, %s, %s read", res.Duration.Round(time.Millisecond),
 		plural(res.Requests, "request"), plural(res.Conns, "connection"), plural(int(res.BytesRead), "byte")))
 	line("user agent", data.UserAgent())
+	for i, c := range rec.ConnInfos {
+		line(fmt.Sprintf("connection %d", i+1), connectionText(c))
+	}
+	if body := lastErrorBody(rec); body != "" {
+		line("error body", body)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -218,6 +295,37 @@ func writeText(w io.Writer, res data.Result, rec check.Record) error {
 		return err
 	}
 	return check.WriteTranscript(w, rec)
+}
+
+// connectionText describes a connection on one line: the address dialled,
+// the TLS version and protocol, the certificate's subject and expiry.
+func connectionText(c check.ConnInfo) string {
+	parts := []string{c.RemoteAddr}
+	if c.TLSVersion != "" {
+		parts = append(parts, strings.TrimSpace(c.TLSVersion+" "+c.ALPN))
+	}
+	if c.CertSubject != "" {
+		parts = append(parts, fmt.Sprintf("certificate %s, expires %s", c.CertSubject, c.CertNotAfter.Format(time.RFC3339)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// textErrorBody is how much of an error answer the text form shows.
+const textErrorBody = 200
+
+// lastErrorBody returns the start of the last answer of status 400 and
+// above, "" if none had a body.
+func lastErrorBody(rec check.Record) string {
+	for i := len(rec.Exchanges) - 1; i >= 0; i-- {
+		if ex := rec.Exchanges[i]; ex.Status >= 400 {
+			b := ex.BodyHead
+			if len(b) > textErrorBody {
+				return strings.ToValidUTF8(string(b[:textErrorBody]), "") + "…"
+			}
+			return string(b)
+		}
+	}
+	return ""
 }
 
 // plural formats n things, "1 request" or "3 requests".

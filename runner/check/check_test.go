@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,7 +197,7 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "O_failing_404_everywhere_tries_legacy_sse", handler: http.NotFoundHandler(), opts: serverOpts{legacySSE: true},
-			status: data.Failing, detail: "HTTP 404", seq: []string{"POST server/discover", "POST initialize", "GET"},
+			status: data.Failing, detail: "HTTP 404", seq: []string{"POST server/discover", "GET", "POST initialize"},
 		},
 		{
 			name: "N4_modern_error_code_is_no_legacy_sse",
@@ -219,7 +221,34 @@ func TestCheck(t *testing.T) {
 			name: "N7_legacy_sse_endpoint_on_port_8080", opts: serverOpts{legacySSE: true}, url: "/sse",
 			handler: newLegacySSEServer("/sse", "https://mcp.test:8080/messages", answerWith(405, ""), legacyMux("2024-11-05", "a")),
 			status:  data.NotCheckable, detail: guardDetail,
-			seq: []string{"POST server/discover", "POST initialize", "GET"},
+			seq: []string{"POST server/discover", "GET"},
+		},
+		{
+			// Discover's POST 404 without JSON-RPC sends the check to the
+			// GET; refused that too, it asks initialize after all.
+			name: "N4_discover_404_not_jsonrpc_no_stream_asks_initialize", opts: serverOpts{legacySSE: true},
+			handler: func() rpcMux {
+				m := legacyMux("2025-06-18", "a")
+				m["server/discover"] = func(w http.ResponseWriter, r *http.Request, _ rpcRequest) {
+					answerWith(404, "Not Found", "Content-Type", "text/plain")(w, r)
+				}
+				return m
+			}(),
+			status: data.Working, detail: "1 tool",
+			seq: []string{"POST server/discover", "GET", "POST initialize", "POST notifications/initialized", "POST tools/list"},
+		},
+		{
+			// A JSON-RPC error with 404 is a server that does not know the
+			// method: the SDK's fallback to initialize goes out, no GET.
+			name: "N4_discover_404_jsonrpc_error_asks_initialize", opts: serverOpts{legacySSE: true},
+			handler: func() rpcMux {
+				m := legacyMux("2025-06-18", "a")
+				m["server/discover"] = func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+					writeRPCErrorStatus(w, http.StatusNotFound, m.ID, -32601, "Method not found")
+				}
+				return m
+			}(),
+			status: data.Working, detail: "1 tool", seq: full2025,
 		},
 		{
 			name: "O_failing_tools_missing",
@@ -234,6 +263,34 @@ func TestCheck(t *testing.T) {
 				writeResult(w, m.ID, map[string]any{"tools": nil})
 			}),
 			status: data.Failing, detail: "protocol error: tools/list result has no tools array", seq: full2025,
+		},
+		{
+			name: "O_failing_tools_without_names",
+			handler: withTools(legacyMux("2025-06-18"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+				writeResult(w, m.ID, map[string]any{"tools": []any{map[string]any{}, map[string]any{"name": ""}}})
+			}),
+			status: data.Failing, detail: "protocol error: tools/list result has a tool without a name", seq: full2025,
+			check: func(t *testing.T, res data.Result, _ Record) {
+				if res.ToolCount != 0 || res.Tools != nil {
+					t.Errorf("result keeps %d tools %q of an invalid list", res.ToolCount, res.Tools)
+				}
+			},
+		},
+		{
+			name: "O_failing_tool_without_name_on_a_later_page",
+			handler: withTools(legacyMux("2025-06-18"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+				var p struct {
+					Cursor string `json:"cursor"`
+				}
+				json.Unmarshal(m.Params, &p)
+				if p.Cursor == "" {
+					writeResult(w, m.ID, map[string]any{"tools": toolList("a"), "nextCursor": "2"})
+					return
+				}
+				writeResult(w, m.ID, map[string]any{"tools": []any{map[string]any{"inputSchema": map[string]any{"type": "object"}}}})
+			}),
+			status: data.Failing, detail: "protocol error: tools/list result has a tool without a name",
+			seq: append(slices.Clone(full2025), "POST tools/list"),
 		},
 		{
 			name: "O_failing_tools_list_error",
@@ -262,12 +319,15 @@ func TestCheck(t *testing.T) {
 		{
 			name: "N3_legacy_sse_server_requests_not_answered", opts: serverOpts{legacySSE: true}, url: "/sse",
 			handler: newLegacySSEServer("/sse", "/messages/", answerWith(405, "Method Not Allowed"),
-				withInit(legacyMux("2024-11-05", "a"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+				// tools/list answers late, so the SDK's answer to the ping
+				// (sent by a goroutine of its own) meets the guard before the
+				// session ends, also on a loaded machine.
+				answerLate(withInit(legacyMux("2024-11-05", "a"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
 					w.Write([]byte(`{"jsonrpc":"2.0","id":"srv-1","method":"ping"}` + "\r\n\r\nevent: message\r\ndata: "))
 					w.Write(rpcResponse(m.ID, initResult("2024-11-05"), nil))
-				})),
+				}), "tools/list", 300*time.Millisecond)),
 			status: data.Working, detail: "1 tool",
-			seq:   []string{"POST server/discover", "POST initialize", "GET", "POST initialize", "POST notifications/initialized", "POST tools/list"},
+			seq:   []string{"POST server/discover", "GET", "POST initialize", "POST notifications/initialized", "POST tools/list"},
 			check: wantNotSent("response"),
 		},
 		{
@@ -413,6 +473,16 @@ func wantGaveUpWithin(d time.Duration) func(*testing.T, data.Result, Record) {
 
 // wantNotSent asserts the guard kept a message of rpcMethod from leaving
 // (the recorder proves the server never got it).
+// answerLate returns mux with method's answer held for d.
+func answerLate(mux rpcMux, method string, d time.Duration) rpcMux {
+	h := mux[method]
+	mux[method] = func(w http.ResponseWriter, r *http.Request, m rpcRequest) {
+		time.Sleep(d)
+		h(w, r, m)
+	}
+	return mux
+}
+
 func wantNotSent(rpcMethod string) func(*testing.T, data.Result, Record) {
 	return func(t *testing.T, _ data.Result, rec Record) {
 		for _, ex := range rec.Exchanges {

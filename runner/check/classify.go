@@ -130,18 +130,55 @@ func isToken(s string) bool {
 	return true
 }
 
+// challengeHeaders mark an answer as a bot challenge whatever its status:
+// the headers the big edges document for exactly that, nothing looser.
+var challengeHeaders = []struct{ name, value string }{
+	// Cloudflare: "the Challenge Page response (regardless of the Challenge
+	// Page type) will have the cf-mitigated header present and set to
+	// challenge" (developers.cloudflare.com/cloudflare-challenges/
+	// challenge-pages/detect-response).
+	{"Cf-Mitigated", "challenge"},
+	// AWS WAF: x-amzn-waf-action "challenge" (with 202) or "captcha" (with
+	// 405) (docs.aws.amazon.com/waf/latest/developerguide/
+	// waf-captcha-and-challenge-actions.html).
+	{"X-Amzn-Waf-Action", "challenge"},
+	{"X-Amzn-Waf-Action", "captcha"},
+	// Vercel's attack challenge mode / security checkpoint.
+	{"X-Vercel-Mitigated", "challenge"},
+	// DataDome adds X-DD-B to a block answered as JSON
+	// (docs.datadome.co/reference/validate-request); any value.
+	{"X-Dd-B", ""},
+}
+
+// challengeMarkers mark the first 4 KiB of an error answer (status 400 and
+// above) as a bot challenge: strings the challenge pages carry and ordinary
+// pages do not. Words such as "captcha" are not markers: a landing page
+// embedding reCAPTCHA is no challenge of ours. Cloudflare's
+// /cdn-cgi/challenge-platform/ is not one either: its bot detection injects
+// that script into ordinary pages (its challenge pages carry Cf-Mitigated).
+var challengeMarkers = []string{
+	"window._cf_chl_opt",    // Cloudflare's challenge page script
+	`"sec-cp-challenge"`,    // Akamai Bot Manager's crypto/behavioral challenge (428), as JSON
+	"/_sec/cp_challenge/",   // ... and its HTML interstitial
+	"Incapsula incident ID", // Imperva (Incapsula) block page
+	"captcha-delivery.com",  // DataDome's challenge page, served from geo.captcha-delivery.com
+}
+
 // botChallenge reports whether an answer is a bot-challenge page (a CDN's
-// "checking your browser" wall) rather than the server's own.
+// "checking your browser" wall) rather than the server's own: a documented
+// challenge header, or on an error status a challenge page's marker.
 func botChallenge(ex Exchange) bool {
-	if strings.EqualFold(ex.Header.Get("Cf-Mitigated"), "challenge") {
-		return true
+	for _, h := range challengeHeaders {
+		v := ex.Header.Values(h.name)
+		if len(v) > 0 && (h.value == "" || strings.EqualFold(strings.TrimSpace(v[0]), h.value)) {
+			return true
+		}
 	}
-	if !isHTML(ex) {
+	if ex.Status < 400 {
 		return false
 	}
-	head := bytes.ToLower(ex.BodyHead)
-	for _, marker := range []string{"challenge-platform", "cf-chl-", "<title>just a moment", "captcha", "security checkpoint"} {
-		if bytes.Contains(head, []byte(marker)) {
+	for _, marker := range challengeMarkers {
+		if bytes.Contains(ex.BodyHead, []byte(marker)) {
 			return true
 		}
 	}
@@ -340,6 +377,8 @@ func protocolVerdict(fd findings) verdict {
 	switch {
 	case fd.ToolsMissing:
 		return verdict{data.Failing, "protocol error: tools/list result has no tools array"}
+	case fd.ToolUnnamed:
+		return verdict{data.Failing, "protocol error: tools/list result has a tool without a name"}
 	case fd.BadVersion != "":
 		return verdict{data.Failing, "protocol error: unsupported protocol version " + printable(fd.BadVersion, 20)}
 	case fd.RPCErr != nil:

@@ -48,7 +48,23 @@ func TestClassify(t *testing.T) {
 		{"O_working_tool_list_cut_short", Record{}, findings{ToolsOK: true, Tools: []string{"a"}, ToolsNote: "server repeated a cursor"}, cc, data.Working, "1 tool (server repeated a cursor)"},
 		{"O_needs_key_resource_metadata_without_bearer", rec(answer(401, "", "", "WWW-Authenticate", `Custom resource_metadata="https://x/.well-known/oauth-protected-resource"`)), findings{}, cc, data.NeedsKey, "needs a key (OAuth)"},
 		{"O_needs_key_odd_scheme_not_echoed", rec(answer(401, "", "", "WWW-Authenticate", `<script>alert(1)</script>`)), findings{}, cc, data.NeedsKey, "needs a key: HTTP 401"},
-		{"O_refused_bot_challenge_200", rec(answer(200, "text/html", "<html><head><title>Just a moment...</title><script src=/cdn-cgi/challenge-platform/x></script>")), findings{}, cc, data.Refused, "refused: bot challenge page"},
+		// Bot challenges by what the edges really send (issue 10 point 10).
+		{"O_refused_cloudflare_cf_mitigated", rec(answer(403, "text/html", "<html>", "Cf-Mitigated", "challenge")), findings{}, cc, data.Refused, "refused: bot challenge page"},
+		{"O_refused_cloudflare_challenge_script_503", rec(answer(503, "text/html", "<!DOCTYPE html><html><head><title>Just a moment...</title><script>(function(){window._cf_chl_opt={cvId:'3'}})();</script>")), findings{}, cc, data.Refused, "refused: bot challenge page"},
+		{"O_refused_aws_waf_challenge_202", rec(answer(202, "text/html", "<html>", "X-Amzn-Waf-Action", "challenge")), findings{}, cc, data.Refused, "refused: bot challenge page"},
+		{"O_refused_aws_waf_captcha_405", rec(answer(405, "text/html", "<html>", "X-Amzn-Waf-Action", "captcha")), findings{}, cc, data.Refused, "refused: bot challenge page"},
+		{"O_refused_vercel_challenge_429", rec(answer(429, "text/html", "<html>", "X-Vercel-Mitigated", "challenge")), findings{}, cc, data.Refused, "refused: bot challenge page"},
+		{"O_refused_akamai_sec_cpt_428", rec(answer(428, "application/json", `{"sec-cp-challenge": "true","provider":"crypto","branding_url_content":"/_sec/cp_challenge/crypto_message-4-3.htm"}`)), findings{}, cc, data.Refused, "refused: bot challenge page"},
+		{"O_refused_imperva_block_page", rec(answer(403, "text/html", `<html><body>Request unsuccessful. Incapsula incident ID: 123-456</body></html>`)), findings{}, cc, data.Refused, "refused: bot challenge page"},
+		{"O_refused_datadome_captcha_page", rec(answer(403, "text/html", `<html><script src="https://ct.captcha-delivery.com/c.js"></script></html>`, "X-Datadome", "protected")), findings{}, cc, data.Refused, "refused: bot challenge page"},
+		{"O_refused_datadome_json_block", rec(answer(403, "application/json", `{"url":"https://geo.example/captcha"}`, "X-Dd-B", "1")), findings{}, cc, data.Refused, "refused: bot challenge page"},
+		// ... and nothing looser: the word captcha, a title, a script the
+		// edge injects into ordinary pages.
+		{"O_failing_landing_page_with_recaptcha", rec(answer(200, "text/html", `<!DOCTYPE html><html><head><script src="https://www.google.com/recaptcha/api.js"></script></head><body><div class="g-recaptcha">captcha</div></body></html>`)), findings{}, cc, data.Failing, "not MCP: HTML page"},
+		{"O_failing_cloudflare_detection_script_on_ordinary_page", rec(answer(200, "text/html", `<html><title>Just a moment...</title><script src="/cdn-cgi/challenge-platform/scripts/jsd/main.js"></script></html>`)), findings{}, cc, data.Failing, "not MCP: HTML page"},
+		{"O_failing_404_page_mentioning_captcha", rec(answer(404, "text/html", `<html><title>Security checkpoint</title>Solve the captcha</html>`)), findings{}, cc, data.Failing, "HTTP 404"},
+		{"O_refused_403_with_captcha_word_is_plain_403", rec(answer(403, "text/html", `<html>captcha required</html>`)), findings{}, cc, data.Refused, "refused: HTTP 403"},
+		{"O_failing_marker_on_a_200_is_not_a_challenge", rec(answer(200, "text/html", `<html>Incapsula incident ID</html>`)), findings{}, cc, data.Failing, "not MCP: HTML page"},
 		{"O_refused_429_first_refusal_counts", rec(answer(429, "", ""), answer(401, "", "")), findings{}, cc, data.Refused, "refused: HTTP 429"},
 		{"O_failing_deadline_without_exchange", Record{}, findings{}, classifyContext{deadline: true, timeout: 45 * time.Second}, data.Failing, "no answer in 45 s"},
 		{"O_not_checkable_cancelled_by_prober", rec(answer(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":{}}`)), findings{}, classifyContext{cancelled: true}, data.NotCheckable, "check cancelled by the prober"},
@@ -123,6 +139,36 @@ func TestLegacySSEFallbackRule(t *testing.T) {
 	} {
 		if got := wantsLegacySSE(tc.rec); got != tc.want {
 			t.Errorf("%s: wantsLegacySSE = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestTakesNoPosts proves when server/discover's answer sends a check
+// straight to the legacy GET (rule N4, issue 10 point 11): 404 or 405
+// without JSON-RPC, nothing refused, no initialize asked since.
+func TestTakesNoPosts(t *testing.T) {
+	t.Parallel()
+	discover := func(status int, body string) Exchange {
+		return Exchange{Method: "POST", RPCMethod: "server/discover", Status: status, BodyHead: []byte(body), Bytes: int64(len(body))}
+	}
+	for _, tc := range []struct {
+		name string
+		rec  Record
+		want bool
+	}{
+		{"N4_405_empty", Record{Exchanges: []Exchange{discover(405, "")}}, true},
+		{"N4_405_text", Record{Exchanges: []Exchange{discover(405, "Method Not Allowed")}}, true},
+		{"N4_404_html", Record{Exchanges: []Exchange{discover(404, "<html>Cannot POST /sse</html>")}}, true},
+		{"N4_404_json_not_rpc", Record{Exchanges: []Exchange{discover(404, `{"detail":"Not Found"}`)}}, true},
+		{"N4_404_jsonrpc_error", Record{Exchanges: []Exchange{discover(404, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x"}}`)}}, false},
+		{"N4_400_text", Record{Exchanges: []Exchange{discover(400, "bad request")}}, false},
+		{"N4_200_jsonrpc_error", Record{Exchanges: []Exchange{discover(200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x"}}`)}}, false},
+		{"N4_after_refusal", Record{Exchanges: []Exchange{discover(405, "")}, Refusal: 429}, false},
+		{"N4_initialize_asked_since", Record{Exchanges: []Exchange{discover(405, ""), {Method: "POST", RPCMethod: "initialize", Status: 405}}}, false},
+		{"N4_discover_never_sent", Record{}, false},
+	} {
+		if got := takesNoPosts(tc.rec); got != tc.want {
+			t.Errorf("%s: takesNoPosts = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"net/http"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,36 +14,22 @@ import (
 // asked for such a version, and on any answer that is not a modern error it
 // falls back to initialize (2025-11-25) on the same connection by itself.
 
-// run walks the flows of rule N4 for t, starting from what earlier checks
-// learned, and falls back as the MCP specification's backwards-compatibility
-// section says. What it finds goes into f.found.
-func (f *flow) run(ctx context.Context, t Target) {
-	switch {
-	case t.Transport == data.TransportSSE:
-		if f.sse(ctx) || ctx.Err() != nil || !sseGone(f.guard.Record()) {
-			return
-		}
-		// The legacy stream is gone (400, 404 or 405 to its GET): the server
-		// may have moved to Streamable HTTP, so learn its era afresh.
-		f.streamable(ctx, protocolModern, false)
-	case t.Protocol >= protocolModern && slices.Contains(mcp.SupportedProtocolVersions(), t.Protocol):
-		f.streamable(ctx, t.Protocol, true)
-	case t.Protocol != "" && t.Protocol < protocolModern:
-		f.streamable(ctx, protocolLegacy, true)
-	default:
-		f.streamable(ctx, protocolModern, true)
-	}
-}
-
 // streamable runs the Streamable HTTP flow asking for version: server/discover
 // first when version is 2026-07-28 or later, else initialize. When discover
 // got a 200 that was not JSON-RPC (the SDK then drops the connection and
 // cannot fall back), it retries once with initialize on a fresh transport.
-// When the initialize POST is answered 400, 404 or 405 without a modern error
-// code and allowSSE is set, it tries the legacy HTTP+SSE transport. It
-// reports whether a handshake succeeded.
+// With allowSSE it tries the legacy HTTP+SSE transport when the initialize
+// POST is answered 400, 404 or 405 without a modern error code, or at once
+// when server/discover was answered 404 or 405 with something that is not
+// JSON-RPC: the address takes no POSTs, so an initialize would only be
+// answered the same (a legacy server's first check costs 5 requests, not 6).
+// Should the GET be refused too, initialize is asked after all. It reports
+// whether a handshake succeeded.
 func (f *flow) streamable(ctx context.Context, version string, allowSSE bool) bool {
-	if f.session(ctx, f.streamableTransport(), data.TransportStreamable, version) {
+	f.setSkipInitialize(allowSSE)
+	ok := f.session(ctx, f.streamableTransport(), data.TransportStreamable, version)
+	f.setSkipInitialize(false)
+	if ok {
 		return true
 	}
 	if version >= protocolModern && ctx.Err() == nil && discoverBroke(f.guard.Record()) {
@@ -52,8 +37,21 @@ func (f *flow) streamable(ctx context.Context, version string, allowSSE bool) bo
 			return true
 		}
 	}
-	if allowSSE && ctx.Err() == nil && wantsLegacySSE(f.guard.Record()) {
-		return f.sse(ctx)
+	if !allowSSE || ctx.Err() != nil {
+		return false
+	}
+	rec := f.guard.Record()
+	noPosts := takesNoPosts(rec)
+	if !noPosts && !wantsLegacySSE(rec) {
+		return false
+	}
+	if f.sse(ctx) {
+		return true
+	}
+	if noPosts && ctx.Err() == nil && sseGone(f.guard.Record()) {
+		// No POSTs to discover and no event stream either: initialize is
+		// the one question not asked yet.
+		return f.session(ctx, f.streamableTransport(), data.TransportStreamable, protocolLegacy)
 	}
 	return false
 }

@@ -24,7 +24,9 @@
 //     and tools/list posted to the stream's endpoint.
 //
 // What was learned (protocol, transport) goes into the result so later checks
-// go straight to the right flow. classify.go turns the guard's record and the
+// go straight to the right flow: flow.go picks it. conninfo.go keeps, for
+// the transcript only, the address each connection dialled and its TLS
+// session. classify.go turns the guard's record and the
 // flows' typed findings into the outcome; it never reads error strings.
 // transcript.go prints the record for people (the one-off command).
 //

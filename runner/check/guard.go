@@ -72,6 +72,10 @@ type Guard struct {
 	// the last one ends: see awaitAnswers.
 	open     int
 	openDone chan struct{}
+	// The check's host (data.HostOf of its first request, see otherHost),
+	// and the connections its requests went out on (traceConn).
+	host    string
+	connLog connLog
 }
 
 // answerWait bounds how long a request waits for the previous answer of
@@ -246,6 +250,7 @@ func (g *Guard) Record() Record {
 		r.Exchanges[i] = e
 		r.BytesRead += ex.Bytes
 	}
+	r.ConnInfos = slices.Clone(g.connLog.infos)
 	return r
 }
 
@@ -291,6 +296,7 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		out.Body, out.ContentLength, out.GetBody = nil, 0, nil
 	}
+	out = out.WithContext(g.traceConn(out.Context(), ex))
 	g.awaitAnswers(req.Context())
 	g.mu.Lock()
 	g.requests++
@@ -340,6 +346,9 @@ func (g *Guard) admit(req *http.Request, body []byte, rpcMethod, n3 string) *Gua
 	if err := CheckTarget(req.URL, g.cfg.Lab); err != nil {
 		te := err.(*TargetError)
 		return &GuardError{Kind: ErrTargetNotAllowed, Rule: te.Rule, Detail: te.Reason, Err: err}
+	}
+	if g.otherHost(req.URL) {
+		return &GuardError{Kind: ErrTargetNotAllowed, Rule: "S3", Detail: ReasonOtherHost}
 	}
 	if req.Method == http.MethodPost && n3 != "" {
 		return &GuardError{Kind: ErrBlocked, Rule: "N3", Detail: n3}

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 )
@@ -28,6 +29,28 @@ func wantsLegacySSE(rec Record) bool {
 	switch ex.Status {
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
 		return !modernErrorCode(ex.BodyHead)
+	}
+	return false
+}
+
+// takesNoPosts reports whether server/discover was answered 404 or 405 with
+// a body that is not JSON-RPC (a web server's "Cannot POST", an empty 405),
+// nothing refused and no initialize asked since: the address takes no POSTs
+// at all, whatever their message, as a legacy HTTP+SSE server's stream
+// address does. A server that does not know server/discover answers it with
+// a JSON-RPC error instead.
+func takesNoPosts(rec Record) bool {
+	if rec.Refusal != 0 {
+		return false
+	}
+	i := lastRPCExchange(rec, "server/discover")
+	if i < 0 || lastRPCExchange(rec, "initialize") > i {
+		return false
+	}
+	ex := rec.Exchanges[i]
+	switch ex.Status {
+	case http.StatusNotFound, http.StatusMethodNotAllowed:
+		return jsonNotRPC(bytes.TrimSpace(ex.BodyHead), ex.Bytes) != ""
 	}
 	return false
 }

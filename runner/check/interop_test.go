@@ -36,7 +36,10 @@ import (
 func TestInterop(t *testing.T) {
 	t.Parallel()
 	full := []string{"POST server/discover", "POST initialize", "POST notifications/initialized", "POST tools/list"}
-	legacy := []string{"POST server/discover", "POST initialize", "GET", "POST initialize", "POST notifications/initialized", "POST tools/list"}
+	// A legacy server's first check: its stream address answers discover's
+	// POST 404 or 405 without JSON-RPC, so the check goes straight to the
+	// GET: 5 requests (it was 6, an initialize answered the same 404 first).
+	legacy := []string{"POST server/discover", "GET", "POST initialize", "POST notifications/initialized", "POST tools/list"}
 	tests := []struct {
 		name      string
 		handler   http.Handler

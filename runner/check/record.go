@@ -8,6 +8,7 @@ import (
 
 // Record is what the guard saw during one check.
 type Record struct {
+	ConnInfos []ConnInfo // the connections requests went out on, in order of first use (Exchange.Conn)
 	Exchanges []Exchange // in the order requests were made, refused ones included
 	Conns     int        // TCP connections established (Wire.Conns)
 	Requests  int        // HTTP requests written on the wire (Wire.Requests; refused ones not counted)
@@ -34,6 +35,7 @@ type Exchange struct {
 	Err       string        // error text, for the transcript only
 	ErrKind   ErrKind       // classified by the guard at the point of failure
 	Detail    string        // short human detail of ErrKind, e.g. "certificate has expired"
+	Conn      int           // the connection it went out on, from 1 (Record.ConnInfos[Conn-1]); 0 if none
 }
 
 // ErrKind classifies what went wrong in an exchange, decided by the guard

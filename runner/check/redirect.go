@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"plug.directory/prober/data"
 )
@@ -32,6 +34,7 @@ const (
 	ReasonNotHTTPS      = "not https"
 	ReasonPort          = "port not 443 or 8443"
 	ReasonNotPublicIPv4 = "not a public IPv4 address"
+	ReasonOtherHost     = "endpoint on another host"
 )
 
 // CheckTarget applies rules N5-N7 to u before anything is sent: no user
@@ -63,7 +66,7 @@ func CheckTarget(u *url.URL, lab Lab) error {
 	if !allowedPort(u.Port()) {
 		return refuse("N7", ReasonPort)
 	}
-	host := u.Hostname()
+	host := data.LookupName(u.Hostname()) // as it is dialled: "１２７.０.０.１" is 127.0.0.1
 	if host == "" {
 		return refuse("N7", ReasonNoAddress)
 	}
@@ -91,42 +94,50 @@ func allowedPort(port string) bool {
 	return false
 }
 
-// credentialNames are query parameter names (lowercased, without '-', '_'
-// and '.') that carry a credential (rule N5). Session ids (sessionId, as
-// legacy SSE endpoints name them) are not credentials.
-var credentialNames = map[string]bool{
-	"key": true, "apikey": true, "token": true, "accesstoken": true, "authtoken": true,
-	"refreshtoken": true, "idtoken": true, "bearer": true, "jwt": true, "secret": true,
-	"clientsecret": true, "password": true, "passwd": true, "pwd": true, "pass": true,
-	"auth": true, "authorization": true, "sig": true, "signature": true, "credential": true,
-	"credentials": true, "licensekey": true, "privatekey": true,
-}
-
-// credentialSuffixes catch names like subscription-key, x-goog-api-key,
-// mcpToken, X-Amz-Signature, X-Amz-Credential or db_password. A false
+// Credential names of query parameters (rule N5), matched against a name
+// normalized by credentialParam: lowercased letters only, so "api_key",
+// "API-Key", "apiKey[]", "api_key1" and "api%5Fkey" are all "apikey". A false
 // positive only makes a server not checkable; a false negative would send a
-// credential, so the list errs on the safe side.
-var credentialSuffixes = []string{"key", "token", "secret", "password", "passwd", "signature", "credential", "credentials", "auth"}
+// credential, so the lists err on the safe side. Session ids (sessionId, as
+// legacy SSE endpoints name them) are not credentials.
+var (
+	// credentialWords are refused wherever they occur in a name
+	// (mcpToken, tokens, client_secret, X-Amz-Credential, db.password).
+	credentialWords = []string{"token", "secret", "passw", "passphrase", "apikey", "accesskey",
+		"privatekey", "licensekey", "credential", "signature"}
+	// credentialSuffixes are refused at the end of a name only, being
+	// parts of ordinary words elsewhere (keyword, author):
+	// subscription-key, keys, AWSAccessKeyId, x-auth, sig, id_jwt.
+	credentialSuffixes = []string{"key", "keys", "keyid", "auth", "authorization", "pwd", "sig", "jwt", "bearer"}
+	// credentialNames are refused as whole names only.
+	credentialNames = []string{"pass"}
+)
 
-// credentialParam reports whether a query parameter name carries a
-// credential.
+// credentialParam reports whether a query parameter name, already
+// percent-decoded, carries a credential. The name is normalized first:
+// lowercased, and everything but letters dropped (separators, brackets,
+// digits, control characters: "token[]", "token1", "token\t" are "token").
 func credentialParam(name string) bool {
 	n := strings.Map(func(r rune) rune {
-		switch r {
-		case '-', '_', '.', ' ':
-			return -1
+		if unicode.IsLetter(r) {
+			return unicode.ToLower(r)
 		}
-		return r
-	}, strings.ToLower(name))
-	if credentialNames[n] {
-		return true
+		return -1
+	}, name)
+	if n == "" {
+		return false
+	}
+	for _, w := range credentialWords {
+		if strings.Contains(n, w) {
+			return true
+		}
 	}
 	for _, s := range credentialSuffixes {
 		if strings.HasSuffix(n, s) {
 			return true
 		}
 	}
-	return false
+	return slices.Contains(credentialNames, n)
 }
 
 // credentialQuery reports whether a raw query names a credential parameter.
@@ -199,6 +210,8 @@ func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 			te := err.(*TargetError)
 			gerr = &GuardError{Kind: ErrRedirectNotAllowed, Rule: te.Rule,
 				Detail: redirectWhy(te, req.URL), Err: err}
+		} else if g.otherHost(req.URL) {
+			gerr = &GuardError{Kind: ErrRedirectNotAllowed, Rule: "S3", Detail: "redirect to another host"}
 		}
 	}
 	if gerr == nil {
@@ -218,6 +231,25 @@ func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	g.append(ex)
 	return gerr
+}
+
+// otherHost reports whether u is on another host than the check's, the
+// host of its first request (pinned here by that first call). A check counts
+// against one host's caps (rule S3), the host the planner planned it under:
+// a redirect or a legacy-SSE endpoint that leads elsewhere would send
+// requests to a host whose caps never counted them, so the check does not
+// follow it (not_checkable). Another port or path on the same host is the
+// same host. Hosts compare as the planner keys them (data.HostOf: lowercased,
+// IDNA-mapped as the name looked up).
+func (g *Guard) otherHost(u *url.URL) bool {
+	h := data.HostOf(u.String())
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.host == "" {
+		g.host = h
+		return false
+	}
+	return h != g.host
 }
 
 // redirectWhy is the Detail of a refused redirect target, e.g. "redirect to

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"plug.directory/prober/data"
 )
 
 // TestCheckTarget proves rules N5-N7 on URLs before anything is sent.
@@ -43,13 +45,19 @@ func TestCheckTarget(t *testing.T) {
 		{"N6_ipv6_literal", "https://[2001:db8::1]/mcp", false, "N6", ReasonNotPublicIPv4},
 		{"N6_ipv6_loopback_lab", "https://[::1]:8443/mcp", true, "N6", ReasonNotPublicIPv4},
 		{"N6_public_literal", "https://8.8.8.8/mcp", false, "", ""},
+		{"N6_fullwidth_loopback_literal", "https://１２７．０．０．１/mcp", false, "N6", ReasonNotPublicIPv4},
+		{"N6_fullwidth_private_literal_lab", "https://１０.0.0.1:8443/mcp", true, "N6", ReasonNotPublicIPv4},
 		{"N5_session_id_is_not_a_credential", "https://mcp.example.com/messages?sessionId=abc", false, "", ""},
 		{"N5_plain_query", "https://mcp.example.com/mcp?profile=default&v=2", false, "", ""},
 	}
 	for _, name := range []string{"key", "api_key", "apikey", "api-key", "API_KEY", "token", "access_token",
 		"secret", "password", "passwd", "auth", "authorization", "sig", "signature", "client_secret",
 		"x-goog-api-key", "subscription-key", "tavilyApiKey", "X-Amz-Signature", "X-Amz-Credential", "db.password",
-		"a%70i_key"} {
+		"a%70i_key",
+		// Issue 10 point 8: names that slipped through before normalization.
+		"token[]", "api_key[]", "token1", "tokens", "apikeys", "passphrase", "AWSAccessKeyId", "access_key_id",
+		"token%09", "token%5B%5D", "Token+", "x-amz-security-token", "refresh_token2", "keys", "pass", "pwd",
+		"id_jwt", "client-credentials", "private_key", "x-auth", "oauth", "my.secrets"} {
 		cases = append(cases, struct {
 			name   string
 			url    string
@@ -65,6 +73,18 @@ func TestCheckTarget(t *testing.T) {
 		rule   string
 		reason string
 	}{"N5_query_semicolon", "https://mcp.example.com/mcp?x=1;token=abc", false, "N5", ReasonCredential})
+	// Ordinary parameters stay checkable, words that merely contain "key"
+	// or "auth" included.
+	for _, name := range []string{"page", "format", "version", "lang", "sessionId", "session_id", "profile", "v",
+		"id", "mode", "keyword", "author", "region", "limit", "cursor", "debug", "q", "transport", "[]", "1"} {
+		cases = append(cases, struct {
+			name   string
+			url    string
+			lab    bool
+			rule   string
+			reason string
+		}{"N5_query_accepted_" + name, "https://mcp.example.com/mcp?" + name + "=abc&x=1", false, "", ""})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			u, err := url.Parse(c.url)
@@ -196,6 +216,8 @@ func TestRedirects(t *testing.T) {
 			http.StatusPermanentRedirect, ErrRedirectNotAllowed, "redirect to an address with a credential"},
 		{"N8_N6_redirect_to_private_literal", func(s *labServer) string { return "https://10.1.2.3:8443/x" },
 			http.StatusTemporaryRedirect, ErrRedirectNotAllowed, "redirect to a non-public address"},
+		{"N8_S3_redirect_to_another_host", func(s *labServer) string { return "https://victim.test:8443/x" },
+			http.StatusTemporaryRedirect, ErrRedirectNotAllowed, "redirect to another host"},
 		{"N8_302_POST_to_GET_refused", func(s *labServer) string { return s.URL + "/x" },
 			http.StatusFound, ErrRedirectMethodChange, "redirect turns POST into GET"},
 		{"N8_301_POST_to_GET_refused", func(s *labServer) string { return s.URL + "/x" },
@@ -203,37 +225,59 @@ func TestRedirects(t *testing.T) {
 		{"N8_303_POST_to_GET_refused", func(s *labServer) string { return s.URL + "/x" },
 			http.StatusSeeOther, ErrRedirectMethodChange, "redirect turns POST into GET"},
 	}
+	// Each refused target at hop 1, 2 and 3: every hop's target passes
+	// N5-N7 again, not only the first (a mutation checking only the first
+	// hop would follow hops 2 and 3, or fail them with another kind).
 	for _, c := range refused {
-		t.Run(c.name, func(t *testing.T) {
-			var seen atomic.Int32
-			var srv *labServer
-			srv = startLabServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				seen.Add(1)
-				if r.URL.Path != "/mcp" {
-					t.Errorf("followed a refused redirect: %s %s", r.Method, r.URL)
+		for hop := 1; hop <= data.MaxRedirects; hop++ {
+			name := c.name
+			if hop > 1 {
+				name += fmt.Sprintf("_at_hop_%d", hop)
+			}
+			t.Run(name, func(t *testing.T) {
+				var seen atomic.Int32
+				var srv *labServer
+				srv = startLabServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					n := int(seen.Add(1))
+					if want := hopPath(n - 1); r.URL.Path != want {
+						t.Errorf("followed a refused redirect: %s %s, want %s", r.Method, r.URL, want)
+					}
+					if n < hop {
+						w.Header().Set("Location", hopPath(n))
+						w.WriteHeader(http.StatusTemporaryRedirect)
+						return
+					}
+					w.Header().Set("Location", c.location(srv))
+					w.WriteHeader(c.status)
+				}), labServerConfig{})
+				g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
+				if err := postErr(t, g, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`); err == nil {
+					t.Fatal("refused redirect: no error")
 				}
-				w.Header().Set("Location", c.location(srv))
-				w.WriteHeader(c.status)
-			}), labServerConfig{})
-			g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
-			if err := postErr(t, g, srv.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize"}`); err == nil {
-				t.Fatal("refused redirect: no error")
-			}
-			if got := seen.Load(); got != 1 {
-				t.Errorf("server saw %d requests, want 1", got)
-			}
-			last := lastExchange(t, g)
-			if last.ErrKind != c.kind || last.Detail != c.detail || last.Hop != 1 || last.Blocked == "" || last.RPCMethod != "initialize" {
-				t.Errorf("last exchange = %+v, want blocked initialize at hop 1 %v %q", last, c.kind, c.detail)
-			}
-			if strings.Contains(last.URL, ":pw@") {
-				t.Errorf("transcript URL %q shows the password", last.URL)
-			}
-			if g.Record().Requests != 1 {
-				t.Errorf("Requests = %d, want 1", g.Record().Requests)
-			}
-		})
+				if got := seen.Load(); got != int32(hop) {
+					t.Errorf("server saw %d requests, want %d", got, hop)
+				}
+				last := lastExchange(t, g)
+				if last.ErrKind != c.kind || last.Detail != c.detail || last.Hop != hop || last.Blocked == "" || last.RPCMethod != "initialize" {
+					t.Errorf("last exchange = %+v, want blocked initialize at hop %d %v %q", last, hop, c.kind, c.detail)
+				}
+				if strings.Contains(last.URL, ":pw@") {
+					t.Errorf("transcript URL %q shows the password", last.URL)
+				}
+				if got := g.Record().Requests; got != hop {
+					t.Errorf("Requests = %d, want %d", got, hop)
+				}
+			})
+		}
 	}
+}
+
+// hopPath is the path of the request at redirect hop n: /mcp, /h1, /h2...
+func hopPath(n int) string {
+	if n == 0 {
+		return "/mcp"
+	}
+	return fmt.Sprintf("/h%d", n)
 }
 
 // postRPC POSTs a JSON-RPC body through the guard's client and returns the

@@ -28,7 +28,16 @@ type findings struct {
 	BadVersion    string   // a protocol version the server chose that the SDK does not speak
 	RPCErr        *jsonrpc.Error
 	RPCMethod     string // the request RPCErr answered
+
+	// ToolUnnamed: a tools/list result, on any page, had a tool without
+	// a name.
+	ToolUnnamed bool
 }
+
+// errToolUnnamed rejects a tools/list result with a tool that has no name:
+// not a valid result (clients built on the TypeScript SDK reject the whole
+// list), though the Go SDK would take it.
+var errToolUnnamed = errors.New("tools/list result has a tool without a name")
 
 // errNoToolsArray rejects a tools/list result whose tools is missing or null:
 // the SDK would silently read it as no tools.
@@ -51,6 +60,22 @@ type flow struct {
 
 	mu    sync.Mutex
 	found findings
+	// skipInit: the SDK's own fallback from server/discover to initialize
+	// is not sent when discover found that the address takes no POSTs
+	// (takesNoPosts); the flow goes to the legacy GET instead.
+	skipInit bool
+}
+
+// errNoPosts is what the middleware returns instead of sending initialize
+// to an address that takes no POSTs.
+var errNoPosts = errors.New("the address takes no POSTs: initialize not sent")
+
+// setSkipInitialize sets whether initialize is held back after a discover
+// that found no POSTs.
+func (f *flow) setSkipInitialize(skip bool) {
+	f.mu.Lock()
+	f.skipInit = skip
+	f.mu.Unlock()
 }
 
 // recordRPCError keeps the last JSON-RPC error a server answered to method.
@@ -73,8 +98,15 @@ func (f *flow) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if concluded(f.guard.Record()) {
+		rec := f.guard.Record()
+		if concluded(rec) {
 			return nil, errStopped
+		}
+		f.mu.Lock()
+		skip := f.skipInit
+		f.mu.Unlock()
+		if method == "initialize" && skip && takesNoPosts(rec) {
+			return nil, errNoPosts
 		}
 		res, err := next(ctx, method, req)
 		f.recordRPCError(method, err)
@@ -91,6 +123,12 @@ func (f *flow) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				f.found.ToolsMissing = true
 				f.mu.Unlock()
 				return nil, errNoToolsArray
+			}
+			if r != nil && slices.ContainsFunc(r.Tools, func(t *mcp.Tool) bool { return t == nil || t.Name == "" }) {
+				f.mu.Lock()
+				f.found.ToolUnnamed = true
+				f.mu.Unlock()
+				return nil, errToolUnnamed
 			}
 		}
 		return res, err
@@ -177,6 +215,14 @@ func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 		}
 		res, err := cs.ListTools(ctx, params)
 		if err != nil {
+			if errors.Is(err, errToolUnnamed) {
+				// A later page too: the list is not valid, whatever came before.
+				f.logger.Debug("tools/list invalid", "url", f.url, "page", page)
+				f.mu.Lock()
+				f.found.ToolsOK = false
+				f.mu.Unlock()
+				return
+			}
 			if page == 0 {
 				f.logger.Debug("tools/list failed", "url", f.url, "err", err)
 				return

@@ -2,6 +2,7 @@ package check
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,4 +36,38 @@ func transcriptText(rec Record) string {
 	var b strings.Builder
 	_ = WriteTranscript(&b, rec)
 	return b.String()
+}
+
+// TestEscapeControl pins the escaping of transcripts and run -url's text.
+func TestEscapeControl(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain name":       "plain name",
+		"büch€r ✓":         "büch€r ✓",
+		"a\x1b[31mb":       `a\x1b[31mb`,
+		"tab\there\nline":  `tab\x09here\x0aline`,
+		"del\x7f c1\u0085": `del\x7f c1\x85`,
+		"bad\xffutf8":      `bad\xffutf8`,
+		"rtl\u202eabc":     `rtl\u202eabc`,
+		"back\\slash":      `back\slash`,
+	} {
+		if got := EscapeControl(in); got != want {
+			t.Errorf("EscapeControl(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestEvents pins what the transcript shows of an event stream: complete
+// events only, CRLF or LF, data lines joined, long data cut.
+func TestEvents(t *testing.T) {
+	long := strings.Repeat("é", 200)
+	ex := Exchange{Header: http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}},
+		BodyHead: []byte("event: endpoint\r\ndata: /messages?s=1\r\n\r\n: comment\n\ndata: a\ndata: b\n\ndata: " + long + "\n\nevent: message\ndata: cut")}
+	got := ex.Events()
+	want := []SSEEvent{{"endpoint", "/messages?s=1"}, {"", "a\nb"}, {"", strings.Repeat("é", 128) + "…"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Events() = %q, want %q", got, want)
+	}
+	if ev := (Exchange{Header: http.Header{"Content-Type": {"application/json"}}, BodyHead: []byte("data: x\n\n")}).Events(); ev != nil {
+		t.Errorf("events of a JSON answer: %q", ev)
+	}
 }

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// hostileNames answers as a 2025-06-18 MCP server whose name, version and
+// tool names carry terminal escape sequences, counting the requests it
+// received.
+func hostileNames(seen *atomic.Int32) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		seen.Add(1)
+		var m struct {
+			Method string          `json:"method"`
+			ID     json.RawMessage `json:"id"`
+		}
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&m) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		if m.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch m.Method {
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},`+
+				`"serverInfo":{"name":"evil\u001b]0;owned\u0007","version":"1\u001b[2J\u009b31m"}}}`, m.ID)
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"rm\u001b[1A\r-rf","inputSchema":{"type":"object"}},`+
+				`{"name":"txt\u202egnp.exe","inputSchema":{"type":"object"}}]}}`, m.ID)
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, m.ID)
+		}
+	}
+}
+
+// TestOneOffText_escapes_control_characters proves that run -url's text
+// shows a server's name, version and tool names with their control
+// characters escaped: nothing a server says reaches the owner's terminal as
+// an escape sequence. The JSON keeps them as received (JSON escapes them).
+func TestOneOffText_escapes_control_characters(t *testing.T) {
+	t.Parallel()
+	var seen atomic.Int32
+	s := startServer(t, hostileNames(&seen))
+	code, out, errOut := runArgs(t, "-lab", "-resolve", s.resolve, "-ca-file", s.caFile, "-url", s.url)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; stderr %s; stdout:\n%s", code, errOut, out)
+	}
+	if got := seen.Load(); got != 4 {
+		t.Errorf("server received %d requests, want 4 (discover, initialize, initialized, tools/list)", got)
+	}
+	for _, r := range out {
+		if r != '\n' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0x202e) {
+			t.Fatalf("output carries control character %U:\n%q", r, out)
+		}
+	}
+	for _, want := range []string{`evil\x1b]0;owned\x07`, `1\x1b[2J\x9b31m`, `rm\x1b[1A\x0d-rf`, `txt\u202egnp.exe`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// counted wraps h, counting the requests it receives.
+func counted(seen *atomic.Int32, h http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		seen.Add(1)
+		h.ServeHTTP(w, r)
+	}
+}
+
+// legacySSE is a 2024-11-05 HTTP+SSE server: GET /sse opens the stream and
+// names /messages in its endpoint event; POST /sse is a 405; answers to the
+// posts go to the stream.
+func legacySSE() http.HandlerFunc {
+	answers := make(chan string, 8)
+	return func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/sse":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "event: endpoint\ndata: /messages?session_id=1\n\n")
+			w.(http.Flusher).Flush()
+			for {
+				select {
+				case <-r.Context().Done():
+					return
+				case a := <-answers:
+					fmt.Fprintf(w, "event: message\ndata: %s\n\n", a)
+					w.(http.Flusher).Flush()
+				}
+			}
+		case r.Method == http.MethodPost && r.URL.Path == "/messages":
+			var m struct {
+				Method string          `json:"method"`
+				ID     json.RawMessage `json:"id"`
+			}
+			json.NewDecoder(r.Body).Decode(&m)
+			w.WriteHeader(http.StatusAccepted)
+			switch m.Method {
+			case "initialize":
+				answers <- fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"0.1"}}}`, m.ID)
+			case "tools/list":
+				answers <- fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"forecast","inputSchema":{"type":"object"}}]}}`, m.ID)
+			}
+		default:
+			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		}
+	}
+}
+
+// TestOneOffJSON proves that run -url -json is the complete record for an
+// owner (issue 11 point 7): it validates against
+// testdata/oneoff.schema.json, has one "reason" (the outcome's), null for
+// what does not apply, milliseconds only, and carries the dialled address,
+// the TLS session and certificate, the answer headers that matter, the start
+// of an error body and the SSE events seen. Each server counts the
+// requests it received, and the JSON says the same number.
+func TestOneOffJSON(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("testdata", "oneoff.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatalf("parse schema: %v", err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		t.Fatalf("resolve schema: %v", err)
+	}
+	// The schema refuses what the old output had: a nested result, a zero
+	// time for "none".
+	for _, bad := range []string{`{"result":{}}`, `{"retry_after":"0001-01-01T00:00:00Z"}`} {
+		var inst any
+		json.Unmarshal([]byte(bad), &inst)
+		if resolved.Validate(inst) == nil {
+			t.Errorf("the schema accepts %s", bad)
+		}
+	}
+	const bearer = `Bearer resource_metadata="https://mcp.test:8443/.well-known/oauth-protected-resource"`
+	cases := []struct {
+		name     string
+		handler  http.Handler
+		path     string
+		code     int
+		requests int32
+		check    func(t *testing.T, out map[string]any, ex []map[string]any)
+	}{
+		{
+			name: "O_working", handler: mcpHandler(0), code: 0, requests: 4,
+			check: func(t *testing.T, out map[string]any, ex []map[string]any) {
+				for _, k := range []string{"result", "planned", "duration", "lateness"} {
+					if _, ok := out[k]; ok {
+						t.Errorf("key %q in the output", k)
+					}
+				}
+				if out["retry_after"] != nil || out["http_status"] != float64(200) || out["reason"] != "1 tool" {
+					t.Errorf("retry_after %v, http_status %v, reason %v", out["retry_after"], out["http_status"], out["reason"])
+				}
+				if h := ex[0]["headers"].(map[string]any); h["Content-Type"] != "application/json" {
+					t.Errorf("headers %v, want the Content-Type", h)
+				}
+			},
+		},
+		{
+			name: "O_needs_key_401", code: 0, requests: 1,
+			handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("WWW-Authenticate", bearer)
+				http.Error(w, `{"error":"invalid_token","error_description":"no token"}`, http.StatusUnauthorized)
+			}),
+			check: func(t *testing.T, out map[string]any, ex []map[string]any) {
+				if h := ex[0]["headers"].(map[string]any); h["WWW-Authenticate"] != bearer {
+					t.Errorf("headers %v, want the WWW-Authenticate challenge", h)
+				}
+				if b, _ := ex[0]["error_body"].(string); !strings.Contains(b, "invalid_token") {
+					t.Errorf("error_body %q, want the answer's body", b)
+				}
+			},
+		},
+		{
+			name: "O_refused_429_retry_after", code: 1, requests: 1,
+			handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "120")
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+			}),
+			check: func(t *testing.T, out map[string]any, ex []map[string]any) {
+				if out["retry_after"] == nil || ex[0]["headers"].(map[string]any)["Retry-After"] != "120" {
+					t.Errorf("retry_after %v, headers %v", out["retry_after"], ex[0]["headers"])
+				}
+			},
+		},
+		{
+			name: "O_failing_500_error_body", code: 1, requests: 2,
+			handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Mcp-Session-Id", "abc")
+				http.Error(w, "upstream exploded: "+strings.Repeat("x", 2000), http.StatusInternalServerError)
+			}),
+			check: func(t *testing.T, out map[string]any, ex []map[string]any) {
+				b, _ := ex[0]["error_body"].(string)
+				if !strings.HasPrefix(b, "upstream exploded: xxx") || len(b) != 512 {
+					t.Errorf("error_body %d bytes %.40q, want the first 512", len(b), b)
+				}
+				if ex[0]["mcp_session_id"] != true {
+					t.Errorf("mcp_session_id %v, want true", ex[0]["mcp_session_id"])
+				}
+			},
+		},
+		{
+			name: "N4_legacy_sse_events", handler: legacySSE(), path: "/sse", code: 0, requests: 5,
+			check: func(t *testing.T, out map[string]any, ex []map[string]any) {
+				var get map[string]any
+				for _, e := range ex {
+					if e["method"] == "GET" {
+						get = e
+					}
+				}
+				events, _ := get["sse_events"].([]any)
+				if len(events) == 0 {
+					t.Fatalf("GET %v: no sse_events", get)
+				}
+				first := events[0].(map[string]any)
+				if first["event"] != "endpoint" || first["data"] != "/messages?session_id=1" {
+					t.Errorf("first event %v, want the endpoint", first)
+				}
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var seen atomic.Int32
+			s := startServer(t, counted(&seen, c.handler))
+			u := strings.TrimSuffix(s.url, "/mcp") + cmp.Or(c.path, "/mcp")
+			code, stdout, errOut := runArgs(t, "-lab", "-resolve", s.resolve, "-ca-file", s.caFile, "-url", u, "-json")
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr %s; stdout:\n%s", code, c.code, errOut, stdout)
+			}
+			var instance any
+			if err := json.Unmarshal([]byte(stdout), &instance); err != nil {
+				t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+			}
+			if err := resolved.Validate(instance); err != nil {
+				t.Fatalf("output does not follow testdata/oneoff.schema.json: %v\n%s", err, stdout)
+			}
+			out := instance.(map[string]any)
+			if got := seen.Load(); got != c.requests || out["requests"] != float64(got) {
+				t.Errorf("server received %d requests, the output says %v, want %d", got, out["requests"], c.requests)
+			}
+			var ex []map[string]any
+			for _, e := range out["transcript"].([]any) {
+				ex = append(ex, e.(map[string]any))
+			}
+			conns := out["connections"].([]any)
+			if len(conns) == 0 {
+				t.Fatalf("no connections in\n%s", stdout)
+			}
+			conn := conns[0].(map[string]any)
+			addr := strings.TrimPrefix(s.resolve, "mcp.test:8443:") + ":8443"
+			if conn["remote_addr"] != addr || conn["tls_version"] != "TLS 1.3" || conn["cert_subject"] != "CN=mcp.test" ||
+				conn["cert_issuer"] != "CN=prober test CA" || conn["cert_not_after"] == nil {
+				t.Errorf("connection %v, want %s over TLS 1.3 with mcp.test's certificate", conn, addr)
+			}
+			if ex[0]["conn"] != float64(1) {
+				t.Errorf("first request on connection %v, want 1", ex[0]["conn"])
+			}
+			c.check(t, out, ex)
+		})
+	}
+}
+
+// TestOneOffText_connection_and_error_body proves that the text form,
+// kept short, names the address dialled, the TLS session and certificate,
+// and the start of the last error answer, escaped.
+func TestOneOffText_connection_and_error_body(t *testing.T) {
+	t.Parallel()
+	var seen atomic.Int32
+	s := startServer(t, counted(&seen, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "upstream exploded\x1b[2J", http.StatusBadGateway)
+	})))
+	code, out, _ := runArgs(t, "-lab", "-resolve", s.resolve, "-ca-file", s.caFile, "-url", s.url)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	if got := seen.Load(); got != 2 {
+		t.Errorf("server received %d requests, want 2 (discover, initialize)", got)
+	}
+	addr := strings.TrimPrefix(s.resolve, "mcp.test:8443:") + ":8443"
+	for _, want := range []string{"connection 1 " + addr + ", TLS 1.3", "certificate CN=mcp.test, expires 20",
+		`error body upstream exploded\x1b[2J\x0a`} {
+		if !strings.Contains(squeeze(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

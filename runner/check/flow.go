@@ -1,0 +1,35 @@
+package check
+
+import (
+	"context"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"plug.directory/prober/data"
+)
+
+// The choice of flow (rule N4): what earlier checks learned of a server
+// picks where its check starts; the flows themselves live in discover.go,
+// initialize.go and sse.go.
+
+// run walks the flows of rule N4 for t, starting from what earlier checks
+// learned, and falls back as the MCP specification's backwards-compatibility
+// section says. What it finds goes into f.found.
+func (f *flow) run(ctx context.Context, t Target) {
+	switch {
+	case t.Transport == data.TransportSSE:
+		if f.sse(ctx) || ctx.Err() != nil || !sseGone(f.guard.Record()) {
+			return
+		}
+		// The legacy stream is gone (400, 404 or 405 to its GET): the server
+		// may have moved to Streamable HTTP, so learn its era afresh.
+		f.streamable(ctx, protocolModern, false)
+	case t.Protocol >= protocolModern && slices.Contains(mcp.SupportedProtocolVersions(), t.Protocol):
+		f.streamable(ctx, t.Protocol, true)
+	case t.Protocol != "" && t.Protocol < protocolModern:
+		f.streamable(ctx, protocolLegacy, true)
+	default:
+		f.streamable(ctx, protocolModern, true)
+	}
+}
