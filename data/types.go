@@ -143,6 +143,12 @@ type Result struct {
 	RetryAfter time.Time     `json:"retry_after,omitempty"`
 
 	ProberVersion string `json:"prober_version"`
+
+	// ProberFault says the check failed on the prober's side (its source
+	// address or its sockets), so it says nothing of the server: a runner
+	// never records it against the server (never journaled, not in the
+	// history); the planner plans the check again.
+	ProberFault bool `json:"-"`
 }
 
 // State is what the planner needs to know of one server, folded from its

@@ -329,6 +329,14 @@ func (r *run) one(soft, hard context.Context, c data.PlannedCheck, prev, turn ch
 	pass()
 	res := r.cfg.Checker.Check(hard, c)
 	fill(&res, c, start, r.cfg.Clock.Now())
+	if res.ProberFault {
+		// Rule N11 and issue 10.13: the prober's own failure is never a
+		// server's. Nothing is recorded; the run stops (every further check
+		// would fail alike) and the planner owes the checks again.
+		r.count(func() { r.notStarted++ })
+		r.fail(fmt.Errorf("check %s (%s): %s: the prober's own failure, not recorded against the server", c.ID, c.URL, res.Detail))
+		return
+	}
 	res.Lateness = max(res.Lateness, late)
 	if hard.Err() != nil {
 		r.recordInterrupted(res)

@@ -143,6 +143,7 @@ func (c *Checker) Check(ctx context.Context, t Target) (data.Result, Record) {
 	var rec Record
 	v := c.run(ctx, t, &res, &rec)
 	res.Status, res.Detail = v.status, v.detail
+	res.ProberFault = res.ProberFault || rec.proberFault()
 	res.Finished = c.cfg.Now().UTC()
 	res.Duration = res.Finished.Sub(res.Started)
 	fillCounts(&res, rec, c.cfg.Now)
@@ -172,6 +173,7 @@ func (c *Checker) run(ctx context.Context, t Target, res *data.Result, rec *Reco
 		// New built a guard from the same config, so this is the prober's
 		// fault, not the server's: it must not count against it.
 		c.logger.Error("new guard", "err", err)
+		res.ProberFault = true
 		return verdict{data.NotCheckable, "prober error: " + err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)

@@ -360,8 +360,9 @@ func TestSourceAddr(t *testing.T) {
 				}
 			})
 			res, rec := c.Check(context.Background(), Target{ID: "s", URL: "https://mcp.example/mcp"})
-			if res.Status != data.NotCheckable || res.Detail != tc.detail || rec.Wire.Dials != 1 {
-				t.Errorf("concluded %s %q after %d dials; want not_checkable %q after 1 (the next address would fail alike)", res.Status, res.Detail, rec.Wire.Dials, tc.detail)
+			if res.Status != data.NotCheckable || res.Detail != tc.detail || rec.Wire.Dials != 1 || !res.ProberFault {
+				t.Errorf("concluded %s %q after %d dials, prober fault %v; want not_checkable %q after 1 (the next address would fail alike), a prober fault (never recorded against the server)",
+					res.Status, res.Detail, rec.Wire.Dials, res.ProberFault, tc.detail)
 			}
 		})
 	}

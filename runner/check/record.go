@@ -38,6 +38,17 @@ type Exchange struct {
 	Conn      int           // the connection it went out on, from 1 (Record.ConnInfos[Conn-1]); 0 if none
 }
 
+// proberFault reports whether an exchange failed on the prober's own side
+// (ErrLocal): then the check says nothing of the server.
+func (rec Record) proberFault() bool {
+	for _, ex := range rec.Exchanges {
+		if ex.ErrKind == ErrLocal {
+			return true
+		}
+	}
+	return false
+}
+
 // ErrKind classifies what went wrong in an exchange, decided by the guard
 // where it happened, so nobody classifies from error strings.
 type ErrKind int
