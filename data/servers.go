@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// ErrEmptyList is returned by ParseServers when the ranked list holds no
+// ErrEmptyList is returned by ReadServers when the ranked list holds no
 // usable row: planning from it would stop every check, so no plan is made.
 var ErrEmptyList = errors.New("no server in the ranked list")
 
@@ -34,7 +34,21 @@ const (
 // columns are ignored.
 var serverColumns = []string{"id", "rank", "url", "added"}
 
-// ReadServers reads the ranked list at path, as ParseServers.
+// ReadServers reads and parses the ranked list at path: CSV with a header naming at least
+// id, rank, url and added (other columns are ignored), one row a line (a
+// quoted field cannot span lines, so one unbalanced quote costs its own row,
+// never the rows after it). url is empty for a server that only runs
+// locally, else an absolute URL with a host of at most MaxAddressBytes;
+// added is RFC 3339.
+//
+// Each bad row is returned in bad as a *RowError naming path:line. A row
+// whose address does not parse or is too long is still listed, with URL ""
+// and BadAddress saying why: its server is not_checkable, and stays on the
+// site. Any other bad row (missing, long or duplicate id, rank not a
+// positive integer, bad time, bad quoting, too few columns) is set aside;
+// of rows sharing an id the first is kept. The servers are returned sorted
+// by rank, ties broken by id. err is non-nil when the header lacks a column
+// or no row is usable (ErrEmptyList); then no plan must be made from it.
 func ReadServers(path string) ([]Server, []error, error) {
 	text, err := readText(path)
 	if err != nil {
@@ -43,26 +57,7 @@ func ReadServers(path string) ([]Server, []error, error) {
 	return parseServers(path, text)
 }
 
-// ParseServers parses the ranked list: CSV with a header naming at least
-// id, rank, url and added (other columns are ignored), one row a line (a
-// quoted field cannot span lines, so one unbalanced quote costs its own row,
-// never the rows after it). url is empty for a server that only runs
-// locally, else an absolute URL with a host of at most MaxAddressBytes;
-// added is RFC 3339.
-//
-// Each bad row is returned in bad as a *RowError naming name:line. A row
-// whose address does not parse or is too long is still listed, with URL ""
-// and BadAddress saying why: its server is not_checkable, and stays on the
-// site. Any other bad row (missing, long or duplicate id, rank not a
-// positive integer, bad time, bad quoting, too few columns) is set aside;
-// of rows sharing an id the first is kept. The servers are returned sorted
-// by rank, ties broken by id. err is non-nil when the header lacks a column
-// or no row is usable (ErrEmptyList); then no plan must be made from it.
-func ParseServers(name string, b []byte) (servers []Server, bad []error, err error) {
-	return parseServers(name, string(b))
-}
-
-// parseServers is ParseServers of the list's text, built for a million
+// parseServers is ReadServers of the list's text, built for a million
 // rows: the lines are split by hand in parallel chunks, every id and
 // address of an unquoted row is a substring of one copy of the file (one
 // allocation, and neighbours in the list are neighbours in memory), and
@@ -463,7 +458,7 @@ func FastHostOf(rawURL string) string {
 // ranked list.
 func SortServers(servers []Server) { slices.SortFunc(servers, compareServers) }
 
-// WriteServers writes servers as a ranked list CSV that ParseServers reads
+// WriteServers writes servers as a ranked list CSV that ReadServers reads
 // back: the header id,rank,url,added and one row per server.
 func WriteServers(w io.Writer, servers []Server) error {
 	cw := csv.NewWriter(w)
