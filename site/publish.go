@@ -443,7 +443,7 @@ func (p *publication) readResults() error {
 		}
 		rs, err := data.ReadParquet(part)
 		if err != nil {
-			p.bad(err)
+			p.bad(data.SetAsideDamaged(p.cfg.DataDir, part, err)) // reported once
 			continue
 		}
 		take(rs)
