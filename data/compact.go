@@ -118,7 +118,7 @@ type CompactStats struct {
 // fold lock, so it never races a Fold.
 func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, error) {
 	var st CompactStats
-	unlock, err := LockFile(filepath.Join(dir, ".fold.lock"))
+	unlock, err := LockFile(foldLockPath(dir))
 	if err != nil {
 		return st, err
 	}
@@ -162,7 +162,7 @@ func CompactParts(dir string, day time.Time, minParts int, logger *slog.Logger) 
 	if parts, _ := filepath.Glob(filepath.Join(pdir, "part-*.parquet")); len(parts) < max(minParts, 2) {
 		return st, nil
 	}
-	unlock, err := LockFile(filepath.Join(dir, ".fold.lock"))
+	unlock, err := LockFile(foldLockPath(dir))
 	if err != nil {
 		return st, err
 	}
@@ -303,7 +303,7 @@ func mergeInto(out string, inputs []*os.File, sizes []int64, names []string) (ro
 var errWrite = errors.New("write compacted file")
 
 // openParquet opens a Parquet file and checks its footer and its SumKey.
-// Errors of a file that does not check wrap ErrDamaged.
+// Errors of a file that does not check wrap errParquetDamaged.
 func openParquet(path string) (*os.File, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -313,7 +313,7 @@ func openParquet(path string) (*os.File, int64, error) {
 	if err == nil {
 		var pf *parquet.File
 		if pf, err = parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true)); err != nil {
-			err = fmt.Errorf("%w: %w", ErrDamaged, err)
+			err = fmt.Errorf("%w: %w", errParquetDamaged, err)
 		} else {
 			err = verifyParquet(f, fi.Size(), pf)
 		}
@@ -330,12 +330,12 @@ func openParquet(path string) (*os.File, int64, error) {
 func copyRows(w *parquet.GenericWriter[ResultRow], f *os.File, size int64) (n int64, err error) {
 	defer func() {
 		if p := recover(); p != nil { // parquet-go panics on some damaged input
-			err = fmt.Errorf("read parquet %s: %w: %v", f.Name(), ErrDamaged, p)
+			err = fmt.Errorf("read parquet %s: %w: %v", f.Name(), errParquetDamaged, p)
 		}
 	}()
 	pf, err := parquet.OpenFile(f, size)
 	if err != nil {
-		return 0, fmt.Errorf("read parquet %s: %w: %w", f.Name(), ErrDamaged, err)
+		return 0, fmt.Errorf("read parquet %s: %w: %w", f.Name(), errParquetDamaged, err)
 	}
 	if parquet.EqualNodes(pf.Schema(), resultSchema) {
 		return copyRawRows(w, pf, f.Name())
@@ -356,7 +356,7 @@ func copyRows(w *parquet.GenericWriter[ResultRow], f *os.File, size int64) (n in
 			return n, nil
 		}
 		if rerr != nil {
-			return n, fmt.Errorf("read parquet %s: %w: %w", f.Name(), ErrDamaged, rerr)
+			return n, fmt.Errorf("read parquet %s: %w: %w", f.Name(), errParquetDamaged, rerr)
 		}
 	}
 }
@@ -385,11 +385,11 @@ func copyRawRows(w *parquet.GenericWriter[ResultRow], pf *parquet.File, name str
 			}
 			if rerr != nil {
 				rows.Close()
-				return n, fmt.Errorf("read parquet %s: %w: %w", name, ErrDamaged, rerr)
+				return n, fmt.Errorf("read parquet %s: %w: %w", name, errParquetDamaged, rerr)
 			}
 		}
 		if err := rows.Close(); err != nil {
-			return n, fmt.Errorf("read parquet %s: %w: %w", name, ErrDamaged, err)
+			return n, fmt.Errorf("read parquet %s: %w: %w", name, errParquetDamaged, err)
 		}
 	}
 	return n, nil

@@ -13,6 +13,15 @@ import (
 // rebuilt, and history files are set aside, rather than read again.
 var ErrDamaged = errors.New("damaged")
 
+// damagedError says which kind of file is damaged, and is ErrDamaged.
+type damagedError string
+
+func (e damagedError) Error() string        { return string(e) }
+func (e damagedError) Is(target error) bool { return target == ErrDamaged }
+
+// errParquetDamaged is wrapped by the errors of a damaged history file.
+var errParquetDamaged error = damagedError("parquet file is damaged")
+
 // DamagedDir returns where damaged files are set aside under the data
 // directory dir, kept for inspection: outside the directories any reader
 // lists, so a file set aside is never read again nor reported twice.

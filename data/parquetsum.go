@@ -66,7 +66,7 @@ func (h *historyWriter) Close() error {
 
 // verifyParquet checks the history file pf, of size bytes read from r,
 // against its SumKey; a file without one was written before sums and
-// passes. Errors wrap ErrDamaged.
+// passes. Errors wrap errParquetDamaged.
 func verifyParquet(r io.ReaderAt, size int64, pf *parquet.File) error {
 	v, ok := pf.Lookup(SumKey)
 	if !ok {
@@ -75,19 +75,19 @@ func verifyParquet(r io.ReaderAt, size int64, pf *parquet.File) error {
 	var n int64
 	var want uint32
 	if _, err := fmt.Sscanf(v, "%d %x", &n, &want); err != nil || n <= 0 || n > size {
-		return fmt.Errorf("%w: bad %s %q", ErrDamaged, SumKey, v)
+		return fmt.Errorf("%w: bad %s %q", errParquetDamaged, SumKey, v)
 	}
 	h := crc32.New(crcTable)
 	if _, err := io.Copy(h, io.NewSectionReader(r, 0, n)); err != nil {
 		return err
 	}
 	if got := h.Sum32(); got != want {
-		return fmt.Errorf("%w: checksum mismatch (%08x, want %08x)", ErrDamaged, got, want)
+		return fmt.Errorf("%w: checksum mismatch (%08x, want %08x)", errParquetDamaged, got, want)
 	}
 	// The sum was written with the schema of this version; a footer that
 	// names another (a flipped column name) would read a column as empty.
 	if !parquet.EqualNodes(pf.Schema(), resultSchema) {
-		return fmt.Errorf("%w: schema is not the history's", ErrDamaged)
+		return fmt.Errorf("%w: schema is not the history's", errParquetDamaged)
 	}
 	return nil
 }

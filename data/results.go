@@ -155,7 +155,7 @@ func writeParquet(path string, rows []ResultRow) error {
 // ReadParquet reads every row of one Parquet history file. A file that
 // cannot be read is an error naming it; one whose bytes do not decode, do
 // not match its SumKey or make the decoder panic is damaged (the error
-// wraps ErrDamaged: see SetAsideDamaged).
+// wraps errParquetDamaged: see SetAsideDamaged).
 func ReadParquet(path string) (rs []Result, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -163,7 +163,7 @@ func ReadParquet(path string) (rs []Result, err error) {
 	}
 	defer func() {
 		if p := recover(); p != nil { // parquet-go panics on some damaged input
-			rs, err = nil, fmt.Errorf("read parquet %s: %w: %v", path, ErrDamaged, p)
+			rs, err = nil, fmt.Errorf("read parquet %s: %w: %v", path, errParquetDamaged, p)
 		}
 	}()
 	rows, err := readRows(bytes.NewReader(b), int64(len(b)))
@@ -179,11 +179,11 @@ func ReadParquet(path string) (rs []Result, err error) {
 
 // readRows reads the rows of the Parquet file of size bytes in r, checked
 // by verifyParquet, a batch at a time: a damaged footer's row count is not
-// trusted with an allocation. Errors wrap ErrDamaged.
+// trusted with an allocation. Errors wrap errParquetDamaged.
 func readRows(r io.ReaderAt, size int64) ([]ResultRow, error) {
 	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrDamaged, err)
+		return nil, fmt.Errorf("%w: %w", errParquetDamaged, err)
 	}
 	if err := verifyParquet(r, size, pf); err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func readRows(r io.ReaderAt, size int64) ([]ResultRow, error) {
 			return rows, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrDamaged, err)
+			return nil, fmt.Errorf("%w: %w", errParquetDamaged, err)
 		}
 	}
 }
