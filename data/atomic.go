@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // WriteFileAtomic replaces path with data so that a reader sees either the
@@ -35,7 +36,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 // rename must survive a crash. On error path is left as it was; write's
 // own error is returned as it is.
 func ReplaceFile(path string, perm os.FileMode, syncFile bool, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempInfix+"*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -62,6 +63,16 @@ func ReplaceFile(path string, perm os.FileMode, syncFile bool, write func(io.Wri
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
 	return nil
+}
+
+// tempInfix is in the name of every temporary file ReplaceFile makes:
+// "." + the file's name + tempInfix + a random number.
+const tempInfix = ".tmp-"
+
+// IsTempName reports whether name is that of a temporary file ReplaceFile
+// makes, which a crash may leave behind.
+func IsTempName(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, tempInfix)
 }
 
 // SyncDir fsyncs a directory so that a rename or a new file in it survives a
