@@ -3,6 +3,7 @@ package data
 import (
 	"flag"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -87,6 +88,29 @@ func BenchmarkFoldMinute(b *testing.B) {
 		b.StartTimer()
 		if _, err := Fold(dir, discard()); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRebuildState rebuilds a million servers' state from a day of
+// history, one row each, in one compacted file: the cost of a repair,
+// against BenchmarkLoadStates, the read it replaces once.
+func BenchmarkRebuildState(b *testing.B) {
+	dir := b.TempDir()
+	rows := make([]ResultRow, *benchStates)
+	for i := range rows {
+		id := fmt.Sprintf("srv-%07d", i)
+		r := result(id, t0.Add(time.Duration(i)*time.Millisecond), Working)
+		r.URL = "https://" + id + ".example/mcp"
+		rows[i] = RowOf(r)
+	}
+	if err := writeParquet(filepath.Join(partitionDir(dir, t0), "merged-000001.parquet"), rows); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		st, err := RebuildState(dir)
+		if err != nil || st.States != *benchStates {
+			b.Fatal(st, err)
 		}
 	}
 }

@@ -156,25 +156,34 @@ func writeParquet(path string, rows []ResultRow) error {
 // cannot be read is an error naming it; one whose bytes do not decode, do
 // not match its SumKey or make the decoder panic is damaged (the error
 // wraps errParquetDamaged: see SetAsideDamaged).
-func ReadParquet(path string) (rs []Result, err error) {
-	b, err := os.ReadFile(path)
+func ReadParquet(path string) ([]Result, error) {
+	rows, err := readParquetRows(path)
 	if err != nil {
-		return nil, fmt.Errorf("read parquet %s: %w", path, err)
-	}
-	defer func() {
-		if p := recover(); p != nil { // parquet-go panics on some damaged input
-			rs, err = nil, fmt.Errorf("read parquet %s: %w: %v", path, errParquetDamaged, p)
-		}
-	}()
-	rows, err := readRows(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+		return nil, err
 	}
 	out := make([]Result, len(rows))
 	for i, w := range rows {
 		out[i] = w.Result()
 	}
 	return out, nil
+}
+
+// readParquetRows is ReadParquet without the conversion to Result.
+func readParquetRows(path string) (rows []ResultRow, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	defer func() {
+		if p := recover(); p != nil { // parquet-go panics on some damaged input
+			rows, err = nil, fmt.Errorf("read parquet %s: %w: %v", path, errParquetDamaged, p)
+		}
+	}()
+	rows, err = readRows(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	return rows, nil
 }
 
 // readRows reads the rows of the Parquet file of size bytes in r, checked

@@ -1,10 +1,12 @@
 package data
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 )
@@ -87,18 +89,26 @@ func rebuildState(dir string) (RebuildStats, error) {
 		st.Bad = append(st.Bad, p.bad...)
 		// A day at a time, oldest first, each in start order: a failing
 		// streak keeps its first failure.
-		var day []Result
+		// Rows, not Results, are held: a day of a million servers is
+		// half the memory.
+		var day []ResultRow
 		for _, f := range p.live {
-			rs, err := ReadParquet(f)
+			rows, err := readParquetRows(f)
 			if err != nil {
 				st.Bad = append(st.Bad, SetAsideDamaged(dir, f, err))
 				continue
 			}
 			st.Files++
-			st.Results += len(rs)
-			day = append(day, rs...)
+			st.Results += len(rows)
+			day = append(day, rows...)
 		}
-		applyAll(states, day)
+		slices.SortStableFunc(day, func(a, b ResultRow) int { return cmp.Compare(a.StartedAt, b.StartedAt) })
+		for _, w := range day {
+			r := w.Result()
+			s := states[r.ID]
+			s.Apply(r)
+			states[r.ID] = s
+		}
 	}
 	deltas, err := listDeltas(dir)
 	if err != nil {
