@@ -172,9 +172,9 @@ func (d *Decoder) Uint64() uint64 {
 	return v
 }
 
-// Count reads a number of records of at least min bytes each, failing when
-// fewer bytes are left than they need: a damaged count cannot make the
-// reader allocate gigabytes.
+// Count reads a number of records of at least min bytes each (min > 0),
+// failing when fewer bytes are left than they need: a damaged count cannot
+// make the reader allocate gigabytes.
 func (d *Decoder) Count(min int) int {
 	n := d.Uvarint()
 	if n > uint64((len(d.s)-d.off)/min) {
