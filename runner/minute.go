@@ -55,23 +55,38 @@ func claimMinuteWith(fs data.Files, dir string, minute, now time.Time, pid int) 
 	err := fs.CreateFileAtomic(path, b, 0o644)
 	if errors.Is(err, os.ErrExist) {
 		m, ok := readMarker(path)
+		if !ok {
+			m, ok, err = replaceDamagedMarker(fs, path, b, pid)
+		}
 		if ok {
 			return fmt.Errorf("run minute %s: %w by pid %d on %s at %s (marker %s); a minute runs once",
 				minute.UTC().Format("2006-01-02 15:04"), ErrMinuteTaken, m.PID, m.Host,
 				m.Claimed.UTC().Format(time.RFC3339), path)
 		}
-		// Renamed away, so that of two runs finding it only one claims.
-		aside := path + ".damaged-" + strconv.Itoa(pid)
-		if err := os.Rename(path, aside); err != nil {
-			return fmt.Errorf("claim minute %s: set aside a damaged marker: %w", path, err)
-		}
-		err = fs.CreateFileAtomic(path, b, 0o644)
 	}
 	if err != nil {
 		return fmt.Errorf("claim minute: %w", err)
 	}
 	pruneMarkers(filepath.Dir(path), now.Add(-markerKeep))
 	return nil
+}
+
+// replaceDamagedMarker sets the damaged marker at path aside and claims
+// the minute with b, under a lock, so that of two runs finding it only one
+// claims; ok reports that another run's whole marker was found instead.
+func replaceDamagedMarker(fs data.Files, path string, b []byte, pid int) (m minuteMarker, ok bool, err error) {
+	unlock, err := data.LockFile(filepath.Join(filepath.Dir(path), ".claim.lock"))
+	if err != nil {
+		return m, false, err
+	}
+	defer unlock()
+	if m, ok := readMarker(path); ok {
+		return m, true, nil
+	}
+	if err := os.Rename(path, path+".damaged-"+strconv.Itoa(pid)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return m, false, fmt.Errorf("set aside a damaged marker: %w", err)
+	}
+	return m, false, fs.CreateFileAtomic(path, b, 0o644)
 }
 
 // readMarker reads a minute's marker; ok is false when it does not decode

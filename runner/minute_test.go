@@ -55,4 +55,27 @@ func TestClaimMinute(t *testing.T) {
 			}
 		})
 	}
+	t.Run("runs_racing_over_a_damaged_marker_one_claims", func(t *testing.T) {
+		dir := t.TempDir()
+		path := markerPath(dir, minute)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.WriteFile(path, nil, 0o644)
+		errs := make(chan error, 8)
+		for pid := range 8 {
+			go func() { errs <- claimMinute(dir, minute, now, 100+pid) }()
+		}
+		won := 0
+		for range 8 {
+			err := <-errs
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, ErrMinuteTaken):
+				t.Errorf("a racing claim: %v; want claimed or refused", err)
+			}
+		}
+		if won != 1 {
+			t.Errorf("%d runs claimed the minute, want 1", won)
+		}
+	})
 }
