@@ -139,3 +139,25 @@ func TestRebuildState(t *testing.T) {
 		t.Errorf("damaged part still in the history: %v", err)
 	}
 }
+
+// TestFoldRepairsState: a run's fold that meets a damaged delta rebuilds
+// the state, its own results included, and goes on: the run does not fail
+// its fold (issue 12, point 1).
+func TestFoldRepairsState(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	MustFoldedHistory(t, dir)
+	b, _ := os.ReadFile(deltaPath(dir, 5))
+	b[len(b)-1] ^= 0x80
+	os.WriteFile(deltaPath(dir, 5), b, 0o644)
+	MustJournal(t, dir, "run-next", result("streak", t0.Add(time.Hour), Working), result("new", t0.Add(time.Hour), Failing)).Close()
+	st, err := Fold(dir, discard())
+	if err != nil || st.Results != 2 {
+		t.Fatalf("fold over a damaged delta: %+v %v", st, err)
+	}
+	got, bad, err := LoadStates(dir)
+	if err != nil || len(bad) > 0 || len(got) != 4 || !got["streak"].FailingSince.IsZero() || got["new"].FailingSince != t0.Add(time.Hour) ||
+		got["held"].RetryAfter != t0.Add(4*time.Minute+time.Hour) {
+		t.Errorf("after the fold: %v %v %+v", bad, err, got)
+	}
+}
