@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -108,9 +109,18 @@ func BenchmarkRebuildState(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		stop := make(chan struct{})
+		peak := samplePeak(stop)
+		b.StartTimer()
 		st, err := RebuildState(dir)
+		b.StopTimer()
+		close(stop)
 		if err != nil || st.States != *benchStates {
 			b.Fatal(st, err)
 		}
+		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+		b.StartTimer()
 	}
 }

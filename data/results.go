@@ -157,7 +157,7 @@ func writeParquet(path string, rows []ResultRow) error {
 // not match its SumKey or make the decoder panic is damaged (the error
 // wraps errParquetDamaged: see SetAsideDamaged).
 func ReadParquet(path string) ([]Result, error) {
-	rows, err := readParquetRows(path)
+	rows, err := readParquetRows[ResultRow](path)
 	if err != nil {
 		return nil, err
 	}
@@ -168,8 +168,9 @@ func ReadParquet(path string) ([]Result, error) {
 	return out, nil
 }
 
-// readParquetRows is ReadParquet without the conversion to Result.
-func readParquetRows(path string) (rows []ResultRow, err error) {
+// readParquetRows is ReadParquet without the conversion to Result, of the
+// columns of T (ResultRow, or fewer of its fields).
+func readParquetRows[T any](path string) (rows []T, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read parquet %s: %w", path, err)
@@ -179,7 +180,7 @@ func readParquetRows(path string) (rows []ResultRow, err error) {
 			rows, err = nil, fmt.Errorf("read parquet %s: %w: %v", path, errParquetDamaged, p)
 		}
 	}()
-	rows, err = readRows(bytes.NewReader(b), int64(len(b)))
+	rows, err = readRows[T](bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("read parquet %s: %w", path, err)
 	}
@@ -189,7 +190,7 @@ func readParquetRows(path string) (rows []ResultRow, err error) {
 // readRows reads the rows of the Parquet file of size bytes in r, checked
 // by verifyParquet, a batch at a time: a damaged footer's row count is not
 // trusted with an allocation. Errors wrap errParquetDamaged.
-func readRows(r io.ReaderAt, size int64) ([]ResultRow, error) {
+func readRows[T any](r io.ReaderAt, size int64) ([]T, error) {
 	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errParquetDamaged, err)
@@ -197,10 +198,10 @@ func readRows(r io.ReaderAt, size int64) ([]ResultRow, error) {
 	if err := verifyParquet(r, size, pf); err != nil {
 		return nil, err
 	}
-	rd := parquet.NewGenericReader[ResultRow](pf)
+	rd := parquet.NewGenericReader[T](pf)
 	defer rd.Close()
-	var rows []ResultRow
-	buf := make([]ResultRow, 1024)
+	var rows []T
+	buf := make([]T, 1024)
 	for {
 		n, err := rd.Read(buf)
 		rows = append(rows, buf[:n]...)
