@@ -86,7 +86,14 @@ func replaceDamagedMarker(fs data.Files, path string, b []byte, pid int) (m minu
 	if err := os.Rename(path, path+".damaged-"+strconv.Itoa(pid)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, false, fmt.Errorf("set aside a damaged marker: %w", err)
 	}
-	return m, false, fs.CreateFileAtomic(path, b, 0o644)
+	err = fs.CreateFileAtomic(path, b, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		// A run that found no marker at all, once it was set aside.
+		if m, ok := readMarker(path); ok {
+			return m, true, nil
+		}
+	}
+	return m, false, err
 }
 
 // readMarker reads a minute's marker; ok is false when it does not decode
