@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -88,6 +90,41 @@ func verifyParquet(r io.ReaderAt, size int64, pf *parquet.File) error {
 	// names another (a flipped column name) would read a column as empty.
 	if !parquet.EqualNodes(pf.Schema(), resultSchema) {
 		return fmt.Errorf("%w: schema is not the history's", errParquetDamaged)
+	}
+	return checkFooter(pf, n)
+}
+
+// checkFooter checks what the footer says of the row groups against the
+// schema and the n bytes the sum covers: a flipped count, offset or type
+// there would make the decoder read pages that are whole as something they
+// are not, and parquet-go can then fail in ways no recover catches (a
+// checkptr fault under -race).
+func checkFooter(pf *parquet.File, n int64) error {
+	md := pf.Metadata()
+	leaves := resultSchema.Columns()
+	at, rows := int64(4), int64(0) // after the magic
+	for g, rg := range md.RowGroups {
+		if len(rg.Columns) != len(leaves) || rg.NumRows <= 0 {
+			return fmt.Errorf("%w: row group %d: %d columns, %d rows", errParquetDamaged, g, len(rg.Columns), rg.NumRows)
+		}
+		rows += rg.NumRows
+		for c, cc := range rg.Columns {
+			m := cc.MetaData
+			leaf, _ := resultSchema.Lookup(leaves[c]...)
+			start := m.DataPageOffset
+			if m.DictionaryPageOffset > 0 {
+				start = m.DictionaryPageOffset
+			}
+			values := m.NumValues == rg.NumRows || (leaf.MaxRepetitionLevel > 0 && m.NumValues >= rg.NumRows)
+			if start != at || m.TotalCompressedSize <= 0 || start+m.TotalCompressedSize > n || !values ||
+				parquet.Kind(m.Type) != leaf.Node.Type().Kind() || !slices.Equal(m.PathInSchema, leaves[c]) {
+				return fmt.Errorf("%w: row group %d column %s does not match the file", errParquetDamaged, g, strings.Join(leaves[c], "."))
+			}
+			at = start + m.TotalCompressedSize
+		}
+	}
+	if at != n || rows != md.NumRows {
+		return fmt.Errorf("%w: row groups end at byte %d of %d, %d rows of %d", errParquetDamaged, at, n, rows, md.NumRows)
 	}
 	return nil
 }
