@@ -118,7 +118,7 @@ type CompactStats struct {
 // fold lock, so it never races a Fold.
 func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, error) {
 	var st CompactStats
-	unlock, err := LockFile(filepath.Join(dir, ".fold.lock"))
+	unlock, err := LockFile(foldLockPath(dir))
 	if err != nil {
 		return st, err
 	}
@@ -162,7 +162,7 @@ func CompactParts(dir string, day time.Time, minParts int, logger *slog.Logger) 
 	if parts, _ := filepath.Glob(filepath.Join(pdir, "part-*.parquet")); len(parts) < max(minParts, 2) {
 		return st, nil
 	}
-	unlock, err := LockFile(filepath.Join(dir, ".fold.lock"))
+	unlock, err := LockFile(foldLockPath(dir))
 	if err != nil {
 		return st, err
 	}
@@ -208,9 +208,14 @@ func compactDay(pdir string, minParts int, st *CompactStats, logger *slog.Logger
 			live = nil
 		}
 	}
+	// The data directory holds results/date=…/.
+	dataDir := filepath.Dir(filepath.Dir(pdir))
 	for _, path := range live {
 		f, size, err := openParquet(path)
 		if err != nil {
+			// A damaged file is set aside, so the day is not merged again
+			// and the file not reported again every minute.
+			err = SetAsideDamaged(dataDir, path, err)
 			st.Bad = append(st.Bad, err)
 			logger.Warn("not compacting an unreadable file", "err", err)
 			continue
@@ -223,6 +228,7 @@ func compactDay(pdir string, minParts int, st *CompactStats, logger *slog.Logger
 		if bad >= 0 {
 			// A file that opened but does not read through is left out and
 			// the day merged again without it: nothing was replaced yet.
+			err = SetAsideDamaged(dataDir, inputs[bad].Name(), err)
 			st.Bad = append(st.Bad, err)
 			logger.Warn("not compacting an unreadable file", "err", err)
 			inputs[bad].Close()
@@ -272,11 +278,10 @@ func mergeInto(out string, inputs []*os.File, sizes []int64, names []string) (ro
 	list = slices.Compact(list)
 	bad = -1
 	err = writeAtomic(out, func(w io.Writer) error {
-		pw := parquet.NewGenericWriter[ResultRow](w, parquet.Compression(&parquet.Zstd),
-			parquet.MaxRowsPerRowGroup(compactRowGroup),
+		pw := newHistoryWriter(w, parquet.MaxRowsPerRowGroup(compactRowGroup),
 			parquet.KeyValueMetadata(MergedKey, strings.Join(list, "\n")))
 		for i, f := range inputs {
-			n, err := copyRows(pw, f, sizes[i])
+			n, err := copyRows(pw.GenericWriter, f, sizes[i])
 			rows += n
 			if err != nil {
 				if !errors.Is(err, errWrite) {
@@ -297,7 +302,8 @@ func mergeInto(out string, inputs []*os.File, sizes []int64, names []string) (ro
 // reading an input.
 var errWrite = errors.New("write compacted file")
 
-// openParquet opens a Parquet file and checks its footer.
+// openParquet opens a Parquet file and checks its footer and its SumKey.
+// Errors of a file that does not check wrap errParquetDamaged.
 func openParquet(path string) (*os.File, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -305,7 +311,12 @@ func openParquet(path string) (*os.File, int64, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil {
-		_, err = parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+		var pf *parquet.File
+		if pf, err = parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true)); err != nil {
+			err = fmt.Errorf("%w: %w", errParquetDamaged, err)
+		} else {
+			err = verifyParquet(f, fi.Size(), pf)
+		}
 	}
 	if err != nil {
 		f.Close()
@@ -318,13 +329,13 @@ func openParquet(path string) (*os.File, int64, error) {
 // day of any size compacts in little memory.
 func copyRows(w *parquet.GenericWriter[ResultRow], f *os.File, size int64) (n int64, err error) {
 	defer func() {
-		if p := recover(); p != nil { // parquet-go panics on some corrupt input
-			err = fmt.Errorf("read parquet %s: %v", f.Name(), p)
+		if p := recover(); p != nil { // parquet-go panics on some damaged input
+			err = fmt.Errorf("read parquet %s: %w: %v", f.Name(), errParquetDamaged, p)
 		}
 	}()
 	pf, err := parquet.OpenFile(f, size)
 	if err != nil {
-		return 0, fmt.Errorf("read parquet %s: %w", f.Name(), err)
+		return 0, fmt.Errorf("read parquet %s: %w: %w", f.Name(), errParquetDamaged, err)
 	}
 	if parquet.EqualNodes(pf.Schema(), resultSchema) {
 		return copyRawRows(w, pf, f.Name())
@@ -345,7 +356,7 @@ func copyRows(w *parquet.GenericWriter[ResultRow], f *os.File, size int64) (n in
 			return n, nil
 		}
 		if rerr != nil {
-			return n, fmt.Errorf("read parquet %s: %w", f.Name(), rerr)
+			return n, fmt.Errorf("read parquet %s: %w: %w", f.Name(), errParquetDamaged, rerr)
 		}
 	}
 }
@@ -374,11 +385,11 @@ func copyRawRows(w *parquet.GenericWriter[ResultRow], pf *parquet.File, name str
 			}
 			if rerr != nil {
 				rows.Close()
-				return n, fmt.Errorf("read parquet %s: %w", name, rerr)
+				return n, fmt.Errorf("read parquet %s: %w: %w", name, errParquetDamaged, rerr)
 			}
 		}
 		if err := rows.Close(); err != nil {
-			return n, fmt.Errorf("read parquet %s: %w", name, err)
+			return n, fmt.Errorf("read parquet %s: %w: %w", name, errParquetDamaged, err)
 		}
 	}
 	return n, nil

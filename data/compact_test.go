@@ -186,7 +186,7 @@ func TestCompactCrashes(t *testing.T) {
 			t.Errorf("history has %d rows, want 8", n)
 		}
 	})
-	t.Run("corrupt_and_truncated_files_named_rest_merged", func(t *testing.T) {
+	t.Run("corrupt_and_truncated_files_named_set_aside_once_rest_merged", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		MustFoldRuns(t, dir, "run", t0, 4, 3)
@@ -216,8 +216,16 @@ func TestCompactCrashes(t *testing.T) {
 		if st.Files != 2 || st.Rows != 6 || len(st.Bad) != 2 {
 			t.Errorf("stats %+v, want the 2 good files merged and the 2 bad ones named", st)
 		}
-		if got := files(t, dir); len(got) != 3 {
-			t.Errorf("files %v, want the merged file and the 2 bad ones left in place", got)
+		if got := files(t, dir); len(got) != 1 {
+			t.Errorf("files %v, want the merged file only", got)
+		}
+		aside, _ := filepath.Glob(filepath.Join(DamagedDir(dir), "results", "date=*", "part-run-*.parquet.*"))
+		if len(aside) != 2 || !strings.Contains(st.Bad[0].Error(), "set aside as "+DamagedDir(dir)) {
+			t.Errorf("set aside %v, errors %v; want both bad files kept under %s and named", aside, st.Bad, DamagedDir(dir))
+		}
+		// Set aside once: the next compaction neither merges nor reports them.
+		if st, err := Compact(dir, next, discard()); err != nil || len(st.Bad) != 0 || st.Files != 0 {
+			t.Errorf("second compaction: %+v, %v; want nothing to do", st, err)
 		}
 	})
 }

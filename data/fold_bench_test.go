@@ -3,8 +3,12 @@ package data
 import (
 	"flag"
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
+
+	"plug.directory/prober/internal/testutil"
 )
 
 var benchStates = flag.Int("states", 1_000_000, "BenchmarkFoldMinute: servers in the state snapshot")
@@ -88,5 +92,37 @@ func BenchmarkFoldMinute(b *testing.B) {
 		if _, err := Fold(dir, discard()); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRebuildState rebuilds a million servers' state from a day of
+// history, one row each, in one compacted file: the cost of a repair,
+// against BenchmarkLoadStates, the read it replaces once.
+func BenchmarkRebuildState(b *testing.B) {
+	dir := b.TempDir()
+	rows := make([]ResultRow, *benchStates)
+	for i := range rows {
+		id := fmt.Sprintf("srv-%07d", i)
+		r := result(id, t0.Add(time.Duration(i)*time.Millisecond), Working)
+		r.URL = "https://" + id + ".example/mcp"
+		rows[i] = RowOf(r)
+	}
+	if err := writeParquet(filepath.Join(partitionDir(dir, t0), "merged-000001.parquet"), rows); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		stop := make(chan struct{})
+		peak := testutil.SamplePeak("/memory/classes/heap/objects:bytes", stop) // live or not yet swept
+		b.StartTimer()
+		st, err := RebuildState(dir)
+		b.StopTimer()
+		close(stop)
+		if err != nil || st.States != *benchStates {
+			b.Fatal(st, err)
+		}
+		b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+		b.StartTimer()
 	}
 }

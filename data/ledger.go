@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -21,8 +22,9 @@ import (
 func LedgerPath(dir string) string { return filepath.Join(dir, "plans", "ledger.bin") }
 
 // ErrLedgerCorrupt is returned by ReadLedger for a ledger that does not
-// decode or whose checksum does not match.
-var ErrLedgerCorrupt = errors.New("ledger is corrupt")
+// decode, whose checksum does not match or of an unknown version. It is
+// ErrDamaged.
+var ErrLedgerCorrupt error = damagedError("ledger is corrupt")
 
 // Ledger is what the planner has planned so far.
 type Ledger struct {
@@ -173,195 +175,119 @@ func (l *Ledger) Find(id string) (int, bool) {
 // Reindex forgets the index Lookup built, after Servers changed.
 func (l *Ledger) Reindex() { l.index = nil }
 
-const ledgerMagic = "PDLEDGER\x03"
+// The ledger's format (codec.go): the magic, Created and LastMinute, the
+// hosts with their starts as deltas, then the servers with their times
+// relative to LastMinute, and the CRC-32C. Version 3 was the same with a
+// CRC-32 (IEEE): it is read once, and written again as version 4.
+const (
+	ledgerMagic   = "PDLEDGER\x04"
+	ledgerMagicV3 = "PDLEDGER\x03"
+)
 
-// MarshalBinary encodes the ledger: a magic, varints relative to
-// LastMinute, and a CRC-32 of everything before it.
+// ledgerResidueV3 is the CRC-32 (IEEE) of an intact version 3 ledger.
+var ledgerResidueV3 = crc32.ChecksumIEEE(binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(nil)))
+
+// MarshalBinary encodes the ledger.
 func (l *Ledger) MarshalBinary() ([]byte, error) {
-	n := len(ledgerMagic) + 32 + len(l.Servers)*40
+	n := 32 + len(l.Servers)*40
 	for h, s := range l.Hosts {
 		n += len(h) + 8 + 3*len(s)
 	}
-	b := make([]byte, 0, n)
-	b = append(b, ledgerMagic...)
-	b = binary.AppendVarint(b, l.Created)
-	b = binary.AppendVarint(b, l.LastMinute)
-	b = binary.AppendUvarint(b, uint64(len(l.Hosts)))
+	e := NewEncoder(ledgerMagic, n)
+	e.Varint(l.Created)
+	e.Varint(l.LastMinute)
+	e.Uvarint(uint64(len(l.Hosts)))
 	for h, starts := range l.Hosts {
-		b = binary.AppendUvarint(b, uint64(len(h)))
-		b = append(b, h...)
-		b = binary.AppendUvarint(b, uint64(len(starts)))
+		e.String(h)
+		e.Uvarint(uint64(len(starts)))
 		prev := HostStart(0)
 		for _, s := range starts {
 			if s < prev {
 				return nil, fmt.Errorf("encode ledger: starts of host %q out of order", h)
 			}
-			b = binary.AppendUvarint(b, uint64(s-prev))
+			e.Uvarint(uint64(s - prev))
 			prev = s
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(l.Servers)))
+	e.Uvarint(uint64(len(l.Servers)))
 	base := l.LastMinute
 	for _, s := range l.Servers {
 		if s.Reason > CodeRoutine || s.PrevReason > CodeRoutine {
 			return nil, fmt.Errorf("encode ledger: server %q: bad reason code", s.ID)
 		}
-		b = binary.AppendUvarint(b, uint64(len(s.ID)))
-		b = append(b, s.ID...)
-		b = binary.AppendUvarint(b, uint64(s.Rank))
-		b = binary.LittleEndian.AppendUint64(b, s.URLHash)
-		b = binary.AppendVarint(b, s.FirstSeen-base)
-		b = binary.AppendVarint(b, s.Planned-base)
-		b = binary.AppendVarint(b, s.PrevPlanned-base)
-		b = binary.AppendVarint(b, s.NextDue-base)
-		b = binary.AppendVarint(b, s.Resume-base)
-		b = binary.AppendVarint(b, s.Seen-base)
-		b = append(b, byte(s.Reason)|byte(s.PrevReason)<<4)
-		b = binary.AppendUvarint(b, uint64(s.Cadence))
+		e.String(s.ID)
+		e.Uvarint(uint64(s.Rank))
+		e.Uint64(s.URLHash)
+		e.Varint(s.FirstSeen - base)
+		e.Varint(s.Planned - base)
+		e.Varint(s.PrevPlanned - base)
+		e.Varint(s.NextDue - base)
+		e.Varint(s.Resume - base)
+		e.Varint(s.Seen - base)
+		e.Byte(byte(s.Reason) | byte(s.PrevReason)<<4)
+		e.Uvarint(uint64(s.Cadence))
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
-}
-
-// ledgerDecoder reads varints off the ledger's text (one string, so ids
-// are substrings rather than a million allocations), remembering the first
-// error.
-type ledgerDecoder struct {
-	s   string
-	off int
-	err error
-}
-
-// uvarint reads a uvarint as binary.Uvarint does, overflow included.
-func (d *ledgerDecoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	var x uint64
-	var shift uint
-	for i := 0; i < binary.MaxVarintLen64 && d.off+i < len(d.s); i++ {
-		c := d.s[d.off+i]
-		if c < 0x80 {
-			if i == binary.MaxVarintLen64-1 && c > 1 {
-				break
-			}
-			d.off += i + 1
-			return x | uint64(c)<<shift
-		}
-		x |= uint64(c&0x7f) << shift
-		shift += 7
-	}
-	d.err = ErrLedgerCorrupt
-	return 0
-}
-
-// varint reads a varint as binary.Varint does.
-func (d *ledgerDecoder) varint() int64 {
-	u := d.uvarint()
-	x := int64(u >> 1)
-	if u&1 != 0 {
-		x = ^x
-	}
-	return x
-}
-
-func (d *ledgerDecoder) str() string {
-	n := d.uvarint()
-	if d.err != nil || n > uint64(len(d.s)-d.off) {
-		d.err = ErrLedgerCorrupt
-		return ""
-	}
-	s := d.s[d.off : d.off+int(n)]
-	d.off += int(n)
-	return s
-}
-
-// fixed reads n bytes (at most 8) as a little-endian number.
-func (d *ledgerDecoder) fixed(n int) uint64 {
-	if d.err != nil || n > len(d.s)-d.off {
-		d.err = ErrLedgerCorrupt
-		return 0
-	}
-	var v uint64
-	for i := range n {
-		v |= uint64(d.s[d.off+i]) << (8 * i)
-	}
-	d.off += n
-	return v
-}
-
-// count reads a length and checks that at least min bytes per element are
-// left, so a corrupt count cannot make us allocate gigabytes.
-func (d *ledgerDecoder) count(min int) int {
-	n := d.uvarint()
-	if d.err == nil && n > uint64((len(d.s)-d.off)/min) {
-		d.err = ErrLedgerCorrupt
-	}
-	if d.err != nil {
-		return 0
-	}
-	return int(n)
+	return e.Finish(), nil
 }
 
 // UnmarshalBinary decodes a ledger encoded by MarshalBinary. Any damage is
 // ErrLedgerCorrupt.
 func (l *Ledger) UnmarshalBinary(b []byte) error {
-	return l.unmarshal(string(b), crc32.ChecksumIEEE(b))
+	return l.unmarshal(string(b), crc32.Checksum(b, crcTable))
 }
 
-// ledgerResidue is the CRC-32 of any text followed by its own CRC-32,
-// little-endian: the checksum of a whole ledger that is intact.
-var ledgerResidue = crc32.ChecksumIEEE(binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(nil)))
-
-// unmarshal is UnmarshalBinary of the ledger's text, whose CRC-32 (its
+// unmarshal is UnmarshalBinary of the ledger's text, whose CRC-32C (its
 // checksum included) is sum.
 func (l *Ledger) unmarshal(text string, sum uint32) error {
-	if len(text) < len(ledgerMagic)+4 || text[:len(ledgerMagic)] != ledgerMagic || sum != ledgerResidue {
-		return ErrLedgerCorrupt
+	magic := ledgerMagic
+	if strings.HasPrefix(text, ledgerMagicV3) {
+		// Summed by another polynomial: checked here, once.
+		if crc32.ChecksumIEEE([]byte(text)) != ledgerResidueV3 {
+			return fmt.Errorf("%w: checksum mismatch", ErrLedgerCorrupt)
+		}
+		magic, sum = ledgerMagicV3, crcResidue
 	}
-	body := text[:len(text)-4]
-	d := &ledgerDecoder{s: body, off: len(ledgerMagic)}
-	l.Created = d.varint()
-	l.LastMinute = d.varint()
-	nh := d.count(2)
+	d, err := NewDecoder(text, sum, magic, ErrLedgerCorrupt)
+	if err != nil {
+		return err
+	}
+	l.Created = d.Varint()
+	l.LastMinute = d.Varint()
+	nh := d.Count(2)
 	l.Hosts = make(map[string][]HostStart, nh)
 	for range nh {
-		h := d.str()
-		ns := d.count(1)
-		starts := make([]HostStart, ns)
+		h := d.String()
+		starts := make([]HostStart, d.Count(1))
 		prev := HostStart(0)
 		for i := range starts {
-			prev += HostStart(d.uvarint())
+			prev += HostStart(d.Uvarint())
 			starts[i] = prev
 		}
 		l.Hosts[h] = starts
 	}
-	ns := d.count(17)
-	l.Servers = make([]LedgerServer, ns)
+	l.Servers = make([]LedgerServer, d.Count(17))
 	l.index = nil
 	base := l.LastMinute
 	for i := range l.Servers {
 		s := &l.Servers[i]
-		s.ID = d.str()
-		s.Rank = int32(d.uvarint())
-		s.URLHash = d.fixed(8)
-		s.FirstSeen = d.varint() + base
-		s.Planned = d.varint() + base
-		s.PrevPlanned = d.varint() + base
-		s.NextDue = d.varint() + base
-		s.Resume = d.varint() + base
-		s.Seen = d.varint() + base
-		rc := byte(d.fixed(1))
+		s.ID = d.String()
+		s.Rank = int32(d.Uvarint())
+		s.URLHash = d.Uint64()
+		s.FirstSeen = d.Varint() + base
+		s.Planned = d.Varint() + base
+		s.PrevPlanned = d.Varint() + base
+		s.NextDue = d.Varint() + base
+		s.Resume = d.Varint() + base
+		s.Seen = d.Varint() + base
+		rc := d.Byte()
 		s.Reason, s.PrevReason = ReasonCode(rc&15), ReasonCode(rc>>4)
 		if s.Reason > CodeRoutine || s.PrevReason > CodeRoutine {
-			d.err = ErrLedgerCorrupt
+			d.Fail("reason")
 			break
 		}
-		s.Cadence = int32(d.uvarint())
+		s.Cadence = int32(d.Uvarint())
 	}
-	if d.err == nil && d.off != len(body) {
-		d.err = ErrLedgerCorrupt
-	}
-	return d.err
+	return d.Close()
 }
 
 // ReadLedger reads the ledger of the data directory dir. A missing ledger is
@@ -369,7 +295,7 @@ func (l *Ledger) unmarshal(text string, sum uint32) error {
 // ErrLedgerCorrupt, since planning without it could double-book hosts.
 func ReadLedger(dir string) (*Ledger, error) {
 	path := LedgerPath(dir)
-	text, sum, err := readSummed(path, crc32.IEEETable)
+	text, sum, err := ReadSummed(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return NewLedger(), nil
 	}

@@ -1,9 +1,12 @@
 package data
 
 import (
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -134,5 +137,28 @@ func TestRebuildLedger(t *testing.T) {
 	}
 	if _, ok := l.Lookup("old"); ok || l.Created != m0.Unix() || l.LastMinute != m0.Add(-time.Minute).Unix() {
 		t.Errorf("rebuilt ledger: %+v", l)
+	}
+}
+
+// TestLedgerVersion3: a ledger of the version before, summed by CRC-32
+// (IEEE), is read as it was written, and a flip in it is still caught;
+// the next write is version 4.
+func TestLedgerVersion3(t *testing.T) {
+	b, err := sampleLedger().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3 := append([]byte(ledgerMagicV3), b[len(ledgerMagic):len(b)-4]...)
+	v3 = binary.LittleEndian.AppendUint32(v3, crc32.ChecksumIEEE(v3))
+	l := NewLedger()
+	if err := l.UnmarshalBinary(v3); err != nil || !l.Equal(sampleLedger()) {
+		t.Fatalf("version 3: %+v %v; want the sample ledger", l, err)
+	}
+	v3[len(v3)/2] ^= 1
+	if err := NewLedger().UnmarshalBinary(v3); !errors.Is(err, ErrLedgerCorrupt) {
+		t.Errorf("version 3 flipped: %v, want ErrLedgerCorrupt", err)
+	}
+	if !strings.HasPrefix(string(b), ledgerMagic) {
+		t.Errorf("written as %q, want %q", b[:len(ledgerMagic)], ledgerMagic)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -138,27 +139,79 @@ func writeHistory(dir, journalPath string, rs []Result) error {
 	return nil
 }
 
-// writeParquet writes rows to path atomically.
+// writeParquet writes rows to path atomically, with their SumKey.
 func writeParquet(path string, rows []ResultRow) error {
 	var buf bytes.Buffer
-	if err := parquet.Write(&buf, rows, parquet.Compression(&parquet.Zstd)); err != nil {
+	w := newHistoryWriter(&buf)
+	if _, err := w.Write(rows); err != nil {
+		return fmt.Errorf("write parquet %s: %w", path, err)
+	}
+	if err := w.Close(); err != nil {
 		return fmt.Errorf("write parquet %s: %w", path, err)
 	}
 	return WriteFileAtomic(path, buf.Bytes(), 0o644)
 }
 
-// ReadParquet reads every row of one Parquet history file. A corrupt or
-// truncated file is an error naming it.
+// ReadParquet reads every row of one Parquet history file. A file that
+// cannot be read is an error naming it; one whose bytes do not decode, do
+// not match its SumKey or make the decoder panic is damaged (the error
+// wraps errParquetDamaged: see SetAsideDamaged).
 func ReadParquet(path string) ([]Result, error) {
-	rows, err := parquet.ReadFile[ResultRow](path)
+	rows, err := readParquetRows[ResultRow](path)
 	if err != nil {
-		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+		return nil, err
 	}
 	out := make([]Result, len(rows))
 	for i, w := range rows {
 		out[i] = w.Result()
 	}
 	return out, nil
+}
+
+// readParquetRows is ReadParquet without the conversion to Result, of the
+// columns of T (ResultRow, or fewer of its fields).
+func readParquetRows[T any](path string) (rows []T, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	defer func() {
+		if p := recover(); p != nil { // parquet-go panics on some damaged input
+			rows, err = nil, fmt.Errorf("read parquet %s: %w: %v", path, errParquetDamaged, p)
+		}
+	}()
+	rows, err = readRows[T](bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+	}
+	return rows, nil
+}
+
+// readRows reads the rows of the Parquet file of size bytes in r, checked
+// by verifyParquet, a batch at a time: a damaged footer's row count is not
+// trusted with an allocation. Errors wrap errParquetDamaged.
+func readRows[T any](r io.ReaderAt, size int64) ([]T, error) {
+	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errParquetDamaged, err)
+	}
+	if err := verifyParquet(r, size, pf); err != nil {
+		return nil, err
+	}
+	rd := parquet.NewGenericReader[T](pf)
+	defer rd.Close()
+	var rows []T
+	buf := make([]T, 1024)
+	for {
+		n, err := rd.Read(buf)
+		rows = append(rows, buf[:n]...)
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errParquetDamaged, err)
+		}
+	}
 }
 
 // ReadHistory reads the results of the checks that started on the days

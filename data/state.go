@@ -1,9 +1,7 @@
 package data
 
 import (
-	"bufio"
 	"cmp"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,13 +20,10 @@ import (
 // a million servers, since every plan and publish reads it. Each fold
 // writes only the states it changed, in a delta file beside it
 // (delta-NNNNNNNNN.bin); every maxDeltas folds the deltas are folded into
-// the snapshot. The Parquet history is the human-readable record; the state
-// can always be rebuilt from it.
+// the snapshot. The Parquet history is the record; the state is derived
+// from it, and rebuilt from it when a state file is damaged or lost (see
+// RebuildState).
 func StatePath(dir string) string { return filepath.Join(dir, "state", "states.bin") }
-
-// legacyStatePath is the gob snapshot of the first version, read when no
-// binary snapshot exists yet.
-func legacyStatePath(dir string) string { return filepath.Join(dir, "state", "states.gob") }
 
 // maxDeltas is how many delta files pile up before a fold rewrites the
 // snapshot: about an hour of runs.
@@ -85,20 +80,20 @@ func readStates(dir string, keep func(id string) bool) (stateView, error) {
 	}
 }
 
+// errStateGap is wrapped by the error of a state missing a delta, or
+// missing altogether while the history holds results.
+var errStateGap error = damagedError("state incomplete")
+
 // readStatesOnce reads the state once. changed reports a delta missing
 // under it, with err saying which.
 func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed bool, err error) {
 	path := StatePath(dir)
 	before := fileID(path)
-	f, err := readStateFile(path)
+	f, err := readStateFile(path, "snapshot")
+	noSnapshot := errors.Is(err, os.ErrNotExist)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		if v.states, err = readLegacySnapshot(dir); err != nil {
-			return v, false, err
-		}
-		if keep != nil {
-			maps.DeleteFunc(v.states, func(id string, _ State) bool { return !keep(id) })
-		}
+	case noSnapshot:
+		v.states = map[string]State{}
 	case err != nil:
 		return v, false, fmt.Errorf("read state: %w", err)
 	default:
@@ -111,17 +106,22 @@ func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed
 	if err != nil {
 		return v, false, err
 	}
+	if noSnapshot && len(deltas) == 0 && hasHistory(dir) {
+		// Lost, or not written yet by the first fold: a repair, under
+		// the fold lock, tells which.
+		return v, false, fmt.Errorf("read state: %w: no %s while %s holds results", errStateGap, path, ResultsDir(dir))
+	}
 	for _, d := range deltas {
 		if d.seq <= v.baseSeq {
 			continue // held by the snapshot; left by a rewrite cut short
 		}
 		if d.seq != v.lastSeq+1 {
 			// A gap: the snapshot was rewritten meanwhile, or a delta lost.
-			return v, true, fmt.Errorf("read state: %s missing before %s", deltaPath(dir, v.lastSeq+1), d.path)
+			return v, true, fmt.Errorf("read state: %w: %s missing before %s", errStateGap, deltaPath(dir, v.lastSeq+1), d.path)
 		}
-		f, err := readStateFile(d.path)
+		f, err := readStateFile(d.path, "delta")
 		if errors.Is(err, os.ErrNotExist) {
-			return v, true, fmt.Errorf("read state: %w", err)
+			return v, true, fmt.Errorf("read state: %w: %w", errStateGap, err)
 		}
 		if err != nil {
 			return v, false, fmt.Errorf("read state: %w", err)
@@ -140,6 +140,12 @@ func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed
 		return v, true, fmt.Errorf("read state %s: rewritten while read", path)
 	}
 	return v, false, nil
+}
+
+// hasHistory reports whether the history holds a day.
+func hasHistory(dir string) bool {
+	days, _ := filepath.Glob(filepath.Join(ResultsDir(dir), "date=*"))
+	return len(days) > 0
 }
 
 // fileKey identifies one version of a file.
@@ -192,28 +198,6 @@ func rewriteSnapshot(dir string) error {
 	return SyncDir(filepath.Dir(StatePath(dir)))
 }
 
-// readLegacySnapshot reads a gob snapshot; a missing one is an empty state.
-func readLegacySnapshot(dir string) (map[string]State, error) {
-	path := legacyStatePath(dir)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]State{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
-	}
-	defer f.Close()
-	var list []State
-	if err := gob.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&list); err != nil {
-		return nil, fmt.Errorf("read state %s: %w", path, err)
-	}
-	m := make(map[string]State, len(list))
-	for _, s := range list {
-		m[s.ID] = s
-	}
-	return m, nil
-}
-
 // applyAll folds results into states, oldest start first, so that a failing
 // streak keeps the start of its first failure whatever order the journals
 // were read in.
@@ -230,7 +214,9 @@ func applyAll(states map[string]State, results []Result) {
 // applied, also those still being written by running processes, so that
 // consecutive and overlapping runs see each other's results. Bad journal
 // lines are skipped and reported in bad, naming file:line; err is non-nil
-// only when the snapshot or the journal directory cannot be read.
+// only when the snapshot or the journal directory cannot be read. A state
+// damaged or lost is set aside and rebuilt from the history (RebuildState)
+// before it is read, the rebuild reported in bad.
 func LoadStates(dir string) (states map[string]State, bad []error, err error) {
 	return LoadStatesOf(dir, nil)
 }
@@ -263,6 +249,16 @@ func LoadStatesOf(dir string, keep func(id string) bool) (states map[string]Stat
 	// The snapshot is read after the journals: a journal folded meanwhile is
 	// then in the snapshot, and applying a result twice changes nothing.
 	v, err := readStates(dir, keep)
+	if errors.Is(err, ErrDamaged) {
+		// Derived data: set aside and rebuilt, reported in bad, and the
+		// plan or publish goes on.
+		report, rerr := repairState(dir, false, err)
+		if rerr != nil {
+			return nil, nil, rerr
+		}
+		bad = append(bad, report...)
+		v, err = readStates(dir, keep)
+	}
 	states = v.states
 	if err != nil {
 		return nil, nil, err
@@ -292,7 +288,7 @@ func Fold(dir string, logger *slog.Logger) (FoldStats, error) {
 func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	start := time.Now()
 	var st FoldStats
-	unlock, err := LockFile(filepath.Join(dir, ".fold.lock"))
+	unlock, err := LockFile(foldLockPath(dir))
 	if err != nil {
 		return st, err
 	}
@@ -338,7 +334,20 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	for _, r := range all {
 		needed[r.ID] = true
 	}
-	v, err := readStates(dir, func(id string) bool { return needed[id] })
+	keep := func(id string) bool { return needed[id] }
+	v, err := readStates(dir, keep)
+	if errors.Is(err, ErrDamaged) {
+		// The history just written holds these results: the rebuilt
+		// state has them, and applying them again changes nothing.
+		report, rerr := repairState(dir, true, err)
+		if rerr != nil {
+			return st, fmt.Errorf("fold: %w", rerr)
+		}
+		for _, r := range report {
+			logger.Error("state damaged: set aside and rebuilt from the history", "err", r)
+		}
+		v, err = readStates(dir, keep)
+	}
 	if err != nil {
 		return st, fmt.Errorf("fold: %w", err)
 	}

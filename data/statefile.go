@@ -1,9 +1,6 @@
 package data
 
 import (
-	"encoding/binary"
-	"errors"
-	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
@@ -11,43 +8,31 @@ import (
 	"time"
 )
 
-// The state files' binary format: "PDST", a version byte, a sequence number
-// as a uvarint (for the snapshot, the last delta it holds; for a delta, its
-// own), the number of states as a uvarint, each state's fields in the order of State (strings
-// as uvarint length and bytes, times as varint Unix nanoseconds with 0 for
-// the zero time, the outcome as its index in Outcomes plus one, 0 for
-// none), then the CRC-32C of everything before it, little-endian. States
-// are in no particular order. Reading makes one string of the whole file
-// (summed as it is read) and slices every field out of it, so a million
-// states cost a few allocations, not millions.
+// The state files' format (codec.go): "PDST" and a version byte, a
+// sequence number (for the snapshot, the last delta it holds; for a delta,
+// its own), the number of states, each state's fields in the order of
+// State (times as varint Unix nanoseconds, 0 for the zero time; the outcome
+// as its index in Outcomes plus one, 0 for none), then the CRC-32C. States
+// are in no particular order. A file of another version is damaged: the
+// state is derived data, rebuilt from the history (see repairState).
 
-const (
-	stateMagic   = "PDST"
-	stateVersion = 1
-)
-
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
-
-// crcResidue is the CRC-32C of any text followed by its own CRC-32C,
-// little-endian: the checksum of a whole state file that is intact.
-var crcResidue = crc32.Checksum(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(nil, crcTable)), crcTable)
+const stateMagic = "PDST\x01"
 
 // stateFile is a state file's text and the CRC-32C of all of it, its
-// checksum included (crcResidue when intact).
+// checksum included (crcResidue when intact), and which kind of state file
+// it is ("snapshot" or "delta"), for its errors.
 type stateFile struct {
 	text string
 	crc  uint32
+	kind string
 }
-
-// stateFileOf returns the stateFile of the bytes b.
-func stateFileOf(b []byte) stateFile { return stateFile{string(b), crc32.Checksum(b, crcTable)} }
 
 // readStateFile reads the state file at path into one string, summing it
 // on the way: a million states' file is held once, not as bytes and as
 // their copy. Errors are os.Open's and the read's, unwrapped.
-func readStateFile(path string) (stateFile, error) {
-	text, sum, err := readSummed(path, crcTable)
-	return stateFile{text, sum}, err
+func readStateFile(path, kind string) (stateFile, error) {
+	text, sum, err := ReadSummed(path)
+	return stateFile{text, sum, kind}, err
 }
 
 // readSummed reads the file at path into one string and returns it with
@@ -80,42 +65,44 @@ func readText(path string, also ...io.Writer) (string, error) {
 	return sb.String(), nil
 }
 
-// errStateCorrupt is wrapped by decodeStates for a snapshot that does not
-// decode or whose checksum does not match.
-var errStateCorrupt = errors.New("state snapshot is corrupt")
+// errStateDamaged returns the error that the state file of kind is
+// damaged, wrapping ErrDamaged.
+func errStateDamaged(kind string) error { return damagedError("state " + kind + " is damaged") }
 
 // encodeStates encodes every state of m with the sequence number seq.
 func encodeStates(seq uint64, m map[string]State) []byte {
-	b := make([]byte, 0, 64+len(m)*96)
-	b = append(b, stateMagic...)
-	b = append(b, stateVersion)
-	b = binary.AppendUvarint(b, seq)
-	b = binary.AppendUvarint(b, uint64(len(m)))
+	e := NewEncoder(stateMagic, 16+len(m)*96)
+	e.Uvarint(seq)
+	e.Uvarint(uint64(len(m)))
 	for _, s := range m {
-		b = appendString(b, s.ID)
-		b = appendString(b, s.URL)
-		b = appendTime(b, s.LastCheck)
-		b = append(b, outcomeCode(s.LastStatus))
-		b = appendString(b, s.LastDetail)
-		b = appendTime(b, s.LastAnswered)
-		b = appendTime(b, s.FailingSince)
-		b = appendString(b, s.Protocol)
-		b = appendString(b, s.Transport)
-		b = appendTime(b, s.RetryAfter)
+		e.String(s.ID)
+		e.String(s.URL)
+		encodeTime(e, s.LastCheck)
+		e.Byte(outcomeCode(s.LastStatus))
+		e.String(s.LastDetail)
+		encodeTime(e, s.LastAnswered)
+		encodeTime(e, s.FailingSince)
+		e.String(s.Protocol)
+		e.String(s.Transport)
+		encodeTime(e, s.RetryAfter)
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+	return e.Finish()
 }
 
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-func appendTime(b []byte, t time.Time) []byte {
+func encodeTime(e *Encoder, t time.Time) {
 	if t.IsZero() {
-		return binary.AppendVarint(b, 0)
+		e.Varint(0)
+		return
 	}
-	return binary.AppendVarint(b, t.UnixNano())
+	e.Varint(t.UnixNano())
+}
+
+func decodeTime(d *Decoder) time.Time {
+	n := d.Varint()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
 }
 
 // outcomeCode returns o's index in Outcomes plus one, 0 for none.
@@ -128,26 +115,29 @@ func outcomeCode(o Outcome) byte {
 	return 0
 }
 
+func decodeOutcome(d *Decoder) Outcome {
+	c := int(d.Byte())
+	if c == 0 {
+		return ""
+	}
+	if c > len(Outcomes) {
+		d.Fail("outcome")
+		return ""
+	}
+	return Outcomes[c-1]
+}
+
 // decodeStates decodes a file written by encodeStates. With keep set, only
 // the states whose id it keeps are returned (a fold needs only the servers
 // it has results for, and skipping the rest spares a million map entries).
+// Errors wrap ErrDamaged.
 func decodeStates(f stateFile, keep func(id string) bool) (seq uint64, m map[string]State, err error) {
-	b := f.text
-	if len(b) < len(stateMagic)+1+4 || b[:len(stateMagic)] != stateMagic {
-		return 0, nil, fmt.Errorf("%w: not a state file", errStateCorrupt)
+	d, err := NewDecoder(f.text, f.crc, stateMagic, errStateDamaged(f.kind))
+	if err != nil {
+		return 0, nil, err
 	}
-	if v := b[len(stateMagic)]; v != stateVersion {
-		return 0, nil, fmt.Errorf("%w: version %d, want %d", errStateCorrupt, v, stateVersion)
-	}
-	if f.crc != crcResidue {
-		return 0, nil, fmt.Errorf("%w: checksum mismatch", errStateCorrupt)
-	}
-	d := stateDecoder{s: b[:len(b)-4], off: len(stateMagic) + 1}
-	seq = d.uvarint()
-	n := d.uvarint()
-	if n > uint64(len(d.s)) {
-		return 0, nil, fmt.Errorf("%w: %d states in %d bytes", errStateCorrupt, n, len(d.s))
-	}
+	seq = d.Uvarint()
+	n := d.Count(1)
 	if keep == nil {
 		m = make(map[string]State, n)
 	} else {
@@ -155,22 +145,22 @@ func decodeStates(f stateFile, keep func(id string) bool) (seq uint64, m map[str
 	}
 	for range n {
 		var s State
-		s.ID = d.string()
-		if keep != nil && d.err == nil && !keep(s.ID) {
-			d.skipState()
+		s.ID = d.String()
+		if keep != nil && d.Err() == nil && !keep(s.ID) {
+			skipState(d)
 			continue
 		}
-		s.URL = d.string()
-		s.LastCheck = d.time()
-		s.LastStatus = d.outcome()
-		s.LastDetail = d.string()
-		s.LastAnswered = d.time()
-		s.FailingSince = d.time()
-		s.Protocol = d.string()
-		s.Transport = d.string()
-		s.RetryAfter = d.time()
-		if d.err != nil {
-			return 0, nil, d.err
+		s.URL = d.String()
+		s.LastCheck = decodeTime(d)
+		s.LastStatus = decodeOutcome(d)
+		s.LastDetail = d.String()
+		s.LastAnswered = decodeTime(d)
+		s.FailingSince = decodeTime(d)
+		s.Protocol = d.String()
+		s.Transport = d.String()
+		s.RetryAfter = decodeTime(d)
+		if d.Err() != nil {
+			break
 		}
 		if keep != nil {
 			// A few states of many: their own strings, so that the
@@ -180,116 +170,22 @@ func decodeStates(f stateFile, keep func(id string) bool) (seq uint64, m map[str
 		}
 		m[s.ID] = s
 	}
-	if d.err != nil {
-		return 0, nil, d.err
-	}
-	if d.off != len(d.s) {
-		return 0, nil, fmt.Errorf("%w: %d bytes after the last state", errStateCorrupt, len(d.s)-d.off)
+	if err := d.Close(); err != nil {
+		return 0, nil, err
 	}
 	return seq, m, nil
 }
 
-// stateDecoder reads fields off the snapshot; the first error sticks.
-type stateDecoder struct {
-	s   string
-	off int
-	err error
-}
-
-func (d *stateDecoder) fail(what string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: bad %s at byte %d", errStateCorrupt, what, d.off)
-	}
-	d.off = len(d.s)
-}
-
-func (d *stateDecoder) uvarint() uint64 {
-	var x uint64
-	for shift := 0; shift < 64; shift += 7 {
-		if d.off >= len(d.s) {
-			d.fail("number")
-			return 0
-		}
-		c := d.s[d.off]
-		d.off++
-		x |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return x
-		}
-	}
-	d.fail("number")
-	return 0
-}
-
 // skipState passes over the fields of a state after its id, as
 // decodeStates reads them, without making them.
-func (d *stateDecoder) skipState() {
-	d.skipString() // URL
-	d.skipNumber() // LastCheck
-	d.outcome()
-	d.skipString() // LastDetail
-	d.skipNumber() // LastAnswered
-	d.skipNumber() // FailingSince
-	d.skipString() // Protocol
-	d.skipString() // Transport
-	d.skipNumber() // RetryAfter
-}
-
-// skipNumber passes over a uvarint or varint.
-func (d *stateDecoder) skipNumber() {
-	for end := min(d.off+10, len(d.s)); d.off < end; {
-		c := d.s[d.off]
-		d.off++
-		if c < 0x80 {
-			return
-		}
-	}
-	d.fail("number")
-}
-
-// skipString passes over a string.
-func (d *stateDecoder) skipString() {
-	n := d.uvarint()
-	if n > uint64(len(d.s)-d.off) {
-		d.fail("string")
-		return
-	}
-	d.off += int(n)
-}
-
-func (d *stateDecoder) string() string {
-	n := d.uvarint()
-	if n > uint64(len(d.s)-d.off) {
-		d.fail("string")
-		return ""
-	}
-	s := d.s[d.off : d.off+int(n)]
-	d.off += int(n)
-	return s
-}
-
-func (d *stateDecoder) time() time.Time {
-	u := d.uvarint()
-	n := int64(u>>1) ^ -int64(u&1) // zigzag, as binary.AppendVarint
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-func (d *stateDecoder) outcome() Outcome {
-	if d.off >= len(d.s) {
-		d.fail("outcome")
-		return ""
-	}
-	c := int(d.s[d.off])
-	d.off++
-	if c == 0 {
-		return ""
-	}
-	if c > len(Outcomes) {
-		d.fail("outcome")
-		return ""
-	}
-	return Outcomes[c-1]
+func skipState(d *Decoder) {
+	d.SkipString() // URL
+	d.SkipNumber() // LastCheck
+	decodeOutcome(d)
+	d.SkipString() // LastDetail
+	d.SkipNumber() // LastAnswered
+	d.SkipNumber() // FailingSince
+	d.SkipString() // Protocol
+	d.SkipString() // Transport
+	d.SkipNumber() // RetryAfter
 }

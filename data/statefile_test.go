@@ -1,10 +1,9 @@
 package data
 
 import (
-	"bytes"
-	"encoding/gob"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"maps"
 	"os"
 	"path/filepath"
@@ -41,38 +40,16 @@ func TestStateSnapshot(t *testing.T) {
 			"truncated":      b[:len(b)-7],
 			"not a snapshot": []byte("hello world"),
 		} {
-			if _, _, err := decodeStates(stateFileOf(bad), nil); !errors.Is(err, errStateCorrupt) {
-				t.Errorf("%s: err %v, want a corrupt snapshot", name, err)
+			if _, _, err := decodeStates(stateFileOf(bad), nil); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "state snapshot is damaged") {
+				t.Errorf("%s: err %v, want a damaged snapshot", name, err)
 			}
 		}
 		dir := t.TempDir()
 		if err := WriteFileAtomic(StatePath(dir), b[:len(b)-1], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := LoadStates(dir); err == nil || !bytes.Contains([]byte(err.Error()), []byte("states.bin")) {
-			t.Errorf("LoadStates of a corrupt snapshot: %v, want an error naming the file", err)
-		}
-	})
-	t.Run("legacy_gob_read_then_replaced", func(t *testing.T) {
-		dir := t.TempDir()
-		var buf bytes.Buffer
-		if err := gob.NewEncoder(&buf).Encode([]State{full}); err != nil {
-			t.Fatal(err)
-		}
-		if err := WriteFileAtomic(filepath.Join(dir, "state", "states.gob"), buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		got, bad, err := LoadStates(dir)
-		if err != nil || len(bad) > 0 || !got["a"].LastCheck.Equal(t0) || got["a"].Transport != TransportSSE {
-			t.Fatalf("LoadStates of a gob snapshot: %+v %v %v", got, bad, err)
-		}
-		MustJournal(t, dir, "run-1", result("c", t0, Working)).Close()
-		if _, err := Fold(dir, discard()); err != nil {
-			t.Fatal(err)
-		}
-		got, _, _ = LoadStates(dir)
-		if len(got) != 2 || got["a"].FailingSince.IsZero() {
-			t.Errorf("after the fold: %+v, want a (from the gob) and c", got)
+		if _, bad, err := LoadStates(dir); err != nil || len(bad) != 1 || !strings.Contains(bad[0].Error(), "states.bin") {
+			t.Errorf("LoadStates of a corrupt snapshot: %v %v, want it named and rebuilt", bad, err)
 		}
 	})
 }
@@ -123,7 +100,8 @@ func TestStateDeltas(t *testing.T) {
 	}
 	check("after a rewrite")
 
-	// A delta lost (deleted by hand): named, not silently skipped.
+	// A delta lost (deleted by hand): named, not silently skipped, and the
+	// state rebuilt from the history, which has every result.
 	for i := range 2 {
 		MustJournal(t, dir, fmt.Sprintf("run-late-%d", i), result("late", t0.Add(time.Hour), Working)).Close()
 		if _, err := fold(dir, maxDeltas, discard()); err != nil {
@@ -132,8 +110,12 @@ func TestStateDeltas(t *testing.T) {
 	}
 	deltas, _ = listDeltas(dir)
 	os.Remove(deltas[0].path)
-	if _, _, err := LoadStates(dir); err == nil || !strings.Contains(err.Error(), filepath.Base(deltas[0].path)+" missing") {
-		t.Errorf("LoadStates with a delta lost: %v, want an error naming it", err)
+	got, bad, err := LoadStates(dir)
+	if err != nil || len(bad) != 1 || !strings.Contains(bad[0].Error(), filepath.Base(deltas[0].path)+" missing") {
+		t.Errorf("LoadStates with a delta lost: %v %v, want it named and the state rebuilt", bad, err)
+	}
+	if !got["late"].LastCheck.Equal(t0.Add(time.Hour)) || len(got) != maxDeltas+7 {
+		t.Errorf("rebuilt: %d states, late %+v; want every server, late checked at %v", len(got), got["late"], t0.Add(time.Hour))
 	}
 }
 
@@ -209,4 +191,9 @@ func TestLoadStatesOf(t *testing.T) {
 	if got, _, _ := LoadStatesOf(dir, nil); !reflect.DeepEqual(got, all) {
 		t.Errorf("LoadStatesOf with no filter = %+v, want %+v", got, all)
 	}
+}
+
+// stateFileOf returns the stateFile of the bytes b, a snapshot.
+func stateFileOf(b []byte) stateFile {
+	return stateFile{string(b), crc32.Checksum(b, crcTable), "snapshot"}
 }

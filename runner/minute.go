@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"plug.directory/prober/data"
@@ -30,52 +31,83 @@ type minuteMarker struct {
 func markerPath(dir string, minute time.Time) string { return data.MinuteMarkerPath(dir, minute) }
 
 // claimMinute creates the minute's marker, or fails with ErrMinuteTaken
-// naming who claimed it. The marker is created with O_EXCL, so of two runs
-// started together exactly one wins; it is never removed by the run, so a
-// run killed half-way is not run again either (its completed checks are in
-// its journal, and running the rest twice would break the host caps the
-// planner counted).
+// naming who claimed it (see claimMinuteWith).
 func claimMinute(dir string, minute, now time.Time, pid int) error {
+	return claimMinuteWith(data.Files{}, dir, minute, now, pid)
+}
+
+// claimMinuteWith creates the minute's marker through fs, whole or not at
+// all (data.Files.CreateFileAtomic): of two runs started together exactly
+// one wins, and a full disk leaves no marker, so the minute can be claimed
+// once there is room. A marker that does not decode (torn by an older
+// version, or damaged) is no claim: it is set aside and the minute claimed.
+// The marker is never removed by the run, so a run killed half-way is not
+// run again either (its completed checks are in its journal, and running
+// the rest twice would break the host caps the planner counted).
+func claimMinuteWith(fs data.Files, dir string, minute, now time.Time, pid int) error {
 	path := markerPath(dir, minute)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("claim minute: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		var m minuteMarker
-		b, _ := os.ReadFile(path)
-		_ = json.Unmarshal(b, &m) // an unreadable marker still refuses
-		return fmt.Errorf("run minute %s: %w by pid %d on %s at %s (marker %s); a minute runs once",
-			minute.UTC().Format("2006-01-02 15:04"), ErrMinuteTaken, m.PID, m.Host,
-			m.Claimed.UTC().Format(time.RFC3339), path)
-	}
-	if err != nil {
-		return fmt.Errorf("claim minute: %w", err)
-	}
 	host, _ := os.Hostname()
 	b, _ := json.Marshal(minuteMarker{PID: pid, Host: host, Claimed: now.UTC()})
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return fmt.Errorf("claim minute %s: %w", path, err)
+	b = append(b, '\n')
+	err := fs.CreateFileAtomic(path, b, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		m, ok := readMarker(path)
+		if !ok {
+			m, ok, err = replaceDamagedMarker(fs, path, b, pid)
+		}
+		if ok {
+			return fmt.Errorf("run minute %s: %w by pid %d on %s at %s (marker %s); a minute runs once",
+				minute.UTC().Format("2006-01-02 15:04"), ErrMinuteTaken, m.PID, m.Host,
+				m.Claimed.UTC().Format(time.RFC3339), path)
+		}
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("claim minute %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("claim minute %s: %w", path, err)
-	}
-	if err := data.SyncDir(filepath.Dir(path)); err != nil {
+	if err != nil {
 		return fmt.Errorf("claim minute: %w", err)
 	}
 	pruneMarkers(filepath.Dir(path), now.Add(-markerKeep))
 	return nil
 }
 
-// pruneMarkers removes the markers of minutes before since. Failing to
-// remove one is harmless: it only keeps refusing a minute long past.
+// replaceDamagedMarker sets the damaged marker at path aside and claims
+// the minute with b, under a lock, so that of two runs finding it only one
+// claims; ok reports that another run's whole marker was found instead.
+func replaceDamagedMarker(fs data.Files, path string, b []byte, pid int) (m minuteMarker, ok bool, err error) {
+	unlock, err := data.LockFile(filepath.Join(filepath.Dir(path), ".claim.lock"))
+	if err != nil {
+		return m, false, err
+	}
+	defer unlock()
+	if m, ok := readMarker(path); ok {
+		return m, true, nil
+	}
+	if err := os.Rename(path, path+".damaged-"+strconv.Itoa(pid)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return m, false, fmt.Errorf("set aside a damaged marker: %w", err)
+	}
+	err = fs.CreateFileAtomic(path, b, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		// A run that found no marker at all, once it was set aside.
+		if m, ok := readMarker(path); ok {
+			return m, true, nil
+		}
+	}
+	return m, false, err
+}
+
+// readMarker reads a minute's marker; ok is false when it does not decode
+// into a claim (empty, torn, damaged).
+func readMarker(path string) (m minuteMarker, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &m) != nil || m.PID <= 0 || m.Claimed.IsZero() {
+		return m, false
+	}
+	return m, true
+}
+
+// pruneMarkers removes the markers of minutes before since, and those set
+// aside as damaged. Failing to remove one is harmless: it only keeps
+// refusing a minute long past.
 func pruneMarkers(mdir string, since time.Time) {
-	names, _ := filepath.Glob(filepath.Join(mdir, "*.json"))
+	names, _ := filepath.Glob(filepath.Join(mdir, "*.json*"))
 	for _, p := range names {
 		if t, ok := data.MinuteOfMarker(p); ok && t.Before(since) {
 			os.Remove(p)

@@ -101,7 +101,15 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 	}
 	defer unlock()
 	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: newWriter(), cand: map[string]bool{}, pending: map[string][]data.Result{}}
+	if n, err := beginPublish(cfg.DataDir, cfg.OutDir); err != nil {
+		return Stats{}, err
+	} else if n > 0 {
+		p.log.Warn("removed temporary files a killed publish left", "files", n, "out", cfg.OutDir)
+	}
 	err = p.run(ctx)
+	if err == nil {
+		err = finishPublish(cfg.DataDir)
+	}
 	p.stats.Written = int(p.w.written.Load())
 	p.stats.Unchanged = int(p.w.unchanged.Load())
 	p.stats.Removed = int(p.w.removed.Load())
@@ -449,7 +457,7 @@ func (p *publication) readResults() error {
 		}
 		rs, err := data.ReadParquet(part)
 		if err != nil {
-			p.bad(err)
+			p.bad(data.SetAsideDamaged(p.cfg.DataDir, part, err)) // reported once
 			continue
 		}
 		take(rs)

@@ -1,8 +1,6 @@
 package site
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +13,9 @@ import (
 )
 
 // storeMagic starts state.bin; a file without it is not ours, or of an
-// older layout, and is rebuilt.
-const storeMagic = "plug.directory site state v1\n"
+// older layout (v1 had no checksum), and the site is rebuilt: the store is
+// derived from the data directory and the published files.
+const storeMagic = "plug.directory site state v2\n"
 
 // row is what the site remembers of one server between runs: enough to
 // write its index row and to know when its files must be rendered again
@@ -115,73 +114,48 @@ var outcomeIndex = func() map[data.Outcome]byte {
 	return m
 }()
 
-// encode writes the store: magic, the length and JSON of meta, then the
-// rows in a compact binary form and the rank order.
+// encode writes the store with data's codec: magic, the JSON of meta,
+// then the rows in a compact binary form, the rank order and the checksum.
 func (s *store) encode() ([]byte, error) {
 	mb, err := json.Marshal(s.Meta)
 	if err != nil {
 		return nil, fmt.Errorf("encode site state: %w", err)
 	}
-	b := make([]byte, 0, len(storeMagic)+len(mb)+len(s.Rows)*64)
-	b = append(b, storeMagic...)
-	b = binary.AppendUvarint(b, uint64(len(mb)))
-	b = append(b, mb...)
-	b = binary.AppendUvarint(b, uint64(len(s.Rows)))
+	e := data.NewEncoder(storeMagic, len(mb)+len(s.Rows)*64)
+	e.String(string(mb))
+	e.Uvarint(uint64(len(s.Rows)))
 	for _, r := range s.Rows {
-		b = binary.AppendUvarint(b, uint64(len(r.ID)))
-		b = append(b, r.ID...)
-		b = binary.AppendUvarint(b, uint64(r.Rank))
-		b = binary.LittleEndian.AppendUint64(b, r.URLSum)
+		e.String(r.ID)
+		e.Uvarint(uint64(r.Rank))
+		e.Uint64(r.URLSum)
 		st := outcomeIndex[r.Status]
 		if r.Paused {
 			st |= 0x80
 		}
-		b = append(b, st)
+		e.Byte(st)
 		for _, v := range []int64{r.LastCheck, r.Uptime7d, r.Tools, r.PlanNext, r.Expires, r.EffCad} {
-			b = binary.AppendVarint(b, v)
+			e.Varint(v)
 		}
 	}
 	for _, o := range s.Order {
-		b = binary.AppendUvarint(b, uint64(o))
+		e.Uvarint(uint64(o))
 	}
-	return b, nil
+	return e.Finish(), nil
 }
 
 var errCorrupt = errors.New("corrupt site state")
 
-// decodeStore reads what encode wrote.
-func decodeStore(b []byte) (*store, error) {
-	if !bytes.HasPrefix(b, []byte(storeMagic)) {
-		return nil, fmt.Errorf("%w: no header", errCorrupt)
-	}
-	b = b[len(storeMagic):]
-	uv := func() uint64 {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			b = nil
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
-	sv := func() int64 {
-		v, n := binary.Varint(b)
-		if n <= 0 {
-			b = nil
-			return 0
-		}
-		b = b[n:]
-		return v
+// decodeStore reads what encode wrote, from the file's text and its
+// CRC-32C as data.ReadSummed returns them. Errors wrap errCorrupt.
+func decodeStore(text string, sum uint32) (*store, error) {
+	d, err := data.NewDecoder(text, sum, storeMagic, errCorrupt)
+	if err != nil {
+		return nil, err
 	}
 	s := newStore()
-	ml := uv()
-	if ml > uint64(len(b)) {
-		return nil, fmt.Errorf("%w: meta", errCorrupt)
-	}
-	if err := json.Unmarshal(b[:ml], &s.Meta); err != nil {
+	if err := json.Unmarshal([]byte(d.String()), &s.Meta); d.Err() == nil && err != nil {
 		return nil, fmt.Errorf("%w: meta: %v", errCorrupt, err)
 	}
-	b = b[ml:]
 	if s.Meta.Journals == nil {
 		s.Meta.Journals = map[string]journalMark{}
 	}
@@ -191,66 +165,87 @@ func decodeStore(b []byte) (*store, error) {
 	if s.Meta.Plans == nil {
 		s.Meta.Plans = map[string]fileSig{}
 	}
-	n := uv()
-	if n > uint64(len(b)) {
-		return nil, fmt.Errorf("%w: %d rows", errCorrupt, n)
-	}
+	n := d.Count(11)
 	s.Rows = make([]row, n)
 	for i := range s.Rows {
 		r := &s.Rows[i]
-		l := uv()
-		if l > uint64(len(b)) {
-			return nil, fmt.Errorf("%w: row %d", errCorrupt, i)
-		}
-		r.ID = string(b[:l])
-		b = b[l:]
-		r.Rank = int(uv())
-		if len(b) < 9 {
-			return nil, fmt.Errorf("%w: row %d", errCorrupt, i)
-		}
-		r.URLSum = binary.LittleEndian.Uint64(b)
-		st := b[8]
-		b = b[9:]
+		r.ID = d.String()
+		r.Rank = int(d.Uvarint())
+		r.URLSum = d.Uint64()
+		st := d.Byte()
 		r.Paused = st&0x80 != 0
 		if int(st&0x7f) >= len(data.Outcomes) {
-			return nil, fmt.Errorf("%w: row %d status", errCorrupt, i)
+			d.Fail("status")
+			break
 		}
 		r.Status = data.Outcomes[st&0x7f]
 		for _, p := range []*int64{&r.LastCheck, &r.Uptime7d, &r.Tools, &r.PlanNext, &r.Expires, &r.EffCad} {
-			*p = sv()
-		}
-		if b == nil {
-			return nil, fmt.Errorf("%w: row %d", errCorrupt, i)
+			*p = d.Varint()
 		}
 	}
 	s.Order = make([]uint32, n)
 	for i := range s.Order {
-		o := uv()
-		if b == nil || o >= n {
-			return nil, fmt.Errorf("%w: order", errCorrupt)
+		o := d.Uvarint()
+		if o >= uint64(n) {
+			d.Fail("order")
+			break
 		}
 		s.Order[i] = uint32(o)
 	}
-	if len(b) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the end", errCorrupt, len(b))
+	if err := d.Close(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
 // loadStore reads DATA/site/state.bin. A missing one is (nil, nil): the
-// site is built afresh.
+// site is built afresh; so is a damaged one, with the error naming it.
 func loadStore(dataDir string) (*store, error) {
 	path := storePath(dataDir)
-	b, err := os.ReadFile(path)
+	text, sum, err := data.ReadSummed(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read site state: %w", err)
 	}
-	s, err := decodeStore(b)
+	s, err := decodeStore(text, sum)
 	if err != nil {
 		return nil, fmt.Errorf("read site state %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// unfinishedPath marks a publish in progress; found by the next publish,
+// it says the last one was killed part-way and may have left temporary
+// files in the output directory.
+func unfinishedPath(dataDir string) string { return filepath.Join(dataDir, "site", "publishing") }
+
+// beginPublish removes the temporary files that a publish killed part-way
+// left under out (a site build would ship them), and marks this publish
+// unfinished until finishPublish. The output is walked only after such a
+// kill: an unfinished mark is left. It returns how many files it removed.
+// The caller holds the site lock, so no other publish writes meanwhile.
+func beginPublish(dataDir, out string) (removed int, err error) {
+	mark := unfinishedPath(dataDir)
+	if _, err := os.Stat(mark); err == nil {
+		err := filepath.WalkDir(out, func(path string, e os.DirEntry, err error) error {
+			if err == nil && !e.IsDir() && data.IsTempName(e.Name()) && os.Remove(path) == nil {
+				removed++
+			}
+			return nil
+		})
+		if err != nil {
+			return removed, fmt.Errorf("remove temporary files under %s: %w", out, err)
+		}
+	}
+	return removed, data.WriteFileAtomic(mark, nil, 0o644)
+}
+
+// finishPublish removes the unfinished mark of a publish that ended.
+func finishPublish(dataDir string) error {
+	if err := os.Remove(unfinishedPath(dataDir)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("finish publish: %w", err)
+	}
+	return nil
 }

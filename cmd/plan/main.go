@@ -6,6 +6,7 @@
 //	plan -servers FILE -paused github:OWNER/REPO/PATH[@REF] -data DIR [-github-api URL]
 //	plan -simulate 24h -servers FILE -data DIR [-failing 0.05] [-paused FILE] [-at TIME]
 //	plan -generate 100000 -out FILE [-big-host N] [-seed N]
+//	plan -rebuild-state -data DIR
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"plug.directory/prober/cmd/internal/cli"
+	"plug.directory/prober/data"
 	"plug.directory/prober/pause"
 )
 
@@ -49,6 +51,8 @@ type Config struct {
 	Late     float64   // share of the generated list added during the day after Base
 	Base     time.Time // generated servers are added before it, Late of them in the day after; zero: now
 
+	RebuildState bool // set the state aside and rebuild it from the history, then stop
+
 	Now func() time.Time // nil means time.Now
 }
 
@@ -62,6 +66,10 @@ func (c Config) Validate() error {
 	case c.Generate > 0 && c.Out == "":
 		return errors.New("-generate needs -out FILE")
 	case c.Generate > 0:
+		return nil
+	case c.RebuildState && c.Data == "":
+		return errors.New("-rebuild-state needs -data DIR")
+	case c.RebuildState:
 		return nil
 	case c.Simulate < 0 || c.Simulate%time.Minute != 0:
 		return fmt.Errorf("-simulate %s: want a positive whole number of minutes", c.Simulate)
@@ -117,6 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.Hosts, "hosts", 0, "with -generate: number of hosts (default a tenth of the servers)")
 	fs.Float64Var(&cfg.Late, "late", 0.005, "with -generate: share of servers added during the day after -base")
 	cli.TimeVar(fs, &cfg.Base, "base", "with -generate: the `time` the list is as of (default now), in the forms of -at")
+	fs.BoolVar(&cfg.RebuildState, "rebuild-state", false, "set the state of -data DIR aside and rebuild it from the history, then stop")
 	fs.BoolVar(&debug, "v", false, "log each step")
 	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
 		return err
@@ -134,6 +143,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return generate(cfg, stdout)
 	case cfg.Simulate > 0:
 		return simulate(ctx, cfg, stdout, logger)
+	case cfg.RebuildState:
+		st, err := data.RebuildState(cfg.Data)
+		for _, b := range st.Bad {
+			logger.Warn("skipped a history file", "err", b)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "state rebuilt from the history: %d states from %d results in %d files, %s (old state set aside in %q)\n",
+			st.States, st.Results, st.Files, st.Took.Round(time.Millisecond), st.Aside)
+		return nil
 	default:
 		return planMinute(ctx, cfg, stdout, logger)
 	}

@@ -1,0 +1,61 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ErrDamaged is wrapped by the errors of files whose bytes do not decode
+// or do not match their checksum: derived files (the state, the ledger) are
+// rebuilt, and history files are set aside, rather than read again.
+var ErrDamaged = errors.New("damaged")
+
+// damagedError says which kind of file is damaged, and is ErrDamaged.
+type damagedError string
+
+func (e damagedError) Error() string        { return string(e) }
+func (e damagedError) Is(target error) bool { return target == ErrDamaged }
+
+// errParquetDamaged is wrapped by the errors of a damaged history file.
+var errParquetDamaged error = damagedError("parquet file is damaged")
+
+// DamagedDir returns where damaged files are set aside under the data
+// directory dir, kept for inspection: outside the directories any reader
+// lists, so a file set aside is never read again nor reported twice.
+func DamagedDir(dir string) string { return filepath.Join(dir, "damaged") }
+
+// setAside moves path into the damaged directory of dir, under its path
+// relative to dir with the time now appended, and returns where it went.
+func setAside(dir, path string, now time.Time) (string, error) {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		rel = filepath.Base(path)
+	}
+	aside := filepath.Join(DamagedDir(dir), rel+"."+now.UTC().Format("20060102T150405.000000000"))
+	if err := os.MkdirAll(filepath.Dir(aside), 0o755); err != nil {
+		return "", fmt.Errorf("set aside %s: %w", path, err)
+	}
+	if err := os.Rename(path, aside); err != nil {
+		return "", fmt.Errorf("set aside %s: %w", path, err)
+	}
+	return aside, nil
+}
+
+// SetAsideDamaged sets the history file path of the data directory dir
+// aside when err says it is damaged (ErrDamaged), so that the next reader
+// neither reads nor reports it again, and returns err saying where it went.
+// Any other error (the file vanished, cannot be opened) is returned as it
+// is, the file left in place; so is err when the move fails, joined to it.
+func SetAsideDamaged(dir, path string, err error) error {
+	if !errors.Is(err, ErrDamaged) {
+		return err
+	}
+	aside, aerr := setAside(dir, path, time.Now())
+	if aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	return fmt.Errorf("%w; set aside as %s", err, aside)
+}

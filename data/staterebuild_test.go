@@ -1,0 +1,163 @@
+package data
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// MustFoldedHistory folds five runs into dir, rewriting the snapshot every
+// third fold, so the state is a snapshot and deltas: a server failing since
+// the first run, one held by a Retry-After, one that answered then failed
+// once. It returns the states they make.
+func MustFoldedHistory(tb testing.TB, dir string) map[string]State {
+	tb.Helper()
+	for i := range 5 {
+		at := t0.Add(time.Duration(i) * time.Minute)
+		held := result("held", at, Refused)
+		held.RetryAfter = at.Add(time.Hour)
+		ok := result("flaky", at, Working)
+		if i == 4 {
+			ok.Status = Failing
+		}
+		ok.Protocol, ok.Transport = "2025-11-25", TransportSSE
+		MustJournal(tb, dir, fmt.Sprintf("run-%d", i), result("streak", at, Failing), held, ok).Close()
+		if _, err := fold(dir, 3, discard()); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	want, bad, err := LoadStates(dir)
+	if err != nil || len(bad) > 0 {
+		tb.Fatal(err, bad)
+	}
+	return want
+}
+
+// asideIn is where a repair says the state files went.
+func asideIn(dir string) string {
+	return "state set aside in " + filepath.Join(DamagedDir(dir), "state")
+}
+
+// TestStateRepair: a state file damaged or lost is set aside, named, and
+// the state rebuilt from the history with every failing streak, Retry-After
+// hold and learned transport as the folds made them (issue 12, point 1).
+func TestStateRepair(t *testing.T) {
+	t.Parallel()
+	flip := func(path string) func(t *testing.T) {
+		return func(t *testing.T) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0x10
+			os.WriteFile(path, b, 0o644)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		damage func(dir string) func(t *testing.T)
+		named  string // in the report
+		aside  func(dir string) string
+	}{
+		{"flipped_byte_in_a_delta", func(dir string) func(*testing.T) { return flip(deltaPath(dir, 4)) }, "state delta is damaged: checksum mismatch", asideIn},
+		{"flipped_byte_in_the_snapshot", func(dir string) func(*testing.T) { return flip(StatePath(dir)) }, "states.bin: state snapshot is damaged", asideIn},
+		{"snapshot_deleted", func(dir string) func(*testing.T) {
+			return func(*testing.T) { os.Remove(StatePath(dir)) }
+		}, "delta-000000001.bin missing", asideIn},
+		{"state_directory_deleted", func(dir string) func(*testing.T) {
+			return func(*testing.T) { os.RemoveAll(filepath.Dir(StatePath(dir))) }
+		}, "no " + "STATE", func(string) string { return "no state file to set aside and rebuilt" }},
+		{"delta_truncated", func(dir string) func(*testing.T) {
+			return func(*testing.T) { os.Truncate(deltaPath(dir, 5), 9) }
+		}, "delta-000000005.bin: state delta is damaged", asideIn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			want := MustFoldedHistory(t, dir)
+			tc.damage(dir)(t)
+			start := time.Now()
+			got, bad, err := LoadStates(dir)
+			took := time.Since(start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			named := strings.ReplaceAll(tc.named, "STATE", StatePath(dir))
+			if len(bad) != 1 || !strings.Contains(bad[0].Error(), named) || !strings.Contains(bad[0].Error(), tc.aside(dir)) {
+				t.Errorf("reported %v; want one report naming %q and where the state went", bad, named)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("rebuilt in %s:\n%+v\nwant\n%+v", took, got, want)
+			}
+			if got["streak"].FailingSince != t0 || got["held"].RetryAfter != t0.Add(4*time.Minute+time.Hour) {
+				t.Errorf("streak failing since %v, held until %v; want %v and %v", got["streak"].FailingSince, got["held"].RetryAfter, t0, t0.Add(4*time.Minute+time.Hour))
+			}
+			// Once: the next reader has nothing to report, and folds go on.
+			if _, bad, err := LoadStates(dir); err != nil || len(bad) > 0 {
+				t.Errorf("second read: %v %v; want nothing to report", bad, err)
+			}
+			MustJournal(t, dir, "run-after", result("streak", t0.Add(time.Hour), Working)).Close()
+			if _, err := Fold(dir, discard()); err != nil {
+				t.Fatal(err)
+			}
+			if got, _, err := LoadStates(dir); err != nil || !got["streak"].FailingSince.IsZero() || len(got) != 3 {
+				t.Errorf("after the next fold: %+v %v", got["streak"], err)
+			}
+		})
+	}
+}
+
+// TestRebuildState: the state rebuilt on demand equals the one the folds
+// made, the old files kept aside; a damaged history file is set aside,
+// named, and the rest rebuilt.
+func TestRebuildState(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	want := MustFoldedHistory(t, dir)
+	st, err := RebuildState(dir)
+	if err != nil || len(st.Bad) > 0 || st.States != 3 || st.Results != 15 {
+		t.Fatalf("RebuildState: %+v %v; want 3 states from 15 results", st, err)
+	}
+	if got, bad, err := LoadStates(dir); err != nil || len(bad) > 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("after the rebuild: %+v %v %v\nwant %+v", got, bad, err, want)
+	}
+	aside, _ := filepath.Glob(filepath.Join(DamagedDir(dir), "state", "*"))
+	if st.Aside == "" || len(aside) == 0 {
+		t.Errorf("old state kept in %q: %v; want it kept", st.Aside, aside)
+	}
+	parts, _ := filepath.Glob(filepath.Join(partitionDir(dir, t0), "part-run-2.parquet"))
+	os.WriteFile(parts[0], []byte("PAR1 not really"), 0o644)
+	st, err = RebuildState(dir)
+	if err != nil || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "part-run-2.parquet") || st.Results != 12 {
+		t.Fatalf("RebuildState with a damaged part: %+v %v; want it named and 12 results", st, err)
+	}
+	if _, err := os.Stat(parts[0]); !os.IsNotExist(err) {
+		t.Errorf("damaged part still in the history: %v", err)
+	}
+}
+
+// TestFoldRepairsState: a run's fold that meets a damaged delta rebuilds
+// the state, its own results included, and goes on: the run does not fail
+// its fold (issue 12, point 1).
+func TestFoldRepairsState(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	MustFoldedHistory(t, dir)
+	b, _ := os.ReadFile(deltaPath(dir, 5))
+	b[len(b)-1] ^= 0x80
+	os.WriteFile(deltaPath(dir, 5), b, 0o644)
+	MustJournal(t, dir, "run-next", result("streak", t0.Add(time.Hour), Working), result("new", t0.Add(time.Hour), Failing)).Close()
+	st, err := Fold(dir, discard())
+	if err != nil || st.Results != 2 {
+		t.Fatalf("fold over a damaged delta: %+v %v", st, err)
+	}
+	got, bad, err := LoadStates(dir)
+	if err != nil || len(bad) > 0 || len(got) != 4 || !got["streak"].FailingSince.IsZero() || got["new"].FailingSince != t0.Add(time.Hour) ||
+		got["held"].RetryAfter != t0.Add(4*time.Minute+time.Hour) {
+		t.Errorf("after the fold: %v %v %+v", bad, err, got)
+	}
+}

@@ -1,0 +1,127 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/site"
+)
+
+// childEnv names, for the test binary re-executed as a child process.
+const (
+	childMode = "FAULTS_TEST_CHILD" // "publish": publish FAULTS_TEST_ROOT once
+	childRoot = "FAULTS_TEST_ROOT"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childMode) == "publish" {
+		if _, err := site.Publish(context.Background(), siteConfig(os.Getenv(childRoot))); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// siteConfig is the publish of the directory root: data/, servers.csv, out/.
+func siteConfig(root string) site.Config {
+	return site.Config{DataDir: filepath.Join(root, "data"), ServersPath: filepath.Join(root, "servers.csv"),
+		OutDir: filepath.Join(root, "out"), Now: func() time.Time { return minute0 }, Logger: discard(), Workers: 2}
+}
+
+// temporaries returns the temporary files under out.
+func temporaries(tb testing.TB, out string) []string {
+	tb.Helper()
+	var tmps []string
+	filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && data.IsTempName(d.Name()) {
+			tmps = append(tmps, path)
+		}
+		return nil
+	})
+	return tmps
+}
+
+// TestKilledPublish kills a real publish process, by its PID, at random
+// moments of a publish of 2,000 servers, each with a new result, until a
+// kill has left temporary
+// files in the output (a file is temporary for microseconds): the next
+// publish removes every one, and the site is whole again (issue 12, point
+// 6). site's TestPublishRemovesTemporaryFilesOfAKilledPublish proves the
+// same without the luck of the kill.
+func TestKilledPublish(t *testing.T) {
+	if testing.Short() {
+		t.Skip("publishes 2,000 servers several times: run without -short")
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "data")
+	var servers []data.Server
+	for i := range 2000 {
+		id := fmt.Sprintf("s%05d", i)
+		servers = append(servers, data.Server{ID: id, Rank: i + 1, URL: "https://h" + fmt.Sprint(i%300) + ".example/" + id, Added: minute0.Add(-48 * time.Hour)})
+	}
+	var buf bytes.Buffer
+	if err := data.WriteServers(&buf, servers); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(root, "servers.csv"), buf.Bytes(), 0o644)
+	// results journals a check of every server, k minutes before minute0:
+	// a publish then rewrites every server's files.
+	results := func(k int) {
+		j, err := data.CreateJournal(dir, fmt.Sprintf("run-%d", k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range servers {
+			at := minute0.Add(-time.Duration(100-k)*time.Minute + time.Duration(i)*time.Millisecond)
+			j.Append(data.Result{ID: s.ID, URL: s.URL, Host: s.Host(), Status: data.Outcomes[(i+k)%5], Started: at, Finished: at.Add(time.Second)})
+		}
+		j.Close()
+	}
+	results(0)
+	if _, err := site.Publish(context.Background(), siteConfig(root)); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(6, 12))
+	var leftBehind, kills int
+	for k := 1; leftBehind == 0 && k <= 12; k++ {
+		kills++
+		// Not a rebuild, which sweeps the output anyway: the site's
+		// record and index stand, and every server has a new result.
+		results(k)
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childMode+"=publish", childRoot+"="+root)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(100+rng.IntN(600)) * time.Millisecond)
+		cmd.Process.Kill() // SIGKILL, by its PID
+		cmd.Wait()
+		left := temporaries(t, filepath.Join(root, "out"))
+		leftBehind += len(left)
+		st, err := site.Publish(context.Background(), siteConfig(root))
+		if err != nil {
+			t.Fatalf("kill %d: the next publish: %v", k, err)
+		}
+		if tmps := temporaries(t, filepath.Join(root, "out")); len(tmps) > 0 {
+			t.Fatalf("kill %d left %d temporary files; after the next publish still %v", k, len(left), tmps)
+		}
+		if _, err := os.Stat(filepath.Join(root, "out", "servers", "s01999.json")); err != nil || st.Servers != len(servers) {
+			t.Fatalf("kill %d: after the next publish: %+v, %v", k, st, err)
+		}
+	}
+	if leftBehind == 0 {
+		t.Skipf("none of %d kills landed between a temporary file and its rename", kills)
+	}
+	t.Logf("%d kills left %d temporary files in the output; the next publish removed every one", kills, leftBehind)
+}

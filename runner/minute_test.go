@@ -1,0 +1,81 @@
+package runner
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// TestClaimMinute: a claim is written whole or not at all: a full disk
+// leaves no marker, and the minute is claimed once there is room; an empty
+// or damaged marker is no claim; a whole one refuses the minute naming who
+// claimed it (issue 12, point 4).
+func TestClaimMinute(t *testing.T) {
+	t.Parallel()
+	minute := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	now := minute.Add(-time.Second)
+	diskFull := data.Files{Write: func(*os.File, []byte) (int, error) { return 0, syscall.ENOSPC }}
+	t.Run("disk_full_then_room", func(t *testing.T) {
+		dir := t.TempDir()
+		err := claimMinuteWith(diskFull, dir, minute, now, 41)
+		if !errors.Is(err, syscall.ENOSPC) || errors.Is(err, ErrMinuteTaken) || !strings.Contains(err.Error(), markerPath(dir, minute)) {
+			t.Errorf("disk full: %v; want ENOSPC naming the marker", err)
+		}
+		if names, _ := os.ReadDir(filepath.Dir(markerPath(dir, minute))); len(names) != 0 {
+			t.Errorf("disk full left %v; want no marker, no temporary file", names)
+		}
+		if err := claimMinute(dir, minute, now, 42); err != nil {
+			t.Fatalf("claim once there is room: %v", err)
+		}
+		err = claimMinute(dir, minute, now, 43)
+		if !errors.Is(err, ErrMinuteTaken) || !strings.Contains(err.Error(), "by pid 42 on ") {
+			t.Errorf("second claim: %v; want refused naming pid 42", err)
+		}
+	})
+	for name, content := range map[string]string{"empty_marker": "", "torn_marker": `{"pid":4`, "flipped_marker": `{"pid":0,"host":"h","claimed":"0001-01-01T00:00:00Z"}`} {
+		t.Run(name+"_is_no_claim", func(t *testing.T) {
+			dir := t.TempDir()
+			path := markerPath(dir, minute)
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			os.WriteFile(path, []byte(content), 0o644)
+			if err := claimMinute(dir, minute, now, 42); err != nil {
+				t.Fatalf("claim over a marker %q: %v", content, err)
+			}
+			if m, ok := readMarker(path); !ok || m.PID != 42 {
+				t.Errorf("marker %+v, want pid 42's claim", m)
+			}
+			if err := claimMinute(dir, minute, now, 43); !errors.Is(err, ErrMinuteTaken) {
+				t.Errorf("second claim: %v; want refused", err)
+			}
+		})
+	}
+	t.Run("runs_racing_over_a_damaged_marker_one_claims", func(t *testing.T) {
+		dir := t.TempDir()
+		path := markerPath(dir, minute)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.WriteFile(path, nil, 0o644)
+		errs := make(chan error, 8)
+		for pid := range 8 {
+			go func() { errs <- claimMinute(dir, minute, now, 100+pid) }()
+		}
+		won := 0
+		for range 8 {
+			err := <-errs
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, ErrMinuteTaken):
+				t.Errorf("a racing claim: %v; want claimed or refused", err)
+			}
+		}
+		if won != 1 {
+			t.Errorf("%d runs claimed the minute, want 1", won)
+		}
+	})
+}

@@ -1,0 +1,105 @@
+package site
+
+import (
+	"hash/crc32"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"plug.directory/prober/data"
+)
+
+// TestStore: the site's record round-trips; every flipped byte is caught
+// by its checksum, never a panic nor a record of another server; a publish
+// that finds it damaged names it and rebuilds the same site (issue 13,
+// point 4).
+func TestStore(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	f.MustPublish()
+	want := tree(t, f.out)
+	path := storePath(f.dir)
+	text, sum, err := data.ReadSummed(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := decodeStore(text, sum)
+	if err != nil || len(st.Rows) != len(fixServers) {
+		t.Fatalf("decode: %v; want %d rows", err, len(fixServers))
+	}
+	again, err := st.encode()
+	if err != nil || string(again) != text {
+		t.Errorf("encode of the decoded store differs (%v)", err)
+	}
+	t.Run("every_flip_caught", func(t *testing.T) {
+		n := 300
+		if testing.Short() {
+			n = 50
+		}
+		rng := rand.New(rand.NewPCG(13, 4))
+		for range n {
+			b := []byte(text)
+			i := rng.IntN(len(b))
+			b[i] ^= byte(1 + rng.IntN(255))
+			if _, err := decodeStore(string(b), crc32c(b)); err == nil {
+				t.Fatalf("byte %d flipped: decoded without an error", i)
+			}
+		}
+	})
+	t.Run("damaged_store_named_and_site_rebuilt", func(t *testing.T) {
+		b := []byte(text)
+		b[len(b)/2] ^= 0x20
+		os.WriteFile(path, b, 0o644)
+		got := f.MustPublish()
+		if !got.Rebuilt || len(got.Bad) != 1 || !strings.Contains(got.Bad[0].Error(), path+": corrupt site state: checksum mismatch") {
+			t.Errorf("stats %+v; want a rebuild naming %s", got, path)
+		}
+		if after := tree(t, f.out); !reflect.DeepEqual(after, want) {
+			t.Errorf("rebuilt site differs from the one published before")
+		}
+	})
+}
+
+// TestPublishRemovesTemporaryFilesOfAKilledPublish: a publish killed
+// part-way leaves its mark and temporary files in the output; the next
+// publish removes them (a site build would ship them) and the site is as
+// before (issue 12, point 6).
+func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	f.MustPublish()
+	want := tree(t, f.out)
+	if _, err := os.Stat(unfinishedPath(f.dir)); !os.IsNotExist(err) {
+		t.Fatalf("a publish that ended left its mark: %v", err)
+	}
+	// What a kill leaves: the mark of the publish begun, and temporary
+	// files of renames it never made.
+	if _, err := beginPublish(f.dir, f.out); err != nil {
+		t.Fatal(err)
+	}
+	left := []string{filepath.Join(f.out, "servers", ".s00001.json.tmp-123"), filepath.Join(f.out, ".index.json.tmp-9")}
+	for _, p := range left {
+		if err := os.WriteFile(p, []byte("{half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.MustPublish()
+	if got := tree(t, f.out); !reflect.DeepEqual(got, want) {
+		var extra []string
+		for rel := range got {
+			if _, ok := want[rel]; !ok {
+				extra = append(extra, rel)
+			}
+		}
+		t.Errorf("after the next publish, files not published before: %v", extra)
+	}
+	if _, err := os.Stat(unfinishedPath(f.dir)); !os.IsNotExist(err) {
+		t.Errorf("mark left after the publish ended: %v", err)
+	}
+}
+
+// crc32c returns the CRC-32C of b, as data.ReadSummed sums a file.
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
