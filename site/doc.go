@@ -15,5 +15,12 @@
 // atomically (rule P3). Folding a result in twice changes nothing, so
 // overlapping or interrupted runs are harmless.
 //
+// Where things are: publish.go runs one publication (Config, Publish, its
+// steps in order); inputs.go reads what changed (the lists, the planner's
+// ledger, journals and Parquet parts, a server's published record);
+// output.go renders and writes the files of each server and the shared ones;
+// render.go and summary.go compute what a server's file says; store.go is
+// the site's record between runs.
+//
 // Only this package writes the public JSON.
 package site

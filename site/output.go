@@ -1,0 +1,260 @@
+package site
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// renderAll renders every candidate server, in parallel.
+func (p *publication) renderAll(ctx context.Context) error {
+	// Rows are found before the workers start: they write rows' fields
+	// while others would search them.
+	ids := make([]int, 0, len(p.cand))
+	for id := range p.cand {
+		if i := p.st.find(id); i >= 0 {
+			ids = append(ids, i)
+		}
+	}
+	slices.Sort(ids)
+	p.stats.Rendered = len(ids)
+	workers := p.cfg.Workers
+	if workers <= 0 {
+		workers = 8
+	}
+	var (
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(ids) || ctx.Err() != nil {
+					return
+				}
+				if err := p.renderOne(ids[i]); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+// renderOne folds the pending results of the server of row i into its
+// record and writes its files. Each call touches only its own row.
+func (p *publication) renderOne(i int) error {
+	r := &p.st.Rows[i]
+	id := r.ID
+	s, err := p.loadSummary(id)
+	if err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &se) && !errors.As(err, &te) {
+			return err
+		}
+		p.log.Warn("published record corrupt; starting it afresh", "err", err)
+		s = nil
+	}
+	if s == nil {
+		s = &summary{}
+	}
+	if st, ok := p.states[id]; ok && s.State.LastCheck.IsZero() {
+		// Rebuilding: the state knows what is older than the history, at
+		// the history's precision.
+		st.LastCheck, st.LastAnswered, st.FailingSince = truncMS(st.LastCheck), truncMS(st.LastAnswered), truncMS(st.FailingSince)
+		st.RetryAfter = truncMS(st.RetryAfter)
+		s.State = st
+	}
+	if srv, ok := p.servers[id]; ok {
+		s.Listed = srv
+	}
+	s.Listed.ID, s.Listed.Rank = id, r.Rank
+	for _, res := range p.pending[id] {
+		s.apply(res)
+	}
+	s.prune(p.now)
+	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second}
+	if r.PlanNext != 0 {
+		l.PlanNext = time.UnixMilli(r.PlanNext).UTC()
+	}
+	f, expires := render(l, s, p.now)
+	jb, err := marshalFile(f)
+	if err != nil {
+		return err
+	}
+	bb, err := marshalFile(BadgeOf(f.Status))
+	if err != nil {
+		return err
+	}
+	out := p.cfg.OutDir
+	rel := filepath.FromSlash(id)
+	if _, err := p.w.put(filepath.Join(out, "servers", rel+".json"), jb); err != nil {
+		return err
+	}
+	if _, err := p.w.put(filepath.Join(out, "badges", rel+".json"), bb); err != nil {
+		return err
+	}
+	if !p.cfg.NoHTML {
+		hb, err := serverHTML(jb)
+		if err != nil {
+			return err
+		}
+		if _, err := p.w.put(filepath.Join(out, "servers", rel+".html"), hb); err != nil {
+			return err
+		}
+	}
+	if older := s.older(); len(older) > 0 {
+		ob, err := json.Marshal(older)
+		if err != nil {
+			return fmt.Errorf("encode older checks of %s: %w", id, err)
+		}
+		if _, err := p.w.put(olderPath(p.cfg.DataDir, id), ob); err != nil {
+			return err
+		}
+	} else if err := p.w.remove(olderPath(p.cfg.DataDir, id)); err != nil {
+		return err
+	}
+	old := *r
+	ir := rowOf(f)
+	r.Status, r.Tools = ir.Status, int64(ir.Tools)
+	r.LastCheck, r.Uptime7d, r.Expires = 0, -1, 0
+	if ir.LastCheck != nil {
+		r.LastCheck = ir.LastCheck.UnixMilli()
+	}
+	if ir.Uptime7d != nil {
+		r.Uptime7d = int64(*ir.Uptime7d*100 + 0.5)
+	}
+	if !expires.IsZero() {
+		r.Expires = expires.UnixMilli()
+	}
+	if old.Status != r.Status || old.Tools != r.Tools || old.LastCheck != r.LastCheck || old.Uptime7d != r.Uptime7d {
+		p.indexChanged.Store(true)
+	}
+	return nil
+}
+
+// removeServer removes the files of a server no longer listed (rule P4).
+func (p *publication) removeServer(id string) error {
+	rel := filepath.FromSlash(id)
+	for _, path := range []string{
+		filepath.Join(p.cfg.OutDir, "servers", rel+".json"),
+		filepath.Join(p.cfg.OutDir, "servers", rel+".html"),
+		filepath.Join(p.cfg.OutDir, "badges", rel+".json"),
+		olderPath(p.cfg.DataDir, id),
+	} {
+		if err := p.w.remove(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepUnlisted removes, in a rebuild, the files of servers that are not
+// listed: without a state, the site does not know which were listed before.
+func (p *publication) sweepUnlisted() error {
+	for _, sub := range []string{"servers", "badges"} {
+		root := filepath.Join(p.cfg.OutDir, sub)
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			id := filepath.ToSlash(rel)
+			if strings.Contains(filepath.Base(id), ".tmp-") {
+				return p.w.remove(path) // left by a publish that crashed
+			}
+			id = strings.TrimSuffix(strings.TrimSuffix(id, ".json"), ".html")
+			if p.st.find(id) < 0 {
+				return p.w.remove(path)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("sweep %s: %w", root, err)
+		}
+	}
+	return nil
+}
+
+// writeShared writes the files about every server or none: index.json and
+// its preview, probe.json and the checks page.
+func (p *publication) writeShared() error {
+	out := p.cfg.OutDir
+	indexPath := filepath.Join(out, "index.json")
+	if _, err := os.Stat(indexPath); p.indexChanged.Load() || err != nil {
+		if err := p.w.replace(indexPath, encodeIndex(p.st)); err != nil {
+			return err
+		}
+		if !p.cfg.NoHTML {
+			hb, err := indexHTML(p.previewIndex())
+			if err != nil {
+				return err
+			}
+			if _, err := p.w.put(filepath.Join(out, "index.html"), hb); err != nil {
+				return err
+			}
+		}
+	}
+	probe := ProbeFacts()
+	pb, err := marshalFile(probe)
+	if err != nil {
+		return err
+	}
+	text, err := RenderChecksText(probe)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{"probe.json": pb, "checks.txt": text}
+	if !p.cfg.NoHTML {
+		if files["checks.html"], err = checksHTML(text); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{"probe.json", "checks.txt", "checks.html"} {
+		if b, ok := files[name]; ok {
+			if _, err := p.w.put(filepath.Join(out, name), b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// previewIndex returns the head of index.json that index.html shows, and
+// whether rows were left out.
+func (p *publication) previewIndex() (IndexFile, bool) {
+	n := p.cfg.PreviewRows
+	if n <= 0 {
+		n = 1000
+	}
+	f := indexHead(p.st)
+	for _, o := range p.st.Order[:min(n, len(p.st.Order))] {
+		f.Rows = append(f.Rows, p.st.Rows[o].indexRow())
+	}
+	return f, len(p.st.Order) > n
+}
