@@ -145,6 +145,10 @@ func (p *publication) readLedger() {
 func (p *publication) readResults() error {
 	m := &p.st.Meta
 	oldest := p.now.Add(-monthKeep)
+	if p.stats.Rebuilt {
+		oldest = p.now.Add(-rebuildKeep)
+	}
+	p.oldest = oldest
 	take := func(rs []data.Result) {
 		for _, r := range rs {
 			if r.Started.Before(oldest) || p.st.find(r.ID) < 0 {

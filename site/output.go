@@ -77,8 +77,15 @@ func (p *publication) renderOne(i int) error {
 		p.log.Warn("published record corrupt; starting it afresh", "err", err)
 		s = nil
 	}
-	if s == nil {
+	loaded := s != nil
+	if !loaded {
 		s = &summary{}
+	}
+	switch {
+	case p.stats.Rebuilt:
+		s.Complete = p.oldest.UnixMilli() // every check since was read
+	case loaded:
+		s.Complete = p.now.Add(-monthWindow).UnixMilli() // what the last run kept
 	}
 	if st, ok := p.states[id]; ok && s.State.LastCheck.IsZero() {
 		// Rebuilding: the state knows what is older than the history, at
@@ -94,7 +101,9 @@ func (p *publication) renderOne(i int) error {
 	for _, res := range p.pending[id] {
 		s.apply(res)
 	}
-	s.prune(p.now)
+	s.setPaused(r.Paused, p.now)
+	s.deriveSpans()
+	s.pruneSpans(p.now)
 	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second}
 	if r.PlanNext != 0 {
 		l.PlanNext = time.UnixMilli(r.PlanNext).UTC()
@@ -104,18 +113,29 @@ func (p *publication) renderOne(i int) error {
 	if err != nil {
 		return err
 	}
-	bb, err := marshalFile(BadgeOf(f.Status))
-	if err != nil {
-		return err
-	}
+	s.prune(p.now) // after render: a rebuild's older checks make its daily series
 	out := p.cfg.OutDir
 	rel := filepath.FromSlash(id)
 	if _, err := p.w.put(filepath.Join(out, "servers", rel+".json"), jb); err != nil {
 		return err
 	}
-	if _, err := p.w.put(filepath.Join(out, "badges", rel+".json"), bb); err != nil {
+	for dir, badge := range map[string]Badge{"badges": BadgeOf(f.Status), "badges-uptime": UptimeBadgeOf(f.Uptime.Month), "badges-latency": LatencyBadgeOf(f.LatencyP50)} {
+		bb, err := marshalFile(badge)
+		if err != nil {
+			return err
+		}
+		if _, err := p.w.put(filepath.Join(out, dir, rel+".json"), bb); err != nil {
+			return err
+		}
+	}
+	fb, err := serverFeed(f)
+	if err != nil {
 		return err
 	}
+	if _, err := p.w.put(filepath.Join(out, "feeds", rel+".atom"), fb); err != nil {
+		return err
+	}
+	p.noteFeed(id, feedEntriesOf(id, f.Incidents, ServerFeedLen))
 	if !p.cfg.NoHTML {
 		hb, err := serverHTML(jb)
 		if err != nil {
@@ -162,6 +182,9 @@ func (p *publication) removeServer(id string) error {
 		filepath.Join(p.cfg.OutDir, "servers", rel+".json"),
 		filepath.Join(p.cfg.OutDir, "servers", rel+".html"),
 		filepath.Join(p.cfg.OutDir, "badges", rel+".json"),
+		filepath.Join(p.cfg.OutDir, "badges-uptime", rel+".json"),
+		filepath.Join(p.cfg.OutDir, "badges-latency", rel+".json"),
+		filepath.Join(p.cfg.OutDir, "feeds", rel+".atom"),
 		olderPath(p.cfg.DataDir, id),
 	} {
 		if err := p.w.remove(path); err != nil {
@@ -174,7 +197,7 @@ func (p *publication) removeServer(id string) error {
 // sweepUnlisted removes, in a rebuild, the files of servers that are not
 // listed: without a state, the site does not know which were listed before.
 func (p *publication) sweepUnlisted() error {
-	for _, sub := range []string{"servers", "badges"} {
+	for _, sub := range []string{"servers", "badges", "badges-uptime", "badges-latency", "feeds"} {
 		root := filepath.Join(p.cfg.OutDir, sub)
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if errors.Is(err, os.ErrNotExist) {
@@ -188,7 +211,7 @@ func (p *publication) sweepUnlisted() error {
 			if strings.Contains(filepath.Base(id), ".tmp-") {
 				return p.w.remove(path) // left by a publish that crashed
 			}
-			id = strings.TrimSuffix(strings.TrimSuffix(id, ".json"), ".html")
+			id = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(id, ".json"), ".html"), ".atom")
 			if p.st.find(id) < 0 {
 				return p.w.remove(path)
 			}
@@ -219,6 +242,9 @@ func (p *publication) writeShared() error {
 				return err
 			}
 		}
+	}
+	if err := p.writeFeed(); err != nil {
+		return err
 	}
 	probe := ProbeFacts()
 	pb, err := marshalFile(probe)
@@ -257,4 +283,43 @@ func (p *publication) previewIndex() (IndexFile, bool) {
 		f.Rows = append(f.Rows, p.st.Rows[o].indexRow())
 	}
 	return f, len(p.st.Order) > n
+}
+
+// noteFeed records the newest status changes of a server rendered this
+// run, for the directory feed.
+func (p *publication) noteFeed(id string, es []feedEntry) {
+	p.feedMu.Lock()
+	p.feedNew[id] = es
+	p.feedMu.Unlock()
+}
+
+// writeFeed merges the changes of the servers rendered this run into the
+// directory feed's record and writes feed.atom from it. A record that
+// cannot be read is rebuilt from the servers rendered: named in Stats.Bad.
+func (p *publication) writeFeed() error {
+	var old []feedEntry
+	if !p.stats.Rebuilt {
+		var err error
+		if old, err = loadFeed(p.cfg.DataDir); err != nil {
+			p.bad(err)
+		}
+	}
+	gone := make(map[string]bool, len(p.removed))
+	for _, id := range p.removed {
+		gone[id] = true
+	}
+	es := mergeFeed(old, p.feedNew, gone)
+	b, err := directoryFeed(es)
+	if err != nil {
+		return err
+	}
+	if _, err := p.w.put(filepath.Join(p.cfg.OutDir, "feed.atom"), b); err != nil {
+		return err
+	}
+	rb, err := json.Marshal(es)
+	if err != nil {
+		return fmt.Errorf("encode feed record: %w", err)
+	}
+	_, err = p.w.put(feedPath(p.cfg.DataDir), rb)
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,6 +78,10 @@ var safeID = regexp.MustCompile(`^[A-Za-z0-9_@+-][A-Za-z0-9._@+-]*(/[A-Za-z0-9_@
 // window and a day of slack.
 const monthKeep = monthWindow + 24*time.Hour
 
+// rebuildKeep is how far back a rebuild reads the history: the incidents
+// of a year and a day of slack. An incremental run reads only what is new.
+const rebuildKeep = incidentKeep + 24*time.Hour
+
 // Publish brings the public files under cfg.OutDir up to date with the data
 // directory, the ranked list and the paused list, rewriting only files whose
 // bytes change, each atomically (rule P3). Overlapping calls on one data
@@ -94,7 +99,7 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 		return Stats{}, err
 	}
 	defer unlock()
-	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: newWriter(), cand: map[string]bool{}, pending: map[string][]data.Result{}}
+	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: newWriter(), cand: map[string]bool{}, feedNew: map[string][]feedEntry{}, pending: map[string][]data.Result{}}
 	err = p.run(ctx)
 	p.stats.Written = int(p.w.written.Load())
 	p.stats.Unchanged = int(p.w.unchanged.Load())
@@ -129,7 +134,10 @@ type publication struct {
 	pending      map[string][]data.Result
 	removed      []string
 	indexChanged atomic.Bool
-	mark         time.Time // end of the last step, for phase
+	oldest       time.Time // results started before are not read
+	feedMu       sync.Mutex
+	feedNew      map[string][]feedEntry // newest status changes of the servers rendered, by id
+	mark         time.Time              // end of the last step, for phase
 }
 
 func (p *publication) bad(err error) {

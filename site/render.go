@@ -75,7 +75,8 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	f := ServerFile{
 		ID: srv.ID, URL: srv.URL, Rank: srv.Rank, Tier: tierName(srv.Rank),
 		CadenceSeconds: secs(cadence),
-		History:        []Check{},
+		History:        []Check{}, Incidents: []Incident{},
+		Listed: timePtr(srv.Added), Badges: badgeLinksOf(srv.ID),
 	}
 	if l.EffCad > cadence {
 		f.EffectiveCad = secs(l.EffCad)
@@ -111,8 +112,12 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		}
 	}
 	if s == nil {
+		f.Daily = (&summary{}).daily(now, srv.Added)
 		return f, expires
 	}
+	f.Daily = s.daily(now, srv.Added)
+	f.Incidents = s.incidents()
+	f.LatencyP50 = s.medianLatency(now, monthWindow)
 	f.LastCheck = timePtr(s.State.LastCheck)
 	f.LastAnswered = timePtr(s.State.LastAnswered)
 	f.FailingSince = timePtr(s.State.FailingSince)
