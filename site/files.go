@@ -138,5 +138,5 @@ type IndexRow struct {
 	Status    data.Outcome `json:"status"`
 	LastCheck *time.Time   `json:"last_check"`
 	Uptime7d  *float64     `json:"uptime_7d"` // percent, as in the server's file
-	Tools     int          `json:"tools"`     // tool count of the last check
+	Tools     *int         `json:"tools"`     // tool count of the last check, if it listed them (working); null when unknown
 }

@@ -158,7 +158,10 @@ func (p *publication) renderOne(i int) error {
 	}
 	old := *r
 	ir := rowOf(f)
-	r.Status, r.Tools = ir.Status, int64(ir.Tools)
+	r.Status, r.Tools = ir.Status, -1
+	if ir.Tools != nil {
+		r.Tools = int64(*ir.Tools)
+	}
 	r.LastCheck, r.Uptime7d, r.Expires = 0, -1, 0
 	if ir.LastCheck != nil {
 		r.LastCheck = ir.LastCheck.UnixMilli()

@@ -158,15 +158,19 @@ func marshalFile(v any) ([]byte, error) {
 // rowOf returns the index row of a rendered server.
 func rowOf(f ServerFile) IndexRow {
 	r := IndexRow{ID: f.ID, Rank: f.Rank, Status: f.Status, LastCheck: f.LastCheck, Uptime7d: f.Uptime.Week.Percent}
-	if f.LastResult != nil {
-		r.Tools = f.LastResult.ToolCount
+	if lr := f.LastResult; lr != nil && lr.Status == data.Working {
+		r.Tools = &lr.ToolCount
 	}
 	return r
 }
 
 // indexRow returns the public index row of a stored row.
 func (r row) indexRow() IndexRow {
-	ir := IndexRow{ID: r.ID, Rank: r.Rank, Status: r.Status, Tools: int(r.Tools)}
+	ir := IndexRow{ID: r.ID, Rank: r.Rank, Status: r.Status}
+	if r.Tools >= 0 {
+		n := int(r.Tools)
+		ir.Tools = &n
+	}
 	if r.LastCheck != 0 {
 		ir.LastCheck = timePtr(time.UnixMilli(r.LastCheck))
 	}
@@ -227,7 +231,11 @@ func appendIndexRow(b []byte, r *row) []byte {
 		}
 	}
 	b = append(b, `,"tools":`...)
-	b = strconv.AppendInt(b, r.Tools, 10)
+	if r.Tools < 0 {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, r.Tools, 10)
+	}
 	return append(b, '}')
 }
 

@@ -84,7 +84,12 @@ func latencySpark(days []Day) template.HTML {
 	fmt.Fprintf(&b, `<title>median latency per day, highest %d ms</title>`, top)
 	var seg []string
 	flush := func() {
-		if len(seg) > 0 {
+		switch len(seg) {
+		case 0:
+		case 1: // a day alone between days without answers: a dot
+			x, y, _ := strings.Cut(seg[0], ",")
+			fmt.Fprintf(&b, `<circle class="dot" cx="%s" cy="%s" r="1.5"/>`, x, y)
+		default:
 			fmt.Fprintf(&b, `<polyline class="latency" points="%s"/>`, strings.Join(seg, " "))
 		}
 		seg = nil
