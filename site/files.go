@@ -29,13 +29,14 @@ type ServerFile struct {
 	CadenceSeconds int64      `json:"cadence_seconds"`                     // usual pace of its tier
 	EffectiveCad   int64      `json:"effective_cadence_seconds,omitempty"` // pace when its host's caps stretch it
 
-	LastResult *LastResult `json:"last_result"` // the last check, also while paused (rule P4); null when never checked
-	History    []Check     `json:"history"`     // the latest checks, newest first, at most HistoryLen
-	Uptime     UptimeSet   `json:"uptime"`
-	LatencyP50 *int64      `json:"latency_p50_ms_30d"` // median latency of the answered checks of the last 30 days; null when none
-	Daily      []Day       `json:"daily"`              // the DailyLen UTC days ending on the day the file was rendered, oldest first
-	Incidents  []Incident  `json:"incidents"`          // its status changes, newest first: at most IncidentsLen, none that ended more than a year ago
-	Badges     BadgeLinks  `json:"badges"`
+	LastResult *LastResult     `json:"last_result"` // the last check, also while paused (rule P4); null when never checked
+	History    []Check         `json:"history"`     // the latest checks, newest first, at most HistoryLen
+	Uptime     UptimeSet       `json:"uptime"`
+	LatencyP50 *int64          `json:"latency_p50_ms_30d"` // median latency of the answered checks of the last 30 days; null when none
+	Daily      []Day           `json:"daily"`              // the DailyLen UTC days ending on the day the file was rendered, oldest first
+	Incidents  []Incident      `json:"incidents"`          // its status changes, newest first: at most IncidentsLen, none that ended more than a year ago
+	ToolDefs   ToolDefinitions `json:"tool_definitions"`
+	Badges     BadgeLinks      `json:"badges"`
 }
 
 // Day is one UTC day of a server's daily series. Only working, needs_key

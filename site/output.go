@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"plug.directory/prober/data"
 )
 
 // renderAll renders every candidate server, in parallel.
@@ -98,8 +100,15 @@ func (p *publication) renderOne(i int) error {
 		s.Listed = srv
 	}
 	s.Listed.ID, s.Listed.Rank = id, r.Rank
-	for _, res := range p.pending[id] {
-		s.apply(res)
+	// In the order the checks started, so that a rebuild, which reads
+	// journals before Parquet, sees the tool definitions change as the
+	// runs did.
+	pending := p.pending[id]
+	slices.SortStableFunc(pending, func(a, b data.Result) int { return a.Started.Compare(b.Started) })
+	read := func(hash string) ([]data.ToolDef, error) { return data.ReadToolDefs(p.cfg.DataDir, hash) }
+	for _, res := range pending {
+		s.apply(res) // a new address starts the summary afresh, its tools too
+		s.applyTools(res, read)
 	}
 	s.setPaused(r.Paused, p.now)
 	s.deriveSpans()

@@ -75,7 +75,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	f := ServerFile{
 		ID: srv.ID, URL: srv.URL, Rank: srv.Rank, Tier: tierName(srv.Rank),
 		CadenceSeconds: secs(cadence),
-		History:        []Check{}, Incidents: []Incident{},
+		History:        []Check{}, Incidents: []Incident{}, ToolDefs: ToolDefinitions{Changes: []ToolChange{}},
 		Listed: timePtr(srv.Added), Badges: badgeLinksOf(srv.ID),
 	}
 	if l.EffCad > cadence {
@@ -117,6 +117,10 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	}
 	f.Daily = s.daily(now, srv.Added)
 	f.Incidents = s.incidents()
+	f.ToolDefs = s.Tools
+	if f.ToolDefs.Changes == nil {
+		f.ToolDefs.Changes = []ToolChange{}
+	}
 	f.LatencyP50 = s.medianLatency(now, monthWindow)
 	f.LastCheck = timePtr(s.State.LastCheck)
 	f.LastAnswered = timePtr(s.State.LastAnswered)

@@ -33,6 +33,7 @@ type summary struct {
 	Complete int64
 	Days     []Day        // the daily series as published
 	Spans    []statusSpan // its statuses over time, oldest first
+	Tools    ToolDefinitions
 }
 
 // pastCheck is one check in a summary, kept short: a server checked hourly
@@ -134,7 +135,7 @@ func (s *summary) uptime(now time.Time, w time.Duration) (Uptime, time.Time) {
 // when the file shows none. It is the inverse of render for everything
 // render shows; the checks older than the history are added by the caller.
 func summaryOf(f ServerFile) *summary {
-	s := &summary{Listed: data.Server{ID: f.ID, Rank: f.Rank, URL: f.URL}, Days: f.Daily, Spans: spansOf(f.Incidents)}
+	s := &summary{Listed: data.Server{ID: f.ID, Rank: f.Rank, URL: f.URL}, Days: f.Daily, Spans: spansOf(f.Incidents), Tools: f.ToolDefs}
 	if f.Listed != nil {
 		s.Listed.Added = f.Listed.UTC()
 	}
