@@ -37,7 +37,7 @@ func TestToolChanges(t *testing.T) {
 		{withTools(result(srvWorking, day(3), data.Working, ""), hostile)},
 	}
 	for i, rs := range steps {
-		f.now = day(i+1).Add(2 * time.Hour)
+		f.now = day(i + 1).Add(2 * time.Hour)
 		f.results(rs...)
 		if i == 0 {
 			f.fold()
