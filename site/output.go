@@ -146,7 +146,7 @@ func (p *publication) renderOne(i int) error {
 	}
 	p.noteFeed(id, feedEntriesOf(id, f.Incidents, ServerFeedLen))
 	if !p.cfg.NoHTML {
-		hb, err := serverHTML(jb)
+		hb, err := serverHTML(f)
 		if err != nil {
 			return err
 		}
