@@ -83,6 +83,7 @@ func (p *publication) renderOne(i int) error {
 	if !loaded {
 		s = &summary{}
 	}
+	oldSpans := slices.Clone(s.Spans) // as its feed shows them
 	switch {
 	case p.stats.Rebuilt:
 		s.Complete = p.oldest.UnixMilli() // every check since was read
@@ -137,12 +138,16 @@ func (p *publication) renderOne(i int) error {
 			return err
 		}
 	}
-	fb, err := serverFeed(f)
-	if err != nil {
-		return err
-	}
-	if _, err := p.w.put(filepath.Join(out, "feeds", rel+".atom"), fb); err != nil {
-		return err
+	if !loaded || p.stats.Rebuilt || !slices.Equal(oldSpans, s.Spans) {
+		// Most checks change no status: their feed stays as it is,
+		// not encoded again to be compared.
+		fb, err := serverFeed(f)
+		if err != nil {
+			return err
+		}
+		if _, err := p.w.put(filepath.Join(out, "feeds", rel+".atom"), fb); err != nil {
+			return err
+		}
 	}
 	p.noteFeed(id, feedEntriesOf(id, f.Incidents, ServerFeedLen))
 	if !p.cfg.NoHTML {
