@@ -66,9 +66,9 @@ func benchState(tb testing.TB, f *fixture, servers []data.Server) {
 	tb.Helper()
 	st := newStore()
 	var err error
-	if st.Meta.List, err = sigOf(f.list); err != nil {
-		tb.Fatal(err)
-	}
+	// The list's signature is left out: the warm-up publish reads the
+	// list, as the run that first saw these servers did, so the files it
+	// writes have their addresses (not those of servers never listed).
 	if st.Meta.Paused, err = sigOf(f.paused); err != nil {
 		tb.Fatal(err)
 	}
