@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -108,6 +110,7 @@ func benchIncremental(b *testing.B, html bool) {
 	benchState(b, f, servers)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var cpu time.Duration
+	var peakHeap uint64
 	cfg := f.config()
 	cfg.Workers, cfg.NoHTML = 16, !html
 	if testing.Verbose() {
@@ -145,12 +148,14 @@ func benchIncremental(b *testing.B, html bool) {
 		}
 		runtime.GC()
 		cpu0 := cpuTime()
+		stopHeap := watchHeap(&peakHeap)
 		b.StartTimer()
 		st, err := Publish(context.Background(), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		stopHeap()
 		cpu += cpuTime() - cpu0
 		b.StartTimer()
 		if st.Rebuilt {
@@ -159,6 +164,7 @@ func benchIncremental(b *testing.B, html bool) {
 		b.ReportMetric(float64(st.Rendered), "rendered/op")
 	}
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "CPU-ms/op")
+	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
 	reportPeakRSS(b)
 }
 
@@ -227,4 +233,27 @@ func BenchmarkBaselineIndexRewrite(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// watchHeap samples the bytes of heap objects every millisecond until
+// stopped and keeps the largest in *peak: the memory a publish itself
+// needs, apart from the benchmark's set-up, which peak RSS includes.
+func watchHeap(peak *uint64) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			*peak = max(*peak, s[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
 }
