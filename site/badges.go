@@ -113,3 +113,13 @@ func badgeLinksOf(id string) BadgeLinks {
 	l.Markdown = strings.Join(md, " ")
 	return l
 }
+
+// badgeDirs are the directories of a server's badges, in the order of
+// badgesOf.
+var badgeDirs = [3]string{"badges", "badges-uptime", "badges-latency"}
+
+// badgesOf returns the three badges of a server's file: status, 30-day
+// uptime, latency.
+func badgesOf(f ServerFile) [3]Badge {
+	return [3]Badge{BadgeOf(f.Status), UptimeBadgeOf(f.Uptime.Month), LatencyBadgeOf(f.LatencyP50)}
+}

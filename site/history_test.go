@@ -1,7 +1,9 @@
 package site
 
 import (
+	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -160,6 +162,14 @@ func TestIncidentsPause(t *testing.T) {
 	if len(in) != 3 || in[1].Status != data.Paused || !in[1].Start.Equal(fixNow) || in[1].End == nil || !in[1].End.Equal(fixNow.Add(time.Hour)) ||
 		in[0].Status != data.Working || in[0].From != data.Paused || !in[0].Start.Equal(fixNow.Add(90*time.Minute)) {
 		t.Errorf("foxtrot incidents %+v, want working, paused an hour, working again", in)
+	}
+	// Its badges follow, though each run writes only the badges that change.
+	for dir, want := range map[string]string{"badges": "working", "badges-uptime": "100%", "badges-latency": "1200 ms"} {
+		var b Badge
+		raw, err := os.ReadFile(filepath.Join(f.out, dir, "foxtrot.json"))
+		if err := errors.Join(err, json.Unmarshal(raw, &b)); err != nil || b.Message != want {
+			t.Errorf("%s/foxtrot.json says %q (%v), want %q", dir, b.Message, err, want)
+		}
 	}
 }
 

@@ -83,7 +83,7 @@ func (p *publication) renderOne(i int) error {
 	if !loaded {
 		s = &summary{}
 	}
-	oldSpans := slices.Clone(s.Spans) // as its feed shows them
+	oldSpans, oldBadges := slices.Clone(s.Spans), s.Badges // as its feed and badges show them
 	switch {
 	case p.stats.Rebuilt:
 		s.Complete = p.oldest.UnixMilli() // every check since was read
@@ -129,12 +129,15 @@ func (p *publication) renderOne(i int) error {
 	if _, err := p.w.put(filepath.Join(out, "servers", rel+".json"), jb); err != nil {
 		return err
 	}
-	for dir, badge := range map[string]Badge{"badges": BadgeOf(f.Status), "badges-uptime": UptimeBadgeOf(f.Uptime.Month), "badges-latency": LatencyBadgeOf(f.LatencyP50)} {
+	for i, badge := range badgesOf(f) {
+		if loaded && !p.stats.Rebuilt && badge == oldBadges[i] {
+			continue // as published: most checks change no badge
+		}
 		bb, err := marshalFile(badge)
 		if err != nil {
 			return err
 		}
-		if _, err := p.w.put(filepath.Join(out, dir, rel+".json"), bb); err != nil {
+		if _, err := p.w.put(filepath.Join(out, badgeDirs[i], rel+".json"), bb); err != nil {
 			return err
 		}
 	}

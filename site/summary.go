@@ -34,6 +34,7 @@ type summary struct {
 	Days     []Day        // the daily series as published
 	Spans    []statusSpan // its statuses over time, oldest first
 	Tools    ToolDefinitions
+	Badges   [3]Badge // those its published file implies (badgesOf), to write only badges that change
 }
 
 // pastCheck is one check in a summary, kept short: a server checked hourly
@@ -139,6 +140,7 @@ func summaryOf(f ServerFile) *summary {
 	if f.Listed != nil {
 		s.Listed.Added = f.Listed.UTC()
 	}
+	s.Badges = badgesOf(f)
 	if f.LastResult == nil || f.LastCheck == nil {
 		return s
 	}
