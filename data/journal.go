@@ -27,6 +27,7 @@ type Journal struct {
 	cond sync.Cond // signalled when a batch is durable
 	f    *os.File
 	path string
+	dir  string // the data directory, whose tool definition store Append fills
 
 	// Group commit: lines appended while a batch is being written and
 	// fsynced wait in pending and go to disk together in the next batch,
@@ -75,7 +76,7 @@ func CreateJournal(dir, name string) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
-	j := &Journal{f: f, path: path}
+	j := &Journal{f: f, path: path, dir: dir}
 	j.cond.L = &j.mu
 	return j, nil
 }
@@ -89,6 +90,10 @@ func (j *Journal) Path() string { return j.path }
 // share one write and one fsync. Once a write or fsync has failed, every
 // later Append fails too (what was written before stays readable).
 func (j *Journal) Append(r Result) error {
+	// The definitions go to their store first: a line names only their hash.
+	if err := PutToolDefs(j.dir, r.ToolsHash, r.ToolDefs); err != nil {
+		return fmt.Errorf("append result %s to %s: %w", r.ID, j.path, err)
+	}
 	r.Bound()
 	line, err := encodeJournalLine(r)
 	if err != nil {

@@ -48,6 +48,7 @@ type ResultRow struct {
 	BytesRead     int64    `parquet:"bytes_read"`
 	RetryAfter    int64    `parquet:"retry_after,timestamp(millisecond),optional"`
 	ProberVersion string   `parquet:"prober_version"`
+	ToolsHash     string   `parquet:"tools_hash,optional"` // "" (null in older files) when no definitions were listed
 }
 
 func millis(t time.Time) int64 {
@@ -75,7 +76,7 @@ func RowOf(r Result) ResultRow {
 		PlannedAt: millis(r.Planned), StartedAt: millis(r.Started), FinishedAt: millis(r.Finished),
 		LatenessMS: r.Lateness.Milliseconds(), DurationMS: r.Duration.Milliseconds(),
 		Requests: int32(r.Requests), Conns: int32(r.Conns), BytesRead: r.BytesRead,
-		RetryAfter: millis(r.RetryAfter), ProberVersion: r.ProberVersion,
+		RetryAfter: millis(r.RetryAfter), ProberVersion: r.ProberVersion, ToolsHash: r.ToolsHash,
 	}
 }
 
@@ -91,7 +92,7 @@ func (w ResultRow) Result() Result {
 		Planned: fromMillis(w.PlannedAt), Started: fromMillis(w.StartedAt), Finished: fromMillis(w.FinishedAt),
 		Lateness: time.Duration(w.LatenessMS) * time.Millisecond, Duration: time.Duration(w.DurationMS) * time.Millisecond,
 		Requests: int(w.Requests), Conns: int(w.Conns), BytesRead: w.BytesRead,
-		RetryAfter: fromMillis(w.RetryAfter), ProberVersion: w.ProberVersion,
+		RetryAfter: fromMillis(w.RetryAfter), ProberVersion: w.ProberVersion, ToolsHash: w.ToolsHash,
 	}
 }
 

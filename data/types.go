@@ -130,7 +130,9 @@ type Result struct {
 	ServerName    string   `json:"server_name,omitempty"`
 	ServerVersion string   `json:"server_version,omitempty"`
 	ToolCount     int      `json:"tool_count"`
-	Tools         []string `json:"tools,omitempty"` // tool names in the server's order
+	Tools         []string `json:"tools,omitempty"`      // tool names in the server's order
+	ToolsHash     string   `json:"tools_hash,omitempty"` // SHA-256 of the canonical tool definitions (FingerprintTools); "" when none listed
+	ToolDefs      []byte   `json:"-"`                    // those definitions, canonical JSON: the journal stores them once (PutToolDefs), not in its lines
 
 	Planned    time.Time     `json:"planned"`    // planned start (zero for a manual check)
 	Started    time.Time     `json:"started"`    // actual start

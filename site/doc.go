@@ -2,9 +2,15 @@
 // plug.directory site build (rules P1-P4): one JSON file per server
 // (servers/<id>.json), an index of all servers (index.json), the facts of the
 // checks page (probe.json) and the page itself rendered from them
-// (checks.txt, checks.html), a shields.io badge per server
-// (badges/<id>.json), and a small HTML preview (index.html,
-// servers/<id>.html) rendered only from the published JSON.
+// (checks.txt, checks.html), three shields.io badges per server (status,
+// 30-day uptime, latency: badges/, badges-uptime/, badges-latency/), Atom
+// feeds of status changes (feed.atom, feeds/<id>.atom), and a small HTML
+// preview (index.html, servers/<id>.html) rendered only from the published
+// JSON. A server's file carries its 90-day daily series, its status
+// changes (incidents) for a year and the changes of its tool definitions,
+// each carried forward from the file before and derived from the checks
+// that are new, so an incremental run reads no old history and a rebuild
+// from the Parquet history gives the same.
 //
 // Publishing is incremental. The package keeps a compact record of its own
 // under DATA/site: state.bin (one row per server plus which journals and
@@ -14,6 +20,15 @@
 // list or the plans touch, and rewrites only files whose bytes changed, each
 // atomically (rule P3). Folding a result in twice changes nothing, so
 // overlapping or interrupted runs are harmless.
+//
+// Where things are: publish.go runs one publication (Config, Publish, its
+// steps in order); inputs.go reads what changed (the lists, the planner's
+// ledger, journals and Parquet parts, a server's published record);
+// output.go renders and writes the files of each server and the shared ones;
+// render.go and summary.go compute what a server's file says, with
+// daily.go (the daily series), incidents.go (status changes), tools.go
+// (tool-definition changes), badges.go, feed.go (Atom) and svg.go (the
+// preview's strips); store.go is the site's record between runs.
 //
 // Only this package writes the public JSON.
 package site

@@ -15,10 +15,11 @@ type ServerFile struct {
 	ID     string       `json:"id"`
 	URL    string       `json:"url"` // "" for a server that only runs locally
 	Rank   int          `json:"rank"`
-	Tier   string       `json:"tier"`   // "hourly" or "daily" (rule S1)
-	Status data.Outcome `json:"status"` // code of table O, paused and pending included
-	Label  string       `json:"label"`  // the exact words of table O
-	Reason string       `json:"reason"` // short human reason of the last check; "" when none
+	Listed *time.Time   `json:"listed_at"` // when it was added to the ranked list; null when the list does not say
+	Tier   string       `json:"tier"`      // "hourly" or "daily" (rule S1)
+	Status data.Outcome `json:"status"`    // code of table O, paused and pending included
+	Label  string       `json:"label"`     // the exact words of table O
+	Reason string       `json:"reason"`    // short human reason of the last check; "" when none
 
 	LastCheck      *time.Time `json:"last_check"`                          // start of the last check
 	NextCheck      *time.Time `json:"next_check"`                          // next planned start; null when paused or unknown
@@ -28,9 +29,50 @@ type ServerFile struct {
 	CadenceSeconds int64      `json:"cadence_seconds"`                     // usual pace of its tier
 	EffectiveCad   int64      `json:"effective_cadence_seconds,omitempty"` // pace when its host's caps stretch it
 
-	LastResult *LastResult `json:"last_result"` // the last check, also while paused (rule P4); null when never checked
-	History    []Check     `json:"history"`     // the latest checks, newest first, at most HistoryLen
-	Uptime     UptimeSet   `json:"uptime"`
+	LastResult *LastResult     `json:"last_result"` // the last check, also while paused (rule P4); null when never checked
+	History    []Check         `json:"history"`     // the latest checks, newest first, at most HistoryLen
+	Uptime     UptimeSet       `json:"uptime"`
+	LatencyP50 *int64          `json:"latency_p50_ms_30d"` // median latency of the answered checks of the last 30 days; null when none
+	Daily      []Day           `json:"daily"`              // the DailyLen UTC days ending on the day the file was rendered, oldest first
+	Incidents  []Incident      `json:"incidents"`          // its status changes, newest first: at most IncidentsLen, none that ended more than a year ago
+	ToolDefs   ToolDefinitions `json:"tool_definitions"`
+	Badges     BadgeLinks      `json:"badges"`
+}
+
+// Day is one UTC day of a server's daily series. Only working, needs_key
+// and failing checks count, as in Uptime; latencies are those of the
+// answered checks.
+type Day struct {
+	Date         string   `json:"date"`           // YYYY-MM-DD
+	Listed       bool     `json:"listed"`         // false for a day that ended before the server was listed
+	Counted      int      `json:"counted"`        // working + needs_key + failing
+	Answered     int      `json:"answered"`       // working + needs_key
+	Percent      *float64 `json:"percent"`        // 100 * answered / counted, two decimals; null when nothing counted
+	LatencyP50MS *int64   `json:"latency_p50_ms"` // median latency of the answered checks; null when none answered
+	LatencyP95MS *int64   `json:"latency_p95_ms"` // 95th percentile (nearest rank); null when none answered
+}
+
+// Incident is a span of time during which a server showed one status: it
+// starts with the check (or the pause) that changed the status and ends
+// where the next one starts.
+type Incident struct {
+	Status          data.Outcome `json:"status"`           // code of table O
+	Label           string       `json:"label"`            // its exact words
+	From            data.Outcome `json:"from"`             // the status before; "" for the first check ever
+	Reason          string       `json:"reason"`           // short reason of the check that started it; "" for a pause
+	Start           time.Time    `json:"start"`            // start of that check, or the publication that first saw the pause
+	End             *time.Time   `json:"end"`              // start of the next status; null while it lasts
+	DurationSeconds *int64       `json:"duration_seconds"` // End - Start; null while it lasts
+}
+
+// BadgeLinks names a server's badges and feed, relative to the top of the
+// site, and the Markdown its owner pastes into a README to show the badges.
+type BadgeLinks struct {
+	Status   string `json:"status"`     // badges/<id>.json
+	Uptime   string `json:"uptime_30d"` // badges-uptime/<id>.json
+	Latency  string `json:"latency"`    // badges-latency/<id>.json
+	Feed     string `json:"feed"`       // feeds/<id>.atom, its status changes as an Atom feed
+	Markdown string `json:"markdown"`   // the three badges as shields.io images, each linking to the server's page
 }
 
 // LastResult is what the last check found.
@@ -74,32 +116,6 @@ type Uptime struct {
 	Percent  *float64 `json:"percent"`  // 100 * answered / counted, two decimals; null when nothing counted
 }
 
-// Badge is badges/<id>.json in the shields.io endpoint format.
-type Badge struct {
-	SchemaVersion int    `json:"schemaVersion"` // always 1
-	Label         string `json:"label"`
-	Message       string `json:"message"`
-	Color         string `json:"color"`
-}
-
-// BadgeLabel is the left-hand text of every badge.
-const BadgeLabel = "MCP check"
-
-var badgeColors = map[data.Outcome]string{
-	data.Working:      "brightgreen",
-	data.NeedsKey:     "green",
-	data.Refused:      "yellow",
-	data.NotCheckable: "lightgrey",
-	data.Failing:      "red",
-	data.Paused:       "inactive",
-	data.Pending:      "lightgrey",
-}
-
-// BadgeOf returns the badge of a server shown with status o.
-func BadgeOf(o data.Outcome) Badge {
-	return Badge{SchemaVersion: 1, Label: BadgeLabel, Message: o.Label(), Color: badgeColors[o]}
-}
-
 // IndexFile is index.json: one summary row per listed server, sorted by
 // rank (ties by id), and the count of servers per status.
 type IndexFile struct {
@@ -123,5 +139,5 @@ type IndexRow struct {
 	Status    data.Outcome `json:"status"`
 	LastCheck *time.Time   `json:"last_check"`
 	Uptime7d  *float64     `json:"uptime_7d"` // percent, as in the server's file
-	Tools     int          `json:"tools"`     // tool count of the last check
+	Tools     *int         `json:"tools"`     // tool count of the last check, if it listed them (working); null when unknown
 }

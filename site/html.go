@@ -3,7 +3,6 @@ package site
 import (
 	"bytes"
 	"embed"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"strings"
@@ -17,12 +16,13 @@ var htmlFiles embed.FS
 
 var htmlFuncs = template.FuncMap{
 	"label": func(o data.Outcome) string { return o.Label() },
-	"when": func(t *time.Time) string {
+	"when": func(t *time.Time) template.HTML {
 		if t == nil {
 			return "never"
 		}
-		return t.UTC().Format("2006-01-02 15:04:05 UTC")
+		return timeHTML(*t)
 	},
+	"at": timeHTML,
 	"percent": func(p *float64) string {
 		if p == nil {
 			return "no counted checks"
@@ -30,6 +30,29 @@ var htmlFuncs = template.FuncMap{
 		return fmt.Sprintf("%.2f %%", *p)
 	},
 	"duration": func(s int64) string { return (time.Duration(s) * time.Second).String() },
+	"seconds": func(s *int64) string {
+		if s == nil {
+			return "ongoing"
+		}
+		return lasted(*s)
+	},
+	"uptime": func(u Uptime) string {
+		if u.Percent == nil {
+			return "no counted checks"
+		}
+		return fmt.Sprintf("%.2f %% (%s)", *u.Percent, plural(u.Counted, "counted check"))
+	},
+	"plural":       plural,
+	"uptimeStrip":  uptimeStrip,
+	"latencySpark": latencySpark,
+}
+
+// timeHTML writes a time as a <time> element in UTC, absolute: a preview
+// read an hour after it was published would be wrong to say "3 min ago";
+// the site build can say that from the datetime attribute.
+func timeHTML(t time.Time) template.HTML {
+	t = t.UTC()
+	return template.HTML(`<time datetime="` + t.Format(time.RFC3339Nano) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
 }
 
 var htmlTmpl = template.Must(template.New("").Funcs(htmlFuncs).ParseFS(htmlFiles, "templates/*.html.tmpl"))
@@ -42,16 +65,14 @@ type serverPage struct {
 	Base string // the file name of the server's JSON, without .json
 }
 
-// serverHTML renders servers/<id>.html from the published bytes of
-// servers/<id>.json, so the preview shows only what the JSON says.
-func serverHTML(published []byte) ([]byte, error) {
-	var f ServerFile
-	if err := json.Unmarshal(published, &f); err != nil {
-		return nil, fmt.Errorf("render server page: %w", err)
-	}
+// serverHTML renders servers/<id>.html from the file whose bytes are
+// servers/<id>.json (every field of ServerFile is in the JSON), so the
+// preview shows only what the JSON says.
+func serverHTML(f ServerFile) ([]byte, error) {
 	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/"))}
 	p.Base = f.ID[strings.LastIndexByte(f.ID, '/')+1:]
 	var buf bytes.Buffer
+	buf.Grow(32 << 10)
 	if err := htmlTmpl.ExecuteTemplate(&buf, "server.html.tmpl", p); err != nil {
 		return nil, fmt.Errorf("render server page %s: %w", f.ID, err)
 	}
@@ -81,4 +102,18 @@ func checksHTML(text []byte) ([]byte, error) {
 		return nil, fmt.Errorf("render checks page: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// lasted says a duration in seconds in the two largest units that apply:
+// "3 d 4 h", "1 h 5 min", "5 min", "30 s".
+func lasted(s int64) string {
+	switch d, h, m := s/86400, s%86400/3600, s%3600/60; {
+	case d > 0:
+		return fmt.Sprintf("%d d %d h", d, h)
+	case h > 0:
+		return fmt.Sprintf("%d h %d min", h, m)
+	case m > 0:
+		return fmt.Sprintf("%d min", m)
+	}
+	return fmt.Sprintf("%d s", s)
 }

@@ -89,3 +89,36 @@ func TestPublishListCutShort(t *testing.T) {
 		t.Errorf("bad = %v, want the refusal named", st.Bad)
 	}
 }
+
+// TestPublishPausedListRefused: a local paused list that no longer parses
+// resumes nothing on the site, also in a rebuild that has no published
+// pauses to keep: the last good copy plan kept stands (rules R2, P4).
+func TestPublishPausedListRefused(t *testing.T) {
+	f := newFixture(t)
+	f.standard()                                                                           // foxtrot paused
+	if _, stale, err := data.LoadPausedList(f.dir, f.paused); err != nil || stale != nil { // as plan does
+		t.Fatal(err, stale)
+	}
+	f.MustPublish()
+	f.writePaused("foxtrot golf\n")             // a line that does not parse: refused whole
+	if err := os.RemoveAll(f.out); err != nil { // a rebuild: nothing published to keep
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(f.dir, "site")); err != nil {
+		t.Fatal(err)
+	}
+	st := f.MustPublish()
+	if sf := readServerFile(t, f, "foxtrot"); sf.Status != data.Paused || sf.Label != "checks paused at the owner's request" {
+		t.Errorf("foxtrot: %s %q after the paused list was refused, want still paused (R2, P4)", sf.Status, sf.Label)
+	}
+	if sf := readServerFile(t, f, "golf"); sf.Status == data.Paused {
+		t.Errorf("golf paused by a line that was refused")
+	}
+	named := false
+	for _, e := range st.Bad {
+		named = named || strings.Contains(e.Error(), f.paused+":1")
+	}
+	if !named {
+		t.Errorf("bad = %v, want the paused list's line 1 named", st.Bad)
+	}
+}

@@ -57,13 +57,13 @@ func TestChecksPage(t *testing.T) {
 			t.Errorf("rendered page departs from the public page at byte %d:\n got: …%.80s\nwant: …%.80s", i, got[i:], want[i:])
 		}
 	})
-	t.Run("P2_golden_text", func(t *testing.T) { golden(t, "checks.txt", page) })
+	t.Run("P2_golden_text", func(t *testing.T) { golden(t, "golden/checks.txt", page) })
 	t.Run("P2_golden_html", func(t *testing.T) {
 		h, err := checksHTML(page)
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "checks.html", h)
+		golden(t, "golden/checks.html", h)
 	})
 }
 

@@ -78,7 +78,7 @@ func validateTree(t *testing.T, out string) {
 			kind = "status"
 		case strings.HasPrefix(rel, "servers/") && strings.HasSuffix(rel, ".json"):
 			kind = "server"
-		case strings.HasPrefix(rel, "badges/"):
+		case strings.HasPrefix(rel, "badges/"), strings.HasPrefix(rel, "badges-uptime/"), strings.HasPrefix(rel, "badges-latency/"):
 			kind = "badge"
 		default:
 			continue
@@ -91,6 +91,12 @@ func validateTree(t *testing.T, out string) {
 	if n == 0 {
 		t.Error("no JSON file to validate")
 	}
+}
+
+// publicFiles are the public files of one server.
+func publicFiles(id string) []string {
+	return []string{"servers/" + id + ".json", "servers/" + id + ".html", "badges/" + id + ".json", "badges-uptime/" + id + ".json",
+		"badges-latency/" + id + ".json", "feeds/" + id + ".atom"}
 }
 
 func TestPublishGolden(t *testing.T) {
@@ -235,7 +241,7 @@ func TestPublishRules(t *testing.T) {
 		{"P4_removed_server_leaves", func(t *testing.T, f *fixture) {
 			f.writeServers(slices.DeleteFunc(slices.Clone(fixServers), func(s data.Server) bool { return s.ID == "echo" }))
 			st := f.MustPublish()
-			for _, rel := range []string{"servers/echo.json", "servers/echo.html", "badges/echo.json"} {
+			for _, rel := range publicFiles("echo") {
 				if _, err := os.Stat(filepath.Join(f.out, rel)); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("%s still there: %v", rel, err)
 				}
@@ -322,14 +328,12 @@ func TestPublishRules(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.MustPublish()
-			for _, rel := range []string{"servers/golf.json", "servers/golf.html", "badges/golf.json"} {
+			for _, rel := range publicFiles("golf") {
 				if _, ok := tree(t, f.out)[rel]; ok {
 					t.Errorf("%s left by a rebuild", rel)
 				}
+				delete(want, rel)
 			}
-			delete(want, "servers/golf.json")
-			delete(want, "servers/golf.html")
-			delete(want, "badges/golf.json")
 			delete(want, "index.json")
 			delete(want, "index.html")
 			got := tree(t, f.out)

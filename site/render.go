@@ -75,7 +75,8 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	f := ServerFile{
 		ID: srv.ID, URL: srv.URL, Rank: srv.Rank, Tier: tierName(srv.Rank),
 		CadenceSeconds: secs(cadence),
-		History:        []Check{},
+		History:        []Check{}, Incidents: []Incident{}, ToolDefs: ToolDefinitions{Changes: []ToolChange{}},
+		Listed: timePtr(srv.Added), Badges: badgeLinksOf(srv.ID),
 	}
 	if l.EffCad > cadence {
 		f.EffectiveCad = secs(l.EffCad)
@@ -114,8 +115,16 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		}
 	}
 	if s == nil {
+		f.Daily = (&summary{}).daily(now, srv.Added)
 		return f, expires
 	}
+	f.Daily = s.daily(now, srv.Added)
+	f.Incidents = s.incidents()
+	f.ToolDefs = s.Tools
+	if f.ToolDefs.Changes == nil {
+		f.ToolDefs.Changes = []ToolChange{}
+	}
+	f.LatencyP50 = s.medianLatency(now, monthWindow)
 	f.LastCheck = timePtr(s.State.LastCheck)
 	f.LastAnswered = timePtr(s.State.LastAnswered)
 	f.FailingSince = timePtr(s.State.FailingSince)
@@ -156,15 +165,19 @@ func marshalFile(v any) ([]byte, error) {
 // rowOf returns the index row of a rendered server.
 func rowOf(f ServerFile) IndexRow {
 	r := IndexRow{ID: f.ID, Rank: f.Rank, Status: f.Status, LastCheck: f.LastCheck, Uptime7d: f.Uptime.Week.Percent}
-	if f.LastResult != nil {
-		r.Tools = f.LastResult.ToolCount
+	if lr := f.LastResult; lr != nil && lr.Status == data.Working {
+		r.Tools = &lr.ToolCount
 	}
 	return r
 }
 
 // indexRow returns the public index row of a stored row.
 func (r row) indexRow() IndexRow {
-	ir := IndexRow{ID: r.ID, Rank: r.Rank, Status: r.Status, Tools: int(r.Tools)}
+	ir := IndexRow{ID: r.ID, Rank: r.Rank, Status: r.Status}
+	if r.Tools >= 0 {
+		n := int(r.Tools)
+		ir.Tools = &n
+	}
 	if r.LastCheck != 0 {
 		ir.LastCheck = timePtr(time.UnixMilli(r.LastCheck))
 	}
@@ -225,7 +238,11 @@ func appendIndexRow(b []byte, r *row) []byte {
 		}
 	}
 	b = append(b, `,"tools":`...)
-	b = strconv.AppendInt(b, r.Tools, 10)
+	if r.Tools < 0 {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, r.Tools, 10)
+	}
 	return append(b, '}')
 }
 

@@ -28,7 +28,7 @@ type row struct {
 	Paused    bool
 	LastCheck int64 // start of the last check, Unix ms; 0 when never checked
 	Uptime7d  int64 // hundredths of a percent; -1 when nothing counted
-	Tools     int64 // tool count of the last check
+	Tools     int64 // tool count of the last check if it listed them; -1 when unknown
 	PlanNext  int64 // next start a plan file names, Unix ms; 0 when none
 	Expires   int64 // when its files change without new input, Unix ms; 0 never
 	EffCad    int64 // cadence its host's caps stretch it to, seconds; 0 when not stretched

@@ -26,6 +26,15 @@ type summary struct {
 	State  data.State
 	Last   *data.Result
 	Checks []pastCheck // ascending by start
+
+	// Complete is the time from which Checks hold every check (Unix ms; 0:
+	// all of them). Days and Spans from before it are kept as published;
+	// from it on they are derived from Checks.
+	Complete int64
+	Days     []Day        // the daily series as published
+	Spans    []statusSpan // its statuses over time, oldest first
+	Tools    ToolDefinitions
+	Badges   [3]Badge // those its published file implies (badgesOf), to write only badges that change
 }
 
 // pastCheck is one check in a summary, kept short: a server checked hourly
@@ -127,7 +136,11 @@ func (s *summary) uptime(now time.Time, w time.Duration) (Uptime, time.Time) {
 // when the file shows none. It is the inverse of render for everything
 // render shows; the checks older than the history are added by the caller.
 func summaryOf(f ServerFile) *summary {
-	s := &summary{Listed: data.Server{ID: f.ID, Rank: f.Rank, URL: f.URL}}
+	s := &summary{Listed: data.Server{ID: f.ID, Rank: f.Rank, URL: f.URL}, Days: f.Daily, Spans: spansOf(f.Incidents), Tools: f.ToolDefs}
+	if f.Listed != nil {
+		s.Listed.Added = f.Listed.UTC()
+	}
+	s.Badges = badgesOf(f)
 	if f.LastResult == nil || f.LastCheck == nil {
 		return s
 	}

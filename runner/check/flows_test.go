@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -208,6 +209,8 @@ func TestResultFields(t *testing.T) {
 		Requests: 4, Conns: 1, BytesRead: rec.BytesRead, ProberVersion: data.Version(),
 	}
 	want.Finished, want.Duration = res.Finished, res.Finished.Sub(want.Started)
+	want.ToolsHash, want.ToolDefs = data.FingerprintTools([]data.ToolDef{
+		{Name: "a", InputSchema: json.RawMessage(`{"type":"object"}`)}, {Name: "b", InputSchema: json.RawMessage(`{"type":"object"}`)}})
 	if !reflect.DeepEqual(res, want) {
 		t.Errorf("result\n  %+v\nwant\n  %+v", res, want)
 	}

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
@@ -20,12 +21,13 @@ type findings struct {
 	Protocol      string // protocol version it negotiated
 	ServerName    string
 	ServerVersion string
-	Handshake     bool     // a handshake (discover or initialize) succeeded
-	ToolsOK       bool     // the first tools/list returned a valid result
-	Tools         []string // tool names, in the server's order, all pages read
-	ToolsNote     string   // why pagination stopped early, "" when it did not
-	ToolsMissing  bool     // a tools/list result whose tools was missing or null
-	BadVersion    string   // a protocol version the server chose that the SDK does not speak
+	Handshake     bool           // a handshake (discover or initialize) succeeded
+	ToolsOK       bool           // the first tools/list returned a valid result
+	Tools         []string       // tool names, in the server's order, all pages read
+	ToolDefs      []data.ToolDef // their definitions, for the fingerprint (data.FingerprintTools)
+	ToolsNote     string         // why pagination stopped early, "" when it did not
+	ToolsMissing  bool           // a tools/list result whose tools was missing or null
+	BadVersion    string         // a protocol version the server chose that the SDK does not speak
 	RPCErr        *jsonrpc.Error
 	RPCMethod     string // the request RPCErr answered
 
@@ -205,6 +207,7 @@ func (f *flow) session(ctx context.Context, t mcp.Transport, transport, version 
 // server works; a later page that fails keeps the names read so far.
 func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 	var names []string
+	var defs []data.ToolDef
 	seen := map[string]bool{}
 	params := &mcp.ListToolsParams{}
 	note := ""
@@ -237,6 +240,7 @@ func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 		}
 		for _, t := range res.Tools {
 			names = append(names, t.Name)
+			defs = append(defs, toolDef(t))
 		}
 		if res.NextCursor == "" {
 			break
@@ -249,8 +253,21 @@ func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
 	f.mu.Lock()
-	f.found.Tools, f.found.ToolsNote = names, note
+	f.found.Tools, f.found.ToolDefs, f.found.ToolsNote = names, defs, note
 	f.mu.Unlock()
+}
+
+// toolDef keeps what a fingerprint covers of a listed tool, its schema and
+// annotations re-encoded canonically (encoding/json sorts object keys).
+func toolDef(t *mcp.Tool) data.ToolDef {
+	d := data.ToolDef{Name: t.Name, Description: t.Description}
+	if t.InputSchema != nil {
+		d.InputSchema, _ = json.Marshal(t.InputSchema) // decoded from JSON: encodes again
+	}
+	if t.Annotations != nil {
+		d.Annotations, _ = json.Marshal(t.Annotations)
+	}
+	return d
 }
 
 // fill copies what the flows learned into the result.
@@ -267,6 +284,7 @@ func (f *flow) fill(res *data.Result) {
 	if f.found.ToolsOK {
 		res.Tools = f.found.Tools
 		res.ToolCount = len(f.found.Tools)
+		res.ToolsHash, res.ToolDefs = data.FingerprintTools(f.found.ToolDefs)
 	}
 }
 

@@ -1,0 +1,125 @@
+package site
+
+import (
+	"fmt"
+	"strings"
+
+	"plug.directory/prober/data"
+)
+
+// Badge is badges/<id>.json in the shields.io endpoint format.
+type Badge struct {
+	SchemaVersion int    `json:"schemaVersion"` // always 1
+	Label         string `json:"label"`
+	Message       string `json:"message"`
+	Color         string `json:"color"`
+}
+
+// BadgeLabel is the left-hand text of every badge.
+const BadgeLabel = "MCP check"
+
+var badgeColors = map[data.Outcome]string{
+	data.Working:      "brightgreen",
+	data.NeedsKey:     "green",
+	data.Refused:      "yellow",
+	data.NotCheckable: "lightgrey",
+	data.Failing:      "red",
+	data.Paused:       "inactive",
+	data.Pending:      "lightgrey",
+}
+
+// BadgeOf returns the badge of a server shown with status o.
+func BadgeOf(o data.Outcome) Badge {
+	return Badge{SchemaVersion: 1, Label: BadgeLabel, Message: o.Label(), Color: badgeColors[o]}
+}
+
+// Labels of the badges beside the status badge.
+const (
+	UptimeBadgeLabel  = "uptime 30d"
+	LatencyBadgeLabel = "latency"
+)
+
+// uptimeColors gives the colour of an uptime badge: the first whose
+// threshold the percentage reaches.
+var uptimeColors = []struct {
+	min   float64
+	color string
+}{{99, "brightgreen"}, {95, "green"}, {90, "yellowgreen"}, {75, "yellow"}, {50, "orange"}, {0, "red"}}
+
+// UptimeBadgeOf returns badges-uptime/<id>.json: the 30-day uptime, or "no
+// counted checks" when nothing counted.
+func UptimeBadgeOf(u Uptime) Badge {
+	b := Badge{SchemaVersion: 1, Label: UptimeBadgeLabel, Message: "no counted checks", Color: "lightgrey"}
+	if u.Percent == nil {
+		return b
+	}
+	b.Message = fmt.Sprintf("%s%%", trimPercent(*u.Percent))
+	for _, c := range uptimeColors {
+		if *u.Percent >= c.min {
+			b.Color = c.color
+			break
+		}
+	}
+	return b
+}
+
+// trimPercent writes a percentage with at most two decimals and no
+// trailing zeros: 100, 99.5, 99.95.
+func trimPercent(p float64) string {
+	s := strings.TrimRight(fmt.Sprintf("%.2f", p), "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// latencyColors gives the colour of a latency badge: the first whose
+// bound the median is within.
+var latencyColors = []struct {
+	maxMS int64
+	color string
+}{{500, "brightgreen"}, {1000, "green"}, {2000, "yellowgreen"}, {5000, "yellow"}, {15000, "orange"}}
+
+// LatencyBadgeOf returns badges-latency/<id>.json: the median latency of
+// the answered checks of the last 30 days (p50MS nil: none answered).
+func LatencyBadgeOf(p50MS *int64) Badge {
+	b := Badge{SchemaVersion: 1, Label: LatencyBadgeLabel, Message: "no answered checks", Color: "lightgrey"}
+	if p50MS == nil {
+		return b
+	}
+	b.Message, b.Color = fmt.Sprintf("%d ms", *p50MS), "red"
+	for _, c := range latencyColors {
+		if *p50MS <= c.maxMS {
+			b.Color = c.color
+			break
+		}
+	}
+	return b
+}
+
+// siteURL is where the public site lives; the badges' Markdown and the
+// feeds link to it.
+const siteURL = "https://plug.directory"
+
+// pageURL is the public page of a server.
+func pageURL(id string) string { return siteURL + "/servers/" + id }
+
+// badgeLinksOf returns the names of a server's badges and feed and the
+// Markdown that shows its badges.
+func badgeLinksOf(id string) BadgeLinks {
+	l := BadgeLinks{Status: "badges/" + id + ".json", Uptime: "badges-uptime/" + id + ".json",
+		Latency: "badges-latency/" + id + ".json", Feed: "feeds/" + id + ".atom"}
+	var md []string
+	for _, b := range []struct{ alt, path string }{{BadgeLabel, l.Status}, {UptimeBadgeLabel, l.Uptime}, {LatencyBadgeLabel, l.Latency}} {
+		md = append(md, fmt.Sprintf("[![%s](https://img.shields.io/endpoint?url=%s/%s)](%s)", b.alt, siteURL, b.path, pageURL(id)))
+	}
+	l.Markdown = strings.Join(md, " ")
+	return l
+}
+
+// badgeDirs are the directories of a server's badges, in the order of
+// badgesOf.
+var badgeDirs = [3]string{"badges", "badges-uptime", "badges-latency"}
+
+// badgesOf returns the three badges of a server's file: status, 30-day
+// uptime, latency.
+func badgesOf(f ServerFile) [3]Badge {
+	return [3]Badge{BadgeOf(f.Status), UptimeBadgeOf(f.Uptime.Month), LatencyBadgeOf(f.LatencyP50)}
+}

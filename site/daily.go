@@ -1,0 +1,93 @@
+package site
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// DailyLen is how many days the daily series of a server's file covers.
+const DailyLen = 90
+
+const dayMS = int64(24 * time.Hour / time.Millisecond)
+
+// daily returns the series of the DailyLen UTC days ending on the day of
+// now, oldest first, for a server listed at added (zero: unknown, taken as
+// listed). A day from the time the summary's checks are complete on
+// (s.Complete) is counted from its checks; an earlier one is taken from the
+// series published before (s.Days), as it was counted while its checks were
+// kept.
+func (s *summary) daily(now, added time.Time) []Day {
+	first := now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(DailyLen - 1)).UnixMilli()
+	type acc struct {
+		counted, answered int
+		lat               []int64
+	}
+	accs := make([]acc, DailyLen)
+	for _, c := range s.Checks {
+		i := (c.At - first) / dayMS
+		if c.At < first || i >= DailyLen || !counts(c.Status) {
+			continue
+		}
+		a := &accs[i]
+		a.counted++
+		if c.Status.Answered() {
+			a.answered++
+			a.lat = append(a.lat, c.LatencyMS)
+		}
+	}
+	stored := make(map[string]Day, len(s.Days))
+	for _, d := range s.Days {
+		stored[d.Date] = d
+	}
+	out := make([]Day, DailyLen)
+	for i := range out {
+		start := first + int64(i)*dayMS
+		d := Day{Date: time.UnixMilli(start).UTC().Format(time.DateOnly), Listed: added.IsZero() || added.UnixMilli() < start+dayMS}
+		if start < s.Complete {
+			if old, ok := stored[d.Date]; ok {
+				old.Listed = d.Listed
+				d = old
+			}
+			out[i] = d
+			continue
+		}
+		a := accs[i]
+		d.Counted, d.Answered = a.counted, a.answered
+		if a.counted > 0 {
+			p := math.Round(10000*float64(a.answered)/float64(a.counted)) / 100
+			d.Percent = &p
+		}
+		if len(a.lat) > 0 {
+			slices.Sort(a.lat)
+			d.LatencyP50MS, d.LatencyP95MS = nearestRank(a.lat, 50), nearestRank(a.lat, 95)
+		}
+		out[i] = d
+	}
+	return out
+}
+
+// nearestRank returns the p-th percentile of the ascending values by the
+// nearest-rank method: the smallest value with at least p % at or below it.
+func nearestRank(sorted []int64, p int) *int64 {
+	k := (p*len(sorted) + 99) / 100
+	v := sorted[max(k, 1)-1]
+	return &v
+}
+
+// medianLatency returns the median latency of the answered checks of the
+// window of length w ending at now; nil when none answered.
+func (s *summary) medianLatency(now time.Time, w time.Duration) *int64 {
+	from, to := now.Add(-w).UnixMilli(), now.UnixMilli()
+	var lat []int64
+	for i := len(s.Checks) - 1; i >= 0 && s.Checks[i].At > from; i-- {
+		if c := s.Checks[i]; c.At <= to && c.Status.Answered() {
+			lat = append(lat, c.LatencyMS)
+		}
+	}
+	if len(lat) == 0 {
+		return nil
+	}
+	slices.Sort(lat)
+	return nearestRank(lat, 50)
+}

@@ -1,0 +1,184 @@
+package site
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// Lengths of the Atom feeds of status changes.
+const (
+	FeedLen       = 300 // entries of feed.atom, the whole directory's
+	ServerFeedLen = 100 // entries of feeds/<id>.atom
+)
+
+// tagPrefix starts the id of every feed and entry (RFC 4151 tag URIs):
+// an entry's id is made of the server id and the start of the change, so
+// it is the same in every rebuild.
+const tagPrefix = "tag:plug.directory,2026:"
+
+// feedEntry is one status change in a feed, and in the directory feed's
+// record (DATA/site/feed.json).
+type feedEntry struct {
+	ID     string       `json:"id"` // server id
+	At     int64        `json:"at"` // start of the change, Unix ms
+	Status data.Outcome `json:"status"`
+	From   data.Outcome `json:"from"`
+	Reason string       `json:"reason,omitempty"`
+}
+
+// feedEntriesOf returns the newest n status changes of a server's
+// incidents (newest first, as published).
+func feedEntriesOf(id string, in []Incident, n int) []feedEntry {
+	out := make([]feedEntry, 0, min(n, len(in)))
+	for _, x := range in[:min(n, len(in))] {
+		out = append(out, feedEntry{ID: id, At: x.Start.UnixMilli(), Status: x.Status, From: x.From, Reason: x.Reason})
+	}
+	return out
+}
+
+// newer orders feed entries newest first, ties by server id.
+func newer(a, b feedEntry) int {
+	if c := cmpInt(b.At, a.At); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// atomFeed is an Atom feed (RFC 4287) with the elements it requires.
+type atomFeed struct {
+	XMLName xml.Name    `xml:"http://www.w3.org/2005/Atom feed"`
+	ID      string      `xml:"id"`
+	Title   string      `xml:"title"`
+	Updated string      `xml:"updated"`
+	Author  atomPerson  `xml:"author"`
+	Links   []atomLink  `xml:"link"`
+	Entries []atomEntry `xml:"entry"`
+}
+
+type atomPerson struct {
+	Name string `xml:"name"`
+	URI  string `xml:"uri,omitempty"`
+}
+
+type atomLink struct {
+	Rel  string `xml:"rel,attr"`
+	Href string `xml:"href,attr"`
+	Type string `xml:"type,attr,omitempty"`
+}
+
+type atomEntry struct {
+	ID      string   `xml:"id"`
+	Title   string   `xml:"title"`
+	Updated string   `xml:"updated"`
+	Link    atomLink `xml:"link"`
+	Summary string   `xml:"summary"`
+}
+
+func atomTime(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// changeTitle says a change in a few words: "alpha: failing (HTTP 502)".
+func changeTitle(e feedEntry) string {
+	t := e.ID + ": " + e.Status.Label()
+	if e.Reason != "" && e.Status != data.Working {
+		t += " (" + e.Reason + ")"
+	}
+	return t
+}
+
+// changeSummary says it in a sentence.
+func changeSummary(e feedEntry) string {
+	from := "was first checked"
+	if e.From != "" {
+		from = "went from " + e.From.Label() + " to " + e.Status.Label()
+	} else {
+		from += ": " + e.Status.Label()
+	}
+	s := e.ID + " " + from
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s + ", at " + time.UnixMilli(e.At).UTC().Format("2006-01-02 15:04:05 UTC") + "."
+}
+
+// encodeFeed renders an Atom feed of entries (newest first). Its updated
+// time is the newest entry's, so that the same changes give the same
+// bytes; a feed without entries says the Unix epoch.
+func encodeFeed(id, title, self, alternate string, entries []feedEntry) ([]byte, error) {
+	f := atomFeed{ID: id, Title: title, Updated: atomTime(0),
+		Author: atomPerson{Name: "plug.directory prober", URI: siteURL + "/probe"},
+		Links:  []atomLink{{Rel: "self", Href: self, Type: "application/atom+xml"}, {Rel: "alternate", Href: alternate, Type: "text/html"}}}
+	if len(entries) > 0 {
+		f.Updated = atomTime(entries[0].At)
+	}
+	for _, e := range entries {
+		f.Entries = append(f.Entries, atomEntry{
+			ID: tagPrefix + "server/" + e.ID + "/" + atomTime(e.At), Title: changeTitle(e), Updated: atomTime(e.At),
+			Link: atomLink{Rel: "alternate", Href: pageURL(e.ID), Type: "text/html"}, Summary: changeSummary(e),
+		})
+	}
+	b, err := xml.MarshalIndent(f, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("encode feed %s: %w", id, err)
+	}
+	return append(append([]byte(xml.Header), b...), '\n'), nil
+}
+
+// serverFeed renders feeds/<id>.atom from a server's published incidents.
+func serverFeed(f ServerFile) ([]byte, error) {
+	return encodeFeed(tagPrefix+"server/"+f.ID, "plug.directory: status of "+f.ID, siteURL+"/"+f.Badges.Feed,
+		pageURL(f.ID), feedEntriesOf(f.ID, f.Incidents, ServerFeedLen))
+}
+
+// directoryFeed renders feed.atom from the newest changes of every server.
+func directoryFeed(entries []feedEntry) ([]byte, error) {
+	return encodeFeed(tagPrefix+"directory", "plug.directory: status changes", siteURL+"/feed.atom", siteURL+"/", entries)
+}
+
+// feedPath is the directory feed's record: its newest FeedLen entries,
+// so a publish merges the changes of the servers it renders without
+// reading every server's file.
+func feedPath(dataDir string) string { return filepath.Join(dataDir, "site", "feed.json") }
+
+// loadFeed reads the directory feed's record; a missing one is empty.
+func loadFeed(dataDir string) ([]feedEntry, error) {
+	b, err := os.ReadFile(feedPath(dataDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read feed record: %w", err)
+	}
+	var es []feedEntry
+	if err := json.Unmarshal(b, &es); err != nil {
+		return nil, fmt.Errorf("read feed record %s: %w", feedPath(dataDir), err)
+	}
+	return es, nil
+}
+
+// mergeFeed returns the newest FeedLen entries of old, without those of the
+// servers in gone or in fresh, and of fresh: the servers rendered this run
+// bring all their newest changes, replacing what the record said of them.
+func mergeFeed(old []feedEntry, fresh map[string][]feedEntry, gone map[string]bool) []feedEntry {
+	out := make([]feedEntry, 0, len(old)+len(fresh))
+	for _, e := range old {
+		if _, ok := fresh[e.ID]; !ok && !gone[e.ID] {
+			out = append(out, e)
+		}
+	}
+	for _, es := range fresh {
+		out = append(out, es...)
+	}
+	slices.SortFunc(out, newer)
+	return out[:min(len(out), FeedLen)]
+}

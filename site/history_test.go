@@ -1,0 +1,264 @@
+package site
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// storyServer is listed 60 days before fixNow and checked twice a day:
+// working, failing all day 50 days ago (before the 31 days an incremental
+// run reads), refused all day 10 days ago, needs a key the last 3 days.
+var storyServer = data.Server{ID: "hotel", Rank: 8, URL: "https://hotel.example.com/mcp", Added: fixNow.Add(-60 * 24 * time.Hour)}
+
+// storyAt returns hotel's outcome on the day that many days before fixNow's.
+func storyAt(day int) (data.Outcome, string) {
+	switch {
+	case day <= 3:
+		return data.NeedsKey, "HTTP 401"
+	case day == 10:
+		return data.Refused, "HTTP 429"
+	case day == 50:
+		return data.Failing, "HTTP 503"
+	}
+	return data.Working, ""
+}
+
+// story publishes hotel's 60 days day by day, as the prober would, and
+// returns the fixture at fixNow. A check of day d at hour h takes
+// 100*(h+d%7) ms.
+func story(t *testing.T) *fixture {
+	t.Helper()
+	f := newFixture(t)
+	f.writeServers([]data.Server{storyServer})
+	for day := 60; day >= 0; day-- {
+		var rs []data.Result
+		for _, h := range []int{3, 15} {
+			at := fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(time.Duration(h) * time.Hour)
+			if at.After(fixNow) {
+				continue
+			}
+			o, why := storyAt(day)
+			r := result(storyServer, at, o, why)
+			r.Duration = time.Duration(100*(h+day%7)) * time.Millisecond
+			rs = append(rs, r)
+		}
+		f.now = fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(20 * time.Hour)
+		if f.now.After(fixNow) {
+			f.now = fixNow
+		}
+		f.results(rs...)
+		f.fold()
+		f.MustPublish()
+	}
+	return f
+}
+
+func TestHistory(t *testing.T) {
+	f := story(t)
+	got := readServerFile(t, f, "hotel")
+	t.Run("daily_90_days_oldest_first", func(t *testing.T) {
+		if len(got.Daily) != DailyLen || got.Daily[DailyLen-1].Date != "2026-12-02" || got.Daily[0].Date != "2026-09-04" {
+			t.Fatalf("daily: %d days from %s to %s", len(got.Daily), got.Daily[0].Date, got.Daily[len(got.Daily)-1].Date)
+		}
+		listed, counted := 0, 0
+		for _, d := range got.Daily {
+			if d.Listed {
+				listed++
+			}
+			if d.Counted > 0 {
+				counted++
+			}
+			if !d.Listed && d.Counted != 0 {
+				t.Errorf("%s: counted before it was listed", d.Date)
+			}
+		}
+		if listed != 61 || counted != 60 {
+			t.Errorf("%d days listed, %d counted; want 61 and 60 (the refused day counts nothing)", listed, counted)
+		}
+	})
+	t.Run("daily_figures_kept_beyond_the_checks_window", func(t *testing.T) {
+		// 50 and 40 days ago: counted from their checks then, kept since.
+		d := got.Daily[DailyLen-1-50]
+		if d.Counted != 2 || d.Answered != 0 || d.Percent == nil || *d.Percent != 0 || d.LatencyP50MS != nil {
+			t.Errorf("%s = %+v, want 2 counted, none answered, 0 %%, no latency", d.Date, d)
+		}
+		d = got.Daily[DailyLen-1-40]
+		if d.Counted != 2 || *d.Percent != 100 || *d.LatencyP50MS != 100*(3+40%7) || *d.LatencyP95MS != 100*(15+40%7) {
+			t.Errorf("%s = %+v, want 100 %%, median %d, p95 %d", d.Date, d, 100*(3+40%7), 100*(15+40%7))
+		}
+		r := got.Daily[DailyLen-1-10] // refused all day: nothing counted
+		if r.Counted != 0 || r.Percent != nil || !r.Listed {
+			t.Errorf("%s = %+v, want listed and nothing counted", r.Date, r)
+		}
+	})
+	t.Run("incidents_newest_first", func(t *testing.T) {
+		var seq []string
+		for _, in := range got.Incidents {
+			seq = append(seq, string(in.From)+">"+string(in.Status))
+		}
+		want := ">working working>failing failing>working working>refused refused>working working>needs_key"
+		if g := strings.Join(reverse(seq), " "); g != want {
+			t.Errorf("incidents %s\nwant %s", g, want)
+		}
+		last := got.Incidents[0]
+		if last.End != nil || last.DurationSeconds != nil || last.Reason != "HTTP 401" {
+			t.Errorf("ongoing incident %+v", last)
+		}
+		f503 := got.Incidents[4]
+		if f503.Reason != "HTTP 503" || f503.Status != data.Failing || f503.DurationSeconds == nil || *f503.DurationSeconds != 24*3600 {
+			t.Errorf("failing incident %+v, want a day long", f503)
+		}
+	})
+	t.Run("svg_strip_and_sparkline", func(t *testing.T) { checkStrip(t, f) })
+	t.Run("rebuild_from_parquet_gives_the_same_series_and_incidents", func(t *testing.T) {
+		want := got
+		for _, dir := range []string{filepath.Join(f.dir, "site"), f.out} {
+			if err := os.RemoveAll(dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st := f.MustPublish(); !st.Rebuilt {
+			t.Fatal("not a rebuild")
+		}
+		re := readServerFile(t, f, "hotel")
+		if !reflect.DeepEqual(re.Incidents, want.Incidents) {
+			t.Errorf("incidents after a rebuild:\n%+v\nwant\n%+v", re.Incidents, want.Incidents)
+		}
+		if !reflect.DeepEqual(re.Daily, want.Daily) {
+			t.Errorf("daily series differs after a rebuild")
+		}
+	})
+}
+
+func reverse(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+func TestIncidentsPause(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	f.MustPublish()
+	// foxtrot is resumed an hour later and then answers.
+	f.now = fixNow.Add(time.Hour)
+	f.writePaused("")
+	f.MustPublish()
+	f.now = fixNow.Add(2 * time.Hour)
+	f.results(result(srvPaused, fixNow.Add(90*time.Minute), data.Working, ""))
+	f.MustPublish()
+	in := readServerFile(t, f, "foxtrot").Incidents
+	if len(in) != 3 || in[1].Status != data.Paused || !in[1].Start.Equal(fixNow) || in[1].End == nil || !in[1].End.Equal(fixNow.Add(time.Hour)) ||
+		in[0].Status != data.Working || in[0].From != data.Paused || !in[0].Start.Equal(fixNow.Add(90*time.Minute)) {
+		t.Errorf("foxtrot incidents %+v, want working, paused an hour, working again", in)
+	}
+	// Its badges follow, though each run writes only the badges that change.
+	for dir, want := range map[string]string{"badges": "working", "badges-uptime": "100%", "badges-latency": "1200 ms"} {
+		var b Badge
+		raw, err := os.ReadFile(filepath.Join(f.out, dir, "foxtrot.json"))
+		if err := errors.Join(err, json.Unmarshal(raw, &b)); err != nil || b.Message != want {
+			t.Errorf("%s/foxtrot.json says %q (%v), want %q", dir, b.Message, err, want)
+		}
+	}
+}
+
+func TestIncidentsBounded(t *testing.T) {
+	s := &summary{}
+	at := fixNow.Add(-400 * 24 * time.Hour)
+	for i := range 2000 { // a flapping server, every 5 minutes, over a year ago and now
+		o := []data.Outcome{data.Working, data.Failing}[i%2]
+		if i == 1000 {
+			at = fixNow.Add(-24 * time.Hour)
+		}
+		s.Checks = append(s.Checks, pastCheck{At: at.UnixMilli(), Status: o})
+		at = at.Add(5 * time.Minute)
+	}
+	s.deriveSpans()
+	s.pruneSpans(fixNow)
+	if len(s.Spans) > IncidentsLen || len(s.Spans) == 0 {
+		t.Fatalf("%d spans, want at most %d", len(s.Spans), IncidentsLen)
+	}
+	if first := time.UnixMilli(s.Spans[0].Start); first.Before(fixNow.Add(-incidentKeep)) {
+		t.Errorf("oldest span starts %v: more than a year ago", first)
+	}
+}
+
+// svgDoc is what checkStrip reads of an SVG.
+type svgDoc struct {
+	XMLName xml.Name `xml:"svg"`
+	Title   string   `xml:"title"`
+	Rects   []struct {
+		Class string `xml:"class,attr"`
+		Title string `xml:"title"`
+	} `xml:"rect"`
+	Lines []struct {
+		Points string `xml:"points,attr"`
+	} `xml:"polyline"`
+	Dots []struct{} `xml:"circle"`
+}
+
+// checkStrip reads the uptime strip and the sparkline of hotel's page as
+// XML and checks them against its daily series.
+func checkStrip(t *testing.T, f *fixture) {
+	sf := readServerFile(t, f, "hotel")
+	b, err := os.ReadFile(filepath.Join(f.out, "servers", "hotel.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	parse := func(class string) svgDoc {
+		t.Helper()
+		i := strings.Index(page, `<svg class="`+class+`"`)
+		j := strings.Index(page[i:], "</svg>")
+		if i < 0 || j < 0 {
+			t.Fatalf("no %s svg in the page", class)
+		}
+		var d svgDoc
+		if err := xml.Unmarshal([]byte(page[i:i+j+len("</svg>")]), &d); err != nil {
+			t.Fatalf("%s svg: %v", class, err)
+		}
+		return d
+	}
+	strip := parse("strip")
+	if len(strip.Rects) != DailyLen {
+		t.Fatalf("%d bars, want %d", len(strip.Rects), DailyLen)
+	}
+	classes := map[string]int{}
+	for i, r := range strip.Rects {
+		d := sf.Daily[i]
+		if r.Class != "day "+dayClass(d) || !strings.HasPrefix(r.Title, d.Date+": ") {
+			t.Errorf("bar %d: class %q title %q for %+v", i, r.Class, r.Title, d)
+		}
+		classes[r.Class]++
+	}
+	want := map[string]int{"day unlisted": 29, "day working": 59, "day failing": 1, "day nodata": 1}
+	if !reflect.DeepEqual(classes, want) {
+		t.Errorf("bar classes %v, want %v", classes, want)
+	}
+	if r := strip.Rects[DailyLen-1-50]; !strings.Contains(r.Title, "2 checks counted, 0 answered, uptime 0 %") {
+		t.Errorf("title of the failing day: %q", r.Title)
+	}
+	if r := strip.Rects[0]; r.Title != "2026-09-04: not listed yet" {
+		t.Errorf("title of a day before listing: %q", r.Title)
+	}
+	spark := parse("spark")
+	points := 0
+	for _, l := range spark.Lines {
+		points += len(strings.Fields(l.Points))
+	}
+	points += len(spark.Dots)
+	if points != 59 || !strings.HasPrefix(spark.Title, "median latency per day, highest") {
+		t.Errorf("sparkline: %d points (want 59 days with an answer), title %q", points, spark.Title)
+	}
+}

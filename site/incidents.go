@@ -1,0 +1,154 @@
+package site
+
+import (
+	"slices"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// IncidentsLen is how many status changes a server's file keeps at most,
+// newest first: a server failing and recovering every five minutes would
+// otherwise gain a hundred a day.
+const IncidentsLen = 500
+
+// incidentKeep is how long a status change is kept after it ended.
+const incidentKeep = 366 * 24 * time.Hour
+
+// statusSpan is one status of a server over time, as summary keeps it: oldest
+// first, each ending where the next starts.
+type statusSpan struct {
+	Status data.Outcome
+	From   data.Outcome
+	Reason string
+	Start  int64 // Unix ms
+	End    int64 // Unix ms; 0 while it lasts
+}
+
+// setPaused opens a paused statusSpan at now when the server is paused and the
+// last statusSpan is not, and ends it at now when the server is no longer
+// paused. A pause is the one status the Parquet history cannot tell: it is
+// kept from the files published before.
+func (s *summary) setPaused(paused bool, now time.Time) {
+	last := len(s.Spans) - 1
+	open := last >= 0 && s.Spans[last].Status == data.Paused && s.Spans[last].End == 0
+	switch {
+	case paused && !open:
+		var from data.Outcome
+		if last >= 0 {
+			from = s.Spans[last].Status
+			s.Spans[last].End = now.UnixMilli()
+		}
+		s.Spans = append(s.Spans, statusSpan{Status: data.Paused, From: from, Start: now.UnixMilli()})
+	case !paused && open:
+		s.Spans[last].End = now.UnixMilli()
+	}
+}
+
+// deriveSpans recomputes the spans from the time the checks are complete
+// on (s.Complete): the spans that started before are kept as published,
+// the later ones derived from the checks, one new statusSpan for each check whose
+// status differs from the one before, pauses kept where they were. So a
+// rebuild from the Parquet history (Complete: the oldest result read)
+// gives the spans an incremental run gives.
+func (s *summary) deriveSpans() {
+	var out []statusSpan
+	var pauses []statusSpan
+	for _, sp := range s.Spans {
+		switch {
+		case sp.Start < s.Complete:
+			out = append(out, sp)
+		case sp.Status == data.Paused:
+			pauses = append(pauses, sp)
+		}
+	}
+	if n := len(out); n > 0 && out[n-1].Status != data.Paused {
+		out[n-1].End = 0 // rederived from the next change
+	}
+	cur := func() *statusSpan {
+		if len(out) == 0 {
+			return nil
+		}
+		return &out[len(out)-1]
+	}
+	open := func(sp statusSpan) {
+		if c := cur(); c != nil {
+			if c.End == 0 {
+				c.End = sp.Start
+			}
+			sp.From = c.Status
+		}
+		sp.End = 0
+		out = append(out, sp)
+	}
+	checks := s.Checks[firstAt(s.Checks, s.Complete):]
+	for len(checks) > 0 || len(pauses) > 0 {
+		if len(pauses) > 0 && (len(checks) == 0 || pauses[0].Start <= checks[0].At) {
+			p := pauses[0]
+			pauses = pauses[1:]
+			end := p.End
+			open(p)
+			cur().End = end
+			continue
+		}
+		c := checks[0]
+		checks = checks[1:]
+		if last := cur(); last != nil && last.Status == data.Paused && (last.End == 0 || c.At < last.End) {
+			continue // a check planned before the pause was seen
+		}
+		if last := cur(); last == nil || last.Status != c.Status || last.End != 0 {
+			open(statusSpan{Status: c.Status, Reason: c.Reason, Start: c.At})
+		}
+	}
+	s.Spans = out
+}
+
+// firstAt returns the index of the first check at or after t.
+func firstAt(checks []pastCheck, t int64) int {
+	i, _ := slices.BinarySearchFunc(checks, t, func(c pastCheck, t int64) int { return cmpInt(c.At, t) })
+	return i
+}
+
+// pruneSpans drops the spans that ended more than incidentKeep before now,
+// and all but the last IncidentsLen.
+func (s *summary) pruneSpans(now time.Time) {
+	from := now.Add(-incidentKeep).UnixMilli()
+	drop := 0
+	for drop < len(s.Spans) && s.Spans[drop].End != 0 && s.Spans[drop].End < from {
+		drop++
+	}
+	drop = max(drop, len(s.Spans)-IncidentsLen)
+	if drop > 0 {
+		s.Spans = slices.Delete(s.Spans, 0, drop)
+	}
+}
+
+// incidents returns the spans as published: newest first.
+func (s *summary) incidents() []Incident {
+	out := make([]Incident, 0, len(s.Spans))
+	for i := len(s.Spans) - 1; i >= 0; i-- {
+		sp := s.Spans[i]
+		in := Incident{Status: sp.Status, Label: sp.Status.Label(), From: sp.From, Reason: sp.Reason, Start: time.UnixMilli(sp.Start).UTC()}
+		if sp.End != 0 {
+			in.End = timePtr(time.UnixMilli(sp.End))
+			d := (sp.End - sp.Start) / 1000
+			in.DurationSeconds = &d
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+// spansOf reads the spans back from a published file's incidents.
+func spansOf(in []Incident) []statusSpan {
+	out := make([]statusSpan, 0, len(in))
+	for i := len(in) - 1; i >= 0; i-- {
+		x := in[i]
+		sp := statusSpan{Status: x.Status, From: x.From, Reason: x.Reason, Start: x.Start.UnixMilli()}
+		if x.End != nil {
+			sp.End = x.End.UnixMilli()
+		}
+		out = append(out, sp)
+	}
+	return out
+}

@@ -1,0 +1,275 @@
+package site
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// readLists reads the ranked list and the paused list when either changed
+// since the last run, and brings the rows up to date: new servers, new
+// ranks or addresses, pauses, and servers no longer listed.
+func (p *publication) readLists() error {
+	st := p.st
+	listSig, err := sigOf(p.cfg.ServersPath)
+	if err != nil {
+		return fmt.Errorf("read ranked list: %w", err)
+	}
+	var pausedSig fileSig
+	if p.cfg.PausedPath != "" {
+		pausedSig, _ = sigOf(p.cfg.PausedPath)
+	}
+	if !p.stats.Rebuilt && listSig == st.Meta.List && pausedSig == st.Meta.Paused {
+		return nil
+	}
+	// Held to the last good list plan took: a list cut short unpublishes
+	// no server (issue 12).
+	servers, bad, stale, err := data.ListGuard{Dir: p.cfg.DataDir, ReadOnly: true}.Read(p.cfg.ServersPath)
+	for _, b := range bad {
+		p.bad(b)
+	}
+	if sum := data.SummarizeRows(p.cfg.ServersPath, len(servers), bad); sum != "" {
+		p.log.Warn(sum)
+	}
+	if err != nil {
+		return err // an empty list would unpublish every server
+	}
+	if stale != nil {
+		p.bad(stale)
+		listSig = fileSig{} // read again next run
+	}
+	oldPaused := func(id string) bool {
+		i := st.find(id)
+		return i >= 0 && st.Rows[i].Paused
+	}
+	paused := oldPaused
+	if p.cfg.PausedPath != "" {
+		list, err := data.ReadPausedList(p.cfg.PausedPath)
+		if err != nil {
+			// Rule R2: a list that cannot be read resumes nothing; the
+			// last good copy plan kept stands (a rebuilt record has no
+			// pauses of its own to keep), else the pauses published
+			// before; it is read again next run.
+			p.bad(err)
+			pausedSig = st.Meta.Paused
+			if good, gerr := data.ReadPausedList(data.PausedLocalCopyPath(p.cfg.DataDir)); gerr == nil {
+				list, err = good, nil
+			}
+		}
+		if err == nil {
+			set, unmatched := list.Match(servers)
+			for _, e := range unmatched {
+				p.log.Info("paused list names no listed server", "file", list.Name, "line", e.Line, "entry", e.Value)
+			}
+			paused = func(id string) bool { return set[id] }
+		}
+	} else {
+		paused = func(string) bool { return false }
+	}
+	p.servers = make(map[string]data.Server, len(servers))
+	byID := make([]data.Server, 0, len(servers))
+	for _, s := range servers {
+		if !safeID.MatchString(s.ID) {
+			p.bad(fmt.Errorf("read ranked list %s: server id %q cannot name a file; not published", p.cfg.ServersPath, s.ID))
+			continue
+		}
+		p.servers[s.ID] = s
+		byID = append(byID, s)
+	}
+	slices.SortFunc(byID, func(a, b data.Server) int { return strings.Compare(a.ID, b.ID) })
+	rows := make([]row, len(byID))
+	for i, s := range byID {
+		r := row{ID: s.ID, Rank: s.Rank, URLSum: data.URLHash(s.URL), Paused: paused(s.ID), Status: data.Pending, Uptime7d: -1, Tools: -1}
+		if j := st.find(s.ID); j >= 0 {
+			old := st.Rows[j]
+			r.Status, r.LastCheck, r.Uptime7d, r.Tools = old.Status, old.LastCheck, old.Uptime7d, old.Tools
+			r.PlanNext, r.Expires, r.EffCad = old.PlanNext, old.Expires, old.EffCad
+			if old.Rank != r.Rank || old.URLSum != r.URLSum || old.Paused != r.Paused {
+				p.cand[s.ID] = true
+			}
+			if old.Rank != r.Rank {
+				p.indexChanged.Store(true)
+			}
+		} else {
+			p.cand[s.ID] = true
+			p.indexChanged.Store(true)
+		}
+		rows[i] = r
+	}
+	for _, old := range st.Rows {
+		if _, ok := p.servers[old.ID]; !ok {
+			p.removed = append(p.removed, old.ID)
+			p.indexChanged.Store(true)
+		}
+	}
+	st.Rows = rows
+	st.sortOrder()
+	st.Meta.List, st.Meta.Paused = listSig, pausedSig
+	return nil
+}
+
+// readLedger takes each server's next check and effective cadence from the
+// planner's ledger. A ledger that cannot be read is skipped: the files keep
+// what they said, and the next run tries again.
+func (p *publication) readLedger() {
+	l, err := data.ReadLedger(p.cfg.DataDir)
+	if err != nil {
+		p.bad(err)
+		return
+	}
+	// The ledger keeps its records in the order of the ranked list, as
+	// Order does: most are found in step, without an index.
+	for k, i := range p.st.Order {
+		r := &p.st.Rows[i]
+		var e data.LedgerServer
+		ok := k < len(l.Servers) && l.Servers[k].ID == r.ID
+		if ok {
+			e = l.Servers[k]
+		} else {
+			e, ok = l.Lookup(r.ID)
+		}
+		var next, eff int64
+		if ok && e.URLHash == r.URLSum {
+			next = e.NextDue * 1000
+			if c := e.EffectiveCadence(); c > data.Tier(r.Rank) {
+				eff = int64(c / time.Second)
+			}
+		}
+		if next != r.PlanNext || eff != r.EffCad {
+			r.PlanNext, r.EffCad = next, eff
+			p.cand[r.ID] = true
+		}
+	}
+}
+
+// readResults reads the results not folded in yet: what journals gained
+// since the last run, and Parquet parts not read before. A part or journal
+// that cannot be read is named in Stats.Bad and read again next run.
+func (p *publication) readResults() error {
+	m := &p.st.Meta
+	oldest := p.now.Add(-monthKeep)
+	if p.stats.Rebuilt {
+		oldest = p.now.Add(-rebuildKeep)
+	}
+	p.oldest = oldest
+	take := func(rs []data.Result) {
+		for _, r := range rs {
+			if r.Started.Before(oldest) || p.st.find(r.ID) < 0 {
+				continue
+			}
+			p.pending[r.ID] = append(p.pending[r.ID], r)
+			p.cand[r.ID] = true
+			p.stats.Results++
+		}
+	}
+	journals, err := filepath.Glob(filepath.Join(data.JournalDir(p.cfg.DataDir), "*.jsonl"))
+	if err != nil {
+		return fmt.Errorf("list journals: %w", err)
+	}
+	sort.Strings(journals)
+	seen := map[string]bool{}
+	for _, j := range journals {
+		name := filepath.Base(j)
+		fi, err := os.Stat(j)
+		if err != nil {
+			continue // folded meanwhile: its part is read below or next run
+		}
+		seen[name] = true
+		mark := m.Journals[name]
+		if mark.Size == fi.Size() {
+			continue
+		}
+		rs, bad, err := data.ReadJournal(j)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		for _, b := range bad {
+			p.bad(b)
+		}
+		if err != nil {
+			p.bad(err)
+		}
+		if mark.Done > len(rs) || mark.Size > fi.Size() {
+			mark.Done = 0 // not the journal read before
+		}
+		take(rs[mark.Done:])
+		m.Journals[name] = journalMark{Size: fi.Size(), Done: len(rs)}
+	}
+	for name := range m.Journals {
+		if !seen[name] {
+			delete(m.Journals, name)
+		}
+	}
+	parts, err := filepath.Glob(filepath.Join(data.ResultsDir(p.cfg.DataDir), "date=*", "*.parquet"))
+	if err != nil {
+		return fmt.Errorf("list results: %w", err)
+	}
+	sort.Strings(parts)
+	oldDay := "date=" + oldest.Format("2006-01-02")
+	seen = map[string]bool{}
+	for _, part := range parts {
+		rel, _ := filepath.Rel(p.cfg.DataDir, part)
+		fi, err := os.Stat(part)
+		if err != nil {
+			continue // compacted or removed meanwhile
+		}
+		seen[rel] = true
+		if filepath.Base(filepath.Dir(part)) < oldDay || m.Parts[rel] == fi.Size() {
+			m.Parts[rel] = fi.Size()
+			continue
+		}
+		rs, err := data.ReadParquet(part)
+		if err != nil {
+			p.bad(data.SetAsideDamaged(p.cfg.DataDir, part, err)) // reported once
+			continue
+		}
+		take(rs)
+		m.Parts[rel] = fi.Size()
+	}
+	for rel := range m.Parts {
+		if !seen[rel] {
+			delete(m.Parts, rel)
+		}
+	}
+	return nil
+}
+
+// loadSummary rebuilds a server's record from its published file, the
+// checks older than its history kept in olderPath, and nothing else: the
+// published file is the record, so an incremental run writes one file per
+// server it renders. A missing file is nil: never checked, or a new site.
+func (p *publication) loadSummary(id string) (*summary, error) {
+	path := filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read published file of %s: %w", id, err)
+	}
+	var f ServerFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("read published file %s: %w", path, err)
+	}
+	s := summaryOf(f)
+	ob, err := os.ReadFile(olderPath(p.cfg.DataDir, id))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read older checks of %s: %w", id, err)
+	}
+	if err == nil {
+		var older []pastCheck
+		if err := json.Unmarshal(ob, &older); err != nil {
+			return nil, fmt.Errorf("read older checks %s: %w", olderPath(p.cfg.DataDir, id), err)
+		}
+		s.Checks = mergeChecks(older, s.Checks)
+	}
+	return s, nil
+}

@@ -1,0 +1,353 @@
+package site
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// renderAll renders every candidate server, in parallel.
+func (p *publication) renderAll(ctx context.Context) error {
+	// Rows are found before the workers start: they write rows' fields
+	// while others would search them.
+	ids := make([]int, 0, len(p.cand))
+	for id := range p.cand {
+		if i := p.st.find(id); i >= 0 {
+			ids = append(ids, i)
+		}
+	}
+	slices.Sort(ids)
+	p.stats.Rendered = len(ids)
+	workers := p.cfg.Workers
+	if workers <= 0 {
+		workers = 8
+	}
+	var (
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(ids) || ctx.Err() != nil {
+					return
+				}
+				if err := p.renderOne(ids[i]); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+// renderOne folds the pending results of the server of row i into its
+// record and writes its files. Each call touches only its own row.
+func (p *publication) renderOne(i int) error {
+	r := &p.st.Rows[i]
+	id := r.ID
+	s, err := p.loadSummary(id)
+	if err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &se) && !errors.As(err, &te) {
+			return err
+		}
+		p.log.Warn("published record corrupt; starting it afresh", "err", err)
+		s = nil
+	}
+	loaded := s != nil
+	if !loaded {
+		s = &summary{}
+	}
+	oldSpans, oldBadges := slices.Clone(s.Spans), s.Badges // as its feed and badges show them
+	switch {
+	case p.stats.Rebuilt:
+		s.Complete = p.oldest.UnixMilli() // every check since was read
+	case loaded:
+		s.Complete = p.now.Add(-monthWindow).UnixMilli() // what the last run kept
+	}
+	if st, ok := p.states[id]; ok && s.State.LastCheck.IsZero() {
+		// Rebuilding: the state knows what is older than the history, at
+		// the history's precision.
+		st.LastCheck, st.LastAnswered, st.FailingSince = truncMS(st.LastCheck), truncMS(st.LastAnswered), truncMS(st.FailingSince)
+		st.RetryAfter = truncMS(st.RetryAfter)
+		s.State = st
+	}
+	if srv, ok := p.servers[id]; ok {
+		s.Listed = srv
+	}
+	s.Listed.ID, s.Listed.Rank = id, r.Rank
+	// In the order the checks started, so that a rebuild, which reads
+	// journals before Parquet, sees the tool definitions change as the
+	// runs did.
+	pending := p.pending[id]
+	slices.SortStableFunc(pending, func(a, b data.Result) int { return a.Started.Compare(b.Started) })
+	read := func(hash string) ([]data.ToolDef, error) { return data.ReadToolDefs(p.cfg.DataDir, hash) }
+	for _, res := range pending {
+		s.apply(res) // a new address starts the summary afresh, its tools too
+		s.applyTools(res, read)
+	}
+	s.setPaused(r.Paused, p.now)
+	s.deriveSpans()
+	s.pruneSpans(p.now)
+	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second}
+	if r.PlanNext != 0 {
+		l.PlanNext = time.UnixMilli(r.PlanNext).UTC()
+	}
+	f, expires := render(l, s, p.now)
+	jb, err := marshalFile(f)
+	if err != nil {
+		return err
+	}
+	s.prune(p.now) // after render: a rebuild's older checks make its daily series
+	out := p.cfg.OutDir
+	rel := filepath.FromSlash(id)
+	if _, err := p.w.put(filepath.Join(out, "servers", rel+".json"), jb); err != nil {
+		return err
+	}
+	for i, badge := range badgesOf(f) {
+		if loaded && !p.stats.Rebuilt && badge == oldBadges[i] {
+			continue // as published: most checks change no badge
+		}
+		bb, err := marshalFile(badge)
+		if err != nil {
+			return err
+		}
+		if _, err := p.w.put(filepath.Join(out, badgeDirs[i], rel+".json"), bb); err != nil {
+			return err
+		}
+	}
+	if !loaded || p.stats.Rebuilt || !slices.Equal(oldSpans, s.Spans) {
+		// Most checks change no status: their feed stays as it is,
+		// not encoded again to be compared.
+		fb, err := serverFeed(f)
+		if err != nil {
+			return err
+		}
+		if _, err := p.w.put(filepath.Join(out, "feeds", rel+".atom"), fb); err != nil {
+			return err
+		}
+	}
+	p.noteFeed(id, feedEntriesOf(id, f.Incidents, ServerFeedLen))
+	if !p.cfg.NoHTML {
+		hb, err := serverHTML(f)
+		if err != nil {
+			return err
+		}
+		if _, err := p.w.put(filepath.Join(out, "servers", rel+".html"), hb); err != nil {
+			return err
+		}
+	}
+	if older := s.older(); len(older) > 0 {
+		ob, err := json.Marshal(older)
+		if err != nil {
+			return fmt.Errorf("encode older checks of %s: %w", id, err)
+		}
+		if _, err := p.w.put(olderPath(p.cfg.DataDir, id), ob); err != nil {
+			return err
+		}
+	} else if err := p.w.remove(olderPath(p.cfg.DataDir, id)); err != nil {
+		return err
+	}
+	old := *r
+	ir := rowOf(f)
+	r.Status, r.Tools = ir.Status, -1
+	if ir.Tools != nil {
+		r.Tools = int64(*ir.Tools)
+	}
+	r.LastCheck, r.Uptime7d, r.Expires = 0, -1, 0
+	if ir.LastCheck != nil {
+		r.LastCheck = ir.LastCheck.UnixMilli()
+	}
+	if ir.Uptime7d != nil {
+		r.Uptime7d = int64(*ir.Uptime7d*100 + 0.5)
+	}
+	if !expires.IsZero() {
+		r.Expires = expires.UnixMilli()
+	}
+	if old.Status != r.Status || old.Tools != r.Tools || old.LastCheck != r.LastCheck || old.Uptime7d != r.Uptime7d {
+		p.indexChanged.Store(true)
+	}
+	return nil
+}
+
+// removeServer removes the files of a server no longer listed (rule P4).
+func (p *publication) removeServer(id string) error {
+	rel := filepath.FromSlash(id)
+	for _, path := range []string{
+		filepath.Join(p.cfg.OutDir, "servers", rel+".json"),
+		filepath.Join(p.cfg.OutDir, "servers", rel+".html"),
+		filepath.Join(p.cfg.OutDir, "badges", rel+".json"),
+		filepath.Join(p.cfg.OutDir, "badges-uptime", rel+".json"),
+		filepath.Join(p.cfg.OutDir, "badges-latency", rel+".json"),
+		filepath.Join(p.cfg.OutDir, "feeds", rel+".atom"),
+		olderPath(p.cfg.DataDir, id),
+	} {
+		if err := p.w.remove(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepUnlisted removes, in a rebuild, the files of servers that are not
+// listed: without a state, the site does not know which were listed before.
+func (p *publication) sweepUnlisted() error {
+	for _, sub := range []string{"servers", "badges", "badges-uptime", "badges-latency", "feeds"} {
+		root := filepath.Join(p.cfg.OutDir, sub)
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			id := filepath.ToSlash(rel)
+			if strings.Contains(filepath.Base(id), ".tmp-") {
+				return p.w.remove(path) // left by a publish that crashed
+			}
+			id = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(id, ".json"), ".html"), ".atom")
+			if p.st.find(id) < 0 {
+				return p.w.remove(path)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("sweep %s: %w", root, err)
+		}
+	}
+	return nil
+}
+
+// writeShared writes the files about every server or none: index.json and
+// its preview, probe.json, status.json and the checks page.
+func (p *publication) writeShared() error {
+	out := p.cfg.OutDir
+	indexPath := filepath.Join(out, "index.json")
+	if _, err := os.Stat(indexPath); p.indexChanged.Load() || err != nil {
+		if err := p.w.replace(indexPath, encodeIndex(p.st)); err != nil {
+			return err
+		}
+		if !p.cfg.NoHTML {
+			hb, err := indexHTML(p.previewIndex())
+			if err != nil {
+				return err
+			}
+			if _, err := p.w.put(filepath.Join(out, "index.html"), hb); err != nil {
+				return err
+			}
+		}
+	}
+	if err := p.writeFeed(); err != nil {
+		return err
+	}
+	probe := ProbeFacts()
+	pb, err := marshalFile(probe)
+	if err != nil {
+		return err
+	}
+	text, err := RenderChecksText(probe)
+	if err != nil {
+		return err
+	}
+	status, err := statusOf(p.cfg.DataDir, p.now)
+	if err != nil {
+		return err
+	}
+	sb, err := marshalFile(status)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{"probe.json": pb, "status.json": sb, "checks.txt": text}
+	if !p.cfg.NoHTML {
+		if files["checks.html"], err = checksHTML(text); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{"probe.json", "status.json", "checks.txt", "checks.html"} {
+		if b, ok := files[name]; ok {
+			if _, err := p.w.put(filepath.Join(out, name), b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// previewIndex returns the head of index.json that index.html shows, and
+// whether rows were left out.
+func (p *publication) previewIndex() (IndexFile, bool) {
+	n := p.cfg.PreviewRows
+	if n <= 0 {
+		n = 1000
+	}
+	f := indexHead(p.st)
+	for _, o := range p.st.Order[:min(n, len(p.st.Order))] {
+		f.Rows = append(f.Rows, p.st.Rows[o].indexRow())
+	}
+	return f, len(p.st.Order) > n
+}
+
+// noteFeed records the newest status changes of a server rendered this
+// run, for the directory feed.
+func (p *publication) noteFeed(id string, es []feedEntry) {
+	p.feedMu.Lock()
+	p.feedNew[id] = es
+	p.feedMu.Unlock()
+}
+
+// writeFeed merges the changes of the servers rendered this run into the
+// directory feed's record and writes feed.atom from it. A record that
+// cannot be read is rebuilt from the servers rendered: named in Stats.Bad.
+func (p *publication) writeFeed() error {
+	var old []feedEntry
+	if !p.stats.Rebuilt {
+		var err error
+		if old, err = loadFeed(p.cfg.DataDir); err != nil {
+			p.bad(err)
+		}
+	}
+	gone := make(map[string]bool, len(p.removed))
+	for _, id := range p.removed {
+		gone[id] = true
+	}
+	es := mergeFeed(old, p.feedNew, gone)
+	b, err := directoryFeed(es)
+	if err != nil {
+		return err
+	}
+	if _, err := p.w.put(filepath.Join(p.cfg.OutDir, "feed.atom"), b); err != nil {
+		return err
+	}
+	rb, err := json.Marshal(es)
+	if err != nil {
+		return fmt.Errorf("encode feed record: %w", err)
+	}
+	_, err = p.w.put(feedPath(p.cfg.DataDir), rb)
+	return err
+}

@@ -1,0 +1,102 @@
+package site
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestPreviewWording reads the preview pages of the standard fixture as a
+// reader would (issue 14.7).
+func TestPreviewWording(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	f.MustPublish()
+	page := func(rel string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(f.out, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	all := map[string]string{"index.html": page("index.html")}
+	for _, s := range fixServers {
+		all[s.ID] = page("servers/" + s.ID + ".html")
+	}
+	cases := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"plurals_agree", func(t *testing.T) {
+			bad := regexp.MustCompile(`\b(1 checks|1 counted checks|1 tools|1 servers|Last 0 checks|0 check\b)`)
+			for name, p := range all {
+				if m := bad.FindString(p); m != "" {
+					t.Errorf("%s says %q", name, m)
+				}
+			}
+			if !strings.Contains(all["foxtrot"], "(1 counted check)") || !strings.Contains(all["foxtrot"], "The last check</h2>") {
+				t.Error("foxtrot: one check not said in the singular")
+			}
+		}},
+		{"P4_paused_not_said_to_be_checked", func(t *testing.T) {
+			p := all["foxtrot"]
+			if strings.Contains(p, "checked hourly") || !strings.Contains(p, "not checked: checks paused at the owner's request") ||
+				!strings.Contains(p, "none while paused") {
+				t.Errorf("foxtrot's page does not say its checks are paused")
+			}
+		}},
+		{"pending_said_not_checked_yet", func(t *testing.T) {
+			p := all["golf"]
+			if strings.Contains(p, ">never<") || !strings.Contains(p, "<dt>Last check</dt><dd>not checked yet") || !strings.Contains(p, "<p>Not checked yet.</p>") {
+				t.Errorf("golf's page does not say it was not checked yet")
+			}
+		}},
+		{"unknown_tool_count_is_unknown", func(t *testing.T) {
+			idx := all["index.html"]
+			for _, id := range []string{"golf", "echo", "bravo"} { // never checked, failing, needs a key
+				row := regexp.MustCompile(`<a href="servers/` + id + `\.html">.*</tr>`).FindString(idx)
+				if !strings.HasSuffix(row, "<td>unknown</td></tr>") {
+					t.Errorf("index row of %s: %s", id, row)
+				}
+			}
+			if !strings.Contains(all["echo"], "unknown: the check did not list them") {
+				t.Error("echo's page shows a tool count its check did not learn")
+			}
+		}},
+		{"one_status_column", func(t *testing.T) {
+			if strings.Contains(all["index.html"], "<th>Label</th>") || strings.Contains(all["index.html"], `<span class="st failing">failing</span></td><td>failing`) {
+				t.Error("index shows the status twice")
+			}
+		}},
+		{"times_absolute_in_utc", func(t *testing.T) {
+			tm := regexp.MustCompile(`<time datetime="(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z)">(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC</time>`)
+			for name, p := range all {
+				if strings.Contains(p, " ago") {
+					t.Errorf("%s gives a relative time", name)
+				}
+				for _, m := range tm.FindAllStringSubmatch(p, -1) {
+					if strings.Replace(m[1][:19], "T", " ", 1) != m[3] {
+						t.Errorf("%s: %s says another time than its datetime", name, m[0])
+					}
+				}
+			}
+			if n := len(tm.FindAllString(all["alpha"], -1)); n < 50 {
+				t.Errorf("alpha's page has %d <time> elements", n)
+			}
+		}},
+		{"badge_snippet_for_the_owner", func(t *testing.T) {
+			p := all["alpha"]
+			for _, want := range []string{"badges/alpha.json", "badges-uptime/alpha.json", "badges-latency/alpha.json", "https://img.shields.io/endpoint?url="} {
+				if !strings.Contains(p, want) {
+					t.Errorf("alpha's page lacks %s in its README snippet", want)
+				}
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, c.run)
+	}
+}
