@@ -250,7 +250,15 @@ func (p *publication) loadSummary(id string) (*summary, error) {
 	path := filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json")
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		// A server back on the list: its record from before it left.
+		retired, rerr := p.unretire(id)
+		if rerr != nil || retired == "" {
+			return nil, rerr
+		}
+		path = retired
+		if b, err = os.ReadFile(path); err == nil {
+			err = os.Remove(path) // from now on its published file is the record
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read published file of %s: %w", id, err)

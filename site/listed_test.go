@@ -2,8 +2,10 @@ package site
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -120,5 +122,49 @@ func TestPublishPausedListRefused(t *testing.T) {
 	}
 	if !named {
 		t.Errorf("bad = %v, want the paused list's line 1 named", st.Bad)
+	}
+}
+
+// TestPublishReturningServer: a server that leaves the ranked list loses its
+// public files, and when it returns its page is the same server's, with its
+// history, uptime and incidents, not a new one (issue 12 point 2). Records
+// kept for a return are pruned after retiredKeep months.
+func TestPublishReturningServer(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	f.MustPublish()
+	before := readServerFile(t, f, "alpha")
+	if len(before.History) == 0 {
+		t.Fatal("alpha has no history to keep")
+	}
+	var rest []data.Server
+	for _, s := range fixServers {
+		if s.ID != "alpha" {
+			rest = append(rest, s)
+		}
+	}
+	f.writeServers(rest)
+	if _, _, _, err := (data.ListGuard{Dir: f.dir, Accept: true}).Read(f.list); err != nil { // plan takes the shorter list
+		t.Fatal(err)
+	}
+	f.MustPublish()
+	if _, err := os.Stat(filepath.Join(f.out, "servers", "alpha.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("alpha's file after it left the list: %v, want it gone", err)
+	}
+	f.writeServers(fixServers)
+	f.MustPublish()
+	after := readServerFile(t, f, "alpha")
+	if after.Status != before.Status || len(after.History) != len(before.History) || len(after.Incidents) != len(before.Incidents) ||
+		after.FailingSince != before.FailingSince || !reflect.DeepEqual(after.Uptime, before.Uptime) {
+		t.Errorf("alpha back on the list: status %s, %d checks, %d incidents, uptime %+v; want %s, %d, %d, %+v as before it left",
+			after.Status, len(after.History), len(after.Incidents), after.Uptime, before.Status, len(before.History), len(before.Incidents), before.Uptime)
+	}
+	// Gone for longer than retiredKeep: pruned, and a return is a new server.
+	f.writeServers(rest)
+	f.MustPublish()
+	f.now = f.now.AddDate(0, retiredKeep+1, 0)
+	f.MustPublish()
+	if months, _ := os.ReadDir(retiredDir(f.dir)); len(months) != 0 {
+		t.Errorf("retired records %v kept past %d months", months, retiredKeep)
 	}
 }

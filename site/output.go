@@ -197,6 +197,9 @@ func (p *publication) renderOne(i int) error {
 
 // removeServer removes the files of a server no longer listed (rule P4).
 func (p *publication) removeServer(id string) error {
+	if err := p.retire(id); err != nil {
+		return err
+	}
 	rel := filepath.FromSlash(id)
 	for _, path := range []string{
 		filepath.Join(p.cfg.OutDir, "servers", rel+".json"),

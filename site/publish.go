@@ -228,6 +228,9 @@ func (p *publication) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := p.pruneRetired(); err != nil {
+		return err
+	}
 	if err := p.writeShared(); err != nil {
 		return err
 	}
