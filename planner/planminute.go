@@ -111,8 +111,8 @@ func (s Summary) String() string {
 	if s.Again > 0 {
 		again = fmt.Sprintf(", %d again", s.Again)
 	}
-	line += fmt.Sprintf("%s: %d checks (%d new, %d retry, %d routine%s), %d deferred, longest wait %s -> %s",
-		s.Minute.Format(time.RFC3339), len(s.Checks), s.New, s.Retry, s.Routine, again, s.Deferred, s.Longest, s.Path)
+	line += fmt.Sprintf("%s: %s (%d new, %d retry, %d routine%s), %d deferred, longest wait %s -> %s",
+		s.Minute.Format(time.RFC3339), data.Plural(len(s.Checks), "check"), s.New, s.Retry, s.Routine, again, s.Deferred, s.Longest, s.Path)
 	switch {
 	case s.First && s.Waiting > 0:
 		line += fmt.Sprintf("\nfirst plan of this data directory: %d listed servers wait for their first check at their own slot "+

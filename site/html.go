@@ -40,9 +40,9 @@ var htmlFuncs = template.FuncMap{
 		if u.Percent == nil {
 			return "no counted checks"
 		}
-		return fmt.Sprintf("%.2f %% (%s)", *u.Percent, plural(u.Counted, "counted check"))
+		return fmt.Sprintf("%.2f %% (%s)", *u.Percent, data.Plural(u.Counted, "counted check"))
 	},
-	"plural":       plural,
+	"plural":       data.Plural,
 	"uptimeStrip":  uptimeStrip,
 	"latencySpark": latencySpark,
 }

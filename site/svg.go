@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"strconv"
 	"strings"
+
+	"plug.directory/prober/data"
 )
 
 // Geometry of the daily strips of a server's page, in SVG user units.
@@ -43,7 +45,7 @@ func dayTitle(d Day) string {
 	case d.Counted == 0:
 		return d.Date + ": no counted checks"
 	}
-	s := fmt.Sprintf("%s: %s counted, %d answered, uptime %s %%", d.Date, plural(d.Counted, "check"), d.Answered, trimPercent(*d.Percent))
+	s := fmt.Sprintf("%s: %s counted, %d answered, uptime %s %%", d.Date, data.Plural(d.Counted, "check"), d.Answered, trimPercent(*d.Percent))
 	if d.LatencyP50MS != nil {
 		s += fmt.Sprintf(", median %d ms, p95 %d ms", *d.LatencyP50MS, *d.LatencyP95MS)
 	}
@@ -114,12 +116,4 @@ func latencySpark(days []Day) template.HTML {
 	flush()
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
-}
-
-// plural says a count of things: "1 check", "2 checks", "0 checks".
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
 }

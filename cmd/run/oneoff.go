@@ -280,7 +280,7 @@ func writeText(w io.Writer, res data.Result, rec check.Record) error {
 		line("retry after", res.RetryAfter.Format(time.RFC3339))
 	}
 	line("took", fmt.Sprintf("%s, %s, %s, %s read", res.Duration.Round(time.Millisecond),
-		plural(res.Requests, "request"), plural(res.Conns, "connection"), plural(int(res.BytesRead), "byte")))
+		data.Plural(res.Requests, "request"), data.Plural(res.Conns, "connection"), data.Plural(int(res.BytesRead), "byte")))
 	line("user agent", data.UserAgent())
 	for i, c := range rec.ConnInfos {
 		line(fmt.Sprintf("connection %d", i+1), connectionText(c))
@@ -326,12 +326,4 @@ func lastErrorBody(rec check.Record) string {
 		}
 	}
 	return ""
-}
-
-// plural formats n things, "1 request" or "3 requests".
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
 }
