@@ -118,33 +118,6 @@ func (h HostStart) New() bool { return h&1 == 1 }
 // to notice that the address changed.
 func URLHash(rawURL string) uint64 { return StableHash(rawURL, 0x75726c) }
 
-// StableHash returns a 64-bit hash of s that never changes between builds
-// or processes (unlike hash/maphash), cheap enough to compute for every
-// server every minute: eight bytes at a time, then a splitmix64 finalizer.
-// The planner derives each server's slot from it (rule S2), so changing it
-// moves every server's minute.
-func StableHash(s string, seed uint64) uint64 {
-	h := seed ^ uint64(len(s))*0x9e3779b97f4a7c15
-	for len(s) >= 8 {
-		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		h = (h ^ w) * 0xff51afd7ed558ccd
-		h ^= h >> 32
-		s = s[8:]
-	}
-	var w uint64
-	for i := 0; i < len(s); i++ {
-		w |= uint64(s[i]) << (8 * i)
-	}
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53
-	h ^= h >> 30
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 27
-	h *= 0x94d049bb133111eb
-	h ^= h >> 31
-	return h
-}
-
 // NewLedger returns an empty ledger: nothing planned yet.
 func NewLedger() *Ledger {
 	return &Ledger{Hosts: map[string][]HostStart{}}
