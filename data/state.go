@@ -299,6 +299,9 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 		return st, err
 	}
 	removeStaleNewJournals(dir, logger)
+	// The first fold of a data directory writes the first history before
+	// the first state: that state is then missing for a reason, not lost.
+	first := !hasHistory(dir)
 	var done []string
 	var all []Result
 	for _, j := range journals {
@@ -336,6 +339,13 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	}
 	keep := func(id string) bool { return needed[id] }
 	v, err := readStates(dir, keep)
+	if first && errors.Is(err, errStateGap) {
+		if _, serr := os.Stat(StatePath(dir)); errors.Is(serr, os.ErrNotExist) {
+			if ds, derr := listDeltas(dir); derr == nil && len(ds) == 0 {
+				v, err = stateView{states: map[string]State{}}, nil
+			}
+		}
+	}
 	if errors.Is(err, ErrDamaged) {
 		// The history just written holds these results: the rebuilt
 		// state has them, and applying them again changes nothing.

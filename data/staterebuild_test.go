@@ -1,7 +1,9 @@
 package data
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -159,5 +161,30 @@ func TestFoldRepairsState(t *testing.T) {
 	if err != nil || len(bad) > 0 || len(got) != 4 || !got["streak"].FailingSince.IsZero() || got["new"].FailingSince != t0.Add(time.Hour) ||
 		got["held"].RetryAfter != t0.Add(4*time.Minute+time.Hour) {
 		t.Errorf("after the fold: %v %v %+v", bad, err, got)
+	}
+}
+
+// TestFirstFoldIsNotARepair: the first fold of a data directory writes the
+// first history before the first state; that is no damaged state, and it
+// says nothing of one (an operator reading "state damaged" on day one would
+// look for a fault that is not there).
+func TestFirstFoldIsNotARepair(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	MustJournal(t, dir, "run-first", result("a", t0, Working), result("b", t0, Failing)).Close()
+	var logs strings.Builder
+	st, err := Fold(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil || st.Results != 2 {
+		t.Fatalf("first fold: %+v %v", st, err)
+	}
+	if strings.Contains(logs.String(), "damaged") || strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("first fold logged\n%s\nwant no repair", logs.String())
+	}
+	if _, err := os.Stat(DamagedDir(dir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("first fold set something aside: %v", err)
+	}
+	got, bad, err := LoadStates(dir)
+	if err != nil || len(bad) > 0 || len(got) != 2 || got["b"].FailingSince != t0 {
+		t.Errorf("after the first fold: %v %v %+v", bad, err, got)
 	}
 }
