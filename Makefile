@@ -27,11 +27,10 @@ vet:
 	$(GO) vet ./...
 
 # lint: staticcheck's default checks, fetched through the Go module proxy.
-# Not yet part of `make test`: see the README's Development section.
 lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-test: vet
+test: vet lint
 	$(GO) test -race -count=1 ./...
 
 # short: the inner loop, without the demo's end-to-end tests (TestDemo,
