@@ -63,6 +63,7 @@ func TestClassify(t *testing.T) {
 		{"O_failing_landing_page_with_recaptcha", rec(answer(200, "text/html", `<!DOCTYPE html><html><head><script src="https://www.google.com/recaptcha/api.js"></script></head><body><div class="g-recaptcha">captcha</div></body></html>`)), findings{}, cc, data.Failing, "not MCP: HTML page"},
 		{"O_failing_cloudflare_detection_script_on_ordinary_page", rec(answer(200, "text/html", `<html><title>Just a moment...</title><script src="/cdn-cgi/challenge-platform/scripts/jsd/main.js"></script></html>`)), findings{}, cc, data.Failing, "not MCP: HTML page"},
 		{"O_failing_404_page_mentioning_captcha", rec(answer(404, "text/html", `<html><title>Security checkpoint</title>Solve the captcha</html>`)), findings{}, cc, data.Failing, "HTTP 404"},
+		{"O_refused_403_without_challenge", rec(answer(403, "text/plain", "Forbidden")), findings{}, cc, data.Refused, "refused: HTTP 403"},
 		{"O_refused_403_with_captcha_word_is_plain_403", rec(answer(403, "text/html", `<html>captcha required</html>`)), findings{}, cc, data.Refused, "refused: HTTP 403"},
 		{"O_failing_marker_on_a_200_is_not_a_challenge", rec(answer(200, "text/html", `<html>Incapsula incident ID</html>`)), findings{}, cc, data.Failing, "not MCP: HTML page"},
 		{"O_refused_429_first_refusal_counts", rec(answer(429, "", ""), answer(401, "", "")), findings{}, cc, data.Refused, "refused: HTTP 429"},
