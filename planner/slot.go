@@ -25,6 +25,12 @@ const stretchUnit = 8
 // S2).
 func slotHash(id string) uint64 { return data.StableHash(id, 0x736c6f74) }
 
+// addressSlotHash returns the stable hash of an address (data.AddressKey)
+// that fixes the slot of the servers sharing it (rule S2).
+func addressSlotHash(rawURL string) uint64 {
+	return data.StableHash(data.AddressKey(rawURL), 0x61646472)
+}
+
 // SlotOf returns the server's own second of the day (rule S2): an hourly
 // server is due at that second's minute and second of every hour, a daily
 // one at that second of every day. It depends on the id alone, so a rank
@@ -39,7 +45,7 @@ func SlotOf(id string) time.Duration {
 // along would last have checked it. Benchmarks use it to start in a steady
 // state.
 func LastSlot(s data.Server, t time.Time) time.Time {
-	c := newCadence(s.ID, s.Rank, stretchUnit)
+	c := newCadence(slotHash(s.ID), s.Rank, stretchUnit)
 	return time.Unix(c.next(t.Unix()-c.tier), 0).UTC()
 }
 
@@ -52,8 +58,9 @@ type cadence struct {
 	stretch int64 // in eighths: 8 means every cycle
 }
 
-func newCadence(id string, rank int, stretch int64) cadence {
-	h := slotHash(id)
+// newCadence returns the cadence of a server of this rank whose slot hash
+// is h (slotHash, addressSlotHash), on a host of this stretch.
+func newCadence(h uint64, rank int, stretch int64) cadence {
 	tier := int64(data.Tier(rank) / time.Second)
 	return cadence{
 		tier:    tier,
