@@ -40,6 +40,13 @@ func SlotOf(id string) time.Duration {
 	return time.Duration(slotHash(id)%86400) * time.Second
 }
 
+// SlotOfAddress returns the second of the day of the servers listed at one
+// address (data.AddressKey), as SlotOf does of a server alone at its
+// address: the address keeps it whichever of its servers come and go.
+func SlotOfAddress(rawURL string) time.Duration {
+	return time.Duration(addressSlotHash(rawURL)%86400) * time.Second
+}
+
 // LastSlot returns the last instant before t at which server s is due in
 // its tier (rule S2), ignoring any stretch: when a planner running all
 // along would last have checked it. Benchmarks use it to start in a steady
