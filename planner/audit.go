@@ -29,9 +29,9 @@ type Audit struct {
 	hosts     map[string]*hostAudit
 	servers   map[string]*serverAudit
 	addrs     map[string]*addrAudit // by data.AddressKey
-	list      []data.Server      // the list of the last plan, to notice changes
-	paused    map[string]bool    // the paused servers of the last plan
-	minuteNew map[string][]int64 // new servers' first checks in the minute audited, by host
+	list      []data.Server         // the list of the last plan, to notice changes
+	paused    map[string]bool       // the paused servers of the last plan
+	minuteNew map[string][]int64    // new servers' first checks in the minute audited, by host
 
 	checks    int
 	byReason  map[string]int
@@ -54,11 +54,11 @@ type hostAudit struct {
 // addrAudit is one address (data.AddressKey) as the audit finds it in the
 // list: the servers listed at it, which one check serves (issue 14 point 5).
 type addrAudit struct {
-	ids      []string   // listed at it now, in rank order
-	rank     int        // the best rank among them: the address's cadence (rule S1)
-	shared   bool       // listed more than once at some time of the run
-	checked  bool       // checked at some time of the run
-	state    data.State // its results, applied as the store does (URL: the key)
+	ids     []string   // listed at it now, in rank order
+	rank    int        // the best rank among them: the address's cadence (rule S1)
+	shared  bool       // listed more than once at some time of the run
+	checked bool       // checked at some time of the run
+	state   data.State // its results, applied as the store does (URL: the key)
 }
 
 type serverAudit struct {
