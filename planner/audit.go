@@ -34,6 +34,8 @@ type Audit struct {
 	minuteNew map[string][]int64    // new servers' first checks in the minute audited, by host
 
 	checks    int
+	shared    int // checks for more than one server (issue 14 point 5)
+	served    int // results those checks gave the servers besides the one named first
 	byReason  map[string]int
 	newDelay  []int64 // seconds from the first plan that listed a new server to its first check
 	retryGap  []int64 // seconds from a failing check to its retry
@@ -231,6 +233,10 @@ func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck) {
 	a.byReason[c.Reason]++
 	x, due := c.At.Unix(), c.Due.Unix()
 	listings := append([]data.Listing{{ID: c.ID, URL: c.URL}}, c.Also...)
+	if len(c.Also) > 0 {
+		a.shared++
+		a.served += len(c.Also)
+	}
 	for _, o := range listings {
 		if sa := a.servers[o.ID]; sa == nil || sa.removed || sa.url != o.URL {
 			a.broke("listed", "%s planned at %s but not listed at %s", o.ID, c.At.Format(time.RFC3339), o.URL)
@@ -578,6 +584,15 @@ func (a *Audit) WriteReport(w io.Writer) {
 	p("  count %d  p50 %s  p99 %s  max %s\n", len(a.newDelay), d(pct(a.newDelay, 50)), d(pct(a.newDelay, 99)), d(pct(a.newDelay, 100)))
 	p("retries of failing servers that answered before (rule S6, every %s for %s):\n", data.RetryAfterFailure, data.RetryWindow)
 	p("  count %d  min %s  p50 %s  max %s\n", len(a.retryGap), d(pct(a.retryGap, 0)), d(pct(a.retryGap, 50)), d(pct(a.retryGap, 100)))
+	sharedAddrs, sharedServers := 0, 0
+	for _, ad := range a.addrs {
+		if len(ad.ids) > 1 {
+			sharedAddrs++
+			sharedServers += len(ad.ids)
+		}
+	}
+	p("addresses listed more than once: %d, %d servers at them; %d checks were for several servers, giving %d more results without a check of their own\n",
+		sharedAddrs, sharedServers, a.shared, a.served)
 	p("deferrals (rule S4): %d checks planned in a later minute than due, longest wait %s\n", a.deferred, d(a.longest))
 	p("never checked: %d servers on stretched hosts (their cycle is longer than the run), %d added late (not yet due), %d others (their first slot comes after the run)\n",
 		neverStretched, neverLate, never)

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -205,5 +206,43 @@ func TestSharedRules(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSharedSavings simulates a day of a list where a fifth of the servers
+// are listed a second time at the same address, under new ids, with churn,
+// failures and new servers (issue 14 point 5): the audit holds (caps,
+// S1-S9, one check per address) and the checks are those of the list
+// without the second listings, against the same list with each second
+// listing at an address of its own on the same host.
+func TestSharedSavings(t *testing.T) {
+	n, d := 3000, 24*time.Hour
+	if testing.Short() {
+		n, d = 1000, 6*time.Hour
+	}
+	run := func(distinct bool) (*Audit, int) {
+		all := Generate(GenConfig{Servers: n, BigHost: n / 20, Base: t0, Late: 0.02, NoURL: 0.01, Shared: 0.2, Distinct: distinct, Seed: 11})
+		s := &Sim{List: EvolvingList(all, t0, d, 0.005, 11), Check: SimOutcomes(0.1, 11)}
+		if err := s.Run(context.Background(), t0, d); err != nil {
+			t.Fatal(err)
+		}
+		s.Audit.Finish(s.Ledger)
+		if !s.Audit.OK() {
+			var b strings.Builder
+			s.Audit.WriteReport(&b)
+			t.Fatalf("distinct %v: %s", distinct, b.String())
+		}
+		return s.Audit, len(all)
+	}
+	shared, listed := run(false)
+	distinct, _ := run(true)
+	saved := distinct.checks - shared.checks
+	t.Logf("%d listings (%d at an address listed twice), %s: %d checks with one per address, %d with one per listing: %d saved (%.1f%%)",
+		listed, listed-n, d, shared.checks, distinct.checks, saved, 100*float64(saved)/float64(distinct.checks))
+	// A fifth more listings cost a sixth of the checks when each is
+	// checked on its own; the saving is about that, less where the
+	// second listing is on a stretched host (its checks were cut anyway).
+	if saved <= distinct.checks/12 {
+		t.Errorf("saved %d of %d checks, want about a sixth", saved, distinct.checks)
 	}
 }
