@@ -73,3 +73,32 @@ func canonicalAddress(rawURL string) bool {
 	}
 	return true
 }
+
+// SharedAddresses returns, for each server listed at an address
+// (AddressKey) with others, the ids of the others in the order of servers;
+// servers alone at their address, or without one, are not in it.
+func SharedAddresses(servers []Server) map[string][]string {
+	byKey := map[string][]string{}
+	for _, s := range servers {
+		if s.URL != "" {
+			k := AddressKey(s.URL)
+			byKey[k] = append(byKey[k], s.ID)
+		}
+	}
+	out := map[string][]string{}
+	for _, ids := range byKey {
+		if len(ids) < 2 {
+			continue
+		}
+		for _, id := range ids {
+			others := make([]string, 0, len(ids)-1)
+			for _, o := range ids {
+				if o != id {
+					others = append(others, o)
+				}
+			}
+			out[id] = others
+		}
+	}
+	return out
+}

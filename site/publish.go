@@ -130,6 +130,7 @@ type publication struct {
 	stats Stats
 
 	servers      map[string]data.Server // the ranked list, when it was read this run
+	sharedWith   map[string][]string    // with servers: the others at each shared address (data.SharedAddresses)
 	states       map[string]data.State  // the data package's states, when rebuilding
 	cand         map[string]bool        // ids to render
 	pending      map[string][]data.Result
@@ -308,6 +309,13 @@ func (p *publication) readLists() error {
 		}
 		p.servers[s.ID] = s
 		byID = append(byID, s)
+	}
+	// A server's page names the others at its address: theirs are
+	// rewritten on every change of the list. (One left alone by the others
+	// leaving loses the names at its next check.)
+	p.sharedWith = data.SharedAddresses(byID)
+	for id := range p.sharedWith {
+		p.cand[id] = true
 	}
 	slices.SortFunc(byID, func(a, b data.Server) int { return strings.Compare(a.ID, b.ID) })
 	rows := make([]row, len(byID))
@@ -568,14 +576,14 @@ func (p *publication) renderOne(i int) error {
 		s.State = st
 	}
 	if srv, ok := p.servers[id]; ok {
-		s.Listed = srv
+		s.Listed, s.SharedWith = srv, p.sharedWith[id]
 	}
 	s.Listed.ID, s.Listed.Rank = id, r.Rank
 	for _, res := range p.pending[id] {
 		s.apply(res)
 	}
 	s.prune(p.now)
-	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second}
+	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second, SharedWith: s.SharedWith}
 	if r.PlanNext != 0 {
 		l.PlanNext = time.UnixMilli(r.PlanNext).UTC()
 	}

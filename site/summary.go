@@ -23,6 +23,9 @@ const (
 // DATA/site/older/<id>.json.
 type summary struct {
 	Listed data.Server // its row of the ranked list
+	// SharedWith names the other servers listed at its address
+	// (data.SharedAddresses), whose checks are its checks.
+	SharedWith []string
 	State  data.State
 	Last   *data.Result
 	Checks []pastCheck // ascending by start
@@ -127,7 +130,7 @@ func (s *summary) uptime(now time.Time, w time.Duration) (Uptime, time.Time) {
 // when the file shows none. It is the inverse of render for everything
 // render shows; the checks older than the history are added by the caller.
 func summaryOf(f ServerFile) *summary {
-	s := &summary{Listed: data.Server{ID: f.ID, Rank: f.Rank, URL: f.URL}}
+	s := &summary{Listed: data.Server{ID: f.ID, Rank: f.Rank, URL: f.URL}, SharedWith: f.SharedWith}
 	if f.LastResult == nil || f.LastCheck == nil {
 		return s
 	}
