@@ -26,9 +26,9 @@ type summary struct {
 	// SharedWith names the other servers listed at its address
 	// (data.SharedAddresses), whose checks are its checks.
 	SharedWith []string
-	State  data.State
-	Last   *data.Result
-	Checks []pastCheck // ascending by start
+	State      data.State
+	Last       *data.Result
+	Checks     []pastCheck // ascending by start
 }
 
 // pastCheck is one check in a summary, kept short: a server checked hourly
