@@ -216,7 +216,10 @@ func hashAddresses(servers []data.Server) addresses {
 			s := &servers[i]
 			a.urlHash[i] = data.URLHash(s.URL)
 			if h := hostOf(s.URL); h != "" {
-				a.keyHash[i] = data.URLHash(data.AddressKey(s.URL))
+				a.keyHash[i] = a.urlHash[i] // nearly every address is its own key
+				if k := data.AddressKey(s.URL); k != s.URL {
+					a.keyHash[i] = data.URLHash(k)
+				}
 				a.hostName[i] = h
 				a.hostHash[2*i], a.hostHash[2*i+1] = data.StableHash(h, 0x686f7374), data.StableHash(h, 0x6e616d65)
 			}

@@ -22,15 +22,16 @@ type sharing struct {
 // data.MaxShared servers at one address are led in groups of MaxShared.
 func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bool) sharing {
 	sh := sharing{paused: paused}
-	seen := make(map[uint64]int32, len(servers))
+	seen := newAddrTable(len(servers))
 	for i := range servers {
 		h := addrs.keyHash[i]
 		if addrs.hostName[i] == "" {
 			continue
 		}
-		k, ok := seen[h]
-		if !ok {
-			seen[h] = int32(i)
+		slot := seen.find(h, addrs.keyHash)
+		k := seen.at[slot] - 1
+		if k < 0 {
+			seen.at[slot] = int32(i) + 1
 			continue
 		}
 		if data.AddressKey(servers[k].URL) != data.AddressKey(servers[i].URL) {
@@ -44,7 +45,7 @@ func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bo
 			sh.follows = map[int32][]int32{}
 		}
 		if len(sh.follows[k])+1 >= data.MaxShared {
-			seen[h] = int32(i) // a full group: this one leads the next
+			seen.at[slot] = int32(i) + 1 // a full group: this one leads the next
 			continue
 		}
 		sh.lead[i] = k
@@ -78,6 +79,32 @@ func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bo
 		}
 	}
 	return sh
+}
+
+// addrTable finds the first server of each address hash: open addressing
+// over the hashes the servers already have, several times cheaper than a
+// map of a million entries, which every plan would build.
+type addrTable struct {
+	at   []int32 // 1 + index of a server, 0 for an empty slot
+	mask uint64
+}
+
+func newAddrTable(n int) addrTable {
+	size := 1
+	for size < 2*n {
+		size <<= 1
+	}
+	return addrTable{at: make([]int32, size), mask: uint64(size - 1)}
+}
+
+// find returns the slot of hash h: the one holding a server whose key hash
+// (in hashes) is h, or the empty one where it goes.
+func (t addrTable) find(h uint64, hashes []uint64) uint64 {
+	j := h & t.mask
+	for t.at[j] != 0 && hashes[t.at[j]-1] != h {
+		j = (j + 1) & t.mask
+	}
+	return j
 }
 
 // follower reports whether server i follows the lead of its address.
