@@ -496,7 +496,7 @@ func TestRules(t *testing.T) {
 	})
 
 	t.Run("same_minute_twice_same_plan", func(t *testing.T) {
-		all := Generate(GenConfig{Servers: 3000, BigHost: 400, Base: t0, Late: 0.02, Seed: 7})
+		all := Generate(GenConfig{Servers: 3000, BigHost: 400, Base: t0, Late: 0.02, Shared: 0.2, Seed: 7})
 		list := EvolvingList(all, t0, 3*time.Hour, 0.01, 7)
 		s := &Sim{List: list, Check: SimOutcomes(0.1, 7)}
 		if err := s.Run(context.Background(), t0, 2*time.Hour); err != nil {
