@@ -396,7 +396,7 @@ func (a *Audit) newFirst(c data.PlannedCheck, x int64) {
 			delete(h.waiting, id)
 			continue
 		}
-		if a.paused[id] || x < n.listedAt {
+		if a.pausedAt(n) || x < n.listedAt {
 			continue
 		}
 		near := h.lastNew != 0 && x-h.lastNew < spacing
@@ -408,6 +408,22 @@ func (a *Audit) newFirst(c data.PlannedCheck, x int64) {
 				c.ID, c.Reason, c.At.Format(time.RFC3339), id, time.Unix(n.listedAt, 0).UTC().Format(time.RFC3339))
 		}
 	}
+}
+
+// pausedAt reports whether sa or another server at its address is paused:
+// the address is then not checked (rule S8).
+func (a *Audit) pausedAt(sa *serverAudit) bool {
+	if a.paused[sa.id] {
+		return true
+	}
+	if ad := a.addrs[sa.key]; ad != nil && sa.url != "" {
+		for _, id := range ad.ids {
+			if a.paused[id] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hostCaps counts the check toward its host's caps (rule S3) and the
@@ -474,7 +490,7 @@ func (a *Audit) Finish(l *data.Ledger) {
 	end := a.End.Unix()
 	hours := (end - a.Start.Unix()) / 3600
 	for id, sa := range a.servers {
-		if sa.removed || a.paused[id] {
+		if sa.removed || a.pausedAt(sa) {
 			continue
 		}
 		e, ok := l.Lookup(id)
@@ -546,8 +562,8 @@ func (a *Audit) WriteReport(w io.Writer) {
 	}
 	counts := map[group][]int64{}
 	var never, neverStretched, neverLate int
-	for id, sa := range a.servers {
-		if sa.first == 0 && !a.paused[id] && !sa.removed {
+	for _, sa := range a.servers {
+		if sa.first == 0 && !a.pausedAt(sa) && !sa.removed {
 			switch {
 			case sa.stretched:
 				neverStretched++
