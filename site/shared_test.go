@@ -13,14 +13,24 @@ import (
 
 // TestPublishSharedAddress: servers listed at one address (issue 14 point
 // 5) each have the one check's result, and each page names the others at
-// the address (shared_with, valid against the schema); a pause naming one
+// the address (shared_with, valid against the schema, from the publish
+// after a server joins the address); a pause naming one
 // of them shows every one of them paused (rule P4).
 func TestPublishSharedAddress(t *testing.T) {
 	f := newFixture(t)
 	a := data.Server{ID: "a", Rank: 1, URL: "https://same.example.com/mcp", Added: fixNow.Add(-90 * 24 * time.Hour)}
 	b := data.Server{ID: "b", Rank: 2, URL: "https://Same.Example.com:443/mcp", Added: a.Added}
 	c := data.Server{ID: "c", Rank: 3, URL: "https://other.example.com/mcp", Added: a.Added}
+	f.writeServers([]data.Server{a, c})
+	f.results(result(a, fixNow.Add(-time.Hour), data.Working, "ok"))
+	f.MustPublish()
+	// b joins a's address: a's page names it from the next publish, before
+	// any new check.
 	f.writeServers([]data.Server{a, b, c})
+	f.MustPublish()
+	if sf := readServerFile(t, f, "a"); !slices.Equal(sf.SharedWith, []string{"b"}) {
+		t.Errorf("after b joined, a is shared with %v, want [b]", sf.SharedWith)
+	}
 	at := fixNow.Add(-10 * time.Minute)
 	lead := result(a, at, data.Working, "ok")
 	check := data.PlannedCheck{ID: a.ID, URL: a.URL, Also: []data.Listing{{ID: b.ID, URL: b.URL}}}
