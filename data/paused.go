@@ -155,7 +155,8 @@ func NormalizeAddress(raw string) string {
 }
 
 // Match returns the ids of the listed servers the paused list names, by id or
-// by address (an address pauses every server listed at it), and the entries
+// by address (an address pauses every server listed at it), with every
+// server listed at the address of one named (widenPaused), and the entries
 // that name no listed server.
 func (p PausedList) Match(servers []Server) (paused map[string]bool, unmatched []PausedEntry) {
 	ids := make(map[string]bool, len(servers))
@@ -180,7 +181,29 @@ func (p PausedList) Match(servers []Server) (paused map[string]bool, unmatched [
 			unmatched = append(unmatched, e)
 		}
 	}
+	widenPaused(paused, servers)
 	return paused, unmatched
+}
+
+// widenPaused adds to paused every server listed at the address
+// (AddressKey) of a paused one: the servers at one address are one endpoint,
+// checked once for all (issue 14 point 5), so a request naming one of them
+// stops the checks of all, and each of their pages says so.
+func widenPaused(paused map[string]bool, servers []Server) {
+	if len(paused) == 0 {
+		return
+	}
+	keys := map[string]bool{}
+	for _, s := range servers {
+		if s.URL != "" && paused[s.ID] {
+			keys[AddressKey(s.URL)] = true
+		}
+	}
+	for _, s := range servers {
+		if s.URL != "" && !paused[s.ID] && keys[AddressKey(s.URL)] {
+			paused[s.ID] = true
+		}
+	}
 }
 
 // PausedRemotePrefix starts a paused-list source that is not a local file

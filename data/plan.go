@@ -21,9 +21,15 @@ var ErrNoPlan = errors.New("no plan for this minute")
 
 // MaxPlanLine is the longest plan line read. A planned check names a server
 // of the ranked list, whose id and address are bounded (MaxIDBytes,
-// MaxAddressBytes), so a plan line takes a few KiB at most; a longer one is
+// MaxAddressBytes), and at most MaxShared of them (PlannedCheck.Also), each
+// byte at most 6 in JSON, so a plan line takes under 1 MiB; a longer one is
 // damage, skipped with an error naming it.
-const MaxPlanLine = 64 << 10
+const MaxPlanLine = 1 << 20
+
+// MaxShared is the most servers one check is for (PlannedCheck and its
+// Also): more listed at one address are checked in groups of MaxShared,
+// each a check of its own, so a plan line stays within MaxPlanLine.
+const MaxShared = 64
 
 // WritePlan writes the checks of one minute atomically to PlanPath, one JSON
 // object a line ending in its checksum (see appendLineCRC), in the order

@@ -13,7 +13,7 @@ import (
 )
 
 // TestReadPlanDamage injects damage into a plan file: a line over
-// MaxPlanLine (a ~200 KB address), one that does not parse, a flipped
+// MaxPlanLine (a ~1.2 MB address), one that does not parse, a flipped
 // bit and a cut last line are each named file:line and left out, and every
 // other check of the minute is still read (issue 10 point 4, issue 12).
 func TestReadPlanDamage(t *testing.T) {
@@ -35,14 +35,14 @@ func TestReadPlanDamage(t *testing.T) {
 		}
 		return off
 	}
-	long := `{"at":"2026-12-02T11:00:00Z","id":"huge","url":"https://a.example/` + strings.Repeat("a", 200_000) + `"}` + "\n"
+	long := `{"at":"2026-12-02T11:00:00Z","id":"huge","url":"https://a.example/` + strings.Repeat("a", MaxPlanLine+200_000) + `"}` + "\n"
 	cases := []struct {
 		name   string
 		damage func(b []byte) []byte
 		want   string // ids read
 		bad    string // error after the path
 	}{
-		{"a_200KB_line", func(b []byte) []byte {
+		{"a_1.2MB_line", func(b []byte) []byte {
 			return append(append(b[:lineAt(b, 2):lineAt(b, 2)], long...), b[lineAt(b, 2):]...)
 		}, "[s00500 s00501 s00502 s00503]", fmt.Sprintf(":2: line of %d bytes, over the %d a line may take", len(long)-1, MaxPlanLine)},
 		{"a_line_that_does_not_parse", func(b []byte) []byte {

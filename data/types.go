@@ -112,6 +112,29 @@ type PlannedCheck struct {
 	Protocol  string    `json:"protocol,omitempty"`  // protocol version learned, "" if unknown
 	Transport string    `json:"transport,omitempty"` // transport learned, "" if unknown
 	Every     int64     `json:"every,omitempty"`     // effective cadence in seconds when the host's caps stretch the tier's (rule S4 fair sharing); 0: the tier's
+	// Also names the other servers listed at the same address (AddressKey),
+	// in rank order: the one check is theirs too (issue 14 point 5).
+	Also []Listing `json:"also,omitempty"`
+}
+
+// Listing is one server of the ranked list by its id and its address as
+// listed.
+type Listing struct {
+	ID  string `json:"id"`
+	URL string `json:"url"`
+}
+
+// Results returns r, the result of check c, as the result of every server
+// listed at its address: r for c.ID, then a copy for each of c.Also with its
+// own id and address, so that its history and state go on by its id.
+func (c PlannedCheck) Results(r Result) []Result {
+	out := make([]Result, 0, 1+len(c.Also))
+	out = append(out, r)
+	for _, o := range c.Also {
+		r.ID, r.URL = o.ID, o.URL
+		out = append(out, r)
+	}
+	return out
 }
 
 // Result is everything one check found. A server that fails is data, not a Go

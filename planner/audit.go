@@ -28,11 +28,14 @@ type Audit struct {
 
 	hosts     map[string]*hostAudit
 	servers   map[string]*serverAudit
-	list      []data.Server      // the list of the last plan, to notice changes
-	paused    map[string]bool    // the paused servers of the last plan
-	minuteNew map[string][]int64 // new servers' first checks in the minute audited, by host
+	addrs     map[string]*addrAudit // by data.AddressKey
+	list      []data.Server         // the list of the last plan, to notice changes
+	paused    map[string]bool       // the paused servers of the last plan
+	minuteNew map[string][]int64    // new servers' first checks in the minute audited, by host
 
 	checks    int
+	shared    int // checks for more than one server (issue 14 point 5)
+	served    int // results those checks gave the servers besides the one named first
 	byReason  map[string]int
 	newDelay  []int64 // seconds from the first plan that listed a new server to its first check
 	retryGap  []int64 // seconds from a failing check to its retry
@@ -50,9 +53,22 @@ type hostAudit struct {
 	waiting                 map[string]*serverAudit // new servers not yet checked
 }
 
+// addrAudit is one address (data.AddressKey) as the audit finds it in the
+// list: the servers listed at it, which one check serves (issue 14 point 5).
+type addrAudit struct {
+	ids     []string   // listed at it now, in rank order
+	rank    int        // the best rank among them: the address's cadence (rule S1)
+	shared  bool       // listed more than once at some time of the run
+	checked bool       // checked at some time of the run
+	state   data.State // its results, applied as the store does (URL: the key)
+}
+
 type serverAudit struct {
 	id, url    string
+	key        string // data.AddressKey(url)
+	joined     bool   // listed at an address already checked: not new (rule S5), it waits for the address's next check
 	rank       int
+	groupRank  int // the best rank at its address: its cadence (rule S1)
 	host       string
 	listedAt   int64 // start of the first minute planned with it at this address
 	bootstrap  bool  // listed at the first plan: not new
@@ -72,7 +88,7 @@ type serverAudit struct {
 func NewAudit(start time.Time) *Audit {
 	return &Audit{
 		Start: start, End: start, Broken: map[string]int{}, byReason: map[string]int{},
-		hosts: map[string]*hostAudit{}, servers: map[string]*serverAudit{}, minuteNew: map[string][]int64{},
+		hosts: map[string]*hostAudit{}, servers: map[string]*serverAudit{}, addrs: map[string]*addrAudit{}, minuteNew: map[string][]int64{},
 	}
 }
 
@@ -104,6 +120,9 @@ func (a *Audit) Plan(now time.Time, list []data.Server, paused map[string]bool, 
 	for id := range paused {
 		if sa := a.servers[id]; sa != nil {
 			sa.everPaused = true
+			for _, o := range a.addrs[sa.key].ids { // a paused address pauses all its servers
+				a.servers[o].everPaused = true
+			}
 		}
 	}
 	for _, c := range rep.Checks {
@@ -140,10 +159,13 @@ func (a *Audit) relist(T int64, list []data.Server) {
 			s := list[j]
 			sa := a.servers[s.ID]
 			if sa == nil || sa.url != s.URL || sa.removed {
-				sa = &serverAudit{id: s.ID, url: s.URL, host: data.HostOf(s.URL), listedAt: T, bootstrap: T == a.Start.Unix()}
+				sa = &serverAudit{id: s.ID, url: s.URL, key: data.AddressKey(s.URL), host: data.HostOf(s.URL), listedAt: T, bootstrap: T == a.Start.Unix()}
 				a.servers[s.ID] = sa
 				a.listedAll++
-				if !sa.bootstrap && sa.host != "" {
+				if ad := a.addrs[sa.key]; s.URL != "" && ad != nil && ad.checked {
+					sa.joined = true
+				}
+				if !sa.bootstrap && !sa.joined && sa.host != "" {
 					h := a.host(sa.host)
 					if h.waiting == nil {
 						h.waiting = map[string]*serverAudit{}
@@ -167,39 +189,163 @@ func (a *Audit) relist(T int64, list []data.Server) {
 			a.servers[id].removed = true
 		}
 	}
+	a.share(list)
 }
 
+// share finds the servers listed at each address, as the audit reads the
+// list, not as the planner grouped them.
+func (a *Audit) share(list []data.Server) {
+	for _, ad := range a.addrs {
+		ad.ids = ad.ids[:0]
+	}
+	for _, s := range list {
+		if s.URL == "" {
+			continue
+		}
+		sa := a.servers[s.ID]
+		ad := a.addrs[sa.key]
+		if ad == nil {
+			ad = &addrAudit{}
+			a.addrs[sa.key] = ad
+		}
+		if len(ad.ids) == 0 {
+			ad.rank = s.Rank // the list is in rank order: the first is the best
+		}
+		ad.ids = append(ad.ids, s.ID)
+		ad.shared = ad.shared || len(ad.ids) > 1
+	}
+	for _, s := range list {
+		if sa := a.servers[s.ID]; s.URL != "" {
+			if r := a.addrs[sa.key].rank; sa.groupRank != 0 && data.Tier(sa.groupRank) != data.Tier(r) {
+				sa.tierMoved = true
+			}
+			sa.groupRank = a.addrs[sa.key].rank
+		} else {
+			sa.groupRank = s.Rank
+		}
+	}
+}
+
+// check audits one planned check: once for the wire (rules S3, S9 and the
+// address's slot and cadence), then for each server it is for.
 func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck) {
 	a.checks++
 	a.byReason[c.Reason]++
 	x, due := c.At.Unix(), c.Due.Unix()
-	sa := a.servers[c.ID]
-	if sa == nil || sa.removed || sa.url != c.URL {
-		a.broke("listed", "%s planned at %s but not listed at %s", c.ID, c.At.Format(time.RFC3339), c.URL)
-		return
+	listings := append([]data.Listing{{ID: c.ID, URL: c.URL}}, c.Also...)
+	if len(c.Also) > 0 {
+		a.shared++
+		a.served += len(c.Also)
 	}
-	if a.paused[c.ID] {
-		a.broke("S8", "%s planned at %s while paused", c.ID, c.At.Format(time.RFC3339))
+	for _, o := range listings {
+		if sa := a.servers[o.ID]; sa == nil || sa.removed || sa.url != o.URL {
+			a.broke("listed", "%s planned at %s but not listed at %s", o.ID, c.At.Format(time.RFC3339), o.URL)
+			return
+		}
+		if a.paused[o.ID] {
+			a.broke("S8", "%s planned at %s while paused", o.ID, c.At.Format(time.RFC3339))
+		}
+	}
+	lead := a.servers[c.ID]
+	ad := a.addrs[lead.key]
+	if ad != nil {
+		for _, id := range ad.ids {
+			if a.paused[id] && id != c.ID {
+				a.broke("S8", "%s planned at %s while %s, at the same address, is paused", c.ID, c.At.Format(time.RFC3339), id)
+			}
+		}
+	}
+	if ad != nil && len(ad.ids) <= data.MaxShared {
+		var ids []string
+		for _, o := range listings {
+			ids = append(ids, o.ID)
+		}
+		if !slices.Equal(ids, ad.ids) {
+			a.broke("shared", "%s planned at %s for %v, but %v are listed at %s: one check for all, the best ranked first",
+				c.ID, c.At.Format(time.RFC3339), ids, ad.ids, lead.key)
+		}
 	}
 	if c.At.Nanosecond() != 0 || x < T || x >= T+minute || !c.At.After(now) || x < due {
 		a.broke("S9", "%s planned at %s: not a whole second of minute %s after the plan at %s and due %s",
 			c.ID, c.At.Format(time.RFC3339Nano), time.Unix(T, 0).UTC().Format("15:04"), now.Format("15:04:05"), c.Due.Format(time.RFC3339))
 	}
-	sa.cadence = int64(data.Tier(sa.rank) / time.Second)
+	cadence := int64(data.Tier(lead.groupRank) / time.Second)
 	if c.Every > 0 {
-		sa.cadence = c.Every // the plan says the host's caps stretch it
+		cadence = c.Every // the plan says the host's caps stretch it
 	}
-	sa.stretched = c.Every > 0
 	a.hostCaps(c, x)
-	st := sa.state
+	// The address's results tell what its servers learned (rules S6, S7):
+	// a server listed later at it holds only those since.
+	st := lead.state
+	if ad != nil {
+		st = ad.state
+		st.URL = c.URL
+		ad.checked = true
+	}
 	answeredBefore := st.EverAnswered()
+	gap := int64(data.RetryAfterFailure / time.Second)
+	switch c.Reason {
+	case data.ReasonRetry:
+		last := st.LastCheck.Unix()
+		switch {
+		case st.LastCheck.IsZero() || st.LastStatus != data.Failing:
+			a.broke("S6", "%s retried at %s without a failing check before", c.ID, c.At.Format(time.RFC3339))
+		case !answeredBefore:
+			a.broke("S7", "%s never answered but retried at %s", c.ID, c.At.Format(time.RFC3339))
+		case x < last+gap || last+gap >= st.FailingSince.Unix()+int64(data.RetryWindow/time.Second):
+			a.broke("S6", "%s retried at %s: last check %s, failing since %s", c.ID, c.At.Format(time.RFC3339),
+				st.LastCheck.Format(time.RFC3339), st.FailingSince.Format(time.RFC3339))
+		default:
+			a.retryGap = append(a.retryGap, x-last)
+		}
+	case data.ReasonRoutine:
+		// A shared address is due at its own slot; one that became or
+		// stopped being shared during the run may still be due once at its
+		// lead's.
+		tier := int64(data.Tier(lead.groupRank) / time.Second)
+		onSlot := func(slot time.Duration) bool { return floorMod(due-int64(slot/time.Second), tier) == 0 }
+		shared := len(c.Also) > 0
+		if ad != nil && ad.shared {
+			shared = true
+		}
+		if st.RetryAfter.IsZero() && !(len(c.Also) == 0 && onSlot(SlotOf(c.ID)) ||
+			shared && (onSlot(SlotOf(c.ID)) || onSlot(SlotOfAddress(c.URL)))) {
+			a.broke("S2", "%s due at %s, not at its slot %s", c.ID, c.Due.Format(time.RFC3339), SlotOf(c.ID))
+		}
+	case data.ReasonNew:
+	default:
+		a.broke("S4", "%s planned for an unknown reason %q", c.ID, c.Reason)
+	}
+	if !st.RetryAfter.IsZero() {
+		hold := min(ceilSecond(st.RetryAfter), st.LastCheck.Unix()+cadence)
+		if x < hold {
+			a.broke("RetryAfter", "%s checked at %s, before its Retry-After %s", c.ID, c.At.Format(time.RFC3339), st.RetryAfter.Format(time.RFC3339))
+		}
+	}
+	if x/minute > due/minute {
+		a.deferred++
+	}
+	a.longest = max(a.longest, x-due)
+	if cadence > 0 && x-due > cadence {
+		a.broke("S4", "%s waited %s past due, longer than its cadence %s", c.ID, time.Duration(x-due)*time.Second, time.Duration(cadence)*time.Second)
+	}
+	for _, o := range listings {
+		a.listing(c, a.servers[o.ID], x, cadence)
+	}
+}
+
+// listing audits a check for one of the servers it is for: rules S5 and S7
+// of that server.
+func (a *Audit) listing(c data.PlannedCheck, sa *serverAudit, x, cadence int64) {
+	sa.cadence = cadence
+	sa.stretched = c.Every > 0
 	gap := int64(data.RetryAfterFailure / time.Second)
 	switch c.Reason {
 	case data.ReasonNew:
 		if sa.first != 0 {
-			a.broke("S5", "%s planned as new at %s but already checked at this address", c.ID, c.At.Format(time.RFC3339))
+			a.broke("S5", "%s planned as new at %s but already checked at this address", sa.id, c.At.Format(time.RFC3339))
 		}
-		if sa.bootstrap {
+		if sa.bootstrap || sa.joined {
 			break
 		}
 		delay := x - sa.listedAt
@@ -215,50 +361,19 @@ func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck) {
 		full := h != nil && len(h.capHits) > 0 && h.capHits[len(h.capHits)-1] >= sa.listedAt-3600
 		if limit := int64(data.NewServerTarget/time.Second) + int64(ahead)*int64(data.NewServerSpacing/time.Second); delay > limit && !full && !sa.everPaused {
 			a.broke("S5", "%s first checked %s after it was listed, %d new servers of its host ahead of it",
-				c.ID, time.Duration(delay)*time.Second, ahead)
+				sa.id, time.Duration(delay)*time.Second, ahead)
 		}
 	case data.ReasonRetry:
 		a.newFirst(c, x)
-		last := st.LastCheck.Unix()
-		switch {
-		case st.URL != c.URL || st.LastStatus != data.Failing:
-			a.broke("S6", "%s retried at %s without a failing check before", c.ID, c.At.Format(time.RFC3339))
-		case !answeredBefore:
-			a.broke("S7", "%s never answered but retried at %s", c.ID, c.At.Format(time.RFC3339))
-		case x < last+gap || last+gap >= st.FailingSince.Unix()+int64(data.RetryWindow/time.Second):
-			a.broke("S6", "%s retried at %s: last check %s, failing since %s", c.ID, c.At.Format(time.RFC3339),
-				st.LastCheck.Format(time.RFC3339), st.FailingSince.Format(time.RFC3339))
-		default:
-			a.retryGap = append(a.retryGap, x-last)
-		}
 	case data.ReasonRoutine:
 		a.newFirst(c, x)
 		sa.routine++
-		if sa.first == 0 && !sa.bootstrap {
-			a.broke("S5", "%s listed at %s was first checked as routine, not new", c.ID, time.Unix(sa.listedAt, 0).UTC().Format(time.RFC3339))
+		if sa.first == 0 && !sa.bootstrap && !sa.joined {
+			a.broke("S5", "%s listed at %s was first checked as routine, not new", sa.id, time.Unix(sa.listedAt, 0).UTC().Format(time.RFC3339))
 		}
-		tier := int64(data.Tier(sa.rank) / time.Second)
-		if st.RetryAfter.IsZero() && floorMod(due-int64(SlotOf(c.ID)/time.Second), tier) != 0 {
-			a.broke("S2", "%s due at %s, not at its slot %s", c.ID, c.Due.Format(time.RFC3339), SlotOf(c.ID))
-		}
-	default:
-		a.broke("S4", "%s planned for an unknown reason %q", c.ID, c.Reason)
 	}
 	if c.Reason != data.ReasonNew && sa.last != 0 && x-sa.last < gap {
-		a.broke("S7", "%s checked at %s, only %s after its last check", c.ID, c.At.Format(time.RFC3339), time.Duration(x-sa.last)*time.Second)
-	}
-	if !st.RetryAfter.IsZero() && st.URL == c.URL {
-		hold := min(ceilSecond(st.RetryAfter), st.LastCheck.Unix()+sa.cadence)
-		if x < hold {
-			a.broke("RetryAfter", "%s checked at %s, before its Retry-After %s", c.ID, c.At.Format(time.RFC3339), st.RetryAfter.Format(time.RFC3339))
-		}
-	}
-	if x/minute > due/minute {
-		a.deferred++
-	}
-	a.longest = max(a.longest, x-due)
-	if sa.cadence > 0 && x-due > sa.cadence {
-		a.broke("S4", "%s waited %s past due, longer than its cadence %s", c.ID, time.Duration(x-due)*time.Second, time.Duration(sa.cadence)*time.Second)
+		a.broke("S7", "%s checked at %s, only %s after its last check", sa.id, c.At.Format(time.RFC3339), time.Duration(x-sa.last)*time.Second)
 	}
 	if sa.first == 0 {
 		sa.first = x
@@ -281,7 +396,7 @@ func (a *Audit) newFirst(c data.PlannedCheck, x int64) {
 			delete(h.waiting, id)
 			continue
 		}
-		if a.paused[id] || x < n.listedAt {
+		if a.pausedAt(n) || x < n.listedAt {
 			continue
 		}
 		near := h.lastNew != 0 && x-h.lastNew < spacing
@@ -293,6 +408,22 @@ func (a *Audit) newFirst(c data.PlannedCheck, x int64) {
 				c.ID, c.Reason, c.At.Format(time.RFC3339), id, time.Unix(n.listedAt, 0).UTC().Format(time.RFC3339))
 		}
 	}
+}
+
+// pausedAt reports whether sa or another server at its address is paused:
+// the address is then not checked (rule S8).
+func (a *Audit) pausedAt(sa *serverAudit) bool {
+	if a.paused[sa.id] {
+		return true
+	}
+	if ad := a.addrs[sa.key]; ad != nil && sa.url != "" {
+		for _, id := range ad.ids {
+			if a.paused[id] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hostCaps counts the check toward its host's caps (rule S3) and the
@@ -339,10 +470,15 @@ func (a *Audit) host(name string) *hostAudit {
 	return h
 }
 
-// Result notes what a check found, once the planner can see it.
+// Result notes what a check found, once the planner can see it: for the
+// server and for its address.
 func (a *Audit) Result(r data.Result) {
 	if sa := a.servers[r.ID]; sa != nil && sa.url == r.URL {
 		sa.state.Apply(r)
+		if ad := a.addrs[sa.key]; ad != nil {
+			r.URL = sa.key
+			ad.state.Apply(r)
+		}
 	}
 }
 
@@ -354,13 +490,13 @@ func (a *Audit) Finish(l *data.Ledger) {
 	end := a.End.Unix()
 	hours := (end - a.Start.Unix()) / 3600
 	for id, sa := range a.servers {
-		if sa.removed || a.paused[id] {
+		if sa.removed || a.pausedAt(sa) {
 			continue
 		}
 		e, ok := l.Lookup(id)
 		if ok && e.Cadence > 0 {
 			sa.cadence = int64(e.Cadence)
-			sa.stretched = sa.cadence > int64(data.Tier(sa.rank)/time.Second)
+			sa.stretched = sa.cadence > int64(data.Tier(sa.groupRank)/time.Second)
 		}
 		if ok && e.NextDue != 0 && e.NextDue < end-int64(e.Cadence) {
 			a.broke("S4", "%s owed a check since %s, longer than its cadence %s", id, e.NextDueTime().Format(time.RFC3339), e.EffectiveCadence())
@@ -368,7 +504,7 @@ func (a *Audit) Finish(l *data.Ledger) {
 		if !sa.bootstrap || sa.stretched || sa.tierMoved || sa.everPaused || sa.state.URL == "" {
 			continue
 		}
-		tier := int64(data.Tier(sa.rank) / time.Second)
+		tier := int64(data.Tier(sa.groupRank) / time.Second)
 		cycles := (end - a.Start.Unix()) / tier
 		if sa.routine > int(cycles)+1 {
 			a.broke("S1", "%s had %d routine checks in %d h, more than its tier allows", id, sa.routine, hours)
@@ -426,8 +562,8 @@ func (a *Audit) WriteReport(w io.Writer) {
 	}
 	counts := map[group][]int64{}
 	var never, neverStretched, neverLate int
-	for id, sa := range a.servers {
-		if sa.first == 0 && !a.paused[id] && !sa.removed {
+	for _, sa := range a.servers {
+		if sa.first == 0 && !a.pausedAt(sa) && !sa.removed {
 			switch {
 			case sa.stretched:
 				neverStretched++
@@ -441,7 +577,7 @@ func (a *Audit) WriteReport(w io.Writer) {
 			continue
 		}
 		tier := "daily"
-		if data.Tier(sa.rank) == data.HourlyCadence {
+		if data.Tier(sa.groupRank) == data.HourlyCadence {
 			tier = "hourly"
 		}
 		g := group{tier, sa.stretched}
@@ -464,6 +600,15 @@ func (a *Audit) WriteReport(w io.Writer) {
 	p("  count %d  p50 %s  p99 %s  max %s\n", len(a.newDelay), d(pct(a.newDelay, 50)), d(pct(a.newDelay, 99)), d(pct(a.newDelay, 100)))
 	p("retries of failing servers that answered before (rule S6, every %s for %s):\n", data.RetryAfterFailure, data.RetryWindow)
 	p("  count %d  min %s  p50 %s  max %s\n", len(a.retryGap), d(pct(a.retryGap, 0)), d(pct(a.retryGap, 50)), d(pct(a.retryGap, 100)))
+	sharedAddrs, sharedServers := 0, 0
+	for _, ad := range a.addrs {
+		if len(ad.ids) > 1 {
+			sharedAddrs++
+			sharedServers += len(ad.ids)
+		}
+	}
+	p("addresses listed more than once: %d, %d servers at them; %d checks were for several servers, giving %d more results without a check of their own\n",
+		sharedAddrs, sharedServers, a.shared, a.served)
 	p("deferrals (rule S4): %d checks planned in a later minute than due, longest wait %s\n", a.deferred, d(a.longest))
 	p("never checked: %d servers on stretched hosts (their cycle is longer than the run), %d added late (not yet due), %d others (their first slot comes after the run)\n",
 		neverStretched, neverLate, never)

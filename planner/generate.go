@@ -18,7 +18,14 @@ type GenConfig struct {
 	Base    time.Time // servers were added in the year before Base, Late of them in the day after
 	Late    float64   // share added in the day after Base: new servers for a simulation of that day
 	NoURL   float64   // share with no address (runs only locally)
-	Seed    uint64
+	// Shared is the share of Servers listed a second time, under a new id
+	// (srv-dup-N) and a rank of its own, at the address of one of them
+	// (issue 14 point 5: one check serves both). With Distinct each is at
+	// an address of its own on the same host instead, as if every listing
+	// were checked on its own: the list to compare the checks with.
+	Shared   float64
+	Distinct bool
+	Seed     uint64
 }
 
 // Generate returns a ranked list shaped by cfg, in rank order. Hosts are
@@ -32,9 +39,10 @@ func Generate(cfg GenConfig) []data.Server {
 		hosts = max(1, cfg.Servers/10)
 	}
 	zipf := rand.NewZipf(r, 1.2, 1, uint64(max(1, hosts-1)))
-	ranks := r.Perm(cfg.Servers)
+	dups := int(cfg.Shared * float64(cfg.Servers))
+	ranks := r.Perm(cfg.Servers + dups)
 	base := cfg.Base.UTC().Truncate(time.Second)
-	out := make([]data.Server, cfg.Servers)
+	out := make([]data.Server, cfg.Servers, cfg.Servers+dups)
 	for i := range out {
 		s := data.Server{ID: fmt.Sprintf("srv-%07d", i), Rank: ranks[i] + 1}
 		var h int
@@ -55,6 +63,16 @@ func Generate(cfg GenConfig) []data.Server {
 			s.Added = base.Add(-time.Duration(1+r.Int64N(int64(365*24*time.Hour/time.Second))) * time.Second)
 		}
 		out[i] = s
+	}
+	if dups > 0 {
+		for j, k := range r.Perm(cfg.Servers)[:dups] {
+			s := out[k]
+			s.ID, s.Rank = fmt.Sprintf("srv-dup-%07d", j), ranks[cfg.Servers+j]+1
+			if cfg.Distinct && s.URL != "" {
+				s.URL += "/copy"
+			}
+			out = append(out, s)
+		}
 	}
 	data.SortServers(out)
 	return out

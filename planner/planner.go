@@ -117,8 +117,9 @@ func (c class) code() data.ReasonCode {
 
 // The host index of a server that has no host to count on.
 const (
-	noHost     int32 = -1 // no address: the check concludes not_checkable without a connection
-	pausedHost int32 = -2 // paused (rule S8): not planned, not counted
+	noHost       int32 = -1 // no address: the check concludes not_checkable without a connection
+	pausedHost   int32 = -2 // paused (rule S8): not planned, not counted
+	followerHost int32 = -3 // at an address another server leads (see sharing): not planned, not counted
 )
 
 // candidate is a check owed by the end of the minute being planned.
@@ -148,8 +149,9 @@ type hostWork struct {
 // that has begun is ErrPast. l is unchanged on error, but for an error of
 // in.StatesOf, after which l is to be read again.
 //
-// Its phases: hash the addresses, index the hosts, match the ledger,
-// collect what is owed, place.
+// Its phases: hash the addresses, share the addresses listed more than
+// once, index the hosts, match the ledger, collect what is owed, place,
+// mirror each shared address's planning onto its servers.
 func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	start := at.Unix()
 	rep := Report{Minute: at.UTC()}
@@ -172,17 +174,20 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 	rep.First = l.Created == start
 
 	addrs := hashAddresses(in.Servers)
-	hosts := indexHosts(in.Servers, in.Paused, addrs, l)
-	m := matchLedger(start, in.Servers, addrs, hosts, l)
+	sh := shareAddresses(in.Servers, addrs, in.Paused)
+	hosts := indexHosts(in.Servers, &sh, addrs, l)
+	m := matchLedger(start, in.Servers, addrs, hosts, &sh, l)
+	sh.adopt(m.out)
 	t := terms{created: l.Created, start: start, firstSoon: in.FirstCheckSoon}
-	cands, err := m.collectOwed(t, in, hosts, l, runs{now: p.now().Unix(), live: in.Running}, &rep)
+	cands, err := m.collectOwed(t, in, hosts, &sh, l, runs{now: p.now().Unix(), live: in.Running}, &rep)
 	if err != nil {
 		return rep, fmt.Errorf("plan %s: %w", at.UTC().Format(time.RFC3339), err)
 	}
 	rep.Removed = m.removed
 	l.Servers = m.out
 	l.Reindex()
-	placeAll(start, cands, in.Servers, hosts, l, &rep)
+	placeAll(start, cands, in.Servers, hosts, &sh, l, &rep)
+	sh.mirror(l.Servers)
 	pruneHosts(l, start)
 	l.LastMinute = max(l.LastMinute, start)
 	p.logger().Info("planned", "minute", rep.Minute.Format(time.RFC3339), "checks", len(rep.Checks),
@@ -196,6 +201,7 @@ func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
 // their name.
 type addresses struct {
 	urlHash  []uint64
+	keyHash  []uint64 // of data.AddressKey: servers at one address share it
 	hostName []string // "" for a server without an address
 	hostHash []uint64 // two hashes of the host's name per server
 }
@@ -204,12 +210,16 @@ type addresses struct {
 // At a million servers a plan is mostly waiting for memory.
 func hashAddresses(servers []data.Server) addresses {
 	n := len(servers)
-	a := addresses{urlHash: make([]uint64, n), hostName: make([]string, n), hostHash: make([]uint64, 2*n)}
+	a := addresses{urlHash: make([]uint64, n), keyHash: make([]uint64, n), hostName: make([]string, n), hostHash: make([]uint64, 2*n)}
 	inParallel(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s := &servers[i]
 			a.urlHash[i] = data.URLHash(s.URL)
 			if h := hostOf(s.URL); h != "" {
+				a.keyHash[i] = a.urlHash[i] // nearly every address is its own key
+				if k := data.AddressKey(s.URL); k != s.URL {
+					a.keyHash[i] = data.URLHash(k)
+				}
 				a.hostName[i] = h
 				a.hostHash[2*i], a.hostHash[2*i+1] = data.StableHash(h, 0x686f7374), data.StableHash(h, 0x6e616d65)
 			}
@@ -239,7 +249,8 @@ func (x *hostIndex) stretch(k int32) int64 {
 // cheaper than a string map, and told apart by the second, which does not
 // touch the other name's memory; a name whose hashes both collide (never
 // seen) goes to byName.
-func indexHosts(servers []data.Server, paused map[string]bool, addrs addresses, l *data.Ledger) *hostIndex {
+func indexHosts(servers []data.Server, sh *sharing, addrs addresses, l *data.Ledger) *hostIndex {
+	paused := sh.paused
 	x := &hostIndex{ofServer: make([]int32, len(servers))}
 	byHash := make(map[uint64]int32, len(l.Hosts)+1024)
 	var byName map[string]int32
@@ -255,6 +266,10 @@ func indexHosts(servers []data.Server, paused map[string]bool, addrs addresses, 
 		s := &servers[i]
 		if len(paused) > 0 && paused[s.ID] {
 			x.ofServer[i] = pausedHost
+			continue
+		}
+		if sh.follower(i) {
+			x.ofServer[i] = followerHost
 			continue
 		}
 		h := addrs.hostName[i]
@@ -304,7 +319,7 @@ type matched struct {
 // core. The ledger keeps the list's order, so while the list is unchanged
 // each record is where the server is. A server without a record, or at a
 // new address, is a new server.
-func matchLedger(start int64, servers []data.Server, addrs addresses, hosts *hostIndex, l *data.Ledger) matched {
+func matchLedger(start int64, servers []data.Server, addrs addresses, hosts *hostIndex, sh *sharing, l *data.Ledger) matched {
 	n := len(servers)
 	old := l.Servers
 	prev := matchRecords(old, servers)
@@ -332,14 +347,17 @@ func matchLedger(start int64, servers []data.Server, addrs addresses, hosts *hos
 			e.Rank = int32(s.Rank)
 			if host == pausedHost { // rule S8
 				e.NextDue, e.Cadence, e.Resume = 0, 0, start+minute
-			} else if e.Seen == 0 || e.Planned > e.Seen || e.NextDue < start+minute ||
+			} else if host == followerHost {
+				// its lead's planning is mirrored onto it (sharing.mirror)
+			} else if sh.leads(i) || e.Seen == 0 || e.Planned > e.Seen || e.NextDue < start+minute ||
 				int64(e.Cadence) != int64(data.Tier(s.Rank)/time.Second)*hosts.stretch(host)/stretchUnit {
 				// Most servers are not due and nothing new is known of
 				// them: their last result was seen, no check has been
 				// planned since (results come only from planned checks),
 				// and their cadence is the same. Their due time stands,
 				// without a look at their state; the others' is worked
-				// out by collectOwed from it.
+				// out by collectOwed from it. A shared address is always
+				// looked at: its servers come and go.
 				mine = append(mine, int32(i))
 			}
 			m.out[i] = e
@@ -373,7 +391,7 @@ func (r runs) lost(e data.LedgerServer, st data.State, has bool) bool {
 // collectOwed reads the states of the servers looked at, works out their
 // due time and returns the checks owed by the end of the minute, side by
 // side on every core.
-func (m *matched) collectOwed(t terms, in Input, hosts *hostIndex, l *data.Ledger, r runs, rep *Report) ([]candidate, error) {
+func (m *matched) collectOwed(t terms, in Input, hosts *hostIndex, sh *sharing, l *data.Ledger, r runs, rep *Report) ([]candidate, error) {
 	start := t.start
 	states := in.States
 	if states == nil && in.StatesOf != nil {
@@ -382,6 +400,9 @@ func (m *matched) collectOwed(t terms, in Input, hosts *hostIndex, l *data.Ledge
 			ids := make(map[string]struct{}, len(m.look))
 			for _, i := range m.look {
 				ids[in.Servers[i].ID] = struct{}{}
+				for _, f := range sh.follows[i] {
+					ids[in.Servers[f].ID] = struct{}{}
+				}
 			}
 			keep = func(id string) bool { _, ok := ids[id]; return ok }
 		}
@@ -400,11 +421,12 @@ func (m *matched) collectOwed(t terms, in Input, hosts *hostIndex, l *data.Ledge
 			s := &in.Servers[i]
 			host := hosts.ofServer[i]
 			e := m.out[i]
-			cad := newCadence(s.ID, s.Rank, hosts.stretch(host))
-			st, has := states[s.ID]
-			has = has && st.URL == s.URL
-			why, due := t.owed(e, cad, st, has, r.lost(e, st, has))
-			if !has && e.Planned == 0 && e.FirstSeen <= l.Created && due >= start+minute {
+			cad := newCadence(sh.slot(int(i), s), s.Rank, hosts.stretch(host))
+			st, has := sh.state(states, int(i), in.Servers)
+			seen := e
+			seen.FirstSeen = sh.firstSeen(m.out, int(i))
+			why, due := t.owed(seen, cad, st, has, r.lost(e, st, has))
+			if !has && e.Planned == 0 && seen.FirstSeen <= l.Created && due >= start+minute {
 				myWait.add(due)
 			}
 			e.Cadence = int32(cad.every())
@@ -464,7 +486,7 @@ func (w *waiting) merge(o waiting) {
 // retries, then routine by how overdue, then rank), each at the first
 // second its host's caps allow, records them in l and rep, and defers
 // those that do not fit.
-func placeAll(start int64, cands []candidate, servers []data.Server, hosts *hostIndex, l *data.Ledger, rep *Report) {
+func placeAll(start int64, cands []candidate, servers []data.Server, hosts *hostIndex, sh *sharing, l *data.Ledger, rep *Report) {
 	slices.SortFunc(cands, func(a, b candidate) int {
 		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.due, b.due), cmp.Compare(a.server, b.server))
 	})
@@ -485,7 +507,7 @@ func placeAll(start int64, cands []candidate, servers []data.Server, hosts *host
 		pc := data.PlannedCheck{
 			At: time.Unix(second, 0).UTC(), ID: s.ID, URL: s.URL, Reason: c.class.code().String(),
 			Due: time.Unix(c.due, 0).UTC(), Rank: s.Rank,
-			Protocol: c.protocol, Transport: c.transport,
+			Protocol: c.protocol, Transport: c.transport, Also: sh.also(c.server, servers),
 		}
 		if c.host >= 0 {
 			h := hosts.hosts[c.host]

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/quick"
 	"time"
@@ -24,11 +25,12 @@ type shape struct {
 	churn     float64 // share removed, and another moved, during the run
 	failing   float64
 	pausedPct float64
+	shared    float64 // share listed again under a new id at the same address, spelt otherwise half the time (issue 14)
 }
 
 func (s shape) String() string {
-	return fmt.Sprintf("seed %d: big host %d, crowded %v, %d single hosts, late %.3f, churn %.3f, failing %.2f, paused %.3f",
-		s.seed, s.bigHost, s.crowded, s.singles, s.late, s.churn, s.failing, s.pausedPct)
+	return fmt.Sprintf("seed %d: big host %d, crowded %v, %d single hosts, late %.3f, churn %.3f, failing %.2f, paused %.3f, shared %.2f",
+		s.seed, s.bigHost, s.crowded, s.singles, s.late, s.churn, s.failing, s.pausedPct, s.shared)
 }
 
 func randomShape(r *rand.Rand) shape {
@@ -37,6 +39,7 @@ func randomShape(r *rand.Rand) shape {
 	for range 1 + r.IntN(3) {
 		s.crowded = append(s.crowded, 121+r.IntN(380))
 	}
+	s.shared = r.Float64() * 0.3
 	return s
 }
 
@@ -65,6 +68,16 @@ func (s shape) servers(start time.Time) []data.Server {
 	}
 	for i := range s.singles {
 		add(fmt.Sprintf("single-%d.example.net", i), 1+r.IntN(rank+s.bigHost+s.singles))
+	}
+	for _, sv := range out[:len(out):len(out)] {
+		if r.Float64() < s.shared {
+			sv.ID += "-again"
+			sv.Rank = 1 + r.IntN(len(out))
+			if r.IntN(2) == 0 {
+				sv.URL = strings.Replace(sv.URL, "https://", "HTTPS://", 1) + "#again"
+			}
+			out = append(out, sv)
+		}
 	}
 	data.SortServers(out)
 	return out
@@ -118,6 +131,9 @@ func MustHoldRules(t *testing.T, s shape, d time.Duration) *Sim {
 	}
 	if sim.Audit.checks == 0 {
 		t.Fatalf("%v: nothing planned", s)
+	}
+	if s.shared > 0.05 && sim.Audit.shared == 0 {
+		t.Fatalf("%v: no check for several servers at one address", s)
 	}
 	return sim
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -495,7 +496,7 @@ func TestRules(t *testing.T) {
 	})
 
 	t.Run("same_minute_twice_same_plan", func(t *testing.T) {
-		all := Generate(GenConfig{Servers: 3000, BigHost: 400, Base: t0, Late: 0.02, Seed: 7})
+		all := Generate(GenConfig{Servers: 3000, BigHost: 400, Base: t0, Late: 0.02, Shared: 0.2, Seed: 7})
 		list := EvolvingList(all, t0, 3*time.Hour, 0.01, 7)
 		s := &Sim{List: list, Check: SimOutcomes(0.1, 7)}
 		if err := s.Run(context.Background(), t0, 2*time.Hour); err != nil {
@@ -518,7 +519,7 @@ func TestRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(first.Checks) == 0 || !slices.EqualFunc(first.Checks, second.Checks, func(a, b data.PlannedCheck) bool { return a == b }) {
+		if len(first.Checks) == 0 || !slices.EqualFunc(first.Checks, second.Checks, func(a, b data.PlannedCheck) bool { return reflect.DeepEqual(a, b) }) {
 			t.Errorf("same minute planned twice: %d then %d checks, differing", len(first.Checks), len(second.Checks))
 		}
 		if !s.Ledger.Equal(afterFirst) {
@@ -571,7 +572,7 @@ func owedWorld(minute time.Time, busy int) (*data.Ledger, []data.Server, map[str
 // owedOrder is the order rule S4 gives the checks of owedWorld.
 func owedOrder(minute time.Time) []string {
 	due := func(id string, rank int) int64 {
-		return newCadence(id, rank, stretchUnit).next(minute.Add(-3*time.Hour + data.RetryAfterFailure).Unix())
+		return newCadence(slotHash(id), rank, stretchUnit).next(minute.Add(-3*time.Hour + data.RetryAfterFailure).Unix())
 	}
 	routine := []string{"r1", "r2", "r3", "r4"}
 	rank := map[string]int{"r1": 4, "r2": 4, "r3": 4, "r4": 5}

@@ -138,7 +138,7 @@ func (s *Sim) run(T time.Time, checks []data.PlannedCheck) error {
 		r.Planned, r.Started = c.At, c.At
 		r.Finished = c.At.Add(r.Duration)
 		r.ProberVersion = "simulated"
-		results = append(results, r)
+		results = append(results, c.Results(r)...)
 	}
 	s.pending = append(s.pending, results...)
 	if s.Dir == "" {

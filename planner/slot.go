@@ -25,6 +25,12 @@ const stretchUnit = 8
 // S2).
 func slotHash(id string) uint64 { return data.StableHash(id, 0x736c6f74) }
 
+// addressSlotHash returns the stable hash of an address (data.AddressKey)
+// that fixes the slot of the servers sharing it (rule S2).
+func addressSlotHash(rawURL string) uint64 {
+	return data.StableHash(data.AddressKey(rawURL), 0x61646472)
+}
+
 // SlotOf returns the server's own second of the day (rule S2): an hourly
 // server is due at that second's minute and second of every hour, a daily
 // one at that second of every day. It depends on the id alone, so a rank
@@ -34,12 +40,19 @@ func SlotOf(id string) time.Duration {
 	return time.Duration(slotHash(id)%86400) * time.Second
 }
 
+// SlotOfAddress returns the second of the day of the servers listed at one
+// address (data.AddressKey), as SlotOf does of a server alone at its
+// address: the address keeps it whichever of its servers come and go.
+func SlotOfAddress(rawURL string) time.Duration {
+	return time.Duration(addressSlotHash(rawURL)%86400) * time.Second
+}
+
 // LastSlot returns the last instant before t at which server s is due in
 // its tier (rule S2), ignoring any stretch: when a planner running all
 // along would last have checked it. Benchmarks use it to start in a steady
 // state.
 func LastSlot(s data.Server, t time.Time) time.Time {
-	c := newCadence(s.ID, s.Rank, stretchUnit)
+	c := newCadence(slotHash(s.ID), s.Rank, stretchUnit)
 	return time.Unix(c.next(t.Unix()-c.tier), 0).UTC()
 }
 
@@ -52,8 +65,9 @@ type cadence struct {
 	stretch int64 // in eighths: 8 means every cycle
 }
 
-func newCadence(id string, rank int, stretch int64) cadence {
-	h := slotHash(id)
+// newCadence returns the cadence of a server of this rank whose slot hash
+// is h (slotHash, addressSlotHash), on a host of this stretch.
+func newCadence(h uint64, rank int, stretch int64) cadence {
 	tier := int64(data.Tier(rank) / time.Second)
 	return cadence{
 		tier:    tier,

@@ -114,7 +114,7 @@ func (c *Config) defaults() {
 type Summary struct {
 	Minute      time.Time            // the minute run
 	Planned     int                  // checks in its plan
-	Completed   int                  // results journaled
+	Completed   int                  // checks whose results were journaled (one result per server at the address)
 	Outcomes    map[data.Outcome]int // completed checks per outcome
 	Checks      map[CheckKind]int    // completed checks per outcome and why they were planned
 	Lateness    []time.Duration      // start lateness of each completed check, in the order they ended
@@ -342,9 +342,11 @@ func (r *run) one(soft, hard context.Context, c data.PlannedCheck, prev, turn ch
 		r.recordInterrupted(res)
 		return
 	}
-	if err := r.journal.Append(res); err != nil {
-		r.fail(err)
-		return
+	for _, res := range c.Results(res) { // one result per server listed at the address
+		if err := r.journal.Append(res); err != nil {
+			r.fail(err)
+			return
+		}
 	}
 	r.count(func() {
 		r.completed++

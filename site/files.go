@@ -28,6 +28,7 @@ type ServerFile struct {
 	FailingSince   *time.Time `json:"failing_since"`                       // start of the first failing check of the current streak
 	CadenceSeconds int64      `json:"cadence_seconds"`                     // usual pace of its tier
 	EffectiveCad   int64      `json:"effective_cadence_seconds,omitempty"` // pace when its host's caps stretch it
+	SharedWith     []string   `json:"shared_with,omitempty"`               // the other servers listed at its address: one check serves all (issue 14)
 
 	LastResult *LastResult     `json:"last_result"` // the last check, also while paused (rule P4); null when never checked
 	History    []Check         `json:"history"`     // the latest checks, newest first, at most HistoryLen

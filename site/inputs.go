@@ -84,6 +84,13 @@ func (p *publication) readLists() error {
 		p.servers[s.ID] = s
 		byID = append(byID, s)
 	}
+	// A server's page names the others at its address: theirs are
+	// rewritten on every change of the list. (One left alone by the others
+	// leaving loses the names at its next check.)
+	p.sharedWith = data.SharedAddresses(byID)
+	for id := range p.sharedWith {
+		p.cand[id] = true
+	}
 	slices.SortFunc(byID, func(a, b data.Server) int { return strings.Compare(a.ID, b.ID) })
 	rows := make([]row, len(byID))
 	for i, s := range byID {

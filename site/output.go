@@ -98,7 +98,7 @@ func (p *publication) renderOne(i int) error {
 		s.State = st
 	}
 	if srv, ok := p.servers[id]; ok {
-		s.Listed = srv
+		s.Listed, s.SharedWith = srv, p.sharedWith[id]
 	}
 	s.Listed.ID, s.Listed.Rank = id, r.Rank
 	// In the order the checks started, so that a rebuild, which reads
@@ -114,7 +114,7 @@ func (p *publication) renderOne(i int) error {
 	s.setPaused(r.Paused, p.now)
 	s.deriveSpans()
 	s.pruneSpans(p.now)
-	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second}
+	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second, SharedWith: s.SharedWith}
 	if r.PlanNext != 0 {
 		l.PlanNext = time.UnixMilli(r.PlanNext).UTC()
 	}

@@ -137,6 +137,7 @@ type publication struct {
 	stats Stats
 
 	servers      map[string]data.Server // the ranked list, when it was read this run
+	sharedWith   map[string][]string    // with servers: the others at each shared address (data.SharedAddresses)
 	states       map[string]data.State  // the data package's states, when rebuilding
 	cand         map[string]bool        // ids to render
 	pending      map[string][]data.Result

@@ -19,6 +19,8 @@ type listed struct {
 	Paused   bool
 	PlanNext time.Time     // next start a plan file names; zero when none
 	EffCad   time.Duration // cadence its host's caps stretch it to; 0 when not stretched
+	// SharedWith names the other servers listed at its address.
+	SharedWith []string
 }
 
 // tierName names the tier of a rank (rule S1).
@@ -77,6 +79,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		CadenceSeconds: secs(cadence),
 		History:        []Check{}, Incidents: []Incident{}, ToolDefs: ToolDefinitions{Changes: []ToolChange{}},
 		Listed: timePtr(srv.Added), Badges: badgeLinksOf(srv.ID),
+		SharedWith: l.SharedWith,
 	}
 	if l.EffCad > cadence {
 		f.EffectiveCad = secs(l.EffCad)

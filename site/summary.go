@@ -23,9 +23,12 @@ const (
 // DATA/site/older/<id>.json.
 type summary struct {
 	Listed data.Server // its row of the ranked list
-	State  data.State
-	Last   *data.Result
-	Checks []pastCheck // ascending by start
+	// SharedWith names the other servers listed at its address
+	// (data.SharedAddresses), whose checks are its checks.
+	SharedWith []string
+	State      data.State
+	Last       *data.Result
+	Checks     []pastCheck // ascending by start
 
 	// Complete is the time from which Checks hold every check (Unix ms; 0:
 	// all of them). Days and Spans from before it are kept as published;
@@ -136,7 +139,7 @@ func (s *summary) uptime(now time.Time, w time.Duration) (Uptime, time.Time) {
 // when the file shows none. It is the inverse of render for everything
 // render shows; the checks older than the history are added by the caller.
 func summaryOf(f ServerFile) *summary {
-	s := &summary{Listed: data.Server{ID: f.ID, Rank: f.Rank, URL: f.URL}, Days: f.Daily, Spans: spansOf(f.Incidents), Tools: f.ToolDefs}
+	s := &summary{Listed: data.Server{ID: f.ID, Rank: f.Rank, URL: f.URL}, Days: f.Daily, Spans: spansOf(f.Incidents), Tools: f.ToolDefs, SharedWith: f.SharedWith}
 	if f.Listed != nil {
 		s.Listed.Added = f.Listed.UTC()
 	}

@@ -20,7 +20,8 @@ func generate(cfg Config, stdout io.Writer) error {
 		big = cfg.Generate / 20
 	}
 	servers := planner.Generate(planner.GenConfig{
-		Servers: cfg.Generate, Hosts: cfg.Hosts, BigHost: big, Base: base, Late: cfg.Late, NoURL: 0.01, Seed: cfg.Seed,
+		Servers: cfg.Generate, Hosts: cfg.Hosts, BigHost: big, Base: base, Late: cfg.Late, NoURL: 0.01,
+		Shared: cfg.Shared, Distinct: cfg.Distinct, Seed: cfg.Seed,
 	})
 	var buf bytes.Buffer
 	if err := data.WriteServers(&buf, servers); err != nil {
@@ -29,6 +30,6 @@ func generate(cfg Config, stdout io.Writer) error {
 	if err := data.WriteFileAtomic(cfg.Out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	fmt.Fprintf(stdout, "wrote %d servers (%d on one host) to %s\n", len(servers), big, cfg.Out)
+	fmt.Fprintf(stdout, "wrote %d servers (%d on one host, %d listed again at an address) to %s\n", len(servers), big, len(servers)-cfg.Generate, cfg.Out)
 	return nil
 }

@@ -50,6 +50,8 @@ type Config struct {
 	Hosts    int       // hosts of the generated list; 0: a tenth of the servers
 	Late     float64   // share of the generated list added during the day after Base
 	Base     time.Time // generated servers are added before it, Late of them in the day after; zero: now
+	Shared   float64   // share of the generated servers listed again at their address under a new id (planner.GenConfig)
+	Distinct bool      // with Shared: each second listing at an address of its own on the same host
 
 	RebuildState bool // set the state aside and rebuild it from the history, then stop
 
@@ -65,6 +67,8 @@ func (c Config) Validate() error {
 		return errors.New("-generate needs a positive number of servers")
 	case c.Generate > 0 && c.Out == "":
 		return errors.New("-generate needs -out FILE")
+	case c.Shared < 0 || c.Shared > 1:
+		return fmt.Errorf("-shared %g: want a share between 0 and 1", c.Shared)
 	case c.Generate > 0:
 		return nil
 	case c.RebuildState && c.Data == "":
@@ -124,6 +128,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.BigHost, "big-host", -1, "with -generate: servers on one host beyond its caps (default a twentieth)")
 	fs.IntVar(&cfg.Hosts, "hosts", 0, "with -generate: number of hosts (default a tenth of the servers)")
 	fs.Float64Var(&cfg.Late, "late", 0.005, "with -generate: share of servers added during the day after -base")
+	fs.Float64Var(&cfg.Shared, "shared", 0, "with -generate: share of servers listed a second time at their address, under a new id")
+	fs.BoolVar(&cfg.Distinct, "distinct", false, "with -generate -shared: each second listing at an address of its own on the same host, to compare")
 	cli.TimeVar(fs, &cfg.Base, "base", "with -generate: the `time` the list is as of (default now), in the forms of -at")
 	fs.BoolVar(&cfg.RebuildState, "rebuild-state", false, "set the state of -data DIR aside and rebuild it from the history, then stop")
 	fs.BoolVar(&debug, "v", false, "log each step")

@@ -1,0 +1,212 @@
+package planner
+
+import (
+	"plug.directory/prober/data"
+)
+
+// sharing is the servers listed at one address (data.AddressKey; issue 14
+// point 5). The first of them in rank order, the lead, has the best rank:
+// it is checked for all, at a slot derived from the address (rule S2), and
+// its host counts the check once (rule S3). The others follow it: they are
+// not planned, their ledger records mirror the lead's, and the runner
+// journals the lead's result for each of them (data.PlannedCheck.Results).
+type sharing struct {
+	lead    []int32           // per server: the index of its lead, -1 for a lead or a server alone at its address; nil when no address is shared
+	follows map[int32][]int32 // lead -> the others at its address, in rank order
+	paused  map[string]bool   // Input.Paused, widened to every server at an address one of its servers is paused at
+}
+
+// shareAddresses finds the addresses listed more than once. A paused
+// server pauses its address: the owner asked for the endpoint not to be
+// checked, whichever listing the request named (rule S8). More than
+// data.MaxShared servers at one address are led in groups of MaxShared.
+func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bool) sharing {
+	sh := sharing{paused: paused}
+	seen := newAddrTable(len(servers))
+	for i := range servers {
+		h := addrs.keyHash[i]
+		if addrs.hostName[i] == "" {
+			continue
+		}
+		slot := seen.find(h, addrs.keyHash)
+		k := seen.at[slot] - 1
+		if k < 0 {
+			seen.at[slot] = int32(i) + 1
+			continue
+		}
+		if data.AddressKey(servers[k].URL) != data.AddressKey(servers[i].URL) {
+			continue // two addresses of one hash (never seen): each is checked alone
+		}
+		if sh.lead == nil {
+			sh.lead = make([]int32, len(servers))
+			for j := range sh.lead {
+				sh.lead[j] = -1
+			}
+			sh.follows = map[int32][]int32{}
+		}
+		if len(sh.follows[k])+1 >= data.MaxShared {
+			seen.at[slot] = int32(i) + 1 // a full group: this one leads the next
+			continue
+		}
+		sh.lead[i] = k
+		sh.follows[k] = append(sh.follows[k], int32(i))
+	}
+	if len(paused) == 0 || sh.follows == nil {
+		return sh
+	}
+	// Paused by key, as the groups of one address share it.
+	keyPaused := map[string]bool{}
+	for k, fs := range sh.follows {
+		for _, i := range append([]int32{k}, fs...) {
+			if paused[servers[i].ID] {
+				keyPaused[data.AddressKey(servers[k].URL)] = true
+			}
+		}
+	}
+	if len(keyPaused) == 0 {
+		return sh
+	}
+	sh.paused = make(map[string]bool, len(paused))
+	for id := range paused {
+		sh.paused[id] = true
+	}
+	for k, fs := range sh.follows {
+		if keyPaused[data.AddressKey(servers[k].URL)] {
+			sh.paused[servers[k].ID] = true
+			for _, i := range fs {
+				sh.paused[servers[i].ID] = true
+			}
+		}
+	}
+	return sh
+}
+
+// addrTable finds the first server of each address hash: open addressing
+// over the hashes the servers already have, several times cheaper than a
+// map of a million entries, which every plan would build.
+type addrTable struct {
+	at   []int32 // 1 + index of a server, 0 for an empty slot
+	mask uint64
+}
+
+func newAddrTable(n int) addrTable {
+	size := 1
+	for size < 2*n {
+		size <<= 1
+	}
+	return addrTable{at: make([]int32, size), mask: uint64(size - 1)}
+}
+
+// find returns the slot of hash h: the one holding a server whose key hash
+// (in hashes) is h, or the empty one where it goes.
+func (t addrTable) find(h uint64, hashes []uint64) uint64 {
+	j := h & t.mask
+	for t.at[j] != 0 && hashes[t.at[j]-1] != h {
+		j = (j + 1) & t.mask
+	}
+	return j
+}
+
+// follower reports whether server i follows the lead of its address.
+func (sh *sharing) follower(i int) bool { return sh.lead != nil && sh.lead[i] >= 0 }
+
+// leads reports whether server i leads others at its address.
+func (sh *sharing) leads(i int) bool { return len(sh.follows[int32(i)]) > 0 }
+
+// slot returns the hash that fixes server i's slot (rule S2): its address's
+// when it leads others, so that the address keeps its minute whichever of
+// its servers come and go; its id's otherwise.
+func (sh *sharing) slot(i int, s *data.Server) uint64 {
+	if sh.leads(i) {
+		return addressSlotHash(s.URL)
+	}
+	return slotHash(s.ID)
+}
+
+// state returns what the checks of server i's address learned: for a lead,
+// the latest state of its servers at their addresses, preferring one that
+// has answered and then the longest failing streak, since a server listed
+// later holds only the results since it joined (rules S6, S7).
+func (sh *sharing) state(states map[string]data.State, i int, servers []data.Server) (data.State, bool) {
+	s := &servers[i]
+	st, has := states[s.ID]
+	has = has && st.URL == s.URL
+	for _, f := range sh.follows[int32(i)] {
+		o, ok := states[servers[f].ID]
+		if !ok || o.URL != servers[f].URL {
+			continue
+		}
+		if !has || better(o, st) {
+			st, has = o, true
+		}
+	}
+	return st, has
+}
+
+// better reports whether state a knows more of the address than b.
+func better(a, b data.State) bool {
+	switch {
+	case !a.LastCheck.Equal(b.LastCheck):
+		return a.LastCheck.After(b.LastCheck)
+	case a.EverAnswered() != b.EverAnswered():
+		return a.EverAnswered()
+	default:
+		return !a.FailingSince.IsZero() && (b.FailingSince.IsZero() || a.FailingSince.Before(b.FailingSince))
+	}
+}
+
+// adopt gives each lead's record the address's last planned check, which
+// another of its servers may hold (the one that led before, or a follower
+// mirroring it), so that a new lead neither checks the address again at
+// once nor takes a check in flight for lost.
+func (sh *sharing) adopt(out []data.LedgerServer) {
+	for k, fs := range sh.follows {
+		e := &out[k]
+		for _, f := range fs {
+			o := out[f]
+			if o.Planned > e.Planned {
+				e.Planned, e.Reason, e.PrevPlanned, e.PrevReason = o.Planned, o.Reason, o.PrevPlanned, o.PrevReason
+			}
+		}
+	}
+}
+
+// firstSeen returns the latest first sighting among the servers of server
+// i's address: a server listed later at an address never checked makes its
+// first check a new server's (rule S5); one joining an address already
+// checked is not new, and waits for the address's next check.
+func (sh *sharing) firstSeen(out []data.LedgerServer, i int) int64 {
+	t := out[i].FirstSeen
+	for _, f := range sh.follows[int32(i)] {
+		t = max(t, out[f].FirstSeen)
+	}
+	return t
+}
+
+// mirror copies each lead's planning onto its followers' records, so the
+// ledger tells of every listed server when its address is next checked.
+// A follower's Seen stays 0: should it come to stand alone, its due time is
+// worked out afresh.
+func (sh *sharing) mirror(out []data.LedgerServer) {
+	for k, fs := range sh.follows {
+		e := out[k]
+		for _, f := range fs {
+			o := &out[f]
+			o.NextDue, o.Cadence, o.Planned, o.Reason, o.PrevPlanned, o.PrevReason = e.NextDue, e.Cadence, e.Planned, e.Reason, e.PrevPlanned, e.PrevReason
+			o.Seen = 0
+		}
+	}
+}
+
+// also returns the listings that follow server i, for its planned check.
+func (sh *sharing) also(i int, servers []data.Server) []data.Listing {
+	fs := sh.follows[int32(i)]
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]data.Listing, len(fs))
+	for j, f := range fs {
+		out[j] = data.Listing{ID: servers[f].ID, URL: servers[f].URL}
+	}
+	return out
+}
