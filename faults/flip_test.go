@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/planner"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/site"
@@ -127,7 +128,7 @@ func MustBase(tb testing.TB) *base {
 		tb.Fatal(err, bad)
 	}
 	b.states = states
-	b.out = mustTree(tb, b.outDir())
+	b.out = testutil.MustTree(tb, b.outDir())
 	return b
 }
 
@@ -198,25 +199,6 @@ func (b *base) publish(dir string) (site.Stats, error) {
 		Logger: discard(), Workers: 2, NoHTML: true})
 }
 
-// mustTree returns every file under root by slash path.
-func mustTree(tb testing.TB, root string) map[string][]byte {
-	tb.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		b, err := os.ReadFile(path)
-		out[filepath.ToSlash(rel)] = b
-		return err
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
-
 // copyTree copies the directory from into to, which must not exist.
 func copyTree(tb testing.TB, from, to string) {
 	tb.Helper()
@@ -243,7 +225,7 @@ func copyTree(tb testing.TB, from, to string) {
 // results: a flip must never move a result to another server.
 func (b *base) attributed(tb testing.TB, out string) {
 	tb.Helper()
-	for rel, body := range mustTree(tb, out) {
+	for rel, body := range testutil.MustTree(tb, out) {
 		if !strings.HasPrefix(rel, "servers/") || !strings.HasSuffix(rel, ".json") {
 			continue
 		}
@@ -344,7 +326,7 @@ func TestFlippedByte(t *testing.T) {
 				}
 				out := filepath.Join(root, "out")
 				b.attributed(t, out)
-				if tc.samePub && !reflect.DeepEqual(mustTree(t, out), b.out) {
+				if tc.samePub && !reflect.DeepEqual(testutil.MustTree(t, out), b.out) {
 					t.Fatalf("%s: the site published differs from the one before", what)
 				}
 				os.RemoveAll(root)

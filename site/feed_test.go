@@ -8,34 +8,27 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"plug.directory/prober/internal/testutil"
 )
 
-// atomDoc is an Atom document as RFC 4287 requires it, read generously so
+// atomDoc is an Atom document (its people and links read into the
+// feed writer's own atomPerson and atomLink) as RFC 4287 requires it, read generously so
 // that validateAtom can say what is missing.
 type atomDoc struct {
-	XMLName xml.Name `xml:"feed"`
-	ID      string   `xml:"id"`
-	Title   string   `xml:"title"`
-	Updated string   `xml:"updated"`
-	Authors []struct {
-		Name string `xml:"name"`
-	} `xml:"author"`
-	Links []struct {
-		Rel  string `xml:"rel,attr"`
-		Href string `xml:"href,attr"`
-	} `xml:"link"`
+	XMLName xml.Name     `xml:"feed"`
+	ID      string       `xml:"id"`
+	Title   string       `xml:"title"`
+	Updated string       `xml:"updated"`
+	Authors []atomPerson `xml:"author"`
+	Links   []atomLink   `xml:"link"`
 	Entries []struct {
-		ID      string `xml:"id"`
-		Title   string `xml:"title"`
-		Updated string `xml:"updated"`
-		Authors []struct {
-			Name string `xml:"name"`
-		} `xml:"author"`
-		Links []struct {
-			Rel  string `xml:"rel,attr"`
-			Href string `xml:"href,attr"`
-		} `xml:"link"`
-		Summary string `xml:"summary"`
+		ID      string       `xml:"id"`
+		Title   string       `xml:"title"`
+		Updated string       `xml:"updated"`
+		Authors []atomPerson `xml:"author"`
+		Links   []atomLink   `xml:"link"`
+		Summary string       `xml:"summary"`
 	} `xml:"entry"`
 }
 
@@ -106,7 +99,7 @@ func TestFeeds(t *testing.T) {
 	f.MustPublish()
 	feeds := func() map[string][]string {
 		out := map[string][]string{}
-		for rel, b := range tree(t, f.out) {
+		for rel, b := range testutil.MustTree(t, f.out) {
 			if strings.HasSuffix(rel, ".atom") {
 				out[rel] = validateAtom(t, rel, b)
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -113,26 +112,6 @@ func (f *fixture) MustPublish() Stats {
 		f.tb.Fatalf("publish: %v", err)
 	}
 	return st
-}
-
-// tree returns every file under root by slash path, without the site's
-// lock file.
-func tree(tb testing.TB, root string) map[string][]byte {
-	tb.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		b, err := os.ReadFile(path)
-		out[filepath.ToSlash(rel)] = b
-		return err
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return out
 }
 
 // result returns a result of server s started at t with outcome o.

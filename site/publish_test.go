@@ -36,7 +36,7 @@ func readServerFile(t *testing.T, f *fixture, id string) ServerFile {
 func inodes(t *testing.T, root string) map[string]uint64 {
 	t.Helper()
 	out := map[string]uint64{}
-	for rel := range tree(t, root) {
+	for rel := range testutil.MustTree(t, root) {
 		fi, err := os.Stat(filepath.Join(root, rel))
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +67,7 @@ func validateTree(t *testing.T, out string) {
 		"status": mustSchema(t, "status.schema.json"),
 	}
 	n := 0
-	for rel, b := range tree(t, out) {
+	for rel, b := range testutil.MustTree(t, out) {
 		var kind string
 		switch {
 		case rel == "index.json":
@@ -106,13 +106,13 @@ func TestPublishGolden(t *testing.T) {
 	if !st.Rebuilt || st.Servers != len(fixServers) || len(st.Bad) != 0 {
 		t.Errorf("stats = %+v, want a rebuild of %d servers without bad input", st, len(fixServers))
 	}
-	got := tree(t, f.out)
+	got := testutil.MustTree(t, f.out)
 	t.Run("P1_P2_golden_tree", func(t *testing.T) {
 		for rel, b := range got {
 			golden(t, "golden/"+rel, b)
 		}
 		if !testutil.Updating() {
-			want := tree(t, filepath.Join("testdata", "golden"))
+			want := testutil.MustTree(t, filepath.Join("testdata", "golden"))
 			for rel := range want {
 				if _, ok := got[rel]; !ok {
 					t.Errorf("golden file %s not published", rel)
@@ -198,7 +198,7 @@ func TestPublishRules(t *testing.T) {
 			// A journal keeps nanoseconds, Parquet milliseconds: files show
 			// milliseconds, so a rebuild from Parquet gives the same bytes.
 			long := regexp.MustCompile(`\.[0-9]{4,}Z`)
-			for rel, b := range tree(t, f.out) {
+			for rel, b := range testutil.MustTree(t, f.out) {
 				if m := long.Find(b); m != nil {
 					t.Errorf("%s holds a time finer than a millisecond: %s", rel, m)
 				}
@@ -311,7 +311,7 @@ func TestPublishRules(t *testing.T) {
 			}
 		}},
 		{"P3_rebuild_gives_the_same_files", func(t *testing.T, f *fixture) {
-			want := tree(t, f.out)
+			want := testutil.MustTree(t, f.out)
 			if err := os.RemoveAll(filepath.Join(f.dir, "site")); err != nil {
 				t.Fatal(err)
 			}
@@ -329,14 +329,14 @@ func TestPublishRules(t *testing.T) {
 			}
 			f.MustPublish()
 			for _, rel := range publicFiles("golf") {
-				if _, ok := tree(t, f.out)[rel]; ok {
+				if _, ok := testutil.MustTree(t, f.out)[rel]; ok {
 					t.Errorf("%s left by a rebuild", rel)
 				}
 				delete(want, rel)
 			}
 			delete(want, "index.json")
 			delete(want, "index.html")
-			got := tree(t, f.out)
+			got := testutil.MustTree(t, f.out)
 			for rel, b := range want {
 				if string(got[rel]) != string(b) {
 					t.Errorf("%s differs after a rebuild:\n got %.300s\nwant %.300s", rel, got[rel], b)
@@ -344,7 +344,7 @@ func TestPublishRules(t *testing.T) {
 			}
 		}},
 		{"corrupt_site_state_is_named_and_rebuilt", func(t *testing.T, f *fixture) {
-			want := tree(t, f.out)
+			want := testutil.MustTree(t, f.out)
 			if err := os.WriteFile(storePath(f.dir), []byte("not a state"), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -352,7 +352,7 @@ func TestPublishRules(t *testing.T) {
 			if !st.Rebuilt || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "state.bin") {
 				t.Errorf("rebuilt %v, bad %v", st.Rebuilt, st.Bad)
 			}
-			if got := tree(t, f.out); len(got) != len(want) || string(got["index.json"]) != string(want["index.json"]) {
+			if got := testutil.MustTree(t, f.out); len(got) != len(want) || string(got["index.json"]) != string(want["index.json"]) {
 				t.Error("rebuild after a corrupt state changed the site")
 			}
 		}},
@@ -388,12 +388,12 @@ func TestPublishRules(t *testing.T) {
 			}
 		}},
 		{"empty_list_publishes_nothing", func(t *testing.T, f *fixture) {
-			want := tree(t, f.out)
+			want := testutil.MustTree(t, f.out)
 			f.writeFile(f.list, []byte("id,rank,url,added\n"))
 			if _, err := Publish(context.Background(), f.config()); !errors.Is(err, data.ErrEmptyList) {
 				t.Errorf("err = %v, want ErrEmptyList", err)
 			}
-			if got := tree(t, f.out); len(got) != len(want) {
+			if got := testutil.MustTree(t, f.out); len(got) != len(want) {
 				t.Errorf("%d files after a failed publish, want %d", len(got), len(want))
 			}
 		}},

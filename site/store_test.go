@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
 
 // TestStore: the site's record round-trips; every flipped byte is caught
@@ -20,7 +21,7 @@ func TestStore(t *testing.T) {
 	f := newFixture(t)
 	f.standard()
 	f.MustPublish()
-	want := tree(t, f.out)
+	want := testutil.MustTree(t, f.out)
 	path := storePath(f.dir)
 	text, sum, err := data.ReadSummed(path)
 	if err != nil {
@@ -57,7 +58,7 @@ func TestStore(t *testing.T) {
 		if !got.Rebuilt || len(got.Bad) != 1 || !strings.Contains(got.Bad[0].Error(), path+": corrupt site state: checksum mismatch") {
 			t.Errorf("stats %+v; want a rebuild naming %s", got, path)
 		}
-		if after := tree(t, f.out); !reflect.DeepEqual(after, want) {
+		if after := testutil.MustTree(t, f.out); !reflect.DeepEqual(after, want) {
 			t.Errorf("rebuilt site differs from the one published before")
 		}
 	})
@@ -71,7 +72,7 @@ func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
 	f := newFixture(t)
 	f.standard()
 	f.MustPublish()
-	want := tree(t, f.out)
+	want := testutil.MustTree(t, f.out)
 	if _, err := os.Stat(unfinishedPath(f.dir)); !os.IsNotExist(err) {
 		t.Fatalf("a publish that ended left its mark: %v", err)
 	}
@@ -87,7 +88,7 @@ func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
 		}
 	}
 	f.MustPublish()
-	if got := tree(t, f.out); !reflect.DeepEqual(got, want) {
+	if got := testutil.MustTree(t, f.out); !reflect.DeepEqual(got, want) {
 		var extra []string
 		for rel := range got {
 			if _, ok := want[rel]; !ok {
