@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,35 +44,50 @@ func startServer(t *testing.T, h http.Handler) labServer {
 	return labServer{url: "https://mcp.test:8443/mcp", resolve: "mcp.test:8443:" + addr.String(), caFile: ca.File}
 }
 
+// mcpServer answers as a 2025-06-18 MCP server that names itself
+// serverInfo and lists tools (both JSON), or with failStatus to everything
+// when it is not 0, counting the requests it received in seen when set.
+type mcpServer struct {
+	failStatus        int
+	serverInfo, tools string
+	seen              *atomic.Int32
+}
+
 // mcpHandler answers as a pre-2026 MCP server with one tool, or with
 // failStatus to everything when it is not 0.
-func mcpHandler(failStatus int) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if failStatus != 0 {
-			http.Error(w, http.StatusText(failStatus), failStatus)
-			return
-		}
-		var m struct {
-			Method string          `json:"method"`
-			ID     json.RawMessage `json:"id"`
-		}
-		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&m) != nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		if m.ID == nil {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		switch m.Method {
-		case "initialize":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"demo","version":"1.0"}}}`, m.ID)
-		case "tools/list":
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`, m.ID)
-		default:
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, m.ID)
-		}
+func mcpHandler(failStatus int) mcpServer {
+	return mcpServer{failStatus: failStatus, serverInfo: `{"name":"demo","version":"1.0"}`,
+		tools: `[{"name":"echo","inputSchema":{"type":"object"}}]`}
+}
+
+func (s mcpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.seen != nil {
+		s.seen.Add(1)
+	}
+	if s.failStatus != 0 {
+		http.Error(w, http.StatusText(s.failStatus), s.failStatus)
+		return
+	}
+	var m struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&m) != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	if m.ID == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch m.Method {
+	case "initialize":
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":%s}}`, m.ID, s.serverInfo)
+	case "tools/list":
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":%s}}`, m.ID, s.tools)
+	default:
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, m.ID)
 	}
 }
 

@@ -54,7 +54,7 @@ func TestScheduledMetrics(t *testing.T) {
 			return
 		}
 		answered.Add(1)
-		ok(w, r)
+		ok.ServeHTTP(w, r)
 	}))
 	dir := t.TempDir()
 	minute := time.Now().UTC().Truncate(time.Minute)
