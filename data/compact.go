@@ -105,6 +105,8 @@ type CompactStats struct {
 	Rows    int64   // rows written to compacted files
 	Removed int     // superseded files removed
 	Bad     []error // files left alone because they cannot be read, each named
+
+	ToolDefsPruned int // tool definition sets no check listed for ToolDefsKeep, removed (PruneToolDefs)
 }
 
 // Compact merges the Parquet files of every day before the day of before
@@ -144,8 +146,17 @@ func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, e
 			return st, err
 		}
 	}
+	if st.Days > 0 {
+		// A past day was compacted: about once a day, the store of tool
+		// definitions lets go of the sets no check lists any more.
+		n, err := PruneToolDefs(dir, before)
+		if err != nil {
+			return st, err
+		}
+		st.ToolDefsPruned = n
+	}
 	if st.Days > 0 || st.Removed > 0 {
-		logger.Info("compacted history", "days", st.Days, "files", st.Files, "rows", st.Rows, "removed", st.Removed, "bad", len(st.Bad))
+		logger.Info("compacted history", "days", st.Days, "files", st.Files, "rows", st.Rows, "removed", st.Removed, "bad", len(st.Bad), "tool_defs_pruned", st.ToolDefsPruned)
 	}
 	return st, nil
 }

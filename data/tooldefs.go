@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // ToolDef is one tool definition a check listed: the fields its
@@ -62,13 +63,50 @@ func PutToolDefs(dir, hash string, canonical []byte) error {
 		return nil
 	}
 	path := filepath.Join(ToolDefsDir(dir), hash+".json")
-	if _, err := os.Stat(path); err == nil {
+	if fi, err := os.Stat(path); err == nil {
+		// Still listed: its time moves on (once a day at most), so
+		// PruneToolDefs keeps it.
+		if now := time.Now(); now.Sub(fi.ModTime()) > 24*time.Hour {
+			if err := os.Chtimes(path, now, now); err != nil {
+				return fmt.Errorf("store tool definitions %s: %w", hash, err)
+			}
+		}
 		return nil
 	}
 	if err := os.MkdirAll(ToolDefsDir(dir), 0o755); err != nil {
 		return fmt.Errorf("store tool definitions %s: %w", hash, err)
 	}
 	return WriteFileAtomic(path, canonical, 0o644)
+}
+
+// ToolDefsKeep is how long a definition set no check has listed is kept:
+// the year a server's changes are shown, and a month more.
+const ToolDefsKeep = 395 * 24 * time.Hour
+
+// PruneToolDefs removes the definition sets no check has listed for
+// ToolDefsKeep before now (PutToolDefs moves a listed set's time on), so the
+// store holds what the site can still show, not every set ever seen. It
+// returns how many it removed.
+func PruneToolDefs(dir string, now time.Time) (int, error) {
+	entries, err := os.ReadDir(ToolDefsDir(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("prune tool definitions: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) <= ToolDefsKeep {
+			continue
+		}
+		if err := os.Remove(filepath.Join(ToolDefsDir(dir), e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return n, fmt.Errorf("prune tool definitions: %w", err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // ErrNoToolDefs is returned by ReadToolDefs for a hash whose set is not

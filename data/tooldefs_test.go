@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -103,5 +104,46 @@ func TestReadParquetBeforeToolsHash(t *testing.T) {
 	rs, err := ReadParquet(path)
 	if err != nil || len(rs) != 1 || rs[0].ID != "a" || rs[0].ToolsHash != "" {
 		t.Errorf("old part: %+v, %v", rs, err)
+	}
+}
+
+// TestPruneToolDefs: the store keeps the sets checks still list (each
+// listing moves the set's time on) and lets go of those none has listed
+// for ToolDefsKeep, so it does not grow with every set ever seen.
+func TestPruneToolDefs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	now := time.Now()
+	put := func(name string) (string, string) {
+		hash, canonical := FingerprintTools([]ToolDef{{Name: name}})
+		if err := PutToolDefs(dir, hash, canonical); err != nil {
+			t.Fatal(err)
+		}
+		return hash, filepath.Join(ToolDefsDir(dir), hash+".json")
+	}
+	old, oldPath := put("gone")
+	listed, listedPath := put("still-listed")
+	recent, recentPath := put("recent")
+	long := now.Add(-ToolDefsKeep - 24*time.Hour)
+	for _, p := range []string{oldPath, listedPath} {
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(recentPath, now.Add(-30*24*time.Hour), now.Add(-30*24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	put("still-listed") // a check lists it again
+	n, err := PruneToolDefs(dir, now)
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d (%v), want 1", n, err)
+	}
+	if _, err := ReadToolDefs(dir, old); !errors.Is(err, ErrNoToolDefs) {
+		t.Errorf("a set unlisted for longer than ToolDefsKeep: %v, want it gone", err)
+	}
+	for _, h := range []string{listed, recent} {
+		if _, err := ReadToolDefs(dir, h); err != nil {
+			t.Errorf("set %s: %v, want it kept", h[:8], err)
+		}
 	}
 }
