@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	mrand "math/rand/v2"
 	"os"
@@ -91,17 +92,7 @@ func TestCrash(t *testing.T) {
 				ID: id, URL: "https://" + host + ":8443/mcp/" + id, Host: host, Reason: data.ReasonRoutine})
 		}
 		MustPlan(t, dir, m, checks...)
-		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), childMode+"=crash", childDir+"="+dir,
-			childMinute+"="+m.Format(time.RFC3339), childHosts+"="+strconv.Itoa(hosts))
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, out := startCrashChild(t, exe, dir, m, hosts)
 		// Kill it at a random point of its progress, whatever the load of
 		// the machine: after k checks reported complete (0: as soon as the
 		// run has started; 40: all done, during its fold), plus up to 30 ms.
@@ -169,4 +160,23 @@ func TestCrash(t *testing.T) {
 		t.Errorf("journals left after the fold: %v", left)
 	}
 	t.Logf("%d checks reported complete, %d in the history", len(completed), len(seen))
+}
+
+// startCrashChild starts this test binary as a child run of minute m in
+// dir against hosts lab hosts (childMode crash), for a test to kill by its
+// PID; out is the child's JSON log.
+func startCrashChild(t *testing.T, exe, dir string, m time.Time, hosts int) (*exec.Cmd, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childMode+"=crash", childDir+"="+dir,
+		childMinute+"="+m.Format(time.RFC3339), childHosts+"="+strconv.Itoa(hosts))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out
 }

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -56,17 +54,7 @@ func TestKilledRunReplanned(t *testing.T) {
 		t.Fatalf("first plan: %d checks, want all %d (-first-check-soon)", len(sum.Checks), servers)
 	}
 
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), childMode+"=crash", childDir+"="+dir,
-		childMinute+"="+m.Format(time.RFC3339), childHosts+"="+strconv.Itoa(hosts))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startCrashChild(t, exe, dir, m, hosts)
 	completed := map[string]bool{}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
