@@ -302,7 +302,7 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	// The first fold of a data directory writes the first history before
 	// the first state: that state is then missing for a reason, not lost.
 	first := !hasHistory(dir)
-	var done []string
+	var done, damaged []string // damaged: journals with lines that could not be read
 	var all []Result
 	for _, j := range journals {
 		if j.active {
@@ -325,6 +325,9 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 		}
 		all = append(all, rs...)
 		done = append(done, j.path)
+		if len(bad) > 0 {
+			damaged = append(damaged, j.path)
+		}
 		st.Results += len(rs)
 	}
 	if len(done) == 0 {
@@ -365,8 +368,18 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	if err := writeDelta(dir, v.lastSeq+1, v.states); err != nil {
 		return st, fmt.Errorf("fold: %w", err)
 	}
-	// Only now, with history and state durable, may the journals go.
+	// Only now, with history and state durable, may the journals go. One
+	// with lines that could not be read is set aside rather than removed:
+	// what it recorded is kept for inspection, never read again.
 	for _, p := range done {
+		if slices.Contains(damaged, p) {
+			aside, err := setAside(dir, p, time.Now())
+			if err != nil {
+				return st, fmt.Errorf("fold: %w", err)
+			}
+			logger.Warn("journal with damaged lines set aside after its good lines were folded", "journal", p, "aside", aside)
+			continue
+		}
 		if err := os.Remove(p); err != nil {
 			return st, fmt.Errorf("fold: remove journal: %w", err)
 		}

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -186,5 +187,44 @@ func TestFirstFoldIsNotARepair(t *testing.T) {
 	got, bad, err := LoadStates(dir)
 	if err != nil || len(bad) > 0 || len(got) != 2 || got["b"].FailingSince != t0 {
 		t.Errorf("after the first fold: %v %v %+v", bad, err, got)
+	}
+}
+
+// TestFoldSetsDamagedJournalAside: a journal with a line that fails its
+// checksum has its good lines folded, and is then kept aside under
+// DATA/damaged byte for byte, not removed: nothing it recorded is lost, and
+// it is never read again.
+func TestFoldSetsDamagedJournalAside(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	j := MustJournal(t, dir, "run-hurt", result("a", t0, Working), result("b", t0, Working))
+	j.Close()
+	b, err := os.ReadFile(j.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := bytes.IndexByte(b, '\n') + 1
+	i := second + bytes.Index(b[second:], []byte(`"id":"b"`))
+	b[i+6] = 'c' // b's id becomes "c": its line's checksum no longer holds
+	if err := os.WriteFile(j.Path(), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Fold(dir, discard())
+	if err != nil || st.Results != 1 || len(st.Bad) != 1 {
+		t.Fatalf("fold: %+v %v, want 1 result and 1 bad line", st, err)
+	}
+	if _, err := os.Stat(j.Path()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal still in place after the fold: %v", err)
+	}
+	aside, _ := filepath.Glob(filepath.Join(DamagedDir(dir), "journal", "*"))
+	if len(aside) != 1 {
+		t.Fatalf("set aside: %v, want the one journal", aside)
+	}
+	if kept, err := os.ReadFile(aside[0]); err != nil || !bytes.Equal(kept, b) {
+		t.Errorf("journal kept aside differs from the one folded (%v)", err)
+	}
+	got, _, err := LoadStates(dir)
+	if err != nil || len(got) != 1 || got["a"].LastStatus != Working {
+		t.Errorf("states after the fold: %+v %v, want a alone", got, err)
 	}
 }
