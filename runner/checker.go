@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/runner/check"
@@ -14,11 +13,12 @@ type checkChecker struct{ c *check.Checker }
 
 // NewChecker returns the production Checker: the check of runner/check with
 // cfg (lab setting, source address, clock). It fails when cfg does not
-// validate or its lab CA file cannot be read.
+// validate, its lab CA file cannot be read or its source address is not
+// this machine's; the error is check.New's, which names the operation.
 func NewChecker(cfg check.Config) (Checker, error) {
 	c, err := check.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("new checker: %w", err)
+		return nil, err
 	}
 	return checkChecker{c}, nil
 }

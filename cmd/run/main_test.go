@@ -247,3 +247,15 @@ func TestHelp(t *testing.T) {
 		t.Errorf("-url -json: exit %d, stdout %q, stderr %q; want a usage error", code, stdout, stderr)
 	}
 }
+
+// TestSourceNotOurs: `run -source` with an address this machine does not
+// own stops at start, exit 1, saying so once in plain words (rule N11,
+// issue 10 point 13), before any plan is read or any check recorded.
+// Binding a local address sends no packet.
+func TestSourceNotOurs(t *testing.T) {
+	t.Parallel()
+	code, _, errOut := runArgs(t, "-source", "192.0.2.1", "-data", t.TempDir(), "-at", "2030-01-01T00:00")
+	if code != 1 || !strings.Contains(errOut, "bind source address 192.0.2.1") || strings.Count(errOut, "new checker") > 1 {
+		t.Errorf("exit %d, stderr %q; want 1 and the bind failure named once", code, errOut)
+	}
+}
