@@ -27,7 +27,7 @@ func (p *publication) readLists() error {
 	if p.cfg.PausedPath != "" {
 		pausedSig, _ = sigOf(p.cfg.PausedPath)
 	}
-	if !p.stats.Rebuilt && listSig == st.Meta.List && pausedSig == st.Meta.Paused {
+	if !p.stats.Rebuilt && !p.forceLists && listSig == st.Meta.List && pausedSig == st.Meta.Paused {
 		return nil
 	}
 	// Held to the last good list plan took: a list cut short unpublishes
@@ -121,6 +121,20 @@ func (p *publication) readLists() error {
 	st.sortOrder()
 	st.Meta.List, st.Meta.Paused = listSig, pausedSig
 	return nil
+}
+
+// lostRecords reports whether a server to render has lost its published
+// file (a site build cleaned it, an operator deleted it): with the lists
+// unchanged every listed server was rendered before, and its record then
+// starts again from what the lists say.
+// A stat per candidate, about a thousand a run.
+func (p *publication) lostRecords() bool {
+	for id := range p.cand {
+		if _, err := os.Stat(filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json")); errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+	}
+	return false
 }
 
 // readLedger takes each server's next check and effective cadence from the

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"plug.directory/prober/data"
 )
@@ -166,5 +167,25 @@ func TestPublishReturningServer(t *testing.T) {
 	f.MustPublish()
 	if months, _ := os.ReadDir(retiredDir(f.dir)); len(months) != 0 {
 		t.Errorf("retired records %v kept past %d months", months, retiredKeep)
+	}
+}
+
+// TestPublishLostServerFile: a server file that went missing while the
+// lists stayed the same (a site build cleaned the directory) is written
+// again with the server's address and listing from the ranked list, never
+// as a server with no address.
+func TestPublishLostServerFile(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	f.MustPublish()
+	if err := os.Remove(filepath.Join(f.out, "servers", "alpha.json")); err != nil {
+		t.Fatal(err)
+	}
+	f.now = f.now.Add(time.Hour)
+	f.results(result(srvWorking, f.now.Add(-time.Minute), data.Working, ""))
+	f.MustPublish()
+	sf := readServerFile(t, f, "alpha")
+	if sf.URL != srvWorking.URL || sf.Status != data.Working || sf.Rank != srvWorking.Rank {
+		t.Errorf("alpha written again as %s %q rank %d, want working at %s rank %d", sf.Status, sf.URL, sf.Rank, srvWorking.URL, srvWorking.Rank)
 	}
 }

@@ -137,6 +137,7 @@ type publication struct {
 	stats Stats
 
 	servers      map[string]data.Server // the ranked list, when it was read this run
+	forceLists   bool                   // read the lists although they did not change (lostRecords)
 	sharedWith   map[string][]string    // with servers: the others at each shared address (data.SharedAddresses)
 	states       map[string]data.State  // the data package's states, when rebuilding
 	cand         map[string]bool        // ids to render
@@ -202,6 +203,14 @@ func (p *publication) run(ctx context.Context) error {
 	for _, r := range st.Rows {
 		if r.Expires != 0 && r.Expires <= nowMS {
 			p.cand[r.ID] = true
+		}
+	}
+	if p.servers == nil && p.lostRecords() {
+		// A server file went missing while the lists stayed the same: its
+		// address and listing come from the list, read once more.
+		p.forceLists = true
+		if err := p.readLists(); err != nil {
+			return err
 		}
 	}
 	if err := ctx.Err(); err != nil {
