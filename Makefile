@@ -19,9 +19,11 @@ PREFIX ?= /srv/prober
 install: build
 	deploy/install.sh $(PREFIX)
 
-# vet: gofmt over the tree (no git needed: a release tarball works too), a
-# tidy module (go.mod and go.sum as `go mod tidy` leaves them), go vet.
+# vet: no tracked binary or file over 2 MB (.ci/tracked-files), gofmt over
+# the tree (no git needed: a release tarball works too), a tidy module
+# (go.mod and go.sum as `go mod tidy` leaves them), go vet.
 vet:
+	@.ci/tracked-files
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
