@@ -6,7 +6,7 @@ LDFLAGS := -X plug.directory/prober/data.version=$(VERSION)
 GO      ?= go
 CMDS    := plan run publish pause demo
 
-.PHONY: all build install test short vet lint demo fleet check bench clean
+.PHONY: all build install test short vet lint tools demo fleet check bench clean
 
 all: build
 
@@ -32,7 +32,13 @@ vet:
 lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-test: vet lint
+# tools: promtool, node exporter, hugo and chromium from Debian where this is
+# root with apt-get (CI); tests that need one skip, saying so, where it is
+# missing. NO_TOOLS=1 skips the install.
+tools:
+	@.ci/tools
+
+test: vet lint tools
 	$(GO) test -race -count=1 ./...
 
 # short: the inner loop, without the demo's end-to-end tests (TestDemo,
