@@ -22,6 +22,7 @@ func (s *summary) daily(now, added time.Time) []Day {
 	type acc struct {
 		counted, answered int
 		lat               []int64
+		phases            phaseSamples
 	}
 	accs := make([]acc, DailyLen)
 	for _, c := range s.Checks {
@@ -34,6 +35,7 @@ func (s *summary) daily(now, added time.Time) []Day {
 		if c.Status.Answered() {
 			a.answered++
 			a.lat = append(a.lat, c.LatencyMS)
+			a.phases.add(c.Phases)
 		}
 	}
 	stored := make(map[string]Day, len(s.Days))
@@ -61,6 +63,7 @@ func (s *summary) daily(now, added time.Time) []Day {
 		if len(a.lat) > 0 {
 			slices.Sort(a.lat)
 			d.LatencyP50MS, d.LatencyP95MS = nearestRank(a.lat, 50), nearestRank(a.lat, 95)
+			d.Phases = a.phases.spreads()
 		}
 		out[i] = d
 	}

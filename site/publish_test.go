@@ -96,7 +96,7 @@ func validateTree(t *testing.T, out string) {
 // publicFiles are the public files of one server.
 func publicFiles(id string) []string {
 	return []string{"servers/" + id + ".json", "servers/" + id + ".html", "badges/" + id + ".json", "badges-uptime/" + id + ".json",
-		"badges-latency/" + id + ".json", "feeds/" + id + ".atom"}
+		"badges-latency/" + id + ".json", "badges-certificate/" + id + ".json", "feeds/" + id + ".atom"}
 }
 
 func TestPublishGolden(t *testing.T) {
