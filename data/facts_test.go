@@ -96,3 +96,18 @@ func TestHistoryPreviousSchema(t *testing.T) {
 		t.Errorf("%d rows after compaction, want 3", n)
 	}
 }
+
+// TestDaysLeft holds DaysLeft to its edges: a day's change comes at each
+// whole day before expiry, and expiry itself is -1.
+func TestDaysLeft(t *testing.T) {
+	const day = 24 * time.Hour
+	c := TLSInfo{NotAfter: t0}
+	for _, tc := range []struct {
+		before time.Duration
+		want   int
+	}{{15*day + time.Second, 15}, {15 * day, 14}, {14*day + time.Hour, 14}, {day, 0}, {time.Second, 0}, {0, -1}, {-day + time.Second, -1}, {-day, -2}} {
+		if got := c.DaysLeft(t0.Add(-tc.before)); got != tc.want || c.Expired(t0.Add(-tc.before)) != (tc.want < 0) {
+			t.Errorf("%v before expiry: %d days left (expired %v), want %d", tc.before, got, c.Expired(t0.Add(-tc.before)), tc.want)
+		}
+	}
+}

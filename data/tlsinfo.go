@@ -18,15 +18,17 @@ type TLSInfo struct {
 // warns: the page and the badge from the first, the server's feed at each.
 var CertWarnDays = []int{14, 3}
 
-// DaysLeft returns the whole days from now until the certificate expires,
-// rounded down: 0 on its last day, negative once it has expired.
+// DaysLeft returns the whole days left before the certificate expires:
+// n while more than n and at most n+1 days are left, so 14 from the moment
+// 15 days are left, 0 on its last day, and negative once it has expired
+// (Expired).
 func (t TLSInfo) DaysLeft(now time.Time) int {
+	const day = 24 * time.Hour
 	d := t.NotAfter.Sub(now)
-	days := int(d / (24 * time.Hour))
-	if d < 0 && d%(24*time.Hour) != 0 {
-		days--
+	if d <= 0 {
+		return -1 - int(-d/day)
 	}
-	return days
+	return int((d+day-1)/day) - 1
 }
 
 // Expired reports whether the certificate has expired at now.

@@ -18,8 +18,8 @@ type Certificate struct {
 	Names      []string  `json:"names"`       // the DNS names it covers
 	TLSVersion *string   `json:"tls_version"` // the version agreed, "TLS 1.3"; null when the handshake failed before
 	SeenAt     time.Time `json:"seen_at"`     // start of the last check that saw it
-	// DaysLeft is the whole days from the file's rendering to NotAfter,
-	// rounded down: negative once it has expired. A file is rendered at
+	// DaysLeft is the whole days left at the file's rendering
+	// (data.TLSInfo.DaysLeft): negative once it has expired. A file is rendered at
 	// every check and, from CertWarnDays[0]+1 days before expiry, at each
 	// day's change.
 	DaysLeft int `json:"days_left"`

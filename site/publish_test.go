@@ -20,15 +20,21 @@ import (
 // readServerFile decodes a published server file.
 func readServerFile(t *testing.T, f *fixture, id string) ServerFile {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.out, "servers", id+".json"))
+	var sf ServerFile
+	mustReadJSON(t, filepath.Join(f.out, "servers", id+".json"), &sf)
+	return sf
+}
+
+// mustReadJSON decodes the JSON file at path into v.
+func mustReadJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sf ServerFile
-	if err := json.Unmarshal(b, &sf); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	return sf
 }
 
 // inodes returns the inode of every file under root: a file replaced by
