@@ -63,10 +63,10 @@ type Input struct {
 type Report struct {
 	Minute   time.Time           // start of the minute planned
 	Checks   []data.PlannedCheck // by start, then id
-	New      int                 // checks of each reason
+	New      int                 // checks of each reason (a routine check planned again is Routine)
 	Retry    int
 	Routine  int
-	Again    int           // checks planned again: planned before, lost with no result (see Input.Running)
+	Again    int           // checks planned again, of any reason (also counted in New, Retry or Routine): planned before, lost with no result (see Input.Running)
 	Deferred int           // checks due by the end of the minute that the host caps push to a later one (rule S4)
 	Longest  time.Duration // longest wait of a deferred check so far
 	Removed  int           // servers dropped from the ledger: no longer listed
@@ -128,6 +128,7 @@ type candidate struct {
 	host   int32 // index in hostIndex.hosts, or noHost
 	class  class
 	due    int64 // unix s
+	again  bool  // planned before and lost with no result: owed again from its planned second, whatever its class
 	// learned by earlier checks of this address, for the runner (rule N4)
 	protocol, transport string
 }
@@ -425,7 +426,8 @@ func (m *matched) collectOwed(t terms, in Input, hosts *hostIndex, sh *sharing, 
 			st, has := sh.state(states, int(i), in.Servers)
 			seen := e
 			seen.FirstSeen = sh.firstSeen(m.out, int(i))
-			why, due := t.owed(seen, cad, st, has, r.lost(e, st, has))
+			lost := r.lost(e, st, has)
+			why, due := t.owed(seen, cad, st, has, lost)
 			if !has && e.Planned == 0 && seen.FirstSeen <= l.Created && due >= start+minute {
 				myWait.add(due)
 			}
@@ -436,7 +438,7 @@ func (m *matched) collectOwed(t terms, in Input, hosts *hostIndex, sh *sharing, 
 				e.Seen = st.LastCheck.Unix()
 			}
 			if due < start+minute {
-				c := candidate{server: int(i), host: host, class: why, due: due}
+				c := candidate{server: int(i), host: host, class: why, due: due, again: lost && due == e.Planned}
 				if has {
 					c.protocol, c.transport = st.Protocol, st.Transport
 				}
@@ -523,10 +525,11 @@ func placeAll(start int64, cands []candidate, servers []data.Server, hosts *host
 			rep.New++
 		case classRetry:
 			rep.Retry++
-		case classAgain:
-			rep.Again++
 		default:
 			rep.Routine++
+		}
+		if c.again {
+			rep.Again++
 		}
 	}
 	for _, h := range hosts.hosts {
