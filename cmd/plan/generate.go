@@ -55,16 +55,10 @@ func runGenerate(_ context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&cfg.Distinct, "distinct", false, "with -shared: each second listing at an address of its own on the same host, to compare")
 	cli.TimeVar(fs, &cfg.Base, "base", "the `time` the list is as of (default now): "+cli.TimeForms)
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated list")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: plan generate N -out FILE [-big-host N] [-hosts N] [-late 0.005] [-shared 0.2 [-distinct]] [-base TIME] [-seed N]")
-		fmt.Fprintln(fs.Output(), "       (plan -generate N ... is the same)")
-		fs.PrintDefaults()
-	}
-	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+	usage := "usage: plan generate N -out FILE [-big-host N] [-hosts N] [-late 0.005] [-shared 0.2 [-distinct]] [-base TIME] [-seed N]" +
+		"\n       (plan -generate N ... is the same)"
+	if err := cli.ParseMode(fs, args, stdout, stderr, usage, func() error { return cfg.Validate() }); err != nil {
 		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return cli.Usage(err)
 	}
 	return generate(cfg, stdout)
 }

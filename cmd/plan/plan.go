@@ -46,15 +46,6 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// planLogger returns plan's log on stderr: warnings, and each step with -v.
-func planLogger(stderr io.Writer, verbose bool) *slog.Logger {
-	level := slog.LevelWarn
-	if verbose {
-		level = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-}
-
 // runPlanMinute is plan without a mode's name: the plan of one minute.
 func runPlanMinute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
@@ -68,18 +59,12 @@ func runPlanMinute(ctx context.Context, args []string, stdout, stderr io.Writer)
 	cli.TimeVar(fs, &cfg.At, "at", "`minute` to plan (default the next whole minute): "+cli.TimeForms)
 	fs.BoolVar(&cfg.FirstCheckSoon, "first-check-soon", false, "check the servers listed at the first plan, never checked, as soon as the host caps allow rather than at their slot (a fresh deployment)")
 	fs.BoolVar(&verbose, "v", false, "log each step")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: plan -servers FILE [-paused FILE|github:OWNER/REPO/PATH[@REF]] -data DIR [-at MINUTE] [-first-check-soon] [-accept-shrink] [-github-api URL] [-v]")
-		fmt.Fprintln(fs.Output(), "       (the other modes: plan simulate -h, plan generate -h, plan rebuild-state -h)")
-		fs.PrintDefaults()
-	}
-	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+	usage := "usage: plan -servers FILE [-paused FILE|github:OWNER/REPO/PATH[@REF]] -data DIR [-at MINUTE] [-first-check-soon] [-accept-shrink] [-github-api URL] [-v]" +
+		"\n       (the other modes: plan simulate -h, plan generate -h, plan rebuild-state -h)"
+	if err := cli.ParseMode(fs, args, stdout, stderr, usage, func() error { return cfg.Validate() }); err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return cli.Usage(err)
-	}
-	return planMinute(ctx, cfg, stdout, planLogger(stderr, verbose))
+	return planMinute(ctx, cfg, stdout, cli.Logger(stderr, slog.LevelWarn, slog.LevelInfo, verbose))
 }
 
 // plannerConfig is what planner.PlanMinute takes for cfg: a github: paused

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"plug.directory/prober/cmd/internal/cli"
@@ -21,17 +22,16 @@ func runRebuildState(_ context.Context, args []string, stdout, stderr io.Writer)
 	fs.Bool("rebuild-state", true, "this mode, as its flag: kept for the command lines that pick it so")
 	fs.StringVar(&dir, "data", "", "data `DIR` whose state to rebuild")
 	fs.BoolVar(&verbose, "v", false, "log each step")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: plan rebuild-state -data DIR   (plan -rebuild-state -data DIR is the same)")
-		fs.PrintDefaults()
-	}
-	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+	usage := "usage: plan rebuild-state -data DIR   (plan -rebuild-state -data DIR is the same)"
+	if err := cli.ParseMode(fs, args, stdout, stderr, usage, func() error {
+		if dir == "" {
+			return errors.New("-rebuild-state needs -data DIR")
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
-	if dir == "" {
-		return cli.Usage(errors.New("-rebuild-state needs -data DIR"))
-	}
-	logger := planLogger(stderr, verbose)
+	logger := cli.Logger(stderr, slog.LevelWarn, slog.LevelInfo, verbose)
 	st, err := data.RebuildState(dir)
 	for _, b := range st.Bad {
 		logger.Warn("skipped a history file", "err", b)

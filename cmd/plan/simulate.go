@@ -60,18 +60,12 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Float64Var(&cfg.Churn, "churn", 0.005, "share of servers removed, and another share moved to a new address")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the simulated outcomes")
 	fs.BoolVar(&verbose, "v", false, "log each step")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: plan simulate 24h -servers FILE -data DIR [-paused FILE] [-at TIME] [-failing 0.05] [-churn 0.005] [-seed N]")
-		fmt.Fprintln(fs.Output(), "       (plan -simulate 24h ... is the same)")
-		fs.PrintDefaults()
-	}
-	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+	usage := "usage: plan simulate 24h -servers FILE -data DIR [-paused FILE] [-at TIME] [-failing 0.05] [-churn 0.005] [-seed N]" +
+		"\n       (plan -simulate 24h ... is the same)"
+	if err := cli.ParseMode(fs, args, stdout, stderr, usage, func() error { return cfg.Validate() }); err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return cli.Usage(err)
-	}
-	return simulate(ctx, cfg, stdout, planLogger(stderr, verbose))
+	return simulate(ctx, cfg, stdout, cli.Logger(stderr, slog.LevelWarn, slog.LevelInfo, verbose))
 }
 
 // simulate runs the real planner minute by minute over a virtual clock into

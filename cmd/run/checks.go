@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"time"
 
+	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/runner/check"
@@ -67,11 +68,7 @@ func (c checksConfig) Validate() error {
 
 // logger returns the log of the checks on stderr: each check with -v.
 func (c checksConfig) logger(stderr io.Writer) *slog.Logger {
-	level := slog.LevelInfo
-	if c.Verbose {
-		level = slog.LevelDebug
-	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return cli.Logger(stderr, slog.LevelInfo, slog.LevelDebug, c.Verbose)
 }
 
 // minuteRunner returns what runs one minute's planned checks: runner.Run,

@@ -49,17 +49,11 @@ func runLoop(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&cfg.Out, "out", "", "`DIR` where publish writes the site")
 	fs.StringVar(&cfg.PublishMetrics, "publish-metrics", "", "after each publish, write its metrics to this `FILE`")
 	fs.BoolVar(&cfg.FirstCheckSoon, "first-check-soon", false, "as plan -first-check-soon (a fresh deployment's servers checked as soon as the caps allow)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: run loop -data DIR -servers FILE [-paused FILE] -out DIR [-metrics FILE] [-publish-metrics FILE] [-first-check-soon]")
-		fmt.Fprintln(fs.Output(), "           [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-v] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
-		fmt.Fprintln(fs.Output(), "       (run -loop ... is the same; a minute at a time: run minute -h)")
-		fs.PrintDefaults()
-	}
-	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+	usage := "usage: run loop -data DIR -servers FILE [-paused FILE] -out DIR [-metrics FILE] [-publish-metrics FILE] [-first-check-soon]" +
+		"\n           [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-v] [-lab [-resolve host:port:addr]... [-ca-file FILE]]" +
+		"\n       (run -loop ... is the same; a minute at a time: run minute -h)"
+	if err := cli.ParseMode(fs, args, stdout, stderr, usage, func() error { return cfg.Validate() }); err != nil {
 		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return usageError(err)
 	}
 	logger := cfg.logger(stderr)
 	runMinute, err := cfg.minuteRunner(stdout, logger)
@@ -81,11 +75,7 @@ func runLoop(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // as cmd/plan calls it, so the loop and the crontab line take one code
 // path. It logs as plan does: warnings, and each step with -v.
 func planStep(cfg loopConfig, stdout, stderr io.Writer) (func(context.Context, time.Time) error, error) {
-	level := slog.LevelWarn
-	if cfg.Verbose {
-		level = slog.LevelInfo
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := cli.Logger(stderr, slog.LevelWarn, slog.LevelInfo, cfg.Verbose)
 	paused, fetch, err := pause.ListSource(cfg.Paused, "", cfg.Data, logger, nil)
 	if err != nil {
 		return nil, err

@@ -39,16 +39,10 @@ func runMinuteMode(ctx context.Context, args []string, stdout, stderr io.Writer)
 	var cfg minuteConfig
 	cfg.register(fs)
 	cli.TimeVar(fs, &cfg.At, "at", "`minute` to run (default the next whole minute, as plan): "+cli.TimeForms)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: run [minute] -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-metrics FILE] [-v] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
-		fmt.Fprintln(fs.Output(), "       (the other modes: run check URL, see run check -h; run loop, see run loop -h)")
-		fs.PrintDefaults()
-	}
-	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+	usage := "usage: run [minute] -data DIR [-at MINUTE] [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-metrics FILE] [-v] [-lab [-resolve host:port:addr]... [-ca-file FILE]]" +
+		"\n       (the other modes: run check URL, see run check -h; run loop, see run loop -h)"
+	if err := cli.ParseMode(fs, args, stdout, stderr, usage, func() error { return cfg.Validate() }); err != nil {
 		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return usageError(err)
 	}
 	runMinute, err := cfg.minuteRunner(stdout, cfg.logger(stderr))
 	if err != nil {
