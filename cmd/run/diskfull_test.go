@@ -34,6 +34,10 @@ func TestDiskFullMessage(t *testing.T) {
 			t.Errorf("%s\nwant %q", got, want)
 		}
 	}
+	fold := diskFull(err, "d", runner.Summary{Planned: 4, Completed: 4}).Error()
+	if !strings.Contains(fold, "the minute's 4 checks are recorded in its journal, folded by the next run") || strings.Contains(fold, "owed again") {
+		t.Errorf("every check recorded, the fold failed: %s", fold)
+	}
 	other := fmt.Errorf("journal: %w", os.ErrPermission)
 	if diskFull(other, "d", runner.Summary{}) != other {
 		t.Error("an error that is not ENOSPC was rewritten")

@@ -89,7 +89,10 @@ func diskFull(err error, dir string, sum runner.Summary) error {
 		where = filepath.Dir(pe.Path)
 	}
 	var lost []string
-	if sum.Planned > 0 {
+	switch {
+	case sum.Planned > 0 && sum.Completed == sum.Planned:
+		lost = append(lost, fmt.Sprintf("the minute's %d checks are recorded in its journal, folded by the next run", sum.Planned))
+	case sum.Planned > 0:
 		lost = append(lost, fmt.Sprintf("%d of the minute's %d checks recorded; the other %d are owed again: the next plan plans them at once (rule S4), nothing to run by hand",
 			sum.Completed, sum.Planned, sum.Planned-sum.Completed))
 	}
