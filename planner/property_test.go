@@ -153,6 +153,44 @@ func TestPropertyRules(t *testing.T) {
 	}
 }
 
+// TestPropertyRulesS4LeadLeft is the input on which TestPropertyRules once
+// failed (#3 of a CI run): p000003 led an address it shared with
+// p000003-again, which left the list at 09:16. The planner kept the
+// address's due time, two hours after its last check on its crowded host,
+// and only then, at 11:04, worked out its own, 1h49m in the past: a check
+// 2 h after the last on a 1h30m cadence (rule S4). Now the plan after a
+// lead stands alone works its due out afresh (sharing.mirror) and checks it
+// at once.
+func TestPropertyRulesS4LeadLeft(t *testing.T) {
+	s := randomShape(rand.New(rand.NewPCG(0x38e1243176bd0a5a, 0)))
+	if s.seed != 17908784367184061063 || s.bigHost != 2919 {
+		t.Fatalf("randomShape no longer gives the failing input: %v", s)
+	}
+	sim := MustHoldRules(t, s, 3*time.Hour)
+	e, ok := sim.Ledger.Lookup("p000003")
+	if !ok || e.Planned != time.Date(2026, 12, 2, 10, 14, 48, 0, time.UTC).Unix() {
+		t.Errorf("p000003's last check planned at %s, want 10:14:48 (its own slot, 09:14:48 then 10:14:48, after it stood alone at 09:16)",
+			time.Unix(e.Planned, 0).UTC().Format(time.RFC3339))
+	}
+}
+
+// TestPropertyRulesS1LeadLeft is the input on which TestPropertyRules failed
+// next: daily p003660 led the address it shared with p003660-again, was
+// checked at the address's slot (10:03:42), then stood alone and was due at
+// its own (11:06:35), two routine checks in one hour. That is rule S2 (a
+// lead keeps the address's slot, a server alone its own): the audit counts
+// a server whose slot moved no more against its tier (rule S1) than one
+// whose rank moved it.
+// 0x9bec065c592c65a5 is the same for a follower whose lead left
+// (p003026-again).
+func TestPropertyRulesS1LeadLeft(t *testing.T) {
+	for _, input := range []uint64{0xd09eee9290d3d851, 0x9bec065c592c65a5} {
+		t.Run(fmt.Sprintf("%#x", input), func(t *testing.T) {
+			MustHoldRules(t, randomShape(rand.New(rand.NewPCG(input, 0))), 3*time.Hour)
+		})
+	}
+}
+
 // TestPropertyTenThousandOnOneHost: one host with 10,000 servers, and
 // every one of its hourly servers gets its fair share.
 func TestPropertyTenThousandOnOneHost(t *testing.T) {

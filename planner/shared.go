@@ -185,10 +185,14 @@ func (sh *sharing) firstSeen(out []data.LedgerServer, i int) int64 {
 
 // mirror copies each lead's planning onto its followers' records, so the
 // ledger tells of every listed server when its address is next checked.
-// A follower's Seen stays 0: should it come to stand alone, its due time is
-// worked out afresh.
+// Every Seen of the address is 0, the lead's too: its due time is the
+// address's slot's (rule S2), which holds only while it leads, so should it
+// come to stand alone (its followers gone), the next plan works its due out
+// afresh from its own slot, rather than keeping the address's for up to a
+// cycle and then finding its own long past.
 func (sh *sharing) mirror(out []data.LedgerServer) {
 	for k, fs := range sh.follows {
+		out[k].Seen = 0
 		e := out[k]
 		for _, f := range fs {
 			o := &out[f]
