@@ -257,7 +257,7 @@ func TestFlippedByte(t *testing.T) {
 	b := MustBase(t)
 	flips := 60
 	if testing.Short() {
-		flips = 10
+		flips = 3
 	}
 	one := func(pattern string) func(dir string) string {
 		return func(dir string) string {

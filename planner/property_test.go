@@ -194,6 +194,9 @@ func TestPropertyRulesS1LeadLeft(t *testing.T) {
 // TestPropertyTenThousandOnOneHost: one host with 10,000 servers, and
 // every one of its hourly servers gets its fair share.
 func TestPropertyTenThousandOnOneHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two simulated hours of 11,500 servers: not in -short")
+	}
 	s := shape{seed: 42, bigHost: 10_000, crowded: []int{500}, singles: 1000, late: 0.01, churn: 0.005, failing: 0.1, pausedPct: 0.005}
 	sim := MustHoldRules(t, s, 2*time.Hour)
 	big := 0
@@ -217,10 +220,13 @@ func TestPropertyTenThousandOnOneHost(t *testing.T) {
 }
 
 // propertyCases is how many random lists TestPropertyRules tries:
-// PLANNER_PROPERTY_CASES, else 6.
+// PLANNER_PROPERTY_CASES, else 6 (2 with -short).
 func propertyCases() int {
 	if n, err := strconv.Atoi(os.Getenv("PLANNER_PROPERTY_CASES")); err == nil && n > 0 {
 		return n
+	}
+	if testing.Short() {
+		return 2
 	}
 	return 6
 }
