@@ -19,6 +19,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/planner"
+	"plug.directory/prober/planner/sim"
 )
 
 // benchStart is the first minute the benchmarks plan.
@@ -31,7 +32,7 @@ var benchStart = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 func MustPlanDir(b *testing.B, n int) Config {
 	b.Helper()
 	dir := b.TempDir()
-	servers := planner.Generate(planner.GenConfig{Servers: n, BigHost: n / 20, Base: benchStart.Add(-24 * time.Hour), Seed: 3})
+	servers := sim.Generate(sim.GenConfig{Servers: n, BigHost: n / 20, Base: benchStart.Add(-24 * time.Hour), Seed: 3})
 	var buf bytes.Buffer
 	if err := data.WriteServers(&buf, servers); err != nil {
 		b.Fatal(err)

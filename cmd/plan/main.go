@@ -50,7 +50,7 @@ type Config struct {
 	Hosts    int       // hosts of the generated list; 0: a tenth of the servers
 	Late     float64   // share of the generated list added during the day after Base
 	Base     time.Time // generated servers are added before it, Late of them in the day after; zero: now
-	Shared   float64   // share of the generated servers listed again at their address under a new id (planner.GenConfig)
+	Shared   float64   // share of the generated servers listed again at their address under a new id (sim.GenConfig)
 	Distinct bool      // with Shared: each second listing at an address of its own on the same host
 
 	RebuildState bool // set the state aside and rebuild it from the history, then stop

@@ -1,4 +1,4 @@
-package planner
+package sim
 
 import (
 	"cmp"
@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/planner"
 )
 
 // maxExamples is how many broken checks the audit keeps word for word.
 const maxExamples = 20
+
+const minute = 60 // seconds
 
 // Audit checks every scheduling rule over the plans of a simulation, minute
 // by minute, and gathers the figures of its report. It trusts nothing the
@@ -106,7 +109,7 @@ func (a *Audit) OK() bool { return len(a.Broken) == 0 }
 
 // Plan audits one planned minute: now is when it was planned, list and
 // paused what it was planned from, l the ledger after it.
-func (a *Audit) Plan(now time.Time, list []data.Server, paused map[string]bool, rep Report, l *data.Ledger) {
+func (a *Audit) Plan(now time.Time, list []data.Server, paused map[string]bool, rep planner.Report, l *data.Ledger) {
 	T := rep.Minute.Unix()
 	a.End = rep.Minute.Add(time.Minute)
 	if len(list) != len(a.list) || len(list) > 0 && &list[0] != &a.list[0] {
@@ -317,16 +320,16 @@ func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck) {
 		if ad != nil && ad.shared {
 			shared = true
 		}
-		if st.RetryAfter.IsZero() && !(len(c.Also) == 0 && onSlot(SlotOf(c.ID)) ||
-			shared && (onSlot(SlotOf(c.ID)) || onSlot(SlotOfAddress(c.URL)))) {
-			a.broke("S2", "%s due at %s, not at its slot %s", c.ID, c.Due.Format(time.RFC3339), SlotOf(c.ID))
+		if st.RetryAfter.IsZero() && !(len(c.Also) == 0 && onSlot(planner.SlotOf(c.ID)) ||
+			shared && (onSlot(planner.SlotOf(c.ID)) || onSlot(planner.SlotOfAddress(c.URL)))) {
+			a.broke("S2", "%s due at %s, not at its slot %s", c.ID, c.Due.Format(time.RFC3339), planner.SlotOf(c.ID))
 		}
 	case data.ReasonNew:
 	default:
 		a.broke("S4", "%s planned for an unknown reason %q", c.ID, c.Reason)
 	}
 	if !st.RetryAfter.IsZero() {
-		hold := min(ceilSecond(st.RetryAfter), st.LastCheck.Unix()+cadence)
+		hold := min(st.RetryAfter.Add(time.Second-1).Truncate(time.Second).Unix(), st.LastCheck.Unix()+cadence)
 		if x < hold {
 			a.broke("RetryAfter", "%s checked at %s, before its Retry-After %s", c.ID, c.At.Format(time.RFC3339), st.RetryAfter.Format(time.RFC3339))
 		}
@@ -658,4 +661,4 @@ func pct(v []int64, q int) int64 {
 	return v[max(0, min(len(v)-1, i-1))]
 }
 
-func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
+func floorMod(a, b int64) int64 { return (a%b + b) % b }
