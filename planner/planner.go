@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"runtime"
 	"slices"
@@ -87,7 +86,7 @@ func (p *Planner) now() time.Time {
 
 func (p *Planner) logger() *slog.Logger {
 	if p.Logger == nil {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
+		return slog.New(slog.DiscardHandler)
 	}
 	return p.Logger
 }

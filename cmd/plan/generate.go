@@ -13,7 +13,7 @@ import (
 func generate(cfg Config, stdout io.Writer) error {
 	base := cfg.Base
 	if base.IsZero() {
-		base = cfg.now()
+		base = cfg.clock().Time()
 	}
 	big := cfg.BigHost
 	if big < 0 {

@@ -30,7 +30,7 @@ func simulate(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.Lo
 	if err != nil {
 		return err
 	}
-	start := cfg.minute()
+	start := cfg.clock().NextMinute()
 	list := sim.EvolvingList(all, start, cfg.Simulate, cfg.Churn, cfg.Seed)
 	var lastList []data.Server
 	var paused map[string]bool
