@@ -196,8 +196,15 @@ func (sh *sharing) mirror(out []data.LedgerServer) {
 		e := out[k]
 		for _, f := range fs {
 			o := &out[f]
-			o.NextDue, o.Cadence, o.Planned, o.Reason, o.PrevPlanned, o.PrevReason = e.NextDue, e.Cadence, e.Planned, e.Reason, e.PrevPlanned, e.PrevReason
-			o.Seen = 0
+			o.NextDue, o.Cadence, o.Seen = e.NextDue, e.Cadence, 0
+			if o.FirstSeen > e.Planned {
+				// Listed at the address after its last check, which was
+				// not for it (nor its result kept at this address): should
+				// it come to stand alone unchecked, it is new (rule S5),
+				// not owed that check again as lost.
+				continue
+			}
+			o.Planned, o.Reason, o.PrevPlanned, o.PrevReason = e.Planned, e.Reason, e.PrevPlanned, e.PrevReason
 		}
 	}
 }
