@@ -66,7 +66,7 @@ func MustPlanDir(b *testing.B, n int) Config {
 		b.Fatal(err)
 	}
 	f.Close()
-	if _, err := data.Fold(dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		b.Fatal(err)
 	}
 	cfg := Config{Servers: list, Data: dir, At: benchStart}
@@ -110,7 +110,7 @@ func discard() *slog.Logger {
 	if os.Getenv("PLAN_BENCH_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return slog.New(slog.DiscardHandler)
 }
 
 // BenchmarkPlanMinute plans one minute as cron does (`plan -servers -data`):
