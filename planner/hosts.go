@@ -120,7 +120,7 @@ func (f *hostShare) find(w, parts int, servers []data.Server, addrs addresses, o
 			k = f.add(addrs.hostName[i])
 			*sl = hostSlot{hash: hash, check: check, k: k + 1}
 			if 2*len(f.names) > len(f.slots) {
-				f.grow(len(f.names))
+				f.grow(2 * len(f.names))
 			}
 		case sl.check == check:
 			k = sl.k - 1
@@ -150,11 +150,11 @@ func (f *hostShare) add(name string) int32 {
 	return int32(len(f.names) - 1)
 }
 
-// grow makes room for at least n hosts at most half the slots full,
-// placing again those already found.
+// grow makes room for n hosts with at most half the slots full, placing
+// again those already found.
 func (f *hostShare) grow(n int) {
 	size := 1024
-	for size < 4*n {
+	for size < 2*n {
 		size <<= 1
 	}
 	old := f.slots

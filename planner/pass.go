@@ -34,6 +34,7 @@ func (p *pass) run() error {
 	p.sh = shareAddresses(p.in.Servers, p.addrs, p.in.Paused)
 	p.indexHosts()
 	p.matchLedger()
+	p.addrs = addresses{} // not needed after: the collector may have it before the states are read
 	p.sh.adopt(p.m.out)
 	if err := p.collectOwed(); err != nil {
 		return err
