@@ -11,7 +11,7 @@ import (
 
 	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
-	"plug.directory/prober/planner"
+	"plug.directory/prober/planner/sim"
 )
 
 // genConfig is what plan generate does: a test list to simulate.
@@ -22,7 +22,7 @@ type genConfig struct {
 	Hosts    int       // hosts; 0: a tenth of the servers
 	Late     float64   // share added during the day after Base
 	Base     time.Time // servers are added before it, Late of them in the day after; zero: now
-	Shared   float64   // share listed again at their address under a new id (planner.GenConfig)
+	Shared   float64   // share listed again at their address under a new id (sim.GenConfig)
 	Distinct bool      // with Shared: each second listing at an address of its own on the same host
 	Seed     uint64
 }
@@ -67,13 +67,13 @@ func runGenerate(_ context.Context, args []string, stdout, stderr io.Writer) err
 func generate(cfg genConfig, stdout io.Writer) error {
 	base := cfg.Base
 	if base.IsZero() {
-		base = time.Now()
+		base = Config{}.clock().Time() // now, read as the planner reads it
 	}
 	big := cfg.BigHost
 	if big < 0 {
 		big = cfg.Generate / 20
 	}
-	servers := planner.Generate(planner.GenConfig{
+	servers := sim.Generate(sim.GenConfig{
 		Servers: cfg.Generate, Hosts: cfg.Hosts, BigHost: big, Base: base, Late: cfg.Late, NoURL: 0.01,
 		Shared: cfg.Shared, Distinct: cfg.Distinct, Seed: cfg.Seed,
 	})

@@ -19,9 +19,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"plug.directory/prober/cmd/internal/cli"
+	"plug.directory/prober/planner"
 )
 
 func main() { cli.Main("plan", run) }
@@ -56,17 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runPlanMinute(ctx, args, stdout, stderr)
 }
 
-func (c Config) now() time.Time {
-	if c.Now == nil {
-		return time.Now()
-	}
-	return c.Now()
-}
-
-// minute returns the minute to plan or to start simulating from.
-func (c Config) minute() time.Time {
-	if !c.At.IsZero() {
-		return c.At.UTC()
-	}
-	return c.now().UTC().Truncate(time.Minute).Add(time.Minute)
-}
+// clock returns the planner's view of c's clock and minute: the one reading
+// of Now (planner.Config.Time) and of the minute to plan or to start
+// simulating from (planner.Config.NextMinute).
+func (c Config) clock() planner.Config { return planner.Config{Minute: c.At, Now: c.Now} }
