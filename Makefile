@@ -14,7 +14,8 @@ build:
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ $(addprefix ./cmd/,$(CMDS))
 
-# install: a prober home for deploy/ (bin/ and var/); PREFIX=/srv/prober.
+# install: a prober home for deploy/ (bin/, etc/ with the crontab line, the
+# units and prober.conf written for that home, and var/); PREFIX=/srv/prober.
 PREFIX ?= /srv/prober
 install: build
 	deploy/install.sh $(PREFIX)
