@@ -48,6 +48,18 @@ func TestPreviewWording(t *testing.T) {
 				t.Errorf("foxtrot's page does not say its checks are paused")
 			}
 		}},
+		{"P4_paused_says_since_when_and_no_check_will_come", func(t *testing.T) {
+			p := all["foxtrot"]
+			if !strings.Contains(p, `<dt>Paused</dt><dd>since <time datetime="2026-12-02T12:00:00Z">`) || !strings.Contains(p, "no check will come until the owner asks again") {
+				t.Errorf("foxtrot's page does not say since when it is paused and that no check will come")
+			}
+		}},
+		{"no_address_has_no_next_check", func(t *testing.T) {
+			p := all["delta"]
+			if strings.Contains(p, "(estimated)") || !strings.Contains(p, "<dt>Next check</dt><dd>none: no check can reach it (no address)") {
+				t.Errorf("delta, listed without an address, is said to have a next check")
+			}
+		}},
 		{"pending_said_not_checked_yet", func(t *testing.T) {
 			p := all["golf"]
 			if strings.Contains(p, ">never<") || !strings.Contains(p, "<dt>Last check</dt><dd>not checked yet") || !strings.Contains(p, "<p>Not checked yet.</p>") {
