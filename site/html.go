@@ -15,8 +15,10 @@ import (
 var htmlFiles embed.FS
 
 var htmlFuncs = template.FuncMap{
-	"pausedSince": pausedSince,
-	"label":       func(o data.Outcome) string { return o.Label() },
+	"pausedSince":  pausedSince,
+	"periodUptime": periodUptime,
+	"lastIndex":    func(days []Day) int { return len(days) - 1 },
+	"label":        func(o data.Outcome) string { return o.Label() },
 	"when": func(t *time.Time) template.HTML {
 		if t == nil {
 			return "never"
