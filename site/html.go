@@ -15,7 +15,10 @@ import (
 var htmlFiles embed.FS
 
 var htmlFuncs = template.FuncMap{
-	"label": func(o data.Outcome) string { return o.Label() },
+	"pausedSince":  pausedSince,
+	"periodUptime": periodUptime,
+	"lastIndex":    func(days []Day) int { return len(days) - 1 },
+	"label":        func(o data.Outcome) string { return o.Label() },
 	"when": func(t *time.Time) template.HTML {
 		if t == nil {
 			return "never"
@@ -116,4 +119,13 @@ func lasted(s int64) string {
 		return fmt.Sprintf("%d min", m)
 	}
 	return fmt.Sprintf("%d s", s)
+}
+
+// pausedSince is the start of a paused server's current pause, from its
+// newest incident; nil when the incidents do not say.
+func pausedSince(f ServerFile) *time.Time {
+	if f.Status != data.Paused || len(f.Incidents) == 0 || f.Incidents[0].Status != data.Paused {
+		return nil
+	}
+	return &f.Incidents[0].Start
 }

@@ -340,7 +340,7 @@ func (p *publication) writeFeed() error {
 		gone[id] = true
 	}
 	es := mergeFeed(old, p.feedNew, gone)
-	b, err := directoryFeed(es)
+	b, err := directoryFeed(es, p.now)
 	if err != nil {
 		return err
 	}
