@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,38 @@ func TestStatusFile(t *testing.T) {
 	if s, b := read(); !s.Published.Equal(f.now) || s.LastMinuteRun == nil || !s.LastMinuteRun.Equal(want) ||
 		s.LastMinuteRecorded == nil || !s.LastMinuteRecorded.Equal(recorded) {
 		t.Errorf("after runs: %s, want last_minute_run %s, last_minute_recorded %s", b, want.Format(time.RFC3339), recorded.Format(time.RFC3339))
+	}
+}
+
+// TestIndexFreshness proves issue 20 point 3: the preview's index opens
+// with how many servers have each status and how far checks are recorded,
+// then says when it was published and whether checks are running, from
+// the same facts as status.json (stale after stale_after_seconds).
+func TestIndexFreshness(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	index := func() string {
+		t.Helper()
+		f.MustPublish()
+		b, err := os.ReadFile(filepath.Join(f.out, "index.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	const overall = `<p class="overall"><strong>1 working, 1 need a key, 1 refuse our check, 1 not checkable by us, 1 failing, 1 paused at the owner&#39;s request, 1 not checked yet</strong>`
+	if p := index(); !strings.Contains(p, overall+".</p>") || !strings.Contains(p, "<strong>checks have stopped</strong>: no minute recorded yet") {
+		t.Errorf("before any minute was recorded, the index does not say so:\n%s", p)
+	}
+	if err := data.MarkMinuteRecorded(f.dir, fixNow.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	p := index()
+	if !strings.Contains(p, overall+`, checked up to <time datetime="2026-12-02T11:59:00Z">`) || !strings.Contains(p, "checks are running.</p>") {
+		t.Errorf("a minute recorded a minute ago: the index does not say checks run up to it:\n%s", p)
+	}
+	f.now = fixNow.Add(StatusStaleAfter + time.Minute)
+	if p := index(); !strings.Contains(p, `<strong>checks have stopped</strong>: no minute recorded since <time datetime="2026-12-02T11:59:00Z">`) {
+		t.Errorf("six minutes without a recorded minute: the index does not warn:\n%s", p)
 	}
 }
