@@ -21,6 +21,7 @@ func (s *summary) daily(now, added time.Time) []Day {
 	type acc struct {
 		counted, answered int
 		lat               []int64
+		phases            phaseSamples
 	}
 	accs := make([]acc, DailyLen)
 	for _, c := range s.Checks {
@@ -33,6 +34,7 @@ func (s *summary) daily(now, added time.Time) []Day {
 		if c.Status.Answered() {
 			a.answered++
 			a.lat = append(a.lat, c.LatencyMS)
+			a.phases.add(c.Phases)
 		}
 	}
 	stored := make(map[string]Day, len(s.Days))
@@ -57,6 +59,7 @@ func (s *summary) daily(now, added time.Time) []Day {
 		if len(a.lat) > 0 {
 			slices.Sort(a.lat)
 			d.LatencyP50MS, d.LatencyP95MS = nearestRank(a.lat, 50), nearestRank(a.lat, 95)
+			d.Phases = a.phases.spreads()
 		}
 		out[i] = d
 	}

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,9 +47,15 @@ var htmlFuncs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.2f %% (%s)", *u.Percent, data.Plural(u.Counted, "counted check"))
 	},
-	"plural":       data.Plural,
+	"plural": data.Plural,
+	"ms": func(v *int64) string {
+		if v == nil {
+			return "none"
+		}
+		return strconv.FormatInt(*v, 10) + " ms"
+	},
 	"uptimeStrip":  uptimeStrip,
-	"latencySpark": latencySpark,
+	"latencyChart": latencyChart,
 }
 
 // timeHTML writes a time as a <time> element in UTC, absolute: a preview
@@ -67,13 +74,16 @@ type serverPage struct {
 	ServerFile
 	Up   string // relative path to the top of the site: "../", "../../" for an id with a slash
 	Base string // the file name of the server's JSON, without .json
+	// CertExpired is the reason of a check that met an expired
+	// certificate, which the page's warning quotes.
+	CertExpired string
 }
 
 // serverHTML renders servers/<id>.html from the file whose bytes are
 // servers/<id>.json (every field of ServerFile is in the JSON), so the
 // preview shows only what the JSON says.
 func serverHTML(f ServerFile) ([]byte, error) {
-	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/"))}
+	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/")), CertExpired: data.ReasonCertExpired}
 	p.Base = f.ID[strings.LastIndexByte(f.ID, '/')+1:]
 	var buf bytes.Buffer
 	buf.Grow(32 << 10)

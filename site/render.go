@@ -139,12 +139,14 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 			LatencyMS: r.Duration.Milliseconds(), HTTPStatus: r.HTTPStatus,
 			Protocol: r.Protocol, Era: era(r.Protocol, r.Transport), Transport: r.Transport,
 			ServerName: r.ServerName, ServerVersion: r.ServerVersion,
-			ToolCount: r.ToolCount, Tools: append([]string{}, r.Tools...),
+			ToolCount: r.ToolCount, Tools: append([]string{}, r.Tools...), Timings: timingsOf(r),
 		}
 	}
+	f.Certificate = certificateOf(s.Cert, now)
+	earliest(certChange(s.Cert, now))
 	for i := len(s.Checks) - 1; i >= 0 && len(f.History) < HistoryLen; i-- {
 		c := s.Checks[i]
-		f.History = append(f.History, Check{Started: time.UnixMilli(c.At).UTC(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS})
+		f.History = append(f.History, Check{Started: time.UnixMilli(c.At).UTC(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS, Timings: c.Phases})
 	}
 	var e time.Time
 	f.Uptime.Day, e = s.uptime(now, dayWindow)

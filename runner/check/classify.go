@@ -442,6 +442,7 @@ func fillCounts(res *data.Result, rec Record, now func() time.Time) {
 	res.Requests = rec.Requests
 	res.Conns = rec.Conns
 	res.BytesRead = rec.BytesRead
+	res.TLS, res.Timings = rec.TLS, rec.Timings
 	if ex, ok := lastAnswer(rec); ok {
 		res.HTTPStatus = ex.Status
 	}

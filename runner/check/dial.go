@@ -167,6 +167,7 @@ func (g *Guard) lookup(ctx context.Context, host, port string) ([]netip.Addr, er
 	if resolve == nil {
 		resolve = LookupIP(net.DefaultResolver)
 	}
+	defer g.addPhase(&g.timing.DNS, g.now())
 	addrs, err := resolve(ctx, host)
 	if err != nil {
 		var dnsErr *net.DNSError
@@ -183,6 +184,7 @@ func (g *Guard) lookup(ctx context.Context, host, port string) ([]netip.Addr, er
 
 // dialAddr connects to an address already checked by dial.
 func (g *Guard) dialAddr(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
+	defer g.addPhase(&g.timing.Connect, g.now())
 	if g.cfg.DialContext != nil {
 		return g.cfg.DialContext(ctx, "tcp4", ap.String())
 	}

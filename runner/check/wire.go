@@ -172,7 +172,11 @@ func (g *Guard) dialTLS(ctx context.Context, network, addr string) (net.Conn, er
 	defer cancel()
 	stop := context.AfterFunc(g.ctx, cancel)
 	defer stop()
-	if err := tc.HandshakeContext(hctx); err != nil {
+	hs := g.now()
+	err = tc.HandshakeContext(hctx)
+	g.addPhase(&g.timing.TLS, hs)
+	g.noteTLS(tc, err)
+	if err != nil {
 		wc.Close()
 		if gerr := g.ended(); gerr != nil {
 			return nil, gerr
