@@ -16,7 +16,7 @@ var htmlFiles embed.FS
 
 var htmlFuncs = template.FuncMap{
 	"label": func(o data.Outcome) string { return o.Label() },
-	"when": func(t *time.Time) template.HTML {
+	"when": func(t *Time) template.HTML {
 		if t == nil {
 			return "never"
 		}
@@ -50,9 +50,9 @@ var htmlFuncs = template.FuncMap{
 // timeHTML writes a time as a <time> element in UTC, absolute: a preview
 // read an hour after it was published would be wrong to say "3 min ago";
 // the site build can say that from the datetime attribute.
-func timeHTML(t time.Time) template.HTML {
-	t = t.UTC()
-	return template.HTML(`<time datetime="` + t.Format(time.RFC3339Nano) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
+func timeHTML(pt Time) template.HTML {
+	t := pt.UTC()
+	return template.HTML(`<time datetime="` + t.Format(TimeLayout) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
 }
 
 var htmlTmpl = template.Must(template.New("").Funcs(htmlFuncs).ParseFS(htmlFiles, "templates/*.html.tmpl"))

@@ -44,12 +44,11 @@ func era(protocol, transport string) string {
 	return "initialize"
 }
 
-func timePtr(t time.Time) *time.Time {
+func timePtr(t time.Time) *Time {
 	if t.IsZero() {
 		return nil
 	}
-	t = t.UTC()
-	return &t
+	return &Time{t.UTC()}
 }
 
 // estimateNext returns when the rules would next check a server whose state
@@ -133,7 +132,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	f.FailingSince = timePtr(s.State.FailingSince)
 	if r := s.Last; r != nil {
 		f.LastResult = &LastResult{
-			Status: r.Status, Label: r.Status.Label(), Reason: r.Detail, Started: r.Started.UTC(),
+			Status: r.Status, Label: r.Status.Label(), Reason: r.Detail, Started: Time{truncMS(r.Started)},
 			LatencyMS: r.Duration.Milliseconds(), HTTPStatus: r.HTTPStatus,
 			Protocol: r.Protocol, Era: era(r.Protocol, r.Transport), Transport: r.Transport,
 			ServerName: r.ServerName, ServerVersion: r.ServerVersion,
@@ -142,7 +141,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	}
 	for i := len(s.Checks) - 1; i >= 0 && len(f.History) < HistoryLen; i-- {
 		c := s.Checks[i]
-		f.History = append(f.History, Check{Started: time.UnixMilli(c.At).UTC(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS})
+		f.History = append(f.History, Check{Started: Time{time.UnixMilli(c.At).UTC()}, Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS})
 	}
 	var e time.Time
 	f.Uptime.Day, e = s.uptime(now, dayWindow)
@@ -249,16 +248,16 @@ func appendIndexRow(b []byte, r *row) []byte {
 	return append(b, '}')
 }
 
-// appendMilliTime appends a Unix millisecond time in UTC as RFC 3339 with
-// the fraction trimmed, as time.Time's JSON has it.
+// appendMilliTime appends a Unix millisecond time as TimeLayout, as Time's
+// JSON has it.
 func appendMilliTime(b []byte, ms int64) []byte {
 	t := time.UnixMilli(ms).UTC()
 	y, mo, d := t.Date()
+	if y < 1000 || y > 9999 || ms < 0 {
+		return t.AppendFormat(b, TimeLayout)
+	}
 	h, mi, sec := t.Clock()
 	two := func(b []byte, v int) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
-	if y < 1000 || y > 9999 {
-		return t.AppendFormat(b, time.RFC3339Nano)
-	}
 	b = strconv.AppendInt(b, int64(y), 10)
 	b = append(b, '-')
 	b = two(b, int(mo))
@@ -270,18 +269,8 @@ func appendMilliTime(b []byte, ms int64) []byte {
 	b = two(b, mi)
 	b = append(b, ':')
 	b = two(b, sec)
-	if frac := int(ms % 1000); frac != 0 {
-		if frac < 0 {
-			return t.AppendFormat(b[:0], time.RFC3339Nano)
-		}
-		digits := []byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
-		for len(digits) > 0 && digits[len(digits)-1] == '0' {
-			digits = digits[:len(digits)-1]
-		}
-		b = append(b, '.')
-		b = append(b, digits...)
-	}
-	return append(b, 'Z')
+	frac := int(ms % 1000)
+	return append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10), 'Z')
 }
 
 // indexHead returns index.json without its rows: the count of servers and

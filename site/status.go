@@ -15,22 +15,19 @@ const StatusStaleAfter = 5 * time.Minute
 // show "checks are running" or warn that they stopped. Unlike probe.json it
 // changes with every publish.
 type Status struct {
-	Published         time.Time  `json:"published"`           // this publish
-	LastMinuteRun     *time.Time `json:"last_minute_run"`     // the latest minute a run claimed; null when none has
+	Published         Time  `json:"published"`           // this publish
+	LastMinuteRun     *Time `json:"last_minute_run"`     // the latest minute a run claimed; null when none has
 	StaleAfterSeconds int64      `json:"stale_after_seconds"` // warn when published or last_minute_run is older than this
 }
 
 // statusOf returns the status as of now from the data directory dir. An
 // unreadable marker directory is an error.
 func statusOf(dir string, now time.Time) (Status, error) {
-	s := Status{Published: truncMS(now), StaleAfterSeconds: int64(StatusStaleAfter / time.Second)}
+	s := Status{Published: Time{truncMS(now)}, StaleAfterSeconds: int64(StatusStaleAfter / time.Second)}
 	last, err := data.LastMinuteRun(dir)
 	if err != nil {
 		return s, err
 	}
-	if !last.IsZero() {
-		last = last.UTC()
-		s.LastMinuteRun = &last
-	}
+	s.LastMinuteRun = timePtr(last)
 	return s, nil
 }
