@@ -106,6 +106,10 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		f.Reason = s.State.LastDetail
 	}
 	f.Label = f.Status.Label()
+	// The daily series ends today: at midnight (UTC) it moves on a day
+	// for every server, checked or not, as a rebuild then shows it.
+	y, m, d := now.UTC().Date()
+	earliest(time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC))
 	if !l.Paused {
 		if !l.PlanNext.IsZero() && l.PlanNext.After(now) {
 			f.NextCheck, f.NextCheckFrom = timePtr(l.PlanNext), "plan"
