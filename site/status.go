@@ -17,7 +17,7 @@ const StatusStaleAfter = 5 * time.Minute
 type Status struct {
 	Published         Time  `json:"published"`           // this publish
 	LastMinuteRun     *Time `json:"last_minute_run"`     // the latest minute a run claimed; null when none has
-	StaleAfterSeconds int64      `json:"stale_after_seconds"` // warn when published or last_minute_run is older than this
+	StaleAfterSeconds int64 `json:"stale_after_seconds"` // warn when published or last_minute_run is older than this
 }
 
 // statusOf returns the status as of now from the data directory dir. An

@@ -15,15 +15,15 @@ const ToolChangesLen = 50
 // checks listed: their fingerprint, and when and how they changed.
 type ToolDefinitions struct {
 	Hash      string       `json:"hash"`       // SHA-256 of the canonical definitions of the last check that listed tools; "" when none did
-	Seen      *Time   `json:"seen"`       // start of that check
-	ChangedAt *Time   `json:"changed_at"` // start of the first check that listed the current definitions after others; null: never changed
+	Seen      *Time        `json:"seen"`       // start of that check
+	ChangedAt *Time        `json:"changed_at"` // start of the first check that listed the current definitions after others; null: never changed
 	Changes   []ToolChange `json:"changes"`    // newest first, at most ToolChangesLen
 }
 
 // ToolChange is one change of a server's tool definitions between two
 // checks that listed them.
 type ToolChange struct {
-	At      Time         `json:"at"`        // start of the check that listed the new definitions
+	At      Time              `json:"at"`        // start of the check that listed the new definitions
 	From    string            `json:"from_hash"` // fingerprint before
 	To      string            `json:"to_hash"`   // fingerprint after
 	Details bool              `json:"details"`   // both sets were stored, so added, removed and changed are known
