@@ -278,7 +278,7 @@ func (p *publication) writeShared() error {
 	if err != nil {
 		return err
 	}
-	status, err := statusOf(p.cfg.DataDir, p.now)
+	status, err := statusOf(p.cfg.DataDir, p.now, p.bad)
 	if err != nil {
 		return err
 	}

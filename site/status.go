@@ -18,16 +18,40 @@ type Status struct {
 	Published         Time  `json:"published"`           // this publish
 	LastMinuteRun     *Time `json:"last_minute_run"`     // the latest minute a run claimed; null when none has
 	StaleAfterSeconds int64 `json:"stale_after_seconds"` // warn when published or last_minute_run is older than this
+
+	HistoryLost []LostChecks `json:"history_lost"` // checks the history lost to a file damaged in both its copies, oldest found first; [] when none
+}
+
+// LostChecks is a part of the history lost to a damaged file: the site
+// says so rather than show the days as if no check had run.
+type LostChecks struct {
+	Day     string   `json:"day"`     // the day of the checks, YYYY-MM-DD (UTC)
+	Minutes []string `json:"minutes"` // the minutes (HH:MM UTC) of the runs whose checks are lost; [] when the file named none: the whole day
+	Found   Time     `json:"found"`   // when the damage was found
+	Text    string   `json:"text"`    // "checks of 2026-12-02 19:25 lost to a damaged file (…)"
 }
 
 // statusOf returns the status as of now from the data directory dir. An
-// unreadable marker directory is an error.
-func statusOf(dir string, now time.Time) (Status, error) {
+// unreadable marker directory is an error; a record of history damage that
+// cannot be read in part is reported, and the rest shown.
+func statusOf(dir string, now time.Time, report func(error)) (Status, error) {
 	s := Status{Published: Time{truncMS(now)}, StaleAfterSeconds: int64(StatusStaleAfter / time.Second)}
 	last, err := data.LastMinuteRun(dir)
 	if err != nil {
 		return s, err
 	}
 	s.LastMinuteRun = timePtr(last)
+	damage, bad, err := data.ReadHistoryDamage(dir)
+	for _, b := range append(bad, err) {
+		if b != nil {
+			report(b)
+		}
+	}
+	s.HistoryLost = []LostChecks{}
+	for _, h := range damage {
+		if !h.Restored {
+			s.HistoryLost = append(s.HistoryLost, LostChecks{Day: h.Day, Minutes: append([]string{}, h.Minutes...), Found: Time{h.At}, Text: h.Lost()})
+		}
+	}
 	return s, nil
 }

@@ -237,5 +237,12 @@ func writeRunMetrics(path, dir string, sum runner.Summary, runErr error, started
 		logger.Warn("metrics: deferrals and host caps left out", "err", err)
 	}
 	m.Plan = pf
+	damage, bad, err := data.ReadHistoryDamage(dir)
+	for _, b := range append(bad, err) {
+		if b != nil {
+			logger.Warn("metrics: a record of history damage left out", "err", b)
+		}
+	}
+	m.HistoryDamage = damage
 	return metrics.WriteRun(path, m)
 }
