@@ -2,33 +2,13 @@ package site
 
 import (
 	"bytes"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
-
-// readTree returns every file under root by its path relative to root.
-func readTree(t *testing.T, root string) map[string][]byte {
-	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		rel, _ := filepath.Rel(root, path)
-		out[rel] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // TestRebuildSameTree (README: a rebuild gives the same files): a day of
 // hourly publishes, with results read from journals not folded yet (at
@@ -66,7 +46,7 @@ func TestRebuildSameTree(t *testing.T) {
 		}
 		f.MustPublish()
 	}
-	incremental := readTree(t, f.out)
+	incremental := testutil.MustTree(t, f.out)
 	for _, path := range []string{f.out, storePath(f.dir)} {
 		if err := os.RemoveAll(path); err != nil {
 			t.Fatal(err)
@@ -75,7 +55,7 @@ func TestRebuildSameTree(t *testing.T) {
 	if st := f.MustPublish(); !st.Rebuilt {
 		t.Fatal("not a rebuild")
 	}
-	rebuilt := readTree(t, f.out)
+	rebuilt := testutil.MustTree(t, f.out)
 	for name, want := range incremental {
 		got, ok := rebuilt[name]
 		switch {
