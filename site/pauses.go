@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"plug.directory/prober/data"
 )
 
 // pauseChange is one line of the pause record: a server's checks paused
@@ -96,12 +98,37 @@ func (p *publication) recordPauses() error {
 		cs := pauses[r.ID]
 		if paused := len(cs) > 0 && cs[len(cs)-1].Paused; paused != r.Paused {
 			c := pauseChange{ID: r.ID, Paused: r.Paused, At: p.now.UnixMilli()}
+			if r.Paused && len(cs) == 0 {
+				// Paused before there was a record: since when its file says.
+				if at, ok := p.publishedPauseStart(r.ID); ok {
+					c.At = at
+				}
+			}
 			changes = append(changes, c)
 			pauses[r.ID] = append(cs, c)
 		}
 	}
 	p.pauses = pauses
 	return appendPauses(p.cfg.DataDir, changes)
+}
+
+// publishedPauseStart returns the start of the pause the published file
+// of id shows as lasting, if it does.
+func (p *publication) publishedPauseStart(id string) (int64, bool) {
+	b, err := os.ReadFile(filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json"))
+	if err != nil {
+		return 0, false
+	}
+	var f struct {
+		Incidents []Incident `json:"incidents"`
+	}
+	if json.Unmarshal(b, &f) != nil || len(f.Incidents) == 0 {
+		return 0, false
+	}
+	if last := f.Incidents[0]; last.Status == data.Paused && last.End == nil {
+		return last.Start.UnixMilli(), true
+	}
+	return 0, false
 }
 
 // applyPauses sets the pauses of s from the record: every recorded change

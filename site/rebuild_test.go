@@ -92,3 +92,24 @@ func excerpt(b []byte, i int) string {
 	lo, hi := max(i-40, 0), min(i+40, len(b))
 	return string(b[lo:hi])
 }
+
+// TestPauseRecordTakesPublishedPauses: a server paused before the pause
+// record existed is recorded from the start its published file shows, so
+// that a later rebuild keeps it there.
+func TestPauseRecordTakesPublishedPauses(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	f.MustPublish() // foxtrot paused at fixNow
+	if err := os.Remove(pausesPath(f.dir)); err != nil {
+		t.Fatal(err) // as before the record existed
+	}
+	f.now = fixNow.Add(time.Hour)
+	f.MustPublish()
+	pauses, bad, err := readPauses(f.dir)
+	if err != nil || len(bad) > 0 {
+		t.Fatal(bad, err)
+	}
+	if got := pauses["foxtrot"]; len(got) != 1 || !got[0].Paused || got[0].At != fixNow.UnixMilli() {
+		t.Errorf("foxtrot's record %+v, want paused at %v", got, fixNow)
+	}
+}
