@@ -1,7 +1,6 @@
 package data
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -87,53 +86,13 @@ func HistoryDamagePath(dir string) string { return filepath.Join(DamagedDir(dir)
 
 // ReadHistoryDamage reads every HistoryDamage recorded. A missing record
 // is none; a line that does not check is skipped and named in bad.
-func ReadHistoryDamage(dir string) (out []HistoryDamage, bad []error, err error) {
-	b, err := os.ReadFile(HistoryDamagePath(dir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read history damage: %w", err)
-	}
-	bad = lines(HistoryDamagePath(dir), b, MaxJournalLine, func(row []byte) error {
-		if err := checkLineCRC(row); err != nil {
-			return err
-		}
-		var h HistoryDamage
-		if err := json.Unmarshal(row, &h); err != nil {
-			return err
-		}
-		out = append(out, h)
-		return nil
-	})
-	return out, bad, nil
+func ReadHistoryDamage(dir string) ([]HistoryDamage, []error, error) {
+	return readCRCLines[HistoryDamage](HistoryDamagePath(dir))
 }
 
 // recordDamage appends h to the record, fsynced.
 func recordDamage(dir string, h HistoryDamage) error {
-	b, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
-	path := HistoryDamagePath(dir)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("record history damage: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("record history damage: %w", err)
-	}
-	_, err = f.Write(appendLineCRC(b))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("record history damage %s: %w", path, err)
-	}
-	return nil
+	return appendCRCLines(HistoryDamagePath(dir), []HistoryDamage{h})
 }
 
 // runStamp finds the minute in a part's name (part-run-20261202T1925-42).

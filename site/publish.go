@@ -146,9 +146,9 @@ type publication struct {
 	indexChanged atomic.Bool
 	oldest       time.Time // results started before are not read
 	feedMu       sync.Mutex
-	feedNew      map[string][]feedEntry   // newest status changes of the servers rendered, by id
-	pauses       map[string][]pauseChange // the pause record, by id (recordPauses)
-	mark         time.Time                // end of the last step, for phase
+	feedNew      map[string][]feedEntry        // newest status changes of the servers rendered, by id
+	pauses       map[string][]data.PauseChange // the pause record, by id (recordPauses)
+	mark         time.Time                     // end of the last step, for phase
 }
 
 func (p *publication) bad(err error) {

@@ -100,16 +100,16 @@ func TestPauseRecordTakesPublishedPauses(t *testing.T) {
 	f := newFixture(t)
 	f.standard()
 	f.MustPublish() // foxtrot paused at fixNow
-	if err := os.Remove(pausesPath(f.dir)); err != nil {
+	if err := os.Remove(data.PauseRecordPath(f.dir)); err != nil {
 		t.Fatal(err) // as before the record existed
 	}
 	f.now = fixNow.Add(time.Hour)
 	f.MustPublish()
-	pauses, bad, err := readPauses(f.dir)
+	pauses, bad, err := data.ReadPauseRecord(f.dir)
 	if err != nil || len(bad) > 0 {
 		t.Fatal(bad, err)
 	}
-	if got := pauses["foxtrot"]; len(got) != 1 || !got[0].Paused || got[0].At != fixNow.UnixMilli() {
+	if got := pauses["foxtrot"]; len(got) != 1 || !got[0].Paused || !got[0].At.Equal(fixNow) {
 		t.Errorf("foxtrot's record %+v, want paused at %v", got, fixNow)
 	}
 }
