@@ -374,18 +374,28 @@ func openParquet(path string) (*os.File, int64, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil {
-		var pf *parquet.File
-		if pf, err = parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true)); err != nil {
-			err = fmt.Errorf("%w: %w", errParquetDamaged, err)
-		} else {
-			err = verifyParquet(f, fi.Size(), pf)
-		}
+		err = checkParquet(f, fi.Size())
 	}
 	if err != nil {
 		f.Close()
 		return nil, 0, fmt.Errorf("read parquet %s: %w", path, err)
 	}
 	return f, fi.Size(), nil
+}
+
+// checkParquet checks the footer and the SumKey of the history file of
+// size bytes in r. Errors wrap errParquetDamaged.
+func checkParquet(r io.ReaderAt, size int64) (err error) {
+	defer func() {
+		if p := recover(); p != nil { // parquet-go panics on some damaged input
+			err = fmt.Errorf("%w: %v", errParquetDamaged, p)
+		}
+	}()
+	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return fmt.Errorf("%w: %w", errParquetDamaged, err)
+	}
+	return verifyParquet(r, size, pf)
 }
 
 // copyRows streams the rows of one file into w, a batch at a time, so a

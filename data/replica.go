@@ -1,9 +1,9 @@
 package data
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -39,21 +39,17 @@ func writeReplica(path string, b []byte) error {
 	return WriteFileAtomic(replicaOf(dataDirOf(path), path), b, 0o644)
 }
 
-// copyVerified reads the history file from, checks it whole (footer and
-// SumKey), and writes its bytes to to atomically. A from that does not
-// check is an error wrapping ErrDamaged, and nothing is written.
+// copyVerified reads the history file from, checks the bytes read (footer
+// and SumKey), and writes those bytes to to atomically. A from that does
+// not check is an error wrapping ErrDamaged, and nothing is written.
 func copyVerified(from, to string) error {
-	f, _, err := openParquet(from)
-	if err != nil {
-		return err
-	}
-	b, err := io.ReadAll(f)
-	f.Close()
+	b, err := os.ReadFile(from)
 	if err != nil {
 		return fmt.Errorf("read parquet %s: %w", from, err)
 	}
-	// The sum was checked on the bytes as they were read for it; the copy
-	// is of bytes read again, so they are checked once more as written.
+	if err := checkParquet(bytes.NewReader(b), int64(len(b))); err != nil {
+		return fmt.Errorf("read parquet %s: %w", from, err)
+	}
 	return WriteFileAtomic(to, b, 0o644)
 }
 
@@ -136,9 +132,14 @@ func RecoverParquet(dir, path string, cause error) (restored bool, err error) {
 		return false, errors.Join(cause, err)
 	}
 	defer unlock()
-	if _, _, err := openParquet(path); !errors.Is(err, ErrDamaged) {
-		// Repaired or merged meanwhile: whole or gone now.
-		return err == nil, cause
+	f, _, err := openParquet(path)
+	if err == nil {
+		// Repaired meanwhile: whole now.
+		f.Close()
+		return true, cause
+	}
+	if !errors.Is(err, ErrDamaged) {
+		return false, cause // merged meanwhile: gone
 	}
 	return recoverParquet(dir, path, cause)
 }
