@@ -106,10 +106,18 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		f.Reason = s.State.LastDetail
 	}
 	f.Label = f.Status.Label()
-	// The daily series ends today: at midnight (UTC) it moves on a day
-	// for every server, checked or not, as a rebuild then shows it.
-	y, m, d := now.UTC().Date()
-	earliest(time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC))
+	// The daily series ends on the day of the last check, a recorded fact:
+	// it moves only with a check, which renders the file anyway, and a
+	// rebuild gives it as the incremental runs did, with no file of a
+	// million rewritten at midnight. A server never checked has no day to
+	// show: its series ends today, and moves on at midnight.
+	dailyEnd := now
+	if s != nil && !s.State.LastCheck.IsZero() {
+		dailyEnd = s.State.LastCheck
+	} else {
+		y, m, d := now.UTC().Date()
+		earliest(time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC))
+	}
 	if !l.Paused {
 		if !l.PlanNext.IsZero() && l.PlanNext.After(now) {
 			f.NextCheck, f.NextCheckFrom = timePtr(l.PlanNext), "plan"
@@ -121,10 +129,10 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		}
 	}
 	if s == nil {
-		f.Daily = (&summary{}).daily(now, srv.Added)
+		f.Daily = (&summary{}).daily(dailyEnd, srv.Added)
 		return f, expires
 	}
-	f.Daily = s.daily(now, srv.Added)
+	f.Daily = s.daily(dailyEnd, srv.Added)
 	f.Incidents = s.incidents()
 	f.ToolDefs = s.Tools
 	if f.ToolDefs.Changes == nil {
