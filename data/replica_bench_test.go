@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -113,7 +114,7 @@ func BenchmarkScrub(b *testing.B) {
 	for b.Loop() {
 		// A budget of one file and its copy a call, as a history of
 		// ScrubMinutes such days would give.
-		if st, err = scrub(dir, 1, discard()); err != nil {
+		if st, err = scrub(dir, 1, slog.New(slog.DiscardHandler)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,17 +69,17 @@ func TestScrub(t *testing.T) {
 				MustFoldRuns(t, dir, "run-"+at.Format(RunJournalLayout), at, 1, 3)
 			}
 			if tt.compacted {
-				if _, err := Compact(dir, t0.AddDate(0, 0, 1), discard()); err != nil {
+				if _, err := Compact(dir, t0.AddDate(0, 0, 1), slog.New(slog.DiscardHandler)); err != nil {
 					t.Fatal(err)
 				}
 			}
 			// Whole before the damage: a round finds nothing to do.
-			st, err := Scrub(dir, discard())
+			st, err := Scrub(dir, slog.New(slog.DiscardHandler))
 			if err != nil || !st.Wrapped || len(st.Repaired) != 0 || st.Copied != 0 {
 				t.Fatalf("scrub of a whole history: %+v %v", st, err)
 			}
 			tt.damage(dir)
-			st, err = Scrub(dir, discard())
+			st, err = Scrub(dir, slog.New(slog.DiscardHandler))
 			if err != nil || !st.Wrapped {
 				t.Fatalf("scrub: %+v %v", st, err)
 			}
@@ -103,7 +104,7 @@ func TestScrub(t *testing.T) {
 				t.Errorf("history has %d rows, want %d", n, tt.wantRows)
 			}
 			// Repaired: the next round reads every file whole.
-			st, err = Scrub(dir, discard())
+			st, err = Scrub(dir, slog.New(slog.DiscardHandler))
 			if err != nil || len(st.Repaired) != 0 || st.Copied != 0 {
 				t.Errorf("second scrub: %+v %v; want nothing to repair", st, err)
 			}
@@ -127,7 +128,7 @@ func TestScrubBounded(t *testing.T) {
 	}
 	// A minimum of one byte: one file and its copy a call.
 	for call := range 7 {
-		st, err := scrub(dir, 1, discard())
+		st, err := scrub(dir, 1, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +142,7 @@ func TestScrubBounded(t *testing.T) {
 		}
 	}
 	// The production minimum is larger than this history: one call reads it all.
-	if st, err := Scrub(dir, discard()); err != nil || st.Files != 12 || !st.Wrapped {
+	if st, err := Scrub(dir, slog.New(slog.DiscardHandler)); err != nil || st.Files != 12 || !st.Wrapped {
 		t.Errorf("Scrub: %+v %v; want all 12 files (6 and their copies)", st, err)
 	}
 }

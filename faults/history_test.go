@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -40,7 +41,7 @@ func (h *history) dir() string { return filepath.Join(h.root, "data") }
 
 func (h *history) config(root string) site.Config {
 	return site.Config{DataDir: filepath.Join(root, "data"), ServersPath: filepath.Join(root, "servers.csv"),
-		OutDir: filepath.Join(root, "out"), Now: func() time.Time { return historyNow }, Logger: discard(), Workers: 2, NoHTML: true}
+		OutDir: filepath.Join(root, "out"), Now: func() time.Time { return historyNow }, Logger: slog.New(slog.DiscardHandler), Workers: 2, NoHTML: true}
 }
 
 func mustHistory(tb testing.TB) *history {
@@ -75,13 +76,13 @@ func mustHistory(tb testing.TB) *history {
 			h.checks++
 		}
 		j.Close()
-		if _, err := data.Fold(h.dir(), discard()); err != nil {
+		if _, err := data.Fold(h.dir(), slog.New(slog.DiscardHandler)); err != nil {
 			tb.Fatal(err)
 		}
 		h.minutes["part-"+name+".parquet"] = []string{at.Format("15:04")}
 	}
 	// The run's own step after its fold: yesterday becomes one file.
-	if err := runner.CompactHistory(h.dir(), historyNow, discard()); err != nil {
+	if err := runner.CompactHistory(h.dir(), historyNow, slog.New(slog.DiscardHandler)); err != nil {
 		tb.Fatal(err)
 	}
 	h.minutes["merged-000001.parquet"] = []string{runs[0].Format("15:04"), runs[1].Format("15:04")}
@@ -176,7 +177,7 @@ func TestDamagedHistory(t *testing.T) {
 				}
 				switch tc.after {
 				case "scrub":
-					if _, err := data.Scrub(dir, discard()); err != nil {
+					if _, err := data.Scrub(dir, slog.New(slog.DiscardHandler)); err != nil {
 						t.Fatalf("%sscrub: %v", what, err)
 					}
 				case "rebuild":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,7 +30,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 	os.WriteFile(paused, nil, 0o644)
 	var now time.Time
 	cfg := site.Config{DataDir: dir, ServersPath: b.list(), PausedPath: paused, OutDir: filepath.Join(root, "out"),
-		Now: func() time.Time { return now }, Logger: discard(), Workers: 2, NoHTML: true}
+		Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler), Workers: 2, NoHTML: true}
 	start := minute0.Add(-24 * time.Hour)
 	for h := range 24 {
 		at := start.Add(time.Duration(h) * time.Hour)
@@ -65,10 +66,10 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 			os.WriteFile(paused, nil, 0o644)
 		}
 		if h%4 != 1 { // every fourth run is killed before its fold: the next one folds it
-			if _, err := data.Fold(dir, discard()); err != nil {
+			if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}
-			if err := runner.CompactHistory(dir, at.Add(time.Minute), discard()); err != nil {
+			if err := runner.CompactHistory(dir, at.Add(time.Minute), slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -80,7 +81,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 				body, _ := os.ReadFile(p)
 				body[4+h%(pagesEnd(t, body)-4)] ^= 0x10
 				os.WriteFile(p, body, 0o644)
-				if st, err := data.Scrub(dir, discard()); err != nil || len(st.Repaired) != 1 {
+				if st, err := data.Scrub(dir, slog.New(slog.DiscardHandler)); err != nil || len(st.Repaired) != 1 {
 					t.Fatalf("scrub after a flip in %s: %+v %v", p, st, err)
 				}
 			}
