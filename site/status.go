@@ -7,17 +7,19 @@ import (
 )
 
 // StatusStaleAfter is how long after the last publish, or the last minute
-// run, the site should warn that checks have stopped: a minute is planned,
-// run and published every minute, so five minutes is several missed.
+// recorded, the site should warn that checks have stopped: a minute is
+// planned, run and published every minute, so five minutes is several
+// missed.
 const StatusStaleAfter = 5 * time.Minute
 
 // Status is status.json: whether the checks are going, for the site to
 // show "checks are running" or warn that they stopped. Unlike probe.json it
 // changes with every publish.
 type Status struct {
-	Published         Time  `json:"published"`           // this publish
-	LastMinuteRun     *Time `json:"last_minute_run"`     // the latest minute a run claimed; null when none has
-	StaleAfterSeconds int64 `json:"stale_after_seconds"` // warn when published or last_minute_run is older than this
+	Published          Time  `json:"published"`            // this publish
+	LastMinuteRun      *Time `json:"last_minute_run"`      // the latest minute a run claimed; null when none has
+	LastMinuteRecorded *Time `json:"last_minute_recorded"` // the latest minute whose run recorded every planned check (data.MarkMinuteRecorded); null when none has
+	StaleAfterSeconds  int64 `json:"stale_after_seconds"`  // warn when published or last_minute_recorded is older than this
 
 	HistoryLost []LostChecks `json:"history_lost"` // checks the history lost to a file damaged in both its copies, oldest found first; [] when none
 }
@@ -32,19 +34,26 @@ type LostChecks struct {
 }
 
 // statusOf returns the status as of now from the data directory dir. An
-// unreadable marker directory is an error; a record of history damage that
-// cannot be read in part is reported, and the rest shown.
-func statusOf(dir string, now time.Time, report func(error)) (Status, error) {
+// unreadable marker directory is an error; a record of the last minute
+// recorded that does not decode is passed to bad and shown as none (the
+// next run's mark replaces it), and a record of history damage that cannot
+// be read in part is passed to bad, the rest shown.
+func statusOf(dir string, now time.Time, bad func(error)) (Status, error) {
 	s := Status{Published: Time{truncMS(now)}, StaleAfterSeconds: int64(StatusStaleAfter / time.Second)}
 	last, err := data.LastMinuteRun(dir)
 	if err != nil {
 		return s, err
 	}
 	s.LastMinuteRun = timePtr(last)
-	damage, bad, err := data.ReadHistoryDamage(dir)
-	for _, b := range append(bad, err) {
+	recorded, err := data.LastMinuteRecorded(dir)
+	if err != nil {
+		bad(err)
+	}
+	s.LastMinuteRecorded = timePtr(recorded)
+	damage, unread, err := data.ReadHistoryDamage(dir)
+	for _, b := range append(unread, err) {
 		if b != nil {
-			report(b)
+			bad(b)
 		}
 	}
 	s.HistoryLost = []LostChecks{}
