@@ -212,30 +212,41 @@ func writeHistory(dir, journalPath string, rs []Result) error {
 		if p.merged[name] {
 			continue
 		}
-		if err := writeParquet(path, byDay[d]); err != nil {
+		// The second copy first: a part in place always has one, and a
+		// copy whose part a crash kept from being written is that part
+		// (Scrub puts it in place).
+		b, err := encodeParquet(path, byDay[d])
+		if err != nil {
+			return err
+		}
+		if err := writeReplica(path, b); err != nil {
+			return err
+		}
+		if err := WriteFileAtomic(path, b, 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeParquet writes rows to path atomically, with their SumKey.
-func writeParquet(path string, rows []ResultRow) error {
+// encodeParquet returns rows as the bytes of a history file, with their
+// SumKey; path names it in errors.
+func encodeParquet(path string, rows []ResultRow) ([]byte, error) {
 	var buf bytes.Buffer
 	w := newHistoryWriter(&buf)
 	if _, err := w.Write(rows); err != nil {
-		return fmt.Errorf("write parquet %s: %w", path, err)
+		return nil, fmt.Errorf("write parquet %s: %w", path, err)
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("write parquet %s: %w", path, err)
+		return nil, fmt.Errorf("write parquet %s: %w", path, err)
 	}
-	return WriteFileAtomic(path, buf.Bytes(), 0o644)
+	return buf.Bytes(), nil
 }
 
 // ReadParquet reads every row of one Parquet history file. A file that
 // cannot be read is an error naming it; one whose bytes do not decode, do
 // not match its SumKey or make the decoder panic is damaged (the error
-// wraps errParquetDamaged: see SetAsideDamaged).
+// wraps errParquetDamaged: see RecoverParquet).
 func ReadParquet(path string) ([]Result, error) {
 	rows, err := readParquetRows[ResultRow](path)
 	if err != nil {

@@ -11,13 +11,13 @@ const DailyLen = 90
 const dayMS = int64(24 * time.Hour / time.Millisecond)
 
 // daily returns the series of the DailyLen UTC days ending on the day of
-// now, oldest first, for a server listed at added (zero: unknown, taken as
+// end (the last check's: see render), oldest first, for a server listed at added (zero: unknown, taken as
 // listed). A day from the time the summary's checks are complete on
 // (s.Complete) is counted from its checks; an earlier one is taken from the
 // series published before (s.Days), as it was counted while its checks were
 // kept.
-func (s *summary) daily(now, added time.Time) []Day {
-	first := now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(DailyLen - 1)).UnixMilli()
+func (s *summary) daily(end, added time.Time) []Day {
+	first := end.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(DailyLen - 1)).UnixMilli()
 	type acc struct {
 		counted, answered int
 		lat               []int64

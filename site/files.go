@@ -2,7 +2,6 @@ package site
 
 import (
 	"encoding/json"
-	"time"
 
 	"plug.directory/prober/data"
 )
@@ -16,20 +15,20 @@ type ServerFile struct {
 	ID     string       `json:"id"`
 	URL    string       `json:"url"` // "" for a server that only runs locally
 	Rank   int          `json:"rank"`
-	Listed *time.Time   `json:"listed_at"` // when it was added to the ranked list; null when the list does not say
+	Listed *Time        `json:"listed_at"` // when it was added to the ranked list; null when the list does not say
 	Tier   string       `json:"tier"`      // "hourly" or "daily" (rule S1)
 	Status data.Outcome `json:"status"`    // code of table O, paused and pending included
 	Label  string       `json:"label"`     // the exact words of table O
 	Reason string       `json:"reason"`    // short human reason of the last check; "" when none
 
-	LastCheck      *time.Time `json:"last_check"`                          // start of the last check
-	NextCheck      *time.Time `json:"next_check"`                          // next planned start; null when paused or unknown
-	NextCheckFrom  string     `json:"next_check_from"`                     // "plan" (a plan file names it), "estimate" (from the rules) or ""
-	LastAnswered   *time.Time `json:"last_answered"`                       // start of the last answered check
-	FailingSince   *time.Time `json:"failing_since"`                       // start of the first failing check of the current streak
-	CadenceSeconds int64      `json:"cadence_seconds"`                     // usual pace of its tier
-	EffectiveCad   int64      `json:"effective_cadence_seconds,omitempty"` // pace when its host's caps stretch it
-	SharedWith     []string   `json:"shared_with,omitempty"`               // the other servers listed at its address: one check serves all (issue 14)
+	LastCheck      *Time    `json:"last_check"`                          // start of the last check
+	NextCheck      *Time    `json:"next_check"`                          // next planned start; null when paused or unknown
+	NextCheckFrom  string   `json:"next_check_from"`                     // "plan" (a plan file names it), "estimate" (from the rules) or ""
+	LastAnswered   *Time    `json:"last_answered"`                       // start of the last answered check
+	FailingSince   *Time    `json:"failing_since"`                       // start of the first failing check of the current streak
+	CadenceSeconds int64    `json:"cadence_seconds"`                     // usual pace of its tier
+	EffectiveCad   int64    `json:"effective_cadence_seconds,omitempty"` // pace when its host's caps stretch it
+	SharedWith     []string `json:"shared_with,omitempty"`               // the other servers listed at its address: one check serves all (issue 14)
 
 	LastResult *LastResult `json:"last_result"` // the last check, also while paused (rule P4); null when never checked
 	// Certificate is the one the last check that got as far saw (issue
@@ -66,8 +65,8 @@ type Incident struct {
 	Label           string       `json:"label"`            // its exact words
 	From            data.Outcome `json:"from"`             // the status before; "" for the first check ever
 	Reason          string       `json:"reason"`           // short reason of the check that started it; "" for a pause
-	Start           time.Time    `json:"start"`            // start of that check, or the publication that first saw the pause
-	End             *time.Time   `json:"end"`              // start of the next status; null while it lasts
+	Start           Time         `json:"start"`            // start of that check, or the publication that first saw the pause
+	End             *Time        `json:"end"`              // start of the next status; null while it lasts
 	DurationSeconds *int64       `json:"duration_seconds"` // End - Start; null while it lasts
 }
 
@@ -87,7 +86,7 @@ type LastResult struct {
 	Status        data.Outcome `json:"status"`
 	Label         string       `json:"label"`
 	Reason        string       `json:"reason"`
-	Started       time.Time    `json:"started"`
+	Started       Time         `json:"started"`
 	LatencyMS     int64        `json:"latency_ms"`  // whole check, first request to last answer
 	HTTPStatus    int          `json:"http_status"` // last HTTP status seen; 0 when none
 	Protocol      string       `json:"protocol"`    // protocol version learned; "" when none
@@ -102,7 +101,7 @@ type LastResult struct {
 
 // Check is one entry of a server's history.
 type Check struct {
-	Started   time.Time    `json:"started"`
+	Started   Time         `json:"started"`
 	Status    data.Outcome `json:"status"`
 	Reason    string       `json:"reason,omitempty"`
 	LatencyMS int64        `json:"latency_ms"`
@@ -161,7 +160,7 @@ type IndexRow struct {
 	ID        string       `json:"id"`
 	Rank      int          `json:"rank"`
 	Status    data.Outcome `json:"status"`
-	LastCheck *time.Time   `json:"last_check"`
+	LastCheck *Time        `json:"last_check"`
 	Uptime7d  *float64     `json:"uptime_7d"` // percent, as in the server's file
 	Tools     *int         `json:"tools"`     // tool count of the last check, if it listed them (working); null when unknown
 }

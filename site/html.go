@@ -21,7 +21,7 @@ var htmlFuncs = template.FuncMap{
 	"periodUptime": periodUptime,
 	"lastIndex":    func(days []Day) int { return len(days) - 1 },
 	"label":        func(o data.Outcome) string { return o.Label() },
-	"when": func(t *time.Time) template.HTML {
+	"when": func(t *Time) template.HTML {
 		if t == nil {
 			return "never"
 		}
@@ -61,9 +61,9 @@ var htmlFuncs = template.FuncMap{
 // timeHTML writes a time as a <time> element in UTC, absolute: a preview
 // read an hour after it was published would be wrong to say "3 min ago";
 // the site build can say that from the datetime attribute.
-func timeHTML(t time.Time) template.HTML {
-	t = t.UTC()
-	return template.HTML(`<time datetime="` + t.Format(time.RFC3339Nano) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
+func timeHTML(pt Time) template.HTML {
+	t := pt.UTC()
+	return template.HTML(`<time datetime="` + t.Format(TimeLayout) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
 }
 
 var htmlTmpl = template.Must(template.New("").Funcs(htmlFuncs).ParseFS(htmlFiles, "templates/*.html.tmpl"))
@@ -127,7 +127,7 @@ var overallWords = map[data.Outcome]string{
 // within Status.StaleAfterSeconds of this publish.
 func (p indexPage) Running() bool {
 	r := p.Status.LastMinuteRecorded
-	return r != nil && p.Status.Published.Sub(*r) <= time.Duration(p.Status.StaleAfterSeconds)*time.Second
+	return r != nil && p.Status.Published.Sub(r.Time) <= time.Duration(p.Status.StaleAfterSeconds)*time.Second
 }
 
 // indexHTML renders index.html from the totals and the first rows of
@@ -165,7 +165,7 @@ func lasted(s int64) string {
 
 // pausedSince is the start of a paused server's current pause, from its
 // newest incident; nil when the incidents do not say.
-func pausedSince(f ServerFile) *time.Time {
+func pausedSince(f ServerFile) *Time {
 	if f.Status != data.Paused || len(f.Incidents) == 0 || f.Incidents[0].Status != data.Paused {
 		return nil
 	}

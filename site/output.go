@@ -111,7 +111,7 @@ func (p *publication) renderOne(i int) error {
 		s.apply(res) // a new address starts the summary afresh, its tools too
 		s.applyTools(res, read)
 	}
-	s.setPaused(r.Paused, p.now)
+	s.applyPauses(p.pauses[id], r.Paused, !loaded, p.now)
 	s.deriveSpans()
 	s.pruneSpans(p.now)
 	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second, SharedWith: s.SharedWith}
