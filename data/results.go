@@ -2,6 +2,7 @@ package data
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,9 @@ type ResultRow struct {
 	ConnectMS    *int64   `parquet:"connect_ms,optional"`                            // TCP connects
 	TLSMS        *int64   `parquet:"tls_ms,optional"`                                // TLS handshakes
 	FirstByteMS  []int64  `parquet:"first_byte_ms,list"`                             // per answer, request written to its first byte
+	// ToolProblems is the tool lint of the check (Result.ToolProblems,
+	// issue 19 point 4) as a JSON array; null when none.
+	ToolProblems *string `parquet:"tool_problems,optional"`
 }
 
 // setFacts sets the columns of r's TLSInfo and Timings.
@@ -71,6 +75,12 @@ func (f *ResultRow) setFacts(r Result) {
 		f.TLSVersion, f.CertIssuer, f.CertNames = ptrUnlessZero(t.Version), &t.Issuer, t.Names
 		ms := t.NotAfter.UnixMilli()
 		f.CertNotAfter = &ms
+	}
+	if len(r.ToolProblems) > 0 {
+		if b, err := json.Marshal(r.ToolProblems); err == nil { // plain strings: cannot fail
+			p := string(b)
+			f.ToolProblems = &p
+		}
 	}
 	if t := r.Timings; t != nil {
 		f.DNSMS, f.ConnectMS, f.TLSMS = msOf(t.DNS), msOf(t.Connect), msOf(t.TLS)
@@ -172,6 +182,11 @@ func (w ResultRow) Result() Result {
 		RetryAfter: fromMillis(w.RetryAfter), ProberVersion: w.ProberVersion, ToolsHash: w.ToolsHash,
 	}
 	r.TLS, r.Timings = w.facts()
+	if w.ToolProblems != nil {
+		// Written by setFacts; a row whose column does not decode keeps
+		// its check and loses only the advice.
+		_ = json.Unmarshal([]byte(*w.ToolProblems), &r.ToolProblems)
+	}
 	return r
 }
 

@@ -156,6 +156,10 @@ type Result struct {
 	Tools         []string `json:"tools,omitempty"`      // tool names in the server's order
 	ToolsHash     string   `json:"tools_hash,omitempty"` // SHA-256 of the canonical tool definitions (FingerprintTools); "" when none listed
 	ToolDefs      []byte   `json:"-"`                    // those definitions, canonical JSON: the journal stores them once (PutToolDefs), not in its lines
+	// ToolProblems is the tool lint of the listed definitions (issue 19
+	// point 4): advice, never a verdict; at most MaxToolProblems, nil when
+	// none or none listed.
+	ToolProblems []ToolProblem `json:"tool_problems,omitempty"`
 
 	Planned    time.Time     `json:"planned"`    // planned start (zero for a manual check)
 	Started    time.Time     `json:"started"`    // actual start

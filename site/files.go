@@ -97,6 +97,11 @@ type LastResult struct {
 	ToolCount     int          `json:"tool_count"`
 	Tools         []string     `json:"tools"`   // in the server's order
 	Timings       *Timings     `json:"timings"` // where its time went (issue 19); null when it opened no connection
+	// ToolProblems is what clients will reject in its tool definitions
+	// (issue 19 point 4: advice, the status stays working): tool, rule and
+	// message, at most data.MaxToolProblems; [] when the listed tools have
+	// none, null when no tools were listed.
+	ToolProblems []data.ToolProblem `json:"tool_problems"`
 }
 
 // Check is one entry of a server's history.

@@ -152,6 +152,9 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 			ServerName: r.ServerName, ServerVersion: r.ServerVersion,
 			ToolCount: r.ToolCount, Tools: append([]string{}, r.Tools...), Timings: timingsOf(r),
 		}
+		if r.Status == data.Working {
+			f.LastResult.ToolProblems = append([]data.ToolProblem{}, r.ToolProblems...)
+		}
 	}
 	f.Certificate = certificateOf(s.Cert, now)
 	earliest(certChange(s.Cert, now))

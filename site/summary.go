@@ -192,7 +192,7 @@ func summaryOf(f ServerFile) *summary {
 	s.Last = &data.Result{ID: f.ID, URL: f.URL, Status: lr.Status, Detail: lr.Reason, Started: lr.Started.UTC(),
 		Duration: time.Duration(lr.LatencyMS) * time.Millisecond, HTTPStatus: lr.HTTPStatus,
 		Protocol: lr.Protocol, Transport: lr.Transport, ServerName: lr.ServerName, ServerVersion: lr.ServerVersion,
-		ToolCount: lr.ToolCount, Tools: lr.Tools, Timings: resultTimings(lr.Timings)}
+		ToolCount: lr.ToolCount, Tools: lr.Tools, Timings: resultTimings(lr.Timings), ToolProblems: lr.ToolProblems}
 	for i := len(f.History) - 1; i >= 0; i-- {
 		c := f.History[i]
 		s.Checks = append(s.Checks, pastCheck{At: c.Started.UnixMilli(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS, Phases: c.Timings})

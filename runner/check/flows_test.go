@@ -205,6 +205,10 @@ func TestResultFields(t *testing.T) {
 		Status: data.Working, Detail: "2 tools", HTTPStatus: 200,
 		Protocol: "2025-06-18", Transport: data.TransportStreamable, ServerName: "raw-server", ServerVersion: "0.9",
 		ToolCount: 2, Tools: []string{"a", "b"},
+		ToolProblems: []data.ToolProblem{ // toolList's tools have no description
+			{Tool: "a", Rule: data.ToolRuleNoDescription, Message: "no description: a model cannot tell when to use it"},
+			{Tool: "b", Rule: data.ToolRuleNoDescription, Message: "no description: a model cannot tell when to use it"},
+		},
 		Planned: tg.Planned, Started: start.Add(time.Millisecond), Lateness: 2*time.Second + time.Millisecond,
 		Requests: 4, Conns: 1, BytesRead: rec.BytesRead, ProberVersion: data.Version(),
 	}
