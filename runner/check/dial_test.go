@@ -68,6 +68,8 @@ func TestDialRefusesBeforeConnecting(t *testing.T) {
 		{"N6_rebinding_to_loopback", false, "mcp.example.com:443", []string{"127.0.0.1"}, ErrNoPublicAddr},
 		{"N6_rebinding_to_metadata", false, "mcp.example.com:8443", []string{"169.254.169.254"}, ErrNoPublicAddr},
 		{"N6_name_resolving_to_IPv6_only", false, "mcp.example.com:443", []string{"2606:4700::1"}, ErrNoPublicAddr},
+		{"N6_name_resolving_to_IPv4_mapped_only", false, "mcp.example.com:443", []string{"::ffff:8.8.8.8", "::ffff:1.1.1.1"}, ErrNoPublicAddr},
+		{"N6_never_mapped_public_literal", false, "[::ffff:8.8.8.8]:443", nil, ErrNoPublicAddr},
 		{"N6_name_resolving_to_nothing", false, "mcp.example.com:443", []string{}, ErrNoPublicAddr},
 	}
 	for _, c := range cases {
@@ -77,7 +79,7 @@ func TestDialRefusesBeforeConnecting(t *testing.T) {
 				Resolver:    fixedResolver(c.resolves, nil),
 				DialContext: noDial(t),
 			})
-			conn, err := g.dial(context.Background(), "tcp", c.addr)
+			conn, err := g.dialTLS(context.Background(), "tcp", c.addr)
 			if conn != nil {
 				conn.Close()
 				t.Fatal("dial returned a connection")
@@ -125,8 +127,8 @@ func TestDialAddressActuallyDialled(t *testing.T) {
 	}{
 		{"N6_public_addresses_in_order_private_skipped", Lab{}, "mcp.example.com:443",
 			[]string{"10.0.0.1", "::1", "8.8.8.8", "192.168.0.1", "9.9.9.9"}, []string{"8.8.8.8:443", "9.9.9.9:443"}},
-		{"N6_mapped_public_unmapped", Lab{}, "mcp.example.com:8443",
-			[]string{"::ffff:8.8.4.4"}, []string{"8.8.4.4:8443"}},
+		{"N6_mapped_public_AAAA_skipped", Lab{}, "mcp.example.com:8443",
+			[]string{"::ffff:8.8.4.4", "9.9.9.9"}, []string{"9.9.9.9:8443"}},
 		{"N6_public_literal", Lab{}, "8.8.8.8:443", nil, []string{"8.8.8.8:443"}},
 		{"N6_lab_resolve_override_skips_dns", Lab{Enabled: true, Resolve: map[string]string{"MCP.test:8443": "127.0.0.9"}},
 			"mcp.TEST:8443", []string{"10.9.9.9"}, []string{"127.0.0.9:8443"}},
@@ -151,7 +153,7 @@ func TestDialAddressActuallyDialled(t *testing.T) {
 					return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
 				},
 			})
-			_, err := g.dial(context.Background(), "tcp", c.addr)
+			_, err := g.dialTLS(context.Background(), "tcp", c.addr)
 			if kind, _ := g.classify(err, nil); kind != ErrRefused {
 				t.Errorf("dial error %v (kind %v), want %v", err, kind, ErrRefused)
 			}

@@ -25,10 +25,11 @@ type GuardConfig struct {
 	SourceAddr netip.Addr // rule N11: local IPv4 address checks leave from; zero means any
 	Lab        Lab
 	// Resolver looks up the addresses of host, IPv4 and IPv6 (only public
-	// IPv4 ones are dialled, rule N6; a name with only IPv6 ones is not
-	// checkable, not "not found"); nil means LookupIP(net.DefaultResolver).
-	// A not-found answer (NXDOMAIN) should be a *net.DNSError with
-	// IsNotFound.
+	// IPv4 ones are dialled, rule N6: an IPv4-mapped IPv6 address is IPv6;
+	// a name with only IPv6 ones is not checkable, not "not found"); nil
+	// means LookupIP(net.DefaultResolver). A name without addresses
+	// (NXDOMAIN, or no A and no AAAA record) should be a *net.DNSError
+	// with IsNotFound.
 	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
 	// DialContext opens the TCP connection to an address the guard has
 	// already checked ("a.b.c.d:port", network "tcp4"); nil means a
@@ -285,7 +286,8 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, gerr
 	}
 
-	out := req.Clone(g.withAttempt(req.Context()))
+	actx, a := g.withAttempt(req.Context())
+	out := req.Clone(actx)
 	out.Header = scrubHeader(req.Header, g.cfg.UserAgent)
 	out.Trailer = nil // trailers are headers too (rule N5): none is sent
 	out.Host = ""     // the Host header is the URL's host, the one CheckTarget and the dialer checked
@@ -304,6 +306,11 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	g.mu.Unlock()
 
 	resp, err := g.transport.RoundTrip(out)
+	if err != nil && a.resendable() && g.ended() == nil && req.Context().Err() == nil {
+		// Nothing of it was written: the kept-alive connection was found
+		// closed before the first byte (net/http gives up on a POST there).
+		resp, err = g.transport.RoundTrip(resent(out, body))
+	}
 	if err != nil {
 		kind, detail := g.classify(err, req)
 		g.mu.Lock()
@@ -322,6 +329,15 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Request = req
 	resp.Body = newAnswerBody(g, ex, resp)
 	return resp, nil
+}
+
+// resent returns out once more, with its body from the start.
+func resent(out *http.Request, body []byte) *http.Request {
+	r := out.Clone(out.Context())
+	if len(body) > 0 {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return r
 }
 
 // admit decides whether req may be sent: not after Close, not after a

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strings"
 	"sync"
@@ -303,4 +304,89 @@ func TestTrailers(t *testing.T) {
 			t.Errorf("server received %d requests, trailers %q; want 1, none", requests, trailer)
 		}
 	})
+}
+
+// TestWireIdleClose proves issue 17 point 2 at the server: against a
+// server that closes each kept-alive connection 0-3 ms after its answer,
+// the record counts a request only when the server could have received it
+// (a close_notify is not a request), net/http's resend of a request of
+// which nothing was written goes out once, on a fresh connection, and the
+// check is working unless a request really reached the closed connection.
+// Many checks, each compared with what the server received.
+func TestWireIdleClose(t *testing.T) {
+	checks := 60
+	if testing.Short() {
+		checks = 20
+	}
+	s := startHostileServer(t, idleClose)
+	c := newTestChecker(t, s.Lab, 5*time.Second)
+	t.Run("S3_idle_close_counts_only_what_the_server_could_receive", func(t *testing.T) {
+		working := 0
+		for i := range checks {
+			before := [...]int64{s.h1requests.Load(), s.late.Load(), s.conns.Load()}
+			res, rec := c.Check(context.Background(), Target{ID: "h", URL: s.URL})
+			s.quiet(t, before[2]+int64(rec.Wire.Conns))
+			served, late, conns := s.h1requests.Load()-before[0], s.late.Load()-before[1], s.conns.Load()-before[2]
+			if int64(rec.Requests) != served+late || int64(rec.Wire.Conns) != conns || rec.Wire.Conns > maxConnsPerCheck {
+				t.Errorf("check %d: record: %d requests, %d conns; server: %d answered + %d after its close, %d conns; transcript:\n%s",
+					i, rec.Requests, rec.Wire.Conns, served, late, conns, transcriptText(rec))
+			}
+			switch {
+			case res.Status == data.Working:
+				working++
+			case late == 0:
+				t.Errorf("check %d: %s %q although every request written was answered; transcript:\n%s", i, res.Status, res.Detail, transcriptText(rec))
+			}
+		}
+		t.Logf("%d of %d checks working", working, checks)
+		if working < checks/2 {
+			t.Errorf("%d of %d checks working; want most", working, checks)
+		}
+	})
+}
+
+// TestWireResendUnwritten proves issue 17 point 2 deterministically: the
+// server closes the kept-alive connection just after net/http handed it to
+// the next request and before that request's first byte (the test's
+// GotConn waits until the client has seen the close). TLS's close_notify
+// is not counted as the request, and the request goes once, on a fresh
+// connection, POST (which net/http gives up on: the guard resends it) and
+// GET (which net/http resends itself) alike. The server receives each
+// request once.
+func TestWireResendUnwritten(t *testing.T) {
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		t.Run("S3_"+method+"_never_written_goes_once_on_a_fresh_connection", func(t *testing.T) {
+			s := startHostileServer(t, idleClose, func(s *hostileServer) { s.closeNow = make(chan struct{}, 1) })
+			g := newTestGuard(t, GuardConfig{Lab: s.Lab})
+			if _, err := do(t, g, http.MethodPost, s.URL, initializeBody, nil); err != nil {
+				t.Fatal(err)
+			}
+			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+				if info.Reused {
+					s.closeNow <- struct{}{}
+					time.Sleep(50 * time.Millisecond) // the client reads the close and closes its side
+				}
+			}})
+			var body io.Reader
+			if method == http.MethodPost {
+				body = strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			}
+			req, _ := http.NewRequestWithContext(ctx, method, s.URL, body)
+			resp, err := g.Client().Do(req)
+			if err != nil {
+				t.Fatalf("%s: %v; transcript:\n%s", method, err, transcriptText(g.Record()))
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			g.Close()
+			rec := g.Record()
+			s.quiet(t, int64(rec.Wire.Conns))
+			if s.h1requests.Load() != 2 || s.late.Load() != 0 || s.conns.Load() != 2 {
+				t.Errorf("server: %d requests, %d after its close, %d conns; want 2, 0, 2", s.h1requests.Load(), s.late.Load(), s.conns.Load())
+			}
+			if rec.Requests != 2 || rec.Wire.Dials != 2 || rec.Conns != 2 {
+				t.Errorf("record: %d requests, %d dials, %d conns; want 2, 2, 2", rec.Requests, rec.Wire.Dials, rec.Conns)
+			}
+		})
+	}
 }
