@@ -349,7 +349,7 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "O_failing_unknown_name", handler: legacyMux("2025-06-18"), url: "https://nowhere.test:8443/mcp",
-			status: data.Failing, detail: "DNS: name not found", seq: nil,
+			status: data.Failing, detail: reasonDNSNoAddress, seq: nil,
 		},
 		{
 			name: "N6_name_resolving_to_a_private_address", handler: legacyMux("2025-06-18"), url: "https://private.test/mcp",

@@ -219,7 +219,7 @@ func transportVerdict(ex Exchange, cc classifyContext) (verdict, bool) {
 	}
 	switch ex.ErrKind {
 	case ErrDNSNotFound:
-		return verdict{data.Failing, "DNS: name not found"}, true
+		return verdict{data.Failing, reasonDNSNoAddress}, true
 	case ErrDNS:
 		return verdict{data.Failing, detail("DNS: ", "lookup failed")}, true
 	case ErrNoPublicAddr:

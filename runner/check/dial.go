@@ -203,6 +203,12 @@ func localFailure(err error, src netip.Addr) *GuardError {
 	return nil
 }
 
+// reasonDNSNoAddress is the detail of a name the resolver found no address
+// for. net's resolver reports a name that does not exist (NXDOMAIN) and one
+// without A and AAAA records (NODATA) alike (errNoSuchHost, IsNotFound, no
+// rcode), so the reason says both.
+const reasonDNSNoAddress = "DNS: name not found or has no address"
+
 // LookupIP returns a GuardConfig.Resolver asking r for the A records of a
 // name and, only when it has none, for all its addresses, so that a name
 // with only AAAA records (an IPv6-only server) is told from one without
@@ -251,7 +257,7 @@ func (g *Guard) lookup(ctx context.Context, host, port string) ([]netip.Addr, er
 		var dnsErr *net.DNSError
 		switch {
 		case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
-			return nil, &GuardError{Kind: ErrDNSNotFound, Detail: "DNS: name not found", Err: err}
+			return nil, &GuardError{Kind: ErrDNSNotFound, Detail: reasonDNSNoAddress, Err: err}
 		case errors.As(err, &dnsErr) && dnsErr.IsTimeout, errors.Is(err, context.DeadlineExceeded):
 			return nil, &GuardError{Kind: ErrTimeout, Detail: "DNS: timed out", Err: err}
 		}
@@ -324,7 +330,7 @@ func (g *Guard) classify(err error, req *http.Request) (ErrKind, string) {
 	switch {
 	case errors.As(err, &dnsErr):
 		if dnsErr.IsNotFound {
-			return ErrDNSNotFound, "DNS: name not found"
+			return ErrDNSNotFound, reasonDNSNoAddress
 		}
 		if dnsErr.IsTimeout {
 			return ErrTimeout, "DNS: timed out"
