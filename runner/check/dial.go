@@ -290,7 +290,7 @@ func (g *Guard) dialAddr(ctx context.Context, ap netip.AddrPort) (net.Conn, erro
 
 // track registers c so Close can end it, and counts it.
 func (g *Guard) track(c net.Conn) (*wireConn, error) {
-	wc := &wireConn{Conn: c, g: g}
+	wc := newWireConn(g, c)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {

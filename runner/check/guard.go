@@ -280,9 +280,7 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		ex.RPCMethod, ex.RPCID, n3 = inspectRPC(body)
 	}
 	if gerr := g.admit(req, body, ex.RPCMethod, n3); gerr != nil {
-		ex.Blocked = strings.TrimPrefix(gerr.Rule+": ", ": ") + gerr.Detail
-		ex.ErrKind, ex.Detail, ex.Err = gerr.Kind, gerr.Detail, gerr.Error()
-		g.append(ex)
+		g.append(refused(ex, gerr))
 		return nil, gerr
 	}
 
@@ -300,10 +298,9 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	out = out.WithContext(g.traceConn(out.Context(), ex))
 	g.awaitAnswers(req.Context())
-	g.mu.Lock()
-	g.requests++
-	g.ex = append(g.ex, ex)
-	g.mu.Unlock()
+	if gerr := g.countRequest(ex); gerr != nil {
+		return nil, gerr
+	}
 
 	resp, err := g.transport.RoundTrip(out)
 	if err != nil && a.resendable() && g.ended() == nil && req.Context().Err() == nil {
@@ -329,6 +326,29 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Request = req
 	resp.Body = newAnswerBody(g, ex, resp)
 	return resp, nil
+}
+
+// refused records in ex that the guard did not send it, and why.
+func refused(ex *Exchange, gerr *GuardError) *Exchange {
+	ex.Blocked = strings.TrimPrefix(gerr.Rule+": ", ": ") + gerr.Detail
+	ex.ErrKind, ex.Detail, ex.Err = gerr.Kind, gerr.Detail, gerr.Error()
+	return ex
+}
+
+// countRequest admits ex as one of the check's maxRequestsPerCheck
+// requests and records it, or records and returns the refusal once the
+// check has sent them all.
+func (g *Guard) countRequest(ex *Exchange) *GuardError {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.requests >= maxRequestsPerCheck {
+		gerr := &GuardError{Kind: ErrRequestCap, Rule: "S3", Detail: fmt.Sprintf("more than %d requests needed", maxRequestsPerCheck)}
+		g.ex = append(g.ex, refused(ex, gerr))
+		return gerr
+	}
+	g.requests++
+	g.ex = append(g.ex, ex)
+	return nil
 }
 
 // resent returns out once more, with its body from the start.

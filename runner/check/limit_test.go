@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,5 +202,87 @@ func TestAnswerHead(t *testing.T) {
 	}
 	if ex.Duration <= 0 || ex.Duration%time.Second != 0 {
 		t.Errorf("Duration = %v, want whole seconds of the injected clock", ex.Duration)
+	}
+}
+
+// hijacked answers every request by writing raw bytes on the connection
+// (from write), then closing it; wrote counts what it managed to write.
+func hijacked(t *testing.T, wrote *atomic.Int64, write func(w io.Writer) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		c, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		defer c.Close()
+		cw := &countingWriter{w: buf, n: wrote}
+		if write(cw) == nil {
+			buf.Flush()
+		}
+	})
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// TestTooLargeLabels proves issue 17 point 4 in the verdict: headers over
+// 64 KB, a flood of 1xx answers (net/http counts their headers against the
+// same 64 KB) and an answer whose framing passes its allowance on the wire
+// each say what happened, not "answer over 1 MB"; the server received the
+// requests the record counts, and what was read stayed within the allowance.
+func TestTooLargeLabels(t *testing.T) {
+	tests := []struct {
+		name  string
+		write func(w io.Writer) error
+		want  string
+	}{
+		{"N9_headers_over_64KB", func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Pad: %s\r\nContent-Length: 2\r\n\r\n{}", strings.Repeat("p", 70<<10))
+			return err
+		}, "failing: answer headers over 64 KB"},
+		{"N9_flood_of_1xx_answers", func(w io.Writer) error {
+			for range 4000 {
+				if _, err := io.WriteString(w, "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, "failing: answer headers over 64 KB"},
+		{"N9_framing_over_the_wire_allowance", func(w io.Writer) error {
+			io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+			chunk := []byte(strings.Repeat("1\r\nx\r\n", 1<<10))
+			for range data.MaxAnswerBytes >> 10 {
+				if _, err := w.Write(chunk); err != nil {
+					return err
+				}
+			}
+			_, err := io.WriteString(w, "0\r\n\r\n")
+			return err
+		}, "failing: " + errWireBudget.Detail},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var wrote atomic.Int64
+			srv := startFlowServer(t, hijacked(t, &wrote, tc.write), serverOpts{http1: true})
+			c := newTestChecker(t, srv.Lab, 0)
+			res, rec := c.Check(context.Background(), srv.target())
+			if v := string(res.Status) + ": " + res.Detail; v != tc.want {
+				t.Errorf("concluded %q, want %q; transcript:\n%s", v, tc.want, transcriptText(rec))
+			}
+			limit := int64(rec.Wire.Dials)*wireConnAllowance + int64(rec.Requests)*wireAnswerAllowance
+			if got := len(srv.rec.requests()); got != rec.Requests || rec.Wire.BytesRead > limit {
+				t.Errorf("server received %d requests and wrote %d B; record: %d requests, %d B read (allowance %d)", got, wrote.Load(), rec.Requests, rec.Wire.BytesRead, limit)
+			}
+		})
 	}
 }

@@ -22,12 +22,25 @@ import (
 // refused the next dial; nothing a server does can make it dial more.
 const maxConnsPerCheck = 6
 
-// What may be read off the sockets of one check (rule N9 at the
-// connection): every connection may cost a TLS handshake (a certificate
-// message alone may be 64 KB), every request the guard admitted an answer
-// of at most 1 MB plus its headers, and as much again for the framing
-// around the answer (TLS records, chunk sizes, gzip). Past that the
-// connection refuses to read.
+// maxRequestsPerCheck bounds the requests one check may send, redirect
+// hops included: what the longest honest flow needs, a first check of a
+// legacy HTTP+SSE server (server/discover, initialize on the URL, the GET,
+// initialize and notifications/initialized on the endpoint) reading
+// maxToolPages of tools, and one spare (the fresh retry of a discover
+// answer that was not JSON-RPC). A server that redirects every request to
+// itself gets its check cut here, not 60 requests (rule S3 counts checks,
+// the wire counts requests).
+const maxRequestsPerCheck = 5 + maxToolPages + 1
+
+// What may be read off the sockets (rule N9 at the connection): a TLS
+// handshake per connection (a certificate message alone may be 64 KB), and
+// per request an answer of at most 1 MB plus its headers, and as much again
+// for the framing around the answer (TLS records, chunk sizes, gzip). Each
+// exchange has its own allowance, from its request's first byte until the
+// next request on the connection: what one answer leaves unused is not
+// another's (a same-host redirect's small answer does not let the final
+// one read 20 MB of framing). The check's total is bounded too. Past
+// either the connection refuses to read.
 const (
 	wireConnAllowance   = 128 << 10
 	wireAnswerAllowance = 2*data.MaxAnswerBytes + maxHeaderBytes
@@ -48,9 +61,13 @@ type WireCounts struct {
 	BytesWritten int64 // bytes written to the sockets
 }
 
-// errWireBudget is what a connection returns when a check has read all its
-// answers may cost off the sockets (rule N9 at the connection).
-var errWireBudget = &GuardError{Kind: ErrTooLarge, Rule: "N9", Detail: "answer over 1 MB (bytes off the connection)"}
+// errWireBudget and errHandshakeBudget are what a connection returns when an
+// answer, or a TLS handshake, has read all it may cost off the socket
+// (rule N9 at the connection).
+var (
+	errWireBudget      = &GuardError{Kind: ErrTooLarge, Rule: "N9", Detail: "answer over 2 MB on the wire (framing included)"}
+	errHandshakeBudget = &GuardError{Kind: ErrTooLarge, Rule: "N9", Detail: "TLS handshake over 128 KB"}
+)
 
 // errNotResent refuses what net/http would send again by itself: a request
 // of which bytes were already written on a connection that then failed.
@@ -61,21 +78,40 @@ var errNotResent = &GuardError{Kind: ErrNetwork, Detail: "closed by the server (
 // check's allowance, and removes itself from its guard when closed.
 type wireConn struct {
 	net.Conn
-	g    *Guard
-	once sync.Once
+	g         *Guard
+	room      atomic.Int64 // what the handshake, then the current exchange, may still read
+	answering atomic.Bool  // a request was written: room is an exchange's
+	once      sync.Once
 }
 
-// Read reads at most what the check's allowance leaves.
+// newWireConn wraps c for g, with the allowance of a TLS handshake.
+func newWireConn(g *Guard, c net.Conn) *wireConn {
+	wc := &wireConn{Conn: c, g: g}
+	wc.room.Store(wireConnAllowance)
+	return wc
+}
+
+// startExchange gives the request just written its own allowance.
+func (c *wireConn) startExchange() {
+	c.answering.Store(true)
+	c.room.Store(wireAnswerAllowance)
+}
+
+// Read reads at most what the exchange's and the check's allowances leave.
 func (c *wireConn) Read(p []byte) (int, error) {
-	room := c.g.readRoom()
+	room := min(c.room.Load(), c.g.readRoom())
 	if room <= 0 {
 		c.Close()
+		if !c.answering.Load() {
+			return 0, errHandshakeBudget
+		}
 		return 0, errWireBudget
 	}
 	if int64(len(p)) > room {
 		p = p[:room]
 	}
 	n, err := c.Conn.Read(p)
+	c.room.Add(-int64(n))
 	c.g.mu.Lock()
 	c.g.wire.BytesRead += int64(n)
 	c.g.mu.Unlock()
@@ -135,6 +171,7 @@ func (c *reqConn) Write(p []byte) (int, error) {
 	a := c.pending.Swap(nil)
 	if a != nil {
 		a.wrote(+1)
+		c.wire.startExchange()
 	}
 	n, err := c.Conn.Write(p)
 	if n == 0 && a != nil {
