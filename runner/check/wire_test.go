@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -389,4 +390,99 @@ func TestWireResendUnwritten(t *testing.T) {
 			}
 		})
 	}
+}
+
+// selfRedirects redirects every request to itself three times (307, the
+// method kept: /mcp, /mcp/1, /mcp/2, /mcp/3) before next answers it.
+func selfRedirects(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hop, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/mcp/"))
+		if hop < data.MaxRedirects {
+			io.Copy(io.Discard, r.Body)
+			http.Redirect(w, r, fmt.Sprintf("/mcp/%d", hop+1), http.StatusTemporaryRedirect)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// TestWireRequestCap proves issue 17 point 5: a check sends at most
+// maxRequestsPerCheck requests, redirect hops included. A server that
+// redirects each request to itself three times receives exactly that many
+// (before: 52 and more); the request past it is refused with its reason,
+// and the check's verdict still comes from what the server answered.
+func TestWireRequestCap(t *testing.T) {
+	mux := legacyMux("2025-11-25")
+	mux["tools/list"] = func(w http.ResponseWriter, _ *http.Request, m rpcRequest) { // two pages
+		if strings.Contains(string(m.Params), "cursor") {
+			writeResult(w, m.ID, map[string]any{"tools": toolList("beta")})
+			return
+		}
+		writeResult(w, m.ID, map[string]any{"tools": toolList("alpha"), "nextCursor": "2"})
+	}
+	srv := startFlowServer(t, selfRedirects(mux), serverOpts{http1: true})
+	t.Run("S3_requests_per_check_capped", func(t *testing.T) {
+		c := newTestChecker(t, srv.Lab, 0)
+		res, rec := c.Check(context.Background(), srv.target())
+		got := len(srv.rec.requests())
+		if got != maxRequestsPerCheck || rec.Requests != got {
+			t.Errorf("server received %d requests, record %d; want %d", got, rec.Requests, maxRequestsPerCheck)
+		}
+		if res.Status != data.Working {
+			t.Errorf("concluded %s %q; want working: the handshake and the first page were answered; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
+		}
+	})
+	t.Run("S3_request_past_the_cap_refused_with_its_reason", func(t *testing.T) {
+		before := len(srv.rec.requests())
+		g := newTestGuard(t, GuardConfig{Lab: srv.Lab})
+		var err error
+		for range maxRequestsPerCheck/4 + 1 {
+			if _, err = do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err != nil {
+				break
+			}
+		}
+		rec := g.Record()
+		ex := rec.Exchanges[len(rec.Exchanges)-1]
+		if got := len(srv.rec.requests()) - before; got != maxRequestsPerCheck || rec.Requests != got || err == nil || ex.ErrKind != ErrRequestCap {
+			t.Errorf("server received %d requests, record %d, last %v %q (err %v); want %d and the cap", got, rec.Requests, ex.ErrKind, ex.Detail, err, maxRequestsPerCheck)
+		}
+		v, _ := transportVerdict(ex, classifyContext{})
+		if want := fmt.Sprintf("more than %d requests needed", maxRequestsPerCheck); v.status != data.Failing || v.detail != want {
+			t.Errorf("verdict %s %q, want failing %q", v.status, v.detail, want)
+		}
+	})
+}
+
+// TestWireExchangeAllowance proves issue 17 point 5: what may be read off
+// the socket is bounded per exchange, not pooled. Three same-host redirects
+// (small answers) then a 1 MB answer in one-byte chunks (6 MB on the wire):
+// before, the redirects' unused allowance let the last answer read all of
+// it; now it is cut at its own allowance.
+func TestWireExchangeAllowance(t *testing.T) {
+	var wrote atomic.Int64
+	framed := hijacked(t, &wrote, func(w io.Writer) error {
+		io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+		chunk := []byte(strings.Repeat("1\r\nx\r\n", 1<<10))
+		for range data.MaxAnswerBytes >> 10 {
+			if _, err := w.Write(chunk); err != nil {
+				return err
+			}
+		}
+		_, err := io.WriteString(w, "0\r\n\r\n")
+		return err
+	})
+	srv, rc, g := guardedServer(t, selfRedirects(framed), nil)
+	t.Run("N9_one_exchange_cannot_use_another_s_allowance", func(t *testing.T) {
+		_, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil)
+		rec := g.Record()
+		ex := rec.Exchanges[len(rec.Exchanges)-1]
+		limit := int64(rec.Wire.Dials)*wireConnAllowance + wireAnswerAllowance + 16<<10 // the redirects' answers
+		if err == nil || ex.ErrKind != ErrTooLarge || ex.Detail != errWireBudget.Detail || rec.Wire.BytesRead > limit {
+			t.Errorf("err %v, last exchange %v %q, %d B off the socket; want %q within %d B", err, ex.ErrKind, ex.Detail, rec.Wire.BytesRead, errWireBudget.Detail, limit)
+		}
+		if n := len(rc.seen()); n != data.MaxRedirects+1 || rec.Requests != n {
+			t.Errorf("server received %d requests, record %d; want %d", n, rec.Requests, data.MaxRedirects+1)
+		}
+		t.Logf("server wrote %d B of chunks, %d B read off the socket", wrote.Load(), rec.Wire.BytesRead)
+	})
 }
