@@ -286,3 +286,58 @@ func TestTooLargeLabels(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamAfterAnswer proves issue 17 point 5: once the answer to a POST
+// has arrived on its event stream, the stream is not read further. The
+// server answers initialize with the answer event and then junk without
+// end; before, the check read 1 MB of it to the cap before going on. Now
+// the check is working, reads a few KB of that stream, and the server's
+// stream ends (the connection was closed under it). A stream that ends
+// right after its answer keeps its connection: the next request reuses it.
+func TestStreamAfterAnswer(t *testing.T) {
+	for _, junk := range []bool{true, false} {
+		t.Run(fmt.Sprintf("N9_stream_not_read_past_its_answer_junk_%v", junk), func(t *testing.T) {
+			stopped := make(chan struct{})
+			var wrote atomic.Int64
+			mux := legacyMux("2025-11-25", "alpha")
+			mux["initialize"] = func(w http.ResponseWriter, r *http.Request, m rpcRequest) {
+				defer close(stopped)
+				writeSSE(w, rpcResponse(m.ID, initResult("2025-11-25"), nil))
+				if !junk {
+					return
+				}
+				for r.Context().Err() == nil {
+					n, err := io.WriteString(w, ": junk "+strings.Repeat("j", 4<<10)+"\n\n")
+					wrote.Add(int64(n))
+					if err != nil {
+						return
+					}
+				}
+			}
+			srv := startFlowServer(t, mux, serverOpts{http1: true})
+			c := newTestChecker(t, srv.Lab, 0)
+			res, rec := c.Check(context.Background(), srv.target())
+			if res.Status != data.Working {
+				t.Fatalf("concluded %s %q; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
+			}
+			select {
+			case <-stopped:
+			case <-time.After(5 * time.Second):
+				t.Fatal("server still streaming 5 s after the check")
+			}
+			var ini Exchange
+			for _, ex := range rec.Exchanges {
+				if ex.RPCMethod == "initialize" {
+					ini = ex
+				}
+			}
+			if ini.Bytes > 1<<10 || rec.Wire.BytesRead > 64<<10 || len(srv.rec.requests()) != rec.Requests {
+				t.Errorf("initialize answer %d B read, %d B off the sockets (server wrote %d B of junk); server received %d requests, record %d",
+					ini.Bytes, rec.Wire.BytesRead, wrote.Load(), len(srv.rec.requests()), rec.Requests)
+			}
+			if wantConns := map[bool]int{true: 2, false: 1}[junk]; rec.Wire.Conns != wantConns {
+				t.Errorf("%d connections, want %d", rec.Wire.Conns, wantConns)
+			}
+		})
+	}
+}

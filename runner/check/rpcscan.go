@@ -197,3 +197,63 @@ func rpcID(raw json.RawMessage) (string, error) {
 	}
 	return "", fmt.Errorf("invalid id %s", raw)
 }
+
+// answerWatch follows a POST's event stream (text/event-stream) for the
+// JSON-RPC answer to the request with id: once the event carrying it has
+// ended, the rest of the stream is of no use to the check (the server
+// should close it there) and is not read. It parses the stream as SSE
+// does: lines end at CRLF, LF or CR, an empty line ends an event, and an
+// event's data is its "data:" lines joined by LF.
+type answerWatch struct {
+	id   string
+	line []byte // the current line so far
+	data []byte // the current event's data so far
+	cr   bool   // the last byte was a CR: an LF right after it ends nothing
+}
+
+// feed scans the next bytes of the stream and returns the index in p just
+// past the line that ends the event carrying the answer, or -1.
+func (w *answerWatch) feed(p []byte) int {
+	for i, c := range p {
+		if c == '\n' && w.cr {
+			w.cr = false
+			continue
+		}
+		w.cr = c == '\r'
+		if c != '\n' && c != '\r' {
+			w.line = append(w.line, c)
+			continue
+		}
+		if w.endLine() {
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// endLine takes in the line just ended and reports whether it ended the
+// event carrying the answer.
+func (w *answerWatch) endLine() bool {
+	line := w.line
+	w.line = w.line[:0]
+	if len(line) > 0 {
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			w.data = append(w.data, bytes.TrimPrefix(v, []byte(" "))...)
+			w.data = append(w.data, '\n')
+		}
+		return false
+	}
+	data := w.data
+	w.data = w.data[:0]
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if len(data) == 0 || json.Unmarshal(data, &m) != nil || m.Method != nil || m.Result == nil && m.Error == nil {
+		return false
+	}
+	id, err := rpcID(m.ID)
+	return err == nil && id == w.id
+}
