@@ -261,10 +261,6 @@ func (s *hostileServer) serveH2(c net.Conn) {
 // closes the connection without an answer here.
 func (s *hostileServer) serveH1(c net.Conn) {
 	br := bufio.NewReader(c)
-	if s.mode == idleClose {
-		s.serveIdleClose(c.(*tls.Conn), br)
-		return
-	}
 	for {
 		req, err := http.ReadRequest(br)
 		if err != nil {
@@ -272,7 +268,14 @@ func (s *hostileServer) serveH1(c net.Conn) {
 		}
 		body, _ := io.ReadAll(req.Body)
 		s.h1requests.Add(1)
-		if s.mode != dataAfterReset {
+		switch s.mode {
+		case idleClose:
+			if !s.answerThenIdle(c.(*tls.Conn), br, answerTo(body)) {
+				return
+			}
+			continue
+		case dataAfterReset:
+		default:
 			return
 		}
 		msg := answerTo(body)
@@ -293,51 +296,44 @@ func (s *hostileServer) serveH1(c net.Conn) {
 	}
 }
 
-// serveIdleClose answers requests as a plain keep-alive server whose idle
-// timeout is 0-3 ms (as behind some proxies and serverless platforms):
-// after each answer it waits that long for the next request's first byte,
-// then closes its side (close_notify and FIN). It goes on reading until the
-// client closes, so a request the client wrote after the close is counted
-// (late), not lost: the server could have received it.
-func (s *hostileServer) serveIdleClose(c *tls.Conn, br *bufio.Reader) {
-	for {
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			return
-		}
-		body, _ := io.ReadAll(req.Body)
-		s.h1requests.Add(1)
-		msg := answerTo(body)
-		if msg == nil {
-			_, err = io.WriteString(c, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
-		} else {
-			_, err = fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(msg), msg)
-		}
-		if err != nil {
-			return
-		}
-		if s.closeNow != nil {
-			select {
-			case <-s.closeNow:
-			case <-time.After(200 * time.Millisecond):
-			}
-		} else {
-			c.SetReadDeadline(time.Now().Add(time.Duration(rand.Int64N(int64(3*time.Millisecond) + 1))))
-			_, err = br.Peek(1)
-			c.SetReadDeadline(time.Now().Add(30 * time.Second))
-			if err == nil {
-				continue // the next request came within the idle timeout
-			}
-		}
-		c.CloseWrite()
-		if tcp, ok := c.NetConn().(*countedConn).Conn.(*net.TCPConn); ok {
-			tcp.CloseWrite()
-		}
-		if n, _ := io.Copy(io.Discard, br); n > 0 {
-			s.late.Add(1) // HTTP/1.1 without pipelining: one request at most
-		}
-		return
+// answerThenIdle answers msg (nil: 202) as a plain keep-alive server whose
+// idle timeout is 0-3 ms (as behind some proxies and serverless
+// platforms): after the answer it waits that long for the next request's
+// first byte and reports true when it came. Otherwise it closes its side
+// (close_notify and FIN) and goes on reading until the client closes, so a
+// request the client wrote after the close is counted (late), not lost:
+// the server could have received it.
+func (s *hostileServer) answerThenIdle(c *tls.Conn, br *bufio.Reader, msg []byte) bool {
+	var err error
+	if msg == nil {
+		_, err = io.WriteString(c, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+	} else {
+		_, err = fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(msg), msg)
 	}
+	if err != nil {
+		return false
+	}
+	if s.closeNow != nil {
+		select {
+		case <-s.closeNow:
+		case <-time.After(200 * time.Millisecond):
+		}
+	} else {
+		c.SetReadDeadline(time.Now().Add(time.Duration(rand.Int64N(int64(3*time.Millisecond) + 1))))
+		_, err = br.Peek(1)
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if err == nil {
+			return true // the next request came within the idle timeout
+		}
+	}
+	c.CloseWrite()
+	if tcp, ok := c.NetConn().(*countedConn).Conn.(*net.TCPConn); ok {
+		tcp.CloseWrite()
+	}
+	if n, _ := io.Copy(io.Discard, br); n > 0 {
+		s.late.Add(1) // HTTP/1.1 without pipelining: one request at most
+	}
+	return false
 }
 
 // quiet waits until the server accepted conns connections in all and is

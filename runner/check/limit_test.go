@@ -223,6 +223,20 @@ func hijacked(t *testing.T, wrote *atomic.Int64, write func(w io.Writer) error) 
 	})
 }
 
+// writeChunkedMB writes an answer of 1 MB in one-byte chunks: six times
+// its size on the wire.
+func writeChunkedMB(w io.Writer) error {
+	io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+	chunk := []byte(strings.Repeat("1\r\nx\r\n", 1<<10))
+	for range data.MaxAnswerBytes >> 10 {
+		if _, err := w.Write(chunk); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, "0\r\n\r\n")
+	return err
+}
+
 // countingWriter counts the bytes written through it.
 type countingWriter struct {
 	w io.Writer
@@ -258,17 +272,7 @@ func TestTooLargeLabels(t *testing.T) {
 			}
 			return nil
 		}, "failing: answer headers over 64 KB"},
-		{"N9_framing_over_the_wire_allowance", func(w io.Writer) error {
-			io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
-			chunk := []byte(strings.Repeat("1\r\nx\r\n", 1<<10))
-			for range data.MaxAnswerBytes >> 10 {
-				if _, err := w.Write(chunk); err != nil {
-					return err
-				}
-			}
-			_, err := io.WriteString(w, "0\r\n\r\n")
-			return err
-		}, "failing: " + errWireBudget.Detail},
+		{"N9_framing_over_the_wire_allowance", writeChunkedMB, "failing: " + errWireBudget.Detail},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -460,18 +460,7 @@ func TestWireRequestCap(t *testing.T) {
 // it; now it is cut at its own allowance.
 func TestWireExchangeAllowance(t *testing.T) {
 	var wrote atomic.Int64
-	framed := hijacked(t, &wrote, func(w io.Writer) error {
-		io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
-		chunk := []byte(strings.Repeat("1\r\nx\r\n", 1<<10))
-		for range data.MaxAnswerBytes >> 10 {
-			if _, err := w.Write(chunk); err != nil {
-				return err
-			}
-		}
-		_, err := io.WriteString(w, "0\r\n\r\n")
-		return err
-	})
-	srv, rc, g := guardedServer(t, selfRedirects(framed), nil)
+	srv, rc, g := guardedServer(t, selfRedirects(hijacked(t, &wrote, writeChunkedMB)), nil)
 	t.Run("N9_one_exchange_cannot_use_another_s_allowance", func(t *testing.T) {
 		_, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil)
 		rec := g.Record()
