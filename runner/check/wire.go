@@ -56,7 +56,7 @@ type WireCounts struct {
 	Dials        int   // TCP connects attempted, refused ones included
 	Conns        int   // TCP connections established
 	Handshakes   int   // TLS handshakes completed
-	Requests     int   // HTTP requests of which a byte was written, retries included
+	Requests     int   // HTTP requests of which a byte (a whole TLS record) was written, resends included
 	BytesRead    int64 // bytes read off the sockets: TLS records, headers, framing, answers
 	BytesWritten int64 // bytes written to the sockets
 }
@@ -74,8 +74,9 @@ var (
 var errNotResent = &GuardError{Kind: ErrNetwork, Detail: "closed by the server (request not sent again)"}
 
 // wireConn is one TCP connection of a check, below TLS. It counts the bytes
-// read and written, TLS's own records included, refuses to read past the
-// check's allowance, and removes itself from its guard when closed.
+// read and written, TLS's own records included, refuses to read past its
+// handshake's, then its current exchange's allowance and the check's, and
+// removes itself from its guard when closed.
 type wireConn struct {
 	net.Conn
 	g         *Guard
