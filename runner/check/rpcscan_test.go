@@ -20,6 +20,8 @@ func TestAnswerWatch(t *testing.T) {
 			"data: {\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{}}\r\r"},
 		{"N9_data_over_two_lines", "1", []string{"data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":1,\"result\":{}}\n\n"},
 			"data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":1,\"result\":{}}\n\n"},
+		{"N9_only_data_lines_count", "1", []string{"datum: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\nid: 1\nda", "ta:{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}\n\n"},
+			"datum: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\nid: 1\ndata:{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}\n\n"},
 		{"N9_notification_and_other_id_read_on", "1", []string{
 			"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"id\":1}\n\n",
 			"data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n",
