@@ -57,7 +57,7 @@ type Guard struct {
 	ctx      context.Context // canceled by Close: ends lookups and dials in flight
 	cancel   context.CancelFunc
 	timer    *time.Timer // rule N10
-	deadline time.Time   // when timer fires, on its clock: dial shares what is left
+	deadline time.Time   // when timer fires, on its clock: dialTLS shares what is left
 
 	mu    sync.Mutex
 	ex    []*Exchange

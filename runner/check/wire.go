@@ -155,6 +155,8 @@ func (g *Guard) countWritten(n int) {
 // put a whole TLS record on the socket (tls.Conn.Write counts no partial
 // record; a partial one the server cannot decrypt). A try the guard does
 // not admit (see attempt.gotConn) is refused before a byte is written.
+// net/http fills Response.TLS only for a *tls.Conn, so it is nil here: the
+// session's facts come from the connection (connInfoOf).
 type reqConn struct {
 	*tls.Conn
 	wire    *wireConn

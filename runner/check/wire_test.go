@@ -475,3 +475,43 @@ func TestWireExchangeAllowance(t *testing.T) {
 		t.Logf("server wrote %d B of chunks, %d B read off the socket", wrote.Load(), rec.Wire.BytesRead)
 	})
 }
+
+// TestAttemptAdmission proves the rule of issue 17 point 2 on the tries
+// net/http makes of one request: the first goes on any connection; once it
+// failed with nothing written, one more goes on a fresh connection only (a
+// kept-alive one offered instead is refused: it may be as dead); once a
+// byte was written, none; and the guard resends only a request whose every
+// try was on a kept-alive connection.
+func TestAttemptAdmission(t *testing.T) {
+	tests := []struct {
+		name     string
+		tries    []bool // Reused of each try, in order
+		written  int    // the try (from 1) after which a byte was written; 0: never
+		admitted []bool
+		resend   bool
+	}{
+		{"S3_first_try_on_a_kept_alive_conn", []bool{true}, 0, []bool{true}, true},
+		{"S3_first_try_on_a_fresh_conn_not_resent", []bool{false}, 0, []bool{true}, false},
+		{"S3_unwritten_retry_on_a_fresh_conn_once", []bool{true, false, false}, 0, []bool{true, true, false}, false},
+		{"S3_unwritten_retry_on_a_kept_alive_conn_refused", []bool{true, true, false}, 0, []bool{true, false, true}, false},
+		{"S3_written_never_again", []bool{true, false}, 1, []bool{true, false}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &attempt{g: &Guard{}}
+			for i, reused := range tc.tries {
+				rc := &reqConn{}
+				a.gotConn(httptrace.GotConnInfo{Conn: rc, Reused: reused})
+				if admitted := !rc.refused.Load(); admitted != tc.admitted[i] {
+					t.Errorf("try %d (reused %v): admitted %v, want %v", i+1, reused, admitted, tc.admitted[i])
+				}
+				if i+1 == tc.written {
+					a.wrote(+1)
+				}
+			}
+			if got := a.resendable(); got != tc.resend {
+				t.Errorf("resendable %v, want %v", got, tc.resend)
+			}
+		})
+	}
+}
