@@ -6,20 +6,20 @@ import (
 	"io"
 
 	"plug.directory/prober/data"
-	"plug.directory/prober/planner"
+	"plug.directory/prober/planner/sim"
 )
 
 // generate writes a test list of cfg.Generate servers to cfg.Out.
 func generate(cfg Config, stdout io.Writer) error {
 	base := cfg.Base
 	if base.IsZero() {
-		base = cfg.now()
+		base = cfg.clock().Time()
 	}
 	big := cfg.BigHost
 	if big < 0 {
 		big = cfg.Generate / 20
 	}
-	servers := planner.Generate(planner.GenConfig{
+	servers := sim.Generate(sim.GenConfig{
 		Servers: cfg.Generate, Hosts: cfg.Hosts, BigHost: big, Base: base, Late: cfg.Late, NoURL: 0.01,
 		Shared: cfg.Shared, Distinct: cfg.Distinct, Seed: cfg.Seed,
 	})

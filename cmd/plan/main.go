@@ -21,6 +21,7 @@ import (
 	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
 	"plug.directory/prober/pause"
+	"plug.directory/prober/planner"
 )
 
 func main() { cli.Main("plan", run) }
@@ -50,7 +51,7 @@ type Config struct {
 	Hosts    int       // hosts of the generated list; 0: a tenth of the servers
 	Late     float64   // share of the generated list added during the day after Base
 	Base     time.Time // generated servers are added before it, Late of them in the day after; zero: now
-	Shared   float64   // share of the generated servers listed again at their address under a new id (planner.GenConfig)
+	Shared   float64   // share of the generated servers listed again at their address under a new id (sim.GenConfig)
 	Distinct bool      // with Shared: each second listing at an address of its own on the same host
 
 	RebuildState bool // set the state aside and rebuild it from the history, then stop
@@ -93,20 +94,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func (c Config) now() time.Time {
-	if c.Now == nil {
-		return time.Now()
-	}
-	return c.Now()
-}
-
-// minute returns the minute to plan or to start simulating from.
-func (c Config) minute() time.Time {
-	if !c.At.IsZero() {
-		return c.At.UTC()
-	}
-	return c.now().UTC().Truncate(time.Minute).Add(time.Minute)
-}
+// clock returns the planner's view of c's clock and minute: the one reading
+// of Now (planner.Config.Time) and of the minute to plan or to start
+// simulating from (planner.Config.NextMinute).
+func (c Config) clock() planner.Config { return planner.Config{Minute: c.At, Now: c.Now} }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)

@@ -12,6 +12,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/planner"
+	"plug.directory/prober/planner/sim"
 )
 
 // simulate runs the real planner minute by minute over a virtual clock into
@@ -29,14 +30,14 @@ func simulate(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.Lo
 	if err != nil {
 		return err
 	}
-	start := cfg.minute()
-	list := planner.EvolvingList(all, start, cfg.Simulate, cfg.Churn, cfg.Seed)
+	start := cfg.clock().NextMinute()
+	list := sim.EvolvingList(all, start, cfg.Simulate, cfg.Churn, cfg.Seed)
 	var lastList []data.Server
 	var paused map[string]bool
-	sim := &planner.Sim{
+	run := &sim.Sim{
 		Dir:   cfg.Data,
 		List:  list,
-		Check: planner.SimOutcomes(cfg.Failing, cfg.Seed),
+		Check: sim.Outcomes(cfg.Failing, cfg.Seed),
 		Paused: func(now time.Time) map[string]bool {
 			if l := list(now); paused == nil || len(l) != len(lastList) || len(l) > 0 && &l[0] != &lastList[0] {
 				lastList, paused = l, planner.PausedIDs(pausedList, l, logger)
@@ -48,16 +49,16 @@ func simulate(ctx context.Context, cfg Config, stdout io.Writer, logger *slog.Lo
 	began := time.Now()
 	fmt.Fprintf(stdout, "simulating %s from %s: %d servers in %s, failing %g, churn %g\n",
 		cfg.Simulate, start.Format(time.RFC3339), len(all), cfg.Servers, cfg.Failing, cfg.Churn)
-	if err := sim.Run(ctx, start, cfg.Simulate); err != nil {
+	if err := run.Run(ctx, start, cfg.Simulate); err != nil {
 		return err
 	}
-	sim.Audit.Finish(sim.Ledger)
+	run.Audit.Finish(run.Ledger)
 	fmt.Fprintln(stdout)
-	sim.Audit.WriteReport(stdout)
+	run.Audit.WriteReport(stdout)
 	fmt.Fprintf(stdout, "\nsimulated in %s; plans, ledger and results in %s\n", time.Since(began).Round(time.Millisecond), cfg.Data)
-	if !sim.Audit.OK() {
+	if !run.Audit.OK() {
 		var rules []string
-		for r, n := range sim.Audit.Broken {
+		for r, n := range run.Audit.Broken {
 			rules = append(rules, fmt.Sprintf("%s (%d)", r, n))
 		}
 		slices.Sort(rules)
