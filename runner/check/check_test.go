@@ -306,13 +306,16 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "N3_server_requests_during_handshake_not_answered",
-			handler: withInit(legacyMux("2025-06-18", "a"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+			// tools/list answers late, so the SDK's answers to the server's
+			// requests (sent by goroutines of its own) meet the guard before
+			// the check ends, also on a loaded machine.
+			handler: answerLate(withInit(legacyMux("2025-06-18", "a"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
 				writeSSE(w,
 					[]byte(`{"jsonrpc":"2.0","id":"srv-1","method":"ping"}`),
 					[]byte(`{"jsonrpc":"2.0","id":"srv-2","method":"roots/list"}`),
 					[]byte(`{"jsonrpc":"2.0","id":"srv-3","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`),
 					rpcResponse(m.ID, initResult("2025-06-18"), nil))
-			}),
+			}), "tools/list", 300*time.Millisecond),
 			status: data.Working, detail: "1 tool", seq: full2025,
 			check: wantNotSent("response"),
 		},
