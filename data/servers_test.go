@@ -133,11 +133,13 @@ func TestParseServersNotCheckable(t *testing.T) {
 	if !reflect.DeepEqual(msgs, wantMsgs) {
 		t.Errorf("bad rows:\n got %q\nwant %q", msgs, wantMsgs)
 	}
-	sum := SummarizeRows("servers.csv", len(servers), bad)
-	if want := "ranked list servers.csv: 5 servers listed; 1 rows set aside (1 bad id); 2 listed as not checkable (1 address does not parse, 1 address is too long)"; sum != want {
+	// Issue 18 point 3: the server listed without an address is counted
+	// too, as the site shows it.
+	sum := SummarizeRows("servers.csv", servers, bad)
+	if want := "ranked list servers.csv: 5 servers listed; 1 rows set aside (1 bad id); 3 listed as not checkable (1 address does not parse, 1 address is too long, 1 no address)"; sum != want {
 		t.Errorf("summary %q\n want %q", sum, want)
 	}
-	if s := SummarizeRows("servers.csv", 5, nil); s != "" {
+	if s := SummarizeRows("servers.csv", []Server{{ID: "a", URL: "https://a.example/mcp"}}, nil); s != "" {
 		t.Errorf("summary of a clean list: %q", s)
 	}
 }

@@ -44,7 +44,8 @@ func (p *pass) collectOwed() error {
 			st, has := sh.state(states, int(i), in.Servers)
 			seen := e
 			seen.FirstSeen = sh.firstSeen(m.out, int(i))
-			why, due := p.owed(seen, cad, st, has, p.lost(e, st, has))
+			lost := p.lost(e, st, has)
+			why, due := p.owed(seen, cad, st, has, lost)
 			if !has && e.Planned == 0 && seen.FirstSeen <= l.Created && due >= start+minute {
 				myWait.add(due)
 			}
@@ -55,7 +56,7 @@ func (p *pass) collectOwed() error {
 				e.Seen = st.LastCheck.Unix()
 			}
 			if due < start+minute {
-				c := candidate{server: int(i), host: host, class: why, due: due}
+				c := candidate{server: int(i), host: host, class: why, due: due, again: lost && due == e.Planned}
 				if has {
 					c.protocol, c.transport = st.Protocol, st.Transport
 				}

@@ -55,6 +55,7 @@ type candidate struct {
 	host   int32 // index in hostIndex.hosts, or noHost
 	class  class
 	due    int64 // unix s
+	again  bool  // planned before and lost with no result: owed again from its planned second, whatever its class
 	// learned by earlier checks of this address, for the runner (rule N4)
 	protocol, transport string
 }

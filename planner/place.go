@@ -52,10 +52,11 @@ func (p *pass) placeAll() {
 			rep.New++
 		case classRetry:
 			rep.Retry++
-		case classAgain:
-			rep.Again++
 		default:
 			rep.Routine++
+		}
+		if c.again {
+			rep.Again++
 		}
 	}
 	for _, h := range hosts.hosts {

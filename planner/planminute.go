@@ -112,9 +112,9 @@ func (s Summary) String() string {
 	}
 	again := ""
 	if s.Again > 0 {
-		again = fmt.Sprintf(", %d again", s.Again)
+		again = fmt.Sprintf(", %d again", s.Again) // of the checks counted before, those lost and planned again
 	}
-	line += fmt.Sprintf("%s: %s (%d new, %d retry, %d routine%s), %d deferred, longest wait %s -> %s",
+	line += fmt.Sprintf("%s: %s (%d new, %d retry, %d routine)%s, %d deferred, longest wait %s -> %s",
 		s.Minute.Format(time.RFC3339), data.Plural(len(s.Checks), "check"), s.New, s.Retry, s.Routine, again, s.Deferred, s.Longest, s.Path)
 	switch {
 	case s.First && s.Waiting > 0:
@@ -261,15 +261,19 @@ func PausedIDs(p data.PausedList, servers []data.Server, logger *slog.Logger) ma
 // ReadServers reads the ranked list, held by guard to the last good one
 // kept in the data directory (a zero guard reads it unguarded), logging each
 // bad row and one line counting them. A list refused stands aside for the
-// last good one; with none it is an error. Servers whose address cannot be
+// last good one; with none it is an error. The same bad rows are logged
+// once a day (data.ListRowsToSay), not every minute. Servers whose address cannot be
 // checked are listed (the site shows them not_checkable) but not planned.
 func ReadServers(path string, guard data.ListGuard, logger *slog.Logger) ([]data.Server, error) {
 	servers, bad, stale, err := guard.Read(path)
-	for _, b := range bad {
-		logger.Warn("bad row of the ranked list", "err", b)
-	}
-	if sum := data.SummarizeRows(path, len(servers), bad); sum != "" {
-		logger.Warn(sum)
+	sum := data.SummarizeRows(path, servers, bad)
+	if data.ListRowsToSay(guard.Dir, bad, sum, time.Now()) { // once a day while they stay
+		for _, b := range bad {
+			logger.Warn("bad row of the ranked list", "err", b)
+		}
+		if sum != "" {
+			logger.Warn(sum)
+		}
 	}
 	if stale != nil {
 		logger.Error("ranked list not taken", "err", stale)

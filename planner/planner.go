@@ -56,10 +56,10 @@ type Input struct {
 type Report struct {
 	Minute   time.Time           // start of the minute planned
 	Checks   []data.PlannedCheck // by start, then id
-	New      int                 // checks of each reason
+	New      int                 // checks of each reason (a routine check planned again is Routine)
 	Retry    int
 	Routine  int
-	Again    int           // checks planned again: planned before, lost with no result (see Input.Running)
+	Again    int           // checks planned again, of any reason (also counted in New, Retry or Routine): planned before, lost with no result (see Input.Running)
 	Deferred int           // checks due by the end of the minute that the host caps push to a later one (rule S4)
 	Longest  time.Duration // longest wait of a deferred check so far
 	Removed  int           // servers dropped from the ledger: no longer listed

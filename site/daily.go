@@ -1,7 +1,6 @@
 package site
 
 import (
-	"math"
 	"slices"
 	"time"
 )
@@ -54,10 +53,7 @@ func (s *summary) daily(now, added time.Time) []Day {
 		}
 		a := accs[i]
 		d.Counted, d.Answered = a.counted, a.answered
-		if a.counted > 0 {
-			p := math.Round(10000*float64(a.answered)/float64(a.counted)) / 100
-			d.Percent = &p
-		}
+		d.Percent = percentOf(a.answered, a.counted)
 		if len(a.lat) > 0 {
 			slices.Sort(a.lat)
 			d.LatencyP50MS, d.LatencyP95MS = nearestRank(a.lat, 50), nearestRank(a.lat, 95)

@@ -1,6 +1,7 @@
 package site
 
 import (
+	"encoding/json"
 	"time"
 
 	"plug.directory/prober/data"
@@ -106,6 +107,21 @@ type UptimeSet struct {
 	Day   Uptime `json:"24h"`
 	Week  Uptime `json:"7d"`
 	Month Uptime `json:"30d"`
+}
+
+// MarshalJSON writes each window under a name a template's dot syntax
+// reaches (`last_24h`, `last_7d`, `last_30d`: Hugo's and Go's templates
+// cannot say `.uptime.24h`), and under its old name too for one release.
+// Reading a published file back takes the old names.
+func (u UptimeSet) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Last24h Uptime `json:"last_24h"`
+		Last7d  Uptime `json:"last_7d"`
+		Last30d Uptime `json:"last_30d"`
+		Old24h  Uptime `json:"24h"`
+		Old7d   Uptime `json:"7d"`
+		Old30d  Uptime `json:"30d"`
+	}{u.Day, u.Week, u.Month, u.Day, u.Week, u.Month})
 }
 
 // Uptime counts the checks of one window. Only working, needs_key and

@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"fmt"
 	"html/template"
@@ -15,7 +16,10 @@ import (
 var htmlFiles embed.FS
 
 var htmlFuncs = template.FuncMap{
-	"label": func(o data.Outcome) string { return o.Label() },
+	"pausedSince":  pausedSince,
+	"periodUptime": periodUptime,
+	"lastIndex":    func(days []Day) int { return len(days) - 1 },
+	"label":        func(o data.Outcome) string { return o.Label() },
 	"when": func(t *time.Time) template.HTML {
 		if t == nil {
 			return "never"
@@ -79,17 +83,48 @@ func serverHTML(f ServerFile) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// indexPage is what index.html shows: the head of index.json.
+// indexPage is what index.html shows: the head of index.json, and first
+// of all an overall line and the freshness of status.json.
 type indexPage struct {
 	IndexFile
-	Cut bool // not every row is shown
+	Cut    bool // not every row is shown
+	Status Status
+}
+
+// Overall is the index's first line: how many servers have each status,
+// in the site's order ("2,031 working, 14 failing"); statuses no server
+// has are left out.
+func (p indexPage) Overall() string {
+	var parts []string
+	for _, t := range p.Totals {
+		if t.Count > 0 {
+			parts = append(parts, grouped(int64(t.Count))+" "+cmp.Or(overallWords[t.Status], t.Label))
+		}
+	}
+	if len(parts) == 0 {
+		return "no servers listed"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// overallWords say a status after a count, where its label would not
+// read after one ("1 checks paused at the owner's request").
+var overallWords = map[data.Outcome]string{
+	data.NeedsKey: "need a key", data.Refused: "refuse our check", data.Paused: "paused at the owner's request",
+}
+
+// Running reports whether the checks are going: a minute was recorded
+// within Status.StaleAfterSeconds of this publish.
+func (p indexPage) Running() bool {
+	r := p.Status.LastMinuteRecorded
+	return r != nil && p.Status.Published.Sub(*r) <= time.Duration(p.Status.StaleAfterSeconds)*time.Second
 }
 
 // indexHTML renders index.html from the totals and the first rows of
-// index.json.
-func indexHTML(f IndexFile, cut bool) ([]byte, error) {
+// index.json, and the status of the checks.
+func indexHTML(f IndexFile, cut bool, st Status) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := htmlTmpl.ExecuteTemplate(&buf, "index.html.tmpl", indexPage{IndexFile: f, Cut: cut}); err != nil {
+	if err := htmlTmpl.ExecuteTemplate(&buf, "index.html.tmpl", indexPage{IndexFile: f, Cut: cut, Status: st}); err != nil {
 		return nil, fmt.Errorf("render index page: %w", err)
 	}
 	return buf.Bytes(), nil
@@ -116,4 +151,13 @@ func lasted(s int64) string {
 		return fmt.Sprintf("%d min", m)
 	}
 	return fmt.Sprintf("%d s", s)
+}
+
+// pausedSince is the start of a paused server's current pause, from its
+// newest incident; nil when the incidents do not say.
+func pausedSince(f ServerFile) *time.Time {
+	if f.Status != data.Paused || len(f.Incidents) == 0 || f.Incidents[0].Status != data.Paused {
+		return nil
+	}
+	return &f.Incidents[0].Start
 }

@@ -58,15 +58,19 @@ func (c Config) logger() *slog.Logger {
 
 // Stats says what one Publish did.
 type Stats struct {
-	Servers   int           // servers listed
-	Rendered  int           // servers whose files were rendered
-	Written   int           // files replaced because their bytes changed
-	Unchanged int           // files rendered but left alone, identical
-	Removed   int           // files removed: those of servers no longer listed, and records no longer needed
-	Results   int           // results folded in
-	Rebuilt   bool          // no site state was found: every server was rendered
-	Bad       []error       // inputs skipped: bad list rows, corrupt journal lines or Parquet files
-	Took      time.Duration // wall time
+	Servers   int     // servers listed
+	Rendered  int     // servers whose files were rendered
+	Written   int     // files replaced because their bytes changed
+	Unchanged int     // files rendered but left alone, identical
+	Removed   int     // files removed: those of servers no longer listed, and records no longer needed
+	Results   int     // results folded in
+	Rebuilt   bool    // no site state was found: every server was rendered
+	Bad       []error // inputs skipped: bad list rows, corrupt journal lines or Parquet files
+	// ListBadUnread counts the bad rows of a ranked list unchanged since the
+	// publish that read them (and named them in its Bad): they are still in
+	// it.
+	ListBadUnread int
+	Took          time.Duration // wall time
 }
 
 // safeID matches the ids that can name files: slash-separated segments of

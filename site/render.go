@@ -107,7 +107,9 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		f.Reason = s.State.LastDetail
 	}
 	f.Label = f.Status.Label()
-	if !l.Paused {
+	// No next check for a paused server (rule S8), nor for one whose
+	// address no check can reach: it is never asked anything (issue 20).
+	if !l.Paused && srv.NotCheckable() == "" {
 		if !l.PlanNext.IsZero() && l.PlanNext.After(now) {
 			f.NextCheck, f.NextCheckFrom = timePtr(l.PlanNext), "plan"
 			earliest(l.PlanNext)

@@ -128,11 +128,30 @@ func (s *summary) uptime(now time.Time, w time.Duration) (Uptime, time.Time) {
 		}
 		expires = time.UnixMilli(c.At).Add(w).UTC()
 	}
-	if u.Counted > 0 {
-		p := math.Round(10000*float64(u.Answered)/float64(u.Counted)) / 100
-		u.Percent = &p
-	}
+	u.Percent = percentOf(u.Answered, u.Counted)
 	return u, expires
+}
+
+// percentOf is 100 * answered / counted to two decimals, nil when nothing
+// counted: the one rounding of every uptime figure.
+func percentOf(answered, counted int) *float64 {
+	if counted == 0 {
+		return nil
+	}
+	p := math.Round(10000*float64(answered)/float64(counted)) / 100
+	return &p
+}
+
+// periodUptime adds up the days of a daily series: the uptime of the
+// whole period the strip shows.
+func periodUptime(days []Day) Uptime {
+	var u Uptime
+	for _, d := range days {
+		u.Counted += d.Counted
+		u.Answered += d.Answered
+	}
+	u.Percent = percentOf(u.Answered, u.Counted)
+	return u
 }
 
 // summaryOf reads a summary back from a published file, without checks

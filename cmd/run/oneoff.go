@@ -46,11 +46,12 @@ func (c OneOffConfig) Validate() error {
 	return c.Lab.Validate()
 }
 
-// runOneOff checks one server now and prints the result. It returns an
+// runOneOff is `run check` (and `run -url` without a mode's name): it
+// checks one server now and prints the result. It returns an
 // exitError of status 1 when the server did not answer, 2 on bad usage.
 func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg OneOffConfig
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := flag.NewFlagSet("run check", flag.ContinueOnError)
 	fs.StringVar(&cfg.URL, "url", "", "check the MCP server at this `address` now (https://host/mcp)")
 	fs.BoolVar(&cfg.JSON, "json", false, "print the result and transcript as one JSON object")
 	fs.Func("source", "leave from this local IPv4 `address` (rule N11)", func(v string) error {
@@ -66,7 +67,8 @@ func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.DurationVar(&cfg.Timeout, "timeout", data.CheckTimeout, "give up after this `duration` (at most 45s)")
 	cfg.Lab.RegisterFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: run -url https://host/mcp [-json] [-source ADDR] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
+		fmt.Fprintln(fs.Output(), "usage: run -url https://host/mcp [-json] [-source ADDR] [-protocol V -transport T] [-timeout D] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
+		fmt.Fprintln(fs.Output(), "       run check https://host/mcp [same flags]")
 		fs.PrintDefaults()
 	}
 	if err := cli.Parse(fs, args, stdout, stderr); err != nil {

@@ -33,6 +33,33 @@ func wantsLegacySSE(rec Record) bool {
 	return false
 }
 
+// initializeRefused reports whether the last initialize was answered, and
+// refused: a JSON-RPC error in its answer, or a 4xx that is no refusal of
+// the check (401, 403 and 429 conclude it). A server learned at the
+// initialize era answering so may have moved on to server/discover.
+func initializeRefused(rec Record) bool {
+	if rec.Refusal != 0 {
+		return false
+	}
+	i := lastRPCExchange(rec, "initialize")
+	if i < 0 {
+		return false
+	}
+	ex := rec.Exchanges[i]
+	if ex.ErrKind != ErrNone {
+		return false
+	}
+	return ex.Status >= 400 && ex.Status < 500 || rpcErrorAnswer(ex.BodyHead)
+}
+
+// rpcErrorAnswer reports whether body is a JSON-RPC error answer.
+func rpcErrorAnswer(body []byte) bool {
+	var msg struct {
+		Error *json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(body, &msg) == nil && msg.Error != nil
+}
+
 // takesNoPosts reports whether server/discover was answered 404 or 405 with
 // a body that is not JSON-RPC (a web server's "Cannot POST", an empty 405),
 // nothing refused and no initialize asked since: the address takes no POSTs
