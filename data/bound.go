@@ -48,28 +48,47 @@ func (r *Result) Bound() {
 	if r.ToolCount < len(r.Tools) {
 		r.ToolCount = len(r.Tools)
 	}
+	r.Tools = boundNames(r.Tools, MaxToolNameBytes, MaxToolNames, MaxToolNamesBytes)
+	if t := r.TLS; t != nil {
+		b := *t // a copy: r.TLS may be the caller's
+		b.Version, b.Issuer = truncateJSON(b.Version, MaxNameBytes), truncateJSON(b.Issuer, MaxNameBytes)
+		b.Names = boundNames(b.Names, maxCertNameBytes, MaxCertNames, MaxCertNamesBytes)
+		r.TLS = &b
+	}
+	if t := r.Timings; t != nil && len(t.FirstByte) > MaxFirstBytes {
+		b := *t
+		b.FirstByte = b.FirstByte[:MaxFirstBytes:MaxFirstBytes]
+		r.Timings = &b
+	}
+}
+
+// boundNames returns names each cut to maxEach, without those past maxCount
+// or past maxTotal bytes of encoding: names itself when nothing is cut, else
+// a copy (names may be the caller's).
+func boundNames(names []string, maxEach, maxCount, maxTotal int) []string {
 	total := 0
-	var kept []string // a copy, once a name changes: r.Tools may be the caller's
-	for i, name := range r.Tools {
-		cut := truncateJSON(name, MaxToolNameBytes)
+	var kept []string
+	for i, name := range names {
+		cut := truncateJSON(name, maxEach)
 		n := jsonLen(cut) + 3 // quotes and comma
-		if i >= MaxToolNames || total+n > MaxToolNamesBytes {
+		if i >= maxCount || total+n > maxTotal {
 			if kept == nil {
-				kept = slices.Clone(r.Tools[:i])
+				kept = slices.Clone(names[:i])
 			}
 			break
 		}
 		total += n
 		if cut != name && kept == nil {
-			kept = slices.Clone(r.Tools[:i])
+			kept = slices.Clone(names[:i])
 		}
 		if kept != nil {
 			kept = append(kept, cut)
 		}
 	}
 	if kept != nil {
-		r.Tools = kept
+		return kept
 	}
+	return names
 }
 
 // truncateJSON returns s when its JSON encoding takes at most max bytes,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -46,6 +47,15 @@ func TestResultBound(t *testing.T) {
 		{"invalid_utf8_and_controls", Result{Detail: strings.Repeat("\xff\x01é", 5000), ServerVersion: strings.Repeat("\u2028", 5000)}, func(t *testing.T, r Result) {
 			if !utf8.ValidString(strings.ToValidUTF8(r.Detail, "")) || !strings.HasSuffix(r.Detail, TruncatedMarker) {
 				t.Errorf("detail %.40q... not cut with the marker", r.Detail)
+			}
+		}},
+		{"certificate_of_ten_thousand_names", Result{TLS: &TLSInfo{Issuer: strings.Repeat("&", 100_000), Names: manyTools},
+			Timings: &Timings{FirstByte: make([]time.Duration, 1000)}}, func(t *testing.T, r Result) {
+			if n := len(r.TLS.Names); n == 0 || n > MaxCertNames || !strings.HasSuffix(r.TLS.Issuer, TruncatedMarker) {
+				t.Errorf("%d names kept, issuer %.20q...; want 1..%d and the marker", n, r.TLS.Issuer, MaxCertNames)
+			}
+			if len(r.Timings.FirstByte) != MaxFirstBytes {
+				t.Errorf("%d first-byte times kept, want %d", len(r.Timings.FirstByte), MaxFirstBytes)
 			}
 		}},
 		{"within_bounds_unchanged", Result{ServerName: "demo <server>", Tools: []string{"a", "b"}, ToolCount: 2, Detail: "2 tools"}, func(t *testing.T, r Result) {

@@ -187,48 +187,62 @@ func TestCompactCrashes(t *testing.T) {
 			t.Errorf("history has %d rows, want 8", n)
 		}
 	})
-	t.Run("corrupt_and_truncated_files_named_set_aside_once_rest_merged", func(t *testing.T) {
-		t.Parallel()
-		dir := t.TempDir()
-		MustFoldRuns(t, dir, "run", t0, 4, 3)
-		pdir := partitionDir(dir, t0)
-		// One part cut in half, one with garbage in its pages.
-		cut := filepath.Join(pdir, "part-run-1.parquet")
-		b, _ := os.ReadFile(cut)
-		os.WriteFile(cut, b[:len(b)/2], 0o644)
-		garbled := filepath.Join(pdir, "part-run-2.parquet")
-		g, _ := os.ReadFile(garbled)
-		for i := 4; i < len(g)/2; i++ {
-			g[i] = 0xff
+	for _, both := range []bool{false, true} {
+		name := "corrupt_and_truncated_files_restored_from_their_second_copy"
+		if both {
+			name = "corrupt_and_truncated_files_and_copies_named_set_aside_once_rest_merged"
 		}
-		os.WriteFile(garbled, g, 0o644)
-
-		rs, bad, err := ReadHistory(dir, t0, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rs) != 6 || len(bad) != 2 || !strings.Contains(bad[0].Error()+bad[1].Error(), "part-run-1.parquet") || !strings.Contains(bad[0].Error()+bad[1].Error(), "part-run-2.parquet") {
-			t.Errorf("ReadHistory: %d rows, bad %v; want 6 rows and both files named", len(rs), bad)
-		}
-		st, err := Compact(dir, next, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Files != 2 || st.Rows != 6 || len(st.Bad) != 2 {
-			t.Errorf("stats %+v, want the 2 good files merged and the 2 bad ones named", st)
-		}
-		if got := files(t, dir); len(got) != 1 {
-			t.Errorf("files %v, want the merged file only", got)
-		}
-		aside, _ := filepath.Glob(filepath.Join(DamagedDir(dir), "results", "date=*", "part-run-*.parquet.*"))
-		if len(aside) != 2 || !strings.Contains(st.Bad[0].Error(), "set aside as "+DamagedDir(dir)) {
-			t.Errorf("set aside %v, errors %v; want both bad files kept under %s and named", aside, st.Bad, DamagedDir(dir))
-		}
-		// Set aside once: the next compaction neither merges nor reports them.
-		if st, err := Compact(dir, next, slog.New(slog.DiscardHandler)); err != nil || len(st.Bad) != 0 || st.Files != 0 {
-			t.Errorf("second compaction: %+v, %v; want nothing to do", st, err)
-		}
-	})
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			MustFoldRuns(t, dir, "run", t0, 4, 3)
+			pdir := partitionDir(dir, t0)
+			// One part cut in half, one with garbage in its pages; with
+			// both, their second copies too.
+			damage := func(path string) {
+				cut := filepath.Join(path, "part-run-1.parquet")
+				b, _ := os.ReadFile(cut)
+				os.WriteFile(cut, b[:len(b)/2], 0o644)
+				garbled := filepath.Join(path, "part-run-2.parquet")
+				g, _ := os.ReadFile(garbled)
+				for i := 4; i < len(g)/2; i++ {
+					g[i] = 0xff
+				}
+				os.WriteFile(garbled, g, 0o644)
+			}
+			damage(pdir)
+			wantRows, wantBad := 12, 0
+			if both {
+				damage(replicaOf(dir, pdir))
+				wantRows, wantBad = 6, 2
+			}
+			st, err := Compact(dir, next, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Files != wantRows/3 || st.Rows != int64(wantRows) || len(st.Bad) != wantBad || len(st.Recovered) != 2 {
+				t.Errorf("stats %+v, want %d rows merged and %d files named", st, wantRows, wantBad)
+			}
+			if got := files(t, dir); len(got) != 1 {
+				t.Errorf("files %v, want the merged file only", got)
+			}
+			aside, _ := filepath.Glob(filepath.Join(DamagedDir(dir), "results", "date=*", "part-run-*.parquet.*"))
+			if len(aside) != 2 || !strings.Contains(st.Recovered[0].Error(), "set aside as "+DamagedDir(dir)) {
+				t.Errorf("set aside %v, errors %v; want both bad files kept under %s and named", aside, st.Recovered, DamagedDir(dir))
+			}
+			damages, bad, err := ReadHistoryDamage(dir)
+			if err != nil || len(bad) > 0 || len(damages) != 2 || damages[0].Restored == both {
+				t.Errorf("recorded damage %+v %v %v; want the 2 files, restored %v", damages, bad, err, !both)
+			}
+			if n := mustCount(t, dir); n != wantRows {
+				t.Errorf("history has %d rows, want %d", n, wantRows)
+			}
+			// Set aside once: the next compaction neither merges nor reports them.
+			if st, err := Compact(dir, next, slog.New(slog.DiscardHandler)); err != nil || len(st.Bad) != 0 || st.Files != 0 {
+				t.Errorf("second compaction: %+v, %v; want nothing to do", st, err)
+			}
+		})
+	}
 }
 
 // oldRow is a history row of an earlier version, without some columns.

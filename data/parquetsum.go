@@ -86,12 +86,31 @@ func verifyParquet(r io.ReaderAt, size int64, pf *parquet.File) error {
 	if got := h.Sum32(); got != want {
 		return fmt.Errorf("%w: checksum mismatch (%08x, want %08x)", errParquetDamaged, got, want)
 	}
-	// The sum was written with the schema of this version; a footer that
-	// names another (a flipped column name) would read a column as empty.
-	if !parquet.EqualNodes(pf.Schema(), resultSchema) {
+	// The sum was written with the schema of this version or an earlier
+	// one; a footer that names another column (a flipped column name)
+	// would read a column as empty.
+	if !historySchema(pf.Schema()) {
 		return fmt.Errorf("%w: schema is not the history's", errParquetDamaged)
 	}
 	return checkFooter(pf, n)
+}
+
+// historySchema reports whether s is the schema of the history's files of
+// this version or of an earlier one: columns are only ever added (as
+// optional, or as lists, which read as empty), so each column of s is one
+// of resultSchema's, of the same type and levels.
+func historySchema(s *parquet.Schema) bool {
+	if parquet.EqualNodes(s, resultSchema) {
+		return true
+	}
+	for _, path := range s.Columns() {
+		got, _ := s.Lookup(path...)
+		want, ok := resultSchema.Lookup(path...)
+		if !ok || !parquet.EqualNodes(got.Node, want.Node) || got.MaxRepetitionLevel != want.MaxRepetitionLevel || got.MaxDefinitionLevel != want.MaxDefinitionLevel {
+			return false
+		}
+	}
+	return true
 }
 
 // checkFooter checks what the footer says of the row groups against the
@@ -101,7 +120,8 @@ func verifyParquet(r io.ReaderAt, size int64, pf *parquet.File) error {
 // checkptr fault under -race).
 func checkFooter(pf *parquet.File, n int64) error {
 	md := pf.Metadata()
-	leaves := resultSchema.Columns()
+	schema := pf.Schema() // resultSchema's, or an earlier version's (historySchema)
+	leaves := schema.Columns()
 	at, rows := int64(4), int64(0) // after the magic
 	for g, rg := range md.RowGroups {
 		if len(rg.Columns) != len(leaves) || rg.NumRows <= 0 {
@@ -110,7 +130,7 @@ func checkFooter(pf *parquet.File, n int64) error {
 		rows += rg.NumRows
 		for c, cc := range rg.Columns {
 			m := cc.MetaData
-			leaf, _ := resultSchema.Lookup(leaves[c]...)
+			leaf, _ := schema.Lookup(leaves[c]...)
 			start := m.DataPageOffset
 			if m.DictionaryPageOffset > 0 {
 				start = m.DictionaryPageOffset

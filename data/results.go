@@ -49,6 +49,81 @@ type ResultRow struct {
 	RetryAfter    int64    `parquet:"retry_after,timestamp(millisecond),optional"`
 	ProberVersion string   `parquet:"prober_version"`
 	ToolsHash     string   `parquet:"tools_hash,optional"` // "" (null in older files) when no definitions were listed
+
+	// What the check saw on its way (issue 19 points 1-2, TLSInfo and
+	// Timings): null where it does not apply and in the files written
+	// before them; durations in milliseconds. (Fields of their own, not an
+	// embedded struct: parquet-go v0.32 reads an embedded struct's nulls
+	// back as zero values.)
+	TLSVersion   *string  `parquet:"tls_version,optional"`                           // "TLS 1.3"
+	CertNotAfter *int64   `parquet:"cert_not_after,timestamp(millisecond),optional"` // the leaf certificate's expiry; null: no certificate seen
+	CertIssuer   *string  `parquet:"cert_issuer,optional"`                           // its issuer
+	CertNames    []string `parquet:"cert_names,list"`                                // the DNS names it covers
+	DNSMS        *int64   `parquet:"dns_ms,optional"`                                // name lookups
+	ConnectMS    *int64   `parquet:"connect_ms,optional"`                            // TCP connects
+	TLSMS        *int64   `parquet:"tls_ms,optional"`                                // TLS handshakes
+	FirstByteMS  []int64  `parquet:"first_byte_ms,list"`                             // per answer, request written to its first byte
+}
+
+// setFacts sets the columns of r's TLSInfo and Timings.
+func (f *ResultRow) setFacts(r Result) {
+	if t := r.TLS; t != nil {
+		f.TLSVersion, f.CertIssuer, f.CertNames = ptrUnlessZero(t.Version), &t.Issuer, t.Names
+		ms := t.NotAfter.UnixMilli()
+		f.CertNotAfter = &ms
+	}
+	if t := r.Timings; t != nil {
+		f.DNSMS, f.ConnectMS, f.TLSMS = msOf(t.DNS), msOf(t.Connect), msOf(t.TLS)
+		for _, d := range t.FirstByte {
+			f.FirstByteMS = append(f.FirstByteMS, d.Milliseconds())
+		}
+	}
+}
+
+// facts returns the TLSInfo and Timings of the columns, nil where none.
+func (f ResultRow) facts() (*TLSInfo, *Timings) {
+	var tls *TLSInfo
+	if f.CertNotAfter != nil {
+		tls = &TLSInfo{NotAfter: time.UnixMilli(*f.CertNotAfter).UTC(), Names: f.CertNames}
+		if f.TLSVersion != nil {
+			tls.Version = *f.TLSVersion
+		}
+		if f.CertIssuer != nil {
+			tls.Issuer = *f.CertIssuer
+		}
+	}
+	var tm *Timings
+	if f.DNSMS != nil || f.ConnectMS != nil || f.TLSMS != nil || len(f.FirstByteMS) > 0 {
+		tm = &Timings{DNS: durOf(f.DNSMS), Connect: durOf(f.ConnectMS), TLS: durOf(f.TLSMS)}
+		for _, ms := range f.FirstByteMS {
+			tm.FirstByte = append(tm.FirstByte, time.Duration(ms)*time.Millisecond)
+		}
+	}
+	return tls, tm
+}
+
+func ptrUnlessZero[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
+}
+
+func msOf(d *time.Duration) *int64 {
+	if d == nil {
+		return nil
+	}
+	ms := d.Milliseconds()
+	return &ms
+}
+
+func durOf(ms *int64) *time.Duration {
+	if ms == nil {
+		return nil
+	}
+	d := time.Duration(*ms) * time.Millisecond
+	return &d
 }
 
 func millis(t time.Time) int64 {
@@ -67,7 +142,7 @@ func fromMillis(ms int64) time.Time {
 
 // RowOf converts a result to its Parquet row.
 func RowOf(r Result) ResultRow {
-	return ResultRow{
+	w := ResultRow{
 		ID: r.ID, URL: r.URL, Host: r.Host, Reason: r.Reason,
 		Status: string(r.Status), Label: r.Status.Label(), Detail: r.Detail,
 		HTTPStatus: int32(r.HTTPStatus), Protocol: r.Protocol, Transport: r.Transport,
@@ -78,12 +153,14 @@ func RowOf(r Result) ResultRow {
 		Requests: int32(r.Requests), Conns: int32(r.Conns), BytesRead: r.BytesRead,
 		RetryAfter: millis(r.RetryAfter), ProberVersion: r.ProberVersion, ToolsHash: r.ToolsHash,
 	}
+	w.setFacts(r)
+	return w
 }
 
 // Result converts a Parquet row back to a result. Times come back in UTC and
 // at millisecond precision.
 func (w ResultRow) Result() Result {
-	return Result{
+	r := Result{
 		ID: w.ID, URL: w.URL, Host: w.Host, Reason: w.Reason,
 		Status: Outcome(w.Status), Detail: w.Detail, HTTPStatus: int(w.HTTPStatus),
 		Protocol: w.Protocol, Transport: w.Transport,
@@ -94,6 +171,8 @@ func (w ResultRow) Result() Result {
 		Requests: int(w.Requests), Conns: int(w.Conns), BytesRead: w.BytesRead,
 		RetryAfter: fromMillis(w.RetryAfter), ProberVersion: w.ProberVersion, ToolsHash: w.ToolsHash,
 	}
+	r.TLS, r.Timings = w.facts()
+	return r
 }
 
 // partitionDir returns the partition of a day.
@@ -133,30 +212,41 @@ func writeHistory(dir, journalPath string, rs []Result) error {
 		if p.merged[name] {
 			continue
 		}
-		if err := writeParquet(path, byDay[d]); err != nil {
+		// The second copy first: a part in place always has one, and a
+		// copy whose part a crash kept from being written is that part
+		// (Scrub puts it in place).
+		b, err := encodeParquet(path, byDay[d])
+		if err != nil {
+			return err
+		}
+		if err := writeReplica(path, b); err != nil {
+			return err
+		}
+		if err := WriteFileAtomic(path, b, 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeParquet writes rows to path atomically, with their SumKey.
-func writeParquet(path string, rows []ResultRow) error {
+// encodeParquet returns rows as the bytes of a history file, with their
+// SumKey; path names it in errors.
+func encodeParquet(path string, rows []ResultRow) ([]byte, error) {
 	var buf bytes.Buffer
 	w := newHistoryWriter(&buf)
 	if _, err := w.Write(rows); err != nil {
-		return fmt.Errorf("write parquet %s: %w", path, err)
+		return nil, fmt.Errorf("write parquet %s: %w", path, err)
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("write parquet %s: %w", path, err)
+		return nil, fmt.Errorf("write parquet %s: %w", path, err)
 	}
-	return WriteFileAtomic(path, buf.Bytes(), 0o644)
+	return buf.Bytes(), nil
 }
 
 // ReadParquet reads every row of one Parquet history file. A file that
 // cannot be read is an error naming it; one whose bytes do not decode, do
 // not match its SumKey or make the decoder panic is damaged (the error
-// wraps errParquetDamaged: see SetAsideDamaged).
+// wraps errParquetDamaged: see RecoverParquet).
 func ReadParquet(path string) ([]Result, error) {
 	rows, err := readParquetRows[ResultRow](path)
 	if err != nil {

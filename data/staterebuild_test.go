@@ -132,13 +132,19 @@ func TestRebuildState(t *testing.T) {
 	if st.Aside == "" || len(aside) == 0 {
 		t.Errorf("old state kept in %q: %v; want it kept", st.Aside, aside)
 	}
-	parts, _ := filepath.Glob(filepath.Join(partitionDir(dir, t0), "part-run-2.parquet"))
-	os.WriteFile(parts[0], []byte("PAR1 not really"), 0o644)
+	part := filepath.Join(partitionDir(dir, t0), "part-run-2.parquet")
+	os.WriteFile(part, []byte("PAR1 not really"), 0o644)
 	st, err = RebuildState(dir)
-	if err != nil || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "part-run-2.parquet") || st.Results != 12 {
-		t.Fatalf("RebuildState with a damaged part: %+v %v; want it named and 12 results", st, err)
+	if err != nil || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "restored from its second copy") || st.Results != 15 {
+		t.Fatalf("RebuildState with a damaged part: %+v %v; want it named, restored and 15 results", st, err)
 	}
-	if _, err := os.Stat(parts[0]); !os.IsNotExist(err) {
+	os.WriteFile(part, []byte("PAR1 not really"), 0o644)
+	os.WriteFile(replicaOf(dir, part), []byte("PAR1 not really either"), 0o644)
+	st, err = RebuildState(dir)
+	if err != nil || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "lost to a damaged file") || st.Results != 12 {
+		t.Fatalf("RebuildState with a part damaged in both copies: %+v %v; want it named and 12 results", st, err)
+	}
+	if _, err := os.Stat(part); !os.IsNotExist(err) {
 		t.Errorf("damaged part still in the history: %v", err)
 	}
 }

@@ -169,6 +169,13 @@ type Result struct {
 
 	ProberVersion string `json:"prober_version"`
 
+	// What the check saw on its way (issue 19 points 1-2): the server's
+	// TLS session and certificate, nil when no handshake got as far as a
+	// certificate; and where its time went, nil when it opened no
+	// connection.
+	TLS     *TLSInfo `json:"tls,omitempty"`
+	Timings *Timings `json:"timings,omitempty"`
+
 	// ProberFault says the check failed on the prober's side (its source
 	// address or its sockets), so it says nothing of the server: a runner
 	// never records it against the server (never journaled, not in the

@@ -26,7 +26,8 @@ func writeBoth(t *testing.T, dir string) {
 	t.Helper()
 	t0 := time.Date(2026, 12, 2, 10, 34, 0, 0, time.UTC)
 	run := Run{Minute: t0.Add(-time.Minute), Finished: t0, OK: true, Planned: 3,
-		Checks: map[Check]int{{data.Working, data.ReasonRoutine}: 3}, Lateness: []time.Duration{time.Millisecond}, Plan: PlanFigures{Known: true}}
+		Checks: map[Check]int{{data.Working, data.ReasonRoutine}: 3}, Lateness: []time.Duration{time.Millisecond}, Plan: PlanFigures{Known: true},
+		HistoryDamage: []data.HistoryDamage{{File: "results/date=2026-12-02/part-run-20261202T1025-42.parquet", Day: "2026-12-02", Minutes: []string{"10:25"}}}}
 	if err := WriteRun(filepath.Join(dir, "run.prom"), run); err != nil {
 		t.Fatal(err)
 	}

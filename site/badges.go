@@ -105,9 +105,9 @@ func pageURL(id string) string { return siteURL + "/servers/" + id }
 // Markdown that shows its badges.
 func badgeLinksOf(id string) BadgeLinks {
 	l := BadgeLinks{Status: "badges/" + id + ".json", Uptime: "badges-uptime/" + id + ".json",
-		Latency: "badges-latency/" + id + ".json", Feed: "feeds/" + id + ".atom"}
+		Latency: "badges-latency/" + id + ".json", Feed: "feeds/" + id + ".atom", Cert: "badges-certificate/" + id + ".json"}
 	var md []string
-	for _, b := range []struct{ alt, path string }{{BadgeLabel, l.Status}, {UptimeBadgeLabel, l.Uptime}, {LatencyBadgeLabel, l.Latency}} {
+	for _, b := range []struct{ alt, path string }{{BadgeLabel, l.Status}, {UptimeBadgeLabel, l.Uptime}, {LatencyBadgeLabel, l.Latency}, {CertificateBadgeLabel, l.Cert}} {
 		md = append(md, fmt.Sprintf("[![%s](https://img.shields.io/endpoint?url=%s/%s)](%s)", b.alt, siteURL, b.path, pageURL(id)))
 	}
 	l.Markdown = strings.Join(md, " ")
@@ -116,10 +116,10 @@ func badgeLinksOf(id string) BadgeLinks {
 
 // badgeDirs are the directories of a server's badges, in the order of
 // badgesOf.
-var badgeDirs = [3]string{"badges", "badges-uptime", "badges-latency"}
+var badgeDirs = [4]string{"badges", "badges-uptime", "badges-latency", "badges-certificate"}
 
-// badgesOf returns the three badges of a server's file: status, 30-day
-// uptime, latency.
-func badgesOf(f ServerFile) [3]Badge {
-	return [3]Badge{BadgeOf(f.Status), UptimeBadgeOf(f.Uptime.Month), LatencyBadgeOf(f.LatencyP50)}
+// badgesOf returns the four badges of a server's file: status, 30-day
+// uptime, latency, certificate.
+func badgesOf(f ServerFile) [4]Badge {
+	return [4]Badge{BadgeOf(f.Status), UptimeBadgeOf(f.Uptime.Month), LatencyBadgeOf(f.LatencyP50), CertificateBadgeOf(f.Certificate)}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,7 +34,16 @@ type feedEntry struct {
 	Status data.Outcome `json:"status"`
 	From   data.Outcome `json:"from"`
 	Reason string       `json:"reason,omitempty"`
+	// A certificate coming to its end (server feeds only): Kind
+	// feedCertificate, the days it had left then, and its expiry (Unix
+	// ms). Status and From are empty.
+	Kind     string `json:"kind,omitempty"`
+	Days     int    `json:"days,omitempty"`
+	NotAfter int64  `json:"not_after,omitempty"`
 }
+
+// feedCertificate is the Kind of a certificate's feed entry.
+const feedCertificate = "certificate"
 
 // feedEntriesOf returns the newest n status changes of a server's
 // incidents (newest first, as published).
@@ -90,6 +100,9 @@ func atomTime(ms int64) string {
 // changeTitle says a change in a few words: "alpha: failing (HTTP 502)",
 // "beta: needs a key (OAuth)", never the label twice.
 func changeTitle(e feedEntry) string {
+	if e.Kind == feedCertificate {
+		return e.ID + ": certificate " + expiryMessage(e.Days, false)
+	}
 	t := e.ID + ": " + e.Status.Label()
 	if d := beyondLabel(e.Status, e.Reason); d != "" && e.Status != data.Working {
 		t += " (" + d + ")"
@@ -117,6 +130,10 @@ func beyondLabel(o data.Outcome, reason string) string {
 // come; a first status is the first check's, a pause before any check
 // none.
 func changeSummary(e feedEntry) string {
+	if e.Kind == feedCertificate {
+		return "The certificate of " + e.ID + " " + expiryMessage(e.Days, false) + ", at " +
+			time.UnixMilli(e.NotAfter).UTC().Format("2006-01-02 15:04:05 UTC") + "; once it has expired, every check fails (" + data.ReasonCertExpired + ")."
+	}
 	at := time.UnixMilli(e.At).UTC().Format("2006-01-02 15:04:05 UTC")
 	if e.Status == data.Paused {
 		s := e.ID + ": checks paused at the owner's request from " + at
@@ -147,8 +164,12 @@ func encodeFeed(id, title, self, alternate string, since int64, entries []feedEn
 		f.Updated = atomTime(entries[0].At)
 	}
 	for _, e := range entries {
+		kind := ""
+		if e.Kind != "" {
+			kind = e.Kind + "-" + strconv.Itoa(e.Days) + "d/"
+		}
 		f.Entries = append(f.Entries, atomEntry{
-			ID: tagPrefix + "server/" + e.ID + "/" + atomTime(e.At), Title: changeTitle(e), Updated: atomTime(e.At),
+			ID: tagPrefix + "server/" + e.ID + "/" + kind + atomTime(e.At), Title: changeTitle(e), Updated: atomTime(e.At),
 			Link: atomLink{Rel: "alternate", Href: pageURL(e.ID), Type: "text/html"}, Summary: changeSummary(e),
 		})
 	}
@@ -159,14 +180,17 @@ func encodeFeed(id, title, self, alternate string, since int64, entries []feedEn
 	return append(append([]byte(xml.Header), b...), '\n'), nil
 }
 
-// serverFeed renders feeds/<id>.atom from a server's published incidents.
+// serverFeed renders feeds/<id>.atom from a server's published incidents
+// and the warnings of its certificate (certFeedEntries).
 func serverFeed(f ServerFile) ([]byte, error) {
 	var listed int64
 	if f.Listed != nil {
 		listed = f.Listed.UnixMilli()
 	}
+	es := append(feedEntriesOf(f.ID, f.Incidents, ServerFeedLen), certFeedEntries(f.ID, f.Certificate)...)
+	slices.SortStableFunc(es, newer)
 	return encodeFeed(tagPrefix+"server/"+f.ID, "plug.directory: status of "+f.ID, siteURL+"/"+f.Badges.Feed,
-		pageURL(f.ID), listed, feedEntriesOf(f.ID, f.Incidents, ServerFeedLen))
+		pageURL(f.ID), listed, es[:min(len(es), ServerFeedLen)])
 }
 
 // directoryFeed renders feed.atom from the newest changes of every server;

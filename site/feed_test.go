@@ -169,7 +169,7 @@ func TestFeedWords(t *testing.T) {
 	}
 	t.Run("empty_feed_dated_from_listing", func(t *testing.T) {
 		listed := time.Date(2026, 9, 3, 12, 0, 0, 0, time.UTC)
-		b, err := serverFeed(ServerFile{ID: "g", Listed: &listed, Badges: BadgeLinks{Feed: "feeds/g.atom"}})
+		b, err := serverFeed(ServerFile{ID: "g", Listed: &Time{listed}, Badges: BadgeLinks{Feed: "feeds/g.atom"}})
 		if err != nil {
 			t.Fatal(err)
 		}

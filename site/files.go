@@ -2,7 +2,6 @@ package site
 
 import (
 	"encoding/json"
-	"time"
 
 	"plug.directory/prober/data"
 )
@@ -16,42 +15,46 @@ type ServerFile struct {
 	ID     string       `json:"id"`
 	URL    string       `json:"url"` // "" for a server that only runs locally
 	Rank   int          `json:"rank"`
-	Listed *time.Time   `json:"listed_at"` // when it was added to the ranked list; null when the list does not say
+	Listed *Time        `json:"listed_at"` // when it was added to the ranked list; null when the list does not say
 	Tier   string       `json:"tier"`      // "hourly" or "daily" (rule S1)
 	Status data.Outcome `json:"status"`    // code of table O, paused and pending included
 	Label  string       `json:"label"`     // the exact words of table O
 	Reason string       `json:"reason"`    // short human reason of the last check; "" when none
 
-	LastCheck      *time.Time `json:"last_check"`                          // start of the last check
-	NextCheck      *time.Time `json:"next_check"`                          // next planned start; null when paused or unknown
-	NextCheckFrom  string     `json:"next_check_from"`                     // "plan" (a plan file names it), "estimate" (from the rules) or ""
-	LastAnswered   *time.Time `json:"last_answered"`                       // start of the last answered check
-	FailingSince   *time.Time `json:"failing_since"`                       // start of the first failing check of the current streak
-	CadenceSeconds int64      `json:"cadence_seconds"`                     // usual pace of its tier
-	EffectiveCad   int64      `json:"effective_cadence_seconds,omitempty"` // pace when its host's caps stretch it
-	SharedWith     []string   `json:"shared_with,omitempty"`               // the other servers listed at its address: one check serves all (issue 14)
+	LastCheck      *Time    `json:"last_check"`                          // start of the last check
+	NextCheck      *Time    `json:"next_check"`                          // next planned start; null when paused or unknown
+	NextCheckFrom  string   `json:"next_check_from"`                     // "plan" (a plan file names it), "estimate" (from the rules) or ""
+	LastAnswered   *Time    `json:"last_answered"`                       // start of the last answered check
+	FailingSince   *Time    `json:"failing_since"`                       // start of the first failing check of the current streak
+	CadenceSeconds int64    `json:"cadence_seconds"`                     // usual pace of its tier
+	EffectiveCad   int64    `json:"effective_cadence_seconds,omitempty"` // pace when its host's caps stretch it
+	SharedWith     []string `json:"shared_with,omitempty"`               // the other servers listed at its address: one check serves all (issue 14)
 
-	LastResult *LastResult     `json:"last_result"` // the last check, also while paused (rule P4); null when never checked
-	History    []Check         `json:"history"`     // the latest checks, newest first, at most HistoryLen
-	Uptime     UptimeSet       `json:"uptime"`
-	LatencyP50 *int64          `json:"latency_p50_ms_30d"` // median latency of the answered checks of the last 30 days; null when none
-	Daily      []Day           `json:"daily"`              // the DailyLen UTC days ending on the day the file was rendered, oldest first
-	Incidents  []Incident      `json:"incidents"`          // its status changes, newest first: at most IncidentsLen, none that ended more than a year ago
-	ToolDefs   ToolDefinitions `json:"tool_definitions"`
-	Badges     BadgeLinks      `json:"badges"`
+	LastResult *LastResult `json:"last_result"` // the last check, also while paused (rule P4); null when never checked
+	// Certificate is the one the last check that got as far saw (issue
+	// 19); null when no check did.
+	Certificate *Certificate    `json:"certificate"`
+	History     []Check         `json:"history"` // the latest checks, newest first, at most HistoryLen
+	Uptime      UptimeSet       `json:"uptime"`
+	LatencyP50  *int64          `json:"latency_p50_ms_30d"` // median latency of the answered checks of the last 30 days; null when none
+	Daily       []Day           `json:"daily"`              // the DailyLen UTC days ending on the day the file was rendered, oldest first
+	Incidents   []Incident      `json:"incidents"`          // its status changes, newest first: at most IncidentsLen, none that ended more than a year ago
+	ToolDefs    ToolDefinitions `json:"tool_definitions"`
+	Badges      BadgeLinks      `json:"badges"`
 }
 
 // Day is one UTC day of a server's daily series. Only working, needs_key
 // and failing checks count, as in Uptime; latencies are those of the
 // answered checks.
 type Day struct {
-	Date         string   `json:"date"`           // YYYY-MM-DD
-	Listed       bool     `json:"listed"`         // false for a day that ended before the server was listed
-	Counted      int      `json:"counted"`        // working + needs_key + failing
-	Answered     int      `json:"answered"`       // working + needs_key
-	Percent      *float64 `json:"percent"`        // 100 * answered / counted, two decimals; null when nothing counted
-	LatencyP50MS *int64   `json:"latency_p50_ms"` // median latency of the answered checks; null when none answered
-	LatencyP95MS *int64   `json:"latency_p95_ms"` // 95th percentile (nearest rank); null when none answered
+	Date         string     `json:"date"`           // YYYY-MM-DD
+	Listed       bool       `json:"listed"`         // false for a day that ended before the server was listed
+	Counted      int        `json:"counted"`        // working + needs_key + failing
+	Answered     int        `json:"answered"`       // working + needs_key
+	Percent      *float64   `json:"percent"`        // 100 * answered / counted, two decimals; null when nothing counted
+	LatencyP50MS *int64     `json:"latency_p50_ms"` // median latency of the answered checks; null when none answered
+	LatencyP95MS *int64     `json:"latency_p95_ms"` // 95th percentile (nearest rank); null when none answered
+	Phases       *DayPhases `json:"phases"`         // where the answered checks' time went, p50 and p95 per phase; null when none answered or none measured
 }
 
 // Incident is a span of time during which a server showed one status: it
@@ -62,19 +65,20 @@ type Incident struct {
 	Label           string       `json:"label"`            // its exact words
 	From            data.Outcome `json:"from"`             // the status before; "" for the first check ever
 	Reason          string       `json:"reason"`           // short reason of the check that started it; "" for a pause
-	Start           time.Time    `json:"start"`            // start of that check, or the publication that first saw the pause
-	End             *time.Time   `json:"end"`              // start of the next status; null while it lasts
+	Start           Time         `json:"start"`            // start of that check, or the publication that first saw the pause
+	End             *Time        `json:"end"`              // start of the next status; null while it lasts
 	DurationSeconds *int64       `json:"duration_seconds"` // End - Start; null while it lasts
 }
 
 // BadgeLinks names a server's badges and feed, relative to the top of the
 // site, and the Markdown its owner pastes into a README to show the badges.
 type BadgeLinks struct {
-	Status   string `json:"status"`     // badges/<id>.json
-	Uptime   string `json:"uptime_30d"` // badges-uptime/<id>.json
-	Latency  string `json:"latency"`    // badges-latency/<id>.json
-	Feed     string `json:"feed"`       // feeds/<id>.atom, its status changes as an Atom feed
-	Markdown string `json:"markdown"`   // the three badges as shields.io images, each linking to the server's page
+	Status   string `json:"status"`      // badges/<id>.json
+	Uptime   string `json:"uptime_30d"`  // badges-uptime/<id>.json
+	Latency  string `json:"latency"`     // badges-latency/<id>.json
+	Feed     string `json:"feed"`        // feeds/<id>.atom, its status changes as an Atom feed
+	Cert     string `json:"certificate"` // badges-certificate/<id>.json
+	Markdown string `json:"markdown"`    // the three badges as shields.io images, each linking to the server's page
 }
 
 // LastResult is what the last check found.
@@ -82,7 +86,7 @@ type LastResult struct {
 	Status        data.Outcome `json:"status"`
 	Label         string       `json:"label"`
 	Reason        string       `json:"reason"`
-	Started       time.Time    `json:"started"`
+	Started       Time         `json:"started"`
 	LatencyMS     int64        `json:"latency_ms"`  // whole check, first request to last answer
 	HTTPStatus    int          `json:"http_status"` // last HTTP status seen; 0 when none
 	Protocol      string       `json:"protocol"`    // protocol version learned; "" when none
@@ -91,15 +95,17 @@ type LastResult struct {
 	ServerName    string       `json:"server_name"`
 	ServerVersion string       `json:"server_version"`
 	ToolCount     int          `json:"tool_count"`
-	Tools         []string     `json:"tools"` // in the server's order
+	Tools         []string     `json:"tools"`   // in the server's order
+	Timings       *Timings     `json:"timings"` // where its time went (issue 19); null when it opened no connection
 }
 
 // Check is one entry of a server's history.
 type Check struct {
-	Started   time.Time    `json:"started"`
+	Started   Time         `json:"started"`
 	Status    data.Outcome `json:"status"`
 	Reason    string       `json:"reason,omitempty"`
 	LatencyMS int64        `json:"latency_ms"`
+	Timings   *Phases      `json:"timings"` // where its time went; null when not measured (no connection, or checked before issue 19)
 }
 
 // UptimeSet is a server's uptime over three windows ending at publication.
@@ -154,7 +160,7 @@ type IndexRow struct {
 	ID        string       `json:"id"`
 	Rank      int          `json:"rank"`
 	Status    data.Outcome `json:"status"`
-	LastCheck *time.Time   `json:"last_check"`
+	LastCheck *Time        `json:"last_check"`
 	Uptime7d  *float64     `json:"uptime_7d"` // percent, as in the server's file
 	Tools     *int         `json:"tools"`     // tool count of the last check, if it listed them (working); null when unknown
 }

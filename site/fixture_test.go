@@ -119,6 +119,9 @@ func result(s data.Server, t time.Time, o data.Outcome, detail string) data.Resu
 		Planned: t, Started: t, Finished: t.Add(1200 * time.Millisecond), Duration: 1200 * time.Millisecond,
 		Requests: 3, Conns: 1, ProberVersion: "test"}
 	if o.Answered() {
+		r.TLS = &data.TLSInfo{Version: "TLS 1.3", NotAfter: fixNow.Add(60 * 24 * time.Hour), Issuer: "CN=R11,O=Let's Encrypt,C=US", Names: []string{s.Host()}}
+		r.Timings = &data.Timings{DNS: fixDur(12 * time.Millisecond), Connect: fixDur(30 * time.Millisecond), TLS: fixDur(45 * time.Millisecond),
+			FirstByte: []time.Duration{200 * time.Millisecond, 300 * time.Millisecond, 400 * time.Millisecond}}
 		r.Protocol, r.Transport = "2025-11-25", data.TransportStreamable
 		r.HTTPStatus = 200
 		if o == data.NeedsKey {
@@ -132,6 +135,8 @@ func result(s data.Server, t time.Time, o data.Outcome, detail string) data.Resu
 	}
 	return r
 }
+
+func fixDur(d time.Duration) *time.Duration { return &d }
 
 var (
 	srvWorking  = data.Server{ID: "alpha", Rank: 1, URL: "https://alpha.example.com/mcp", Added: fixNow.Add(-90 * 24 * time.Hour)}

@@ -118,7 +118,7 @@ func TestHistory(t *testing.T) {
 			t.Errorf("failing incident %+v, want a day long", f503)
 		}
 	})
-	t.Run("svg_strip_and_sparkline", func(t *testing.T) { checkStrip(t, f) })
+	t.Run("svg_strip_and_latency_chart", func(t *testing.T) { checkStrip(t, f) })
 	t.Run("rebuild_from_parquet_gives_the_same_series_and_incidents", func(t *testing.T) {
 		want := got
 		for _, dir := range []string{filepath.Join(f.dir, "site"), f.out} {
@@ -202,13 +202,18 @@ type svgDoc struct {
 		Class string `xml:"class,attr"`
 		Title string `xml:"title"`
 	} `xml:"rect"`
-	Lines []struct {
-		Points string `xml:"points,attr"`
-	} `xml:"polyline"`
-	Dots []struct{} `xml:"circle"`
+	// The latency chart's.
+	ViewBox string   `xml:"viewBox,attr"`
+	Width   string   `xml:"width,attr"`
+	Texts   []string `xml:"text"`
+	Days    []struct {
+		Title string     `xml:"title"`
+		Rects []struct{} `xml:"rect"`
+		Lines []struct{} `xml:"line"`
+	} `xml:"g"`
 }
 
-// checkStrip reads the uptime strip and the sparkline of hotel's page as
+// checkStrip reads the uptime strip and the latency chart of hotel's page as
 // XML and checks them against its daily series.
 func checkStrip(t *testing.T, f *fixture) {
 	sf := readServerFile(t, f, "hotel")
@@ -252,13 +257,21 @@ func checkStrip(t *testing.T, f *fixture) {
 	if r := strip.Rects[0]; r.Title != "2026-09-04: not listed yet" {
 		t.Errorf("title of a day before listing: %q", r.Title)
 	}
-	spark := parse("spark")
-	points := 0
-	for _, l := range spark.Lines {
-		points += len(strings.Fields(l.Points))
+	chart := parse("latency-chart")
+	if len(chart.Days) != 59 || !strings.HasPrefix(chart.Title, "latency per day, up to ") {
+		t.Errorf("latency chart: %d days (want 59 with an answer), title %q", len(chart.Days), chart.Title)
 	}
-	points += len(spark.Dots)
-	if points != 59 || !strings.HasPrefix(spark.Title, "median latency per day, highest") {
-		t.Errorf("sparkline: %d points (want 59 days with an answer), title %q", points, spark.Title)
+	if !strings.HasPrefix(chart.ViewBox, "0 0 ") || chart.Width != "" {
+		t.Errorf("latency chart: viewBox %q, width %q; want a viewBox and no fixed width", chart.ViewBox, chart.Width)
+	}
+	labels := chart.Texts
+	if len(labels) != 3 || labels[0] != "0" {
+		t.Errorf("latency chart scale %q: want 0, the middle and the top written", labels)
+	}
+	for _, d := range chart.Days {
+		if len(d.Rects) == 0 || len(d.Lines) != 1 || !strings.Contains(d.Title, "median ") || !strings.Contains(d.Title, "p95 ") {
+			t.Errorf("a day of the latency chart: %d segments, %d p95 ticks, title %q; want a bar, a tick and both figures", len(d.Rects), len(d.Lines), d.Title)
+			break
+		}
 	}
 }

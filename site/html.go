@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +21,7 @@ var htmlFuncs = template.FuncMap{
 	"periodUptime": periodUptime,
 	"lastIndex":    func(days []Day) int { return len(days) - 1 },
 	"label":        func(o data.Outcome) string { return o.Label() },
-	"when": func(t *time.Time) template.HTML {
+	"when": func(t *Time) template.HTML {
 		if t == nil {
 			return "never"
 		}
@@ -46,17 +47,23 @@ var htmlFuncs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.2f %% (%s)", *u.Percent, data.Plural(u.Counted, "counted check"))
 	},
-	"plural":       data.Plural,
+	"plural": data.Plural,
+	"ms": func(v *int64) string {
+		if v == nil {
+			return "none"
+		}
+		return strconv.FormatInt(*v, 10) + " ms"
+	},
 	"uptimeStrip":  uptimeStrip,
-	"latencySpark": latencySpark,
+	"latencyChart": latencyChart,
 }
 
 // timeHTML writes a time as a <time> element in UTC, absolute: a preview
 // read an hour after it was published would be wrong to say "3 min ago";
 // the site build can say that from the datetime attribute.
-func timeHTML(t time.Time) template.HTML {
-	t = t.UTC()
-	return template.HTML(`<time datetime="` + t.Format(time.RFC3339Nano) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
+func timeHTML(pt Time) template.HTML {
+	t := pt.UTC()
+	return template.HTML(`<time datetime="` + t.Format(TimeLayout) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
 }
 
 var htmlTmpl = template.Must(template.New("").Funcs(htmlFuncs).ParseFS(htmlFiles, "templates/*.html.tmpl"))
@@ -67,13 +74,16 @@ type serverPage struct {
 	ServerFile
 	Up   string // relative path to the top of the site: "../", "../../" for an id with a slash
 	Base string // the file name of the server's JSON, without .json
+	// CertExpired is the reason of a check that met an expired
+	// certificate, which the page's warning quotes.
+	CertExpired string
 }
 
 // serverHTML renders servers/<id>.html from the file whose bytes are
 // servers/<id>.json (every field of ServerFile is in the JSON), so the
 // preview shows only what the JSON says.
 func serverHTML(f ServerFile) ([]byte, error) {
-	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/"))}
+	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/")), CertExpired: data.ReasonCertExpired}
 	p.Base = f.ID[strings.LastIndexByte(f.ID, '/')+1:]
 	var buf bytes.Buffer
 	buf.Grow(32 << 10)
@@ -117,7 +127,7 @@ var overallWords = map[data.Outcome]string{
 // within Status.StaleAfterSeconds of this publish.
 func (p indexPage) Running() bool {
 	r := p.Status.LastMinuteRecorded
-	return r != nil && p.Status.Published.Sub(*r) <= time.Duration(p.Status.StaleAfterSeconds)*time.Second
+	return r != nil && p.Status.Published.Sub(r.Time) <= time.Duration(p.Status.StaleAfterSeconds)*time.Second
 }
 
 // indexHTML renders index.html from the totals and the first rows of
@@ -155,7 +165,7 @@ func lasted(s int64) string {
 
 // pausedSince is the start of a paused server's current pause, from its
 // newest incident; nil when the incidents do not say.
-func pausedSince(f ServerFile) *time.Time {
+func pausedSince(f ServerFile) *Time {
 	if f.Status != data.Paused || len(f.Incidents) == 0 || f.Incidents[0].Status != data.Paused {
 		return nil
 	}

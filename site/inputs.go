@@ -259,8 +259,17 @@ func (p *publication) readResults() error {
 		}
 		rs, err := data.ReadParquet(part)
 		if err != nil {
-			p.bad(data.SetAsideDamaged(p.cfg.DataDir, part, err)) // reported once
-			continue
+			// Set aside, so reported once, and restored from its second
+			// copy when that reads.
+			restored, rerr := data.RecoverParquet(p.cfg.DataDir, part, err)
+			p.bad(rerr)
+			if !restored {
+				continue
+			}
+			if rs, err = data.ReadParquet(part); err != nil {
+				p.bad(err)
+				continue
+			}
 		}
 		take(rs)
 		m.Parts[rel] = fi.Size()

@@ -83,7 +83,7 @@ func (p *publication) renderOne(i int) error {
 	if !loaded {
 		s = &summary{}
 	}
-	oldSpans, oldBadges := slices.Clone(s.Spans), s.Badges // as its feed and badges show them
+	oldSpans, oldBadges, oldCert := slices.Clone(s.Spans), s.Badges, s.PubCert // as its feed and badges show them
 	switch {
 	case p.stats.Rebuilt:
 		s.Complete = p.oldest.UnixMilli() // every check since was read
@@ -111,7 +111,7 @@ func (p *publication) renderOne(i int) error {
 		s.apply(res) // a new address starts the summary afresh, its tools too
 		s.applyTools(res, read)
 	}
-	s.setPaused(r.Paused, p.now)
+	s.applyPauses(p.pauses[id], r.Paused, !loaded, p.now)
 	s.deriveSpans()
 	s.pruneSpans(p.now)
 	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second, SharedWith: s.SharedWith}
@@ -141,7 +141,8 @@ func (p *publication) renderOne(i int) error {
 			return err
 		}
 	}
-	if !loaded || p.stats.Rebuilt || !slices.Equal(oldSpans, s.Spans) {
+	if !loaded || p.stats.Rebuilt || !slices.Equal(oldSpans, s.Spans) ||
+		!slices.Equal(certFeedEntries(id, oldCert), certFeedEntries(id, f.Certificate)) {
 		// Most checks change no status: their feed stays as it is,
 		// not encoded again to be compared.
 		fb, err := serverFeed(f)
@@ -207,6 +208,7 @@ func (p *publication) removeServer(id string) error {
 		filepath.Join(p.cfg.OutDir, "badges", rel+".json"),
 		filepath.Join(p.cfg.OutDir, "badges-uptime", rel+".json"),
 		filepath.Join(p.cfg.OutDir, "badges-latency", rel+".json"),
+		filepath.Join(p.cfg.OutDir, "badges-certificate", rel+".json"),
 		filepath.Join(p.cfg.OutDir, "feeds", rel+".atom"),
 		olderPath(p.cfg.DataDir, id),
 	} {
@@ -220,7 +222,7 @@ func (p *publication) removeServer(id string) error {
 // sweepUnlisted removes, in a rebuild, the files of servers that are not
 // listed: without a state, the site does not know which were listed before.
 func (p *publication) sweepUnlisted() error {
-	for _, sub := range []string{"servers", "badges", "badges-uptime", "badges-latency", "feeds"} {
+	for _, sub := range []string{"servers", "badges", "badges-uptime", "badges-latency", "badges-certificate", "feeds"} {
 		root := filepath.Join(p.cfg.OutDir, sub)
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if errors.Is(err, os.ErrNotExist) {

@@ -149,8 +149,9 @@ type publication struct {
 	indexChanged atomic.Bool
 	oldest       time.Time // results started before are not read
 	feedMu       sync.Mutex
-	feedNew      map[string][]feedEntry // newest status changes of the servers rendered, by id
-	mark         time.Time              // end of the last step, for phase
+	feedNew      map[string][]feedEntry        // newest status changes of the servers rendered, by id
+	pauses       map[string][]data.PauseChange // the pause record, by id (recordPauses)
+	mark         time.Time                     // end of the last step, for phase
 }
 
 func (p *publication) bad(err error) {
@@ -182,6 +183,9 @@ func (p *publication) run(ctx context.Context) error {
 		return err
 	}
 	p.stats.Servers = len(st.Rows)
+	if err := p.recordPauses(); err != nil {
+		return err
+	}
 	if p.stats.Rebuilt {
 		states, bad, err := data.LoadStates(p.cfg.DataDir)
 		for _, b := range bad {

@@ -20,15 +20,21 @@ import (
 // readServerFile decodes a published server file.
 func readServerFile(t *testing.T, f *fixture, id string) ServerFile {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.out, "servers", id+".json"))
+	var sf ServerFile
+	mustReadJSON(t, filepath.Join(f.out, "servers", id+".json"), &sf)
+	return sf
+}
+
+// mustReadJSON decodes the JSON file at path into v.
+func mustReadJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sf ServerFile
-	if err := json.Unmarshal(b, &sf); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	return sf
 }
 
 // inodes returns the inode of every file under root: a file replaced by
@@ -96,7 +102,7 @@ func validateTree(t *testing.T, out string) {
 // publicFiles are the public files of one server.
 func publicFiles(id string) []string {
 	return []string{"servers/" + id + ".json", "servers/" + id + ".html", "badges/" + id + ".json", "badges-uptime/" + id + ".json",
-		"badges-latency/" + id + ".json", "feeds/" + id + ".atom"}
+		"badges-latency/" + id + ".json", "badges-certificate/" + id + ".json", "feeds/" + id + ".atom"}
 }
 
 func TestPublishGolden(t *testing.T) {
@@ -172,8 +178,8 @@ func TestPublishRules(t *testing.T) {
 		}},
 		{"P1_history_newest_first_at_most_48", func(t *testing.T, f *fixture) {
 			a := readServerFile(t, f, "alpha")
-			if len(a.History) != HistoryLen || !a.History[0].Started.Equal(*a.LastCheck) ||
-				!slices.IsSortedFunc(a.History, func(x, y Check) int { return y.Started.Compare(x.Started) }) {
+			if len(a.History) != HistoryLen || !a.History[0].Started.Equal(a.LastCheck.Time) ||
+				!slices.IsSortedFunc(a.History, func(x, y Check) int { return y.Started.Compare(x.Started.Time) }) {
 				t.Errorf("alpha history: %d entries, first %v", len(a.History), a.History[0].Started)
 			}
 			if _, err := os.Stat(olderPath(f.dir, "alpha")); err != nil {

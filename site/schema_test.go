@@ -25,6 +25,7 @@ var knownKeywords = map[string]bool{
 	"$schema": true, "$id": true, "title": true, "$defs": true, "$ref": true, "type": true, "enum": true, "const": true,
 	"properties": true, "required": true, "additionalProperties": true, "items": true, "minItems": true, "maxItems": true,
 	"minimum": true, "maximum": true, "minLength": true, "pattern": true, "format": true,
+	"description": true, // an annotation: nothing to check
 }
 
 // mustSchema reads schema/<name>.

@@ -85,11 +85,11 @@ func TestIndexFreshness(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := index()
-	if !strings.Contains(p, overall+`, checked up to <time datetime="2026-12-02T11:59:00Z">`) || !strings.Contains(p, "checks are running.</p>") {
+	if !strings.Contains(p, overall+`, checked up to <time datetime="2026-12-02T11:59:00.000Z">`) || !strings.Contains(p, "checks are running.</p>") {
 		t.Errorf("a minute recorded a minute ago: the index does not say checks run up to it:\n%s", p)
 	}
 	f.now = fixNow.Add(StatusStaleAfter + time.Minute)
-	if p := index(); !strings.Contains(p, `<strong>checks have stopped</strong>: no minute recorded since <time datetime="2026-12-02T11:59:00Z">`) {
+	if p := index(); !strings.Contains(p, `<strong>checks have stopped</strong>: no minute recorded since <time datetime="2026-12-02T11:59:00.000Z">`) {
 		t.Errorf("six minutes without a recorded minute: the index does not warn:\n%s", p)
 	}
 }

@@ -37,7 +37,12 @@ type summary struct {
 	Days     []Day        // the daily series as published
 	Spans    []statusSpan // its statuses over time, oldest first
 	Tools    ToolDefinitions
-	Badges   [3]Badge // those its published file implies (badgesOf), to write only badges that change
+	Badges   [4]Badge // those its published file implies (badgesOf), to write only badges that change
+	// Cert is the last certificate a check saw (issue 19), and PubCert
+	// its form in the file as published, whose feed entries a render
+	// compares.
+	Cert    *certSeen
+	PubCert *Certificate
 }
 
 // pastCheck is one check in a summary, kept short: a server checked hourly
@@ -47,6 +52,7 @@ type pastCheck struct {
 	Status    data.Outcome `json:"s"`
 	Reason    string       `json:"r,omitempty"`
 	LatencyMS int64        `json:"l,omitempty"`
+	Phases    *Phases      `json:"p,omitempty"` // where its time went; nil when not measured
 }
 
 // truncMS brings a time to the history's millisecond precision in UTC, so a
@@ -85,8 +91,9 @@ func (s *summary) apply(r data.Result) bool {
 	if found {
 		return false
 	}
-	s.Checks = slices.Insert(s.Checks, i, pastCheck{At: at, Status: r.Status, Reason: r.Detail, LatencyMS: r.Duration.Milliseconds()})
+	s.Checks = slices.Insert(s.Checks, i, pastCheck{At: at, Status: r.Status, Reason: r.Detail, LatencyMS: r.Duration.Milliseconds(), Phases: phasesOf(r.Timings)})
 	s.State.Apply(r)
+	s.noteCert(r)
 	if s.Last == nil || r.Started.After(s.Last.Started) {
 		s.Last = &r
 	}
@@ -163,6 +170,13 @@ func summaryOf(f ServerFile) *summary {
 		s.Listed.Added = f.Listed.UTC()
 	}
 	s.Badges = badgesOf(f)
+	if c := f.Certificate; c != nil {
+		s.PubCert = c
+		s.Cert = &certSeen{TLSInfo: data.TLSInfo{NotAfter: c.NotAfter.UTC(), Issuer: c.Issuer, Names: c.Names}, At: c.SeenAt.UTC()}
+		if c.TLSVersion != nil {
+			s.Cert.Version = *c.TLSVersion
+		}
+	}
 	if f.LastResult == nil || f.LastCheck == nil {
 		return s
 	}
@@ -178,10 +192,10 @@ func summaryOf(f ServerFile) *summary {
 	s.Last = &data.Result{ID: f.ID, URL: f.URL, Status: lr.Status, Detail: lr.Reason, Started: lr.Started.UTC(),
 		Duration: time.Duration(lr.LatencyMS) * time.Millisecond, HTTPStatus: lr.HTTPStatus,
 		Protocol: lr.Protocol, Transport: lr.Transport, ServerName: lr.ServerName, ServerVersion: lr.ServerVersion,
-		ToolCount: lr.ToolCount, Tools: lr.Tools}
+		ToolCount: lr.ToolCount, Tools: lr.Tools, Timings: resultTimings(lr.Timings)}
 	for i := len(f.History) - 1; i >= 0; i-- {
 		c := f.History[i]
-		s.Checks = append(s.Checks, pastCheck{At: c.Started.UnixMilli(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS})
+		s.Checks = append(s.Checks, pastCheck{At: c.Started.UnixMilli(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS, Phases: c.Timings})
 	}
 	return s
 }

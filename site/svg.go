@@ -11,11 +11,9 @@ import (
 
 // Geometry of the daily strips of a server's page, in SVG user units.
 const (
-	barWidth  = 6
-	barStep   = 8
-	stripH    = 28
-	sparkH    = 40
-	sparkPadY = 3
+	barWidth = 6
+	barStep  = 8
+	stripH   = 28
 )
 
 // dayClass names how a day's bar is drawn: with the colour of table O for
@@ -74,46 +72,130 @@ func uptimeStrip(days []Day) template.HTML {
 	return template.HTML(b)
 }
 
-// latencySpark draws the daily median latency as a line, broken where a
-// day has no answered check, over the days of the strip, with a title
-// naming the highest median.
-func latencySpark(days []Day) template.HTML {
+// Geometry of the latency chart, in SVG user units: narrow days, so that
+// the whole chart scales down to a phone's width with its labels readable.
+const (
+	chartStep   = 4   // per day
+	chartBar    = 3   // a day's bar
+	chartLeft   = 44  // room for the scale's labels
+	chartTop    = 8   // above the highest gridline
+	chartPlot   = 100 // height of the plot
+	chartBottom = 4
+	chartFont   = 10
+)
+
+// chartPhases are the segments of a day's bar, bottom up, in the order of
+// a request's life: Spread of the phase (nil: none), class, words.
+var chartPhases = []struct {
+	of    func(*DayPhases) *Spread
+	class string
+	name  string
+}{
+	{func(p *DayPhases) *Spread { return p.DNS }, "dns", "DNS"},
+	{func(p *DayPhases) *Spread { return p.Connect }, "connect", "connect"},
+	{func(p *DayPhases) *Spread { return p.TLS }, "tls", "TLS"},
+	{func(p *DayPhases) *Spread { return p.Wait }, "wait", "server"},
+}
+
+// latencyChart draws where the answered checks' time went, a bar a day
+// over the days of the strip: the medians of DNS, connect, TLS and the
+// server's wait stacked, what is left of the median check on top ("rest":
+// reading the answers, the check's own work), and the 95th percentile of
+// the whole check as a tick above. A scale with three gridlines says the
+// milliseconds. A day without an answered check has no bar. It scales
+// with its width (a viewBox, no fixed size).
+func latencyChart(days []Day) template.HTML {
 	var top int64
 	for _, d := range days {
-		if d.LatencyP50MS != nil && *d.LatencyP50MS > top {
-			top = *d.LatencyP50MS
+		if d.LatencyP95MS != nil {
+			top = max(top, *d.LatencyP95MS)
 		}
 	}
+	w, h := chartLeft+len(days)*chartStep, chartTop+chartPlot+chartBottom
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="spark" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="median latency per day">`,
-		len(days)*barStep, sparkH, len(days)*barStep, sparkH)
+	fmt.Fprintf(&b, `<svg class="latency-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="latency per day: median by phase, and 95th percentile">`, w, h)
 	if top == 0 {
-		b.WriteString(`<title>no answered checks in these days</title></svg>`)
+		fmt.Fprintf(&b, `<title>no answered checks in these days</title><text class="axis" x="%d" y="%d" font-size="%d">no answered checks in these days</text></svg>`, chartLeft, chartTop+chartPlot/2, chartFont)
 		return template.HTML(b.String())
 	}
-	fmt.Fprintf(&b, `<title>median latency per day, highest %d ms</title>`, top)
-	var seg []string
-	flush := func() {
-		switch len(seg) {
-		case 0:
-		case 1: // a day alone between days without answers: a dot
-			x, y, _ := strings.Cut(seg[0], ",")
-			fmt.Fprintf(&b, `<circle class="dot" cx="%s" cy="%s" r="1.5"/>`, x, y)
-		default:
-			fmt.Fprintf(&b, `<polyline class="latency" points="%s"/>`, strings.Join(seg, " "))
-		}
-		seg = nil
+	top = niceCeil(top)
+	fmt.Fprintf(&b, `<title>latency per day, up to %d ms at the 95th percentile</title>`, top)
+	y := func(ms int64) float64 {
+		return float64(chartTop+chartPlot) - float64(chartPlot)*float64(ms)/float64(top)
+	}
+	for _, ms := range []int64{0, top / 2, top} {
+		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/><text class="axis" x="%d" y="%.1f" font-size="%d" text-anchor="end">%s</text>`,
+			chartLeft, w, y(ms), y(ms), chartLeft-3, y(ms)+chartFont/3, chartFont, msLabel(ms))
 	}
 	for i, d := range days {
 		if d.LatencyP50MS == nil {
-			flush()
 			continue
 		}
-		x := i*barStep + barWidth/2
-		y := float64(sparkH-sparkPadY) - float64(sparkH-2*sparkPadY)*float64(*d.LatencyP50MS)/float64(top)
-		seg = append(seg, fmt.Sprintf("%d,%.1f", x, y))
+		x := chartLeft + i*chartStep
+		b.WriteString(`<g class="day"><title>`)
+		b.WriteString(latencyTitle(d))
+		b.WriteString(`</title>`)
+		var base int64
+		segment := func(class string, ms int64) {
+			if ms <= 0 {
+				return
+			}
+			fmt.Fprintf(&b, `<rect class="%s" x="%d" y="%.1f" width="%d" height="%.1f"/>`, class, x, y(base+ms), chartBar, y(base)-y(base+ms))
+			base += ms
+		}
+		if d.Phases != nil {
+			for _, ph := range chartPhases {
+				if s := ph.of(d.Phases); s != nil {
+					segment(ph.class, s.P50)
+				}
+			}
+		}
+		segment("rest", *d.LatencyP50MS-base)
+		if base == 0 { // answered in under a millisecond: still a bar, not nothing
+			fmt.Fprintf(&b, `<rect class="rest" x="%d" y="%.1f" width="%d" height="1"/>`, x, y(0)-1, chartBar)
+		}
+		fmt.Fprintf(&b, `<line class="p95" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/></g>`, x-1, x+chartBar+1, y(*d.LatencyP95MS), y(*d.LatencyP95MS))
 	}
-	flush()
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// latencyTitle says a day's latency figures, as its bar's tooltip.
+func latencyTitle(d Day) string {
+	s := fmt.Sprintf("%s: median %d ms, p95 %d ms", d.Date, *d.LatencyP50MS, *d.LatencyP95MS)
+	if d.Phases == nil {
+		return s + " (no phases measured)"
+	}
+	var parts []string
+	for _, ph := range chartPhases {
+		if sp := ph.of(d.Phases); sp != nil {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", ph.name, sp.P50, sp.P95))
+		}
+	}
+	return s + "; median/p95 ms: " + strings.Join(parts, ", ")
+}
+
+// niceCeil returns the smallest of 1, 2 or 5 times a power of ten at or
+// above ms: the scale's top.
+func niceCeil(ms int64) int64 {
+	for p := int64(1); ; p *= 10 {
+		for _, m := range []int64{1, 2, 5} {
+			if m*p >= ms {
+				return m * p
+			}
+		}
+	}
+}
+
+// msLabel writes a value of the scale: "0", "500 ms", "2 s".
+func msLabel(ms int64) string {
+	switch {
+	case ms == 0:
+		return "0"
+	case ms >= 1000 && ms%1000 == 0:
+		return strconv.FormatInt(ms/1000, 10) + " s"
+	case ms >= 1000:
+		return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64) + " s"
+	}
+	return strconv.FormatInt(ms, 10) + " ms"
 }

@@ -4,14 +4,15 @@ import (
 	"log/slog"
 	"time"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/metrics"
 	"plug.directory/prober/runner"
 )
 
 // writeRunMetrics writes the metrics of a run that began at started and
 // returned sum and runErr: the summary's figures, and the deferrals and
-// host caps read back from the plan and the ledger (logged, and left out,
-// when they cannot be read).
+// host caps read back from the plan and the ledger, and the history files
+// found damaged (logged, and left out, when they cannot be read).
 func writeRunMetrics(path, dir string, sum runner.Summary, runErr error, started time.Time, logger *slog.Logger) error {
 	m := metrics.Run{
 		Minute: sum.Minute, Finished: time.Now(), OK: runErr == nil,
@@ -27,5 +28,12 @@ func writeRunMetrics(path, dir string, sum runner.Summary, runErr error, started
 		logger.Warn("metrics: deferrals and host caps left out", "err", err)
 	}
 	m.Plan = pf
+	damage, bad, err := data.ReadHistoryDamage(dir)
+	for _, b := range append(bad, err) {
+		if b != nil {
+			logger.Warn("metrics: a record of history damage left out", "err", b)
+		}
+	}
+	m.HistoryDamage = damage
 	return metrics.WriteRun(path, m)
 }

@@ -134,6 +134,26 @@ type oneOffJSON struct {
 	UserAgent     string           `json:"user_agent"`
 	Connections   []connectionJSON `json:"connections"`
 	Transcript    []exchangeJSON   `json:"transcript"`
+	TLS           *tlsJSON         `json:"tls"`
+	Timings       *timingsJSON     `json:"timings"`
+}
+
+// tlsJSON is the TLS session and certificate the check saw (issue 19).
+type tlsJSON struct {
+	Version  *string   `json:"version"`
+	NotAfter time.Time `json:"not_after"`
+	DaysLeft int       `json:"days_left"` // at the time of the output
+	Issuer   string    `json:"issuer"`
+	Names    []string  `json:"names"`
+}
+
+// timingsJSON is where the check's time went (issue 19), in milliseconds.
+type timingsJSON struct {
+	DNSMS       *float64  `json:"dns_ms"`
+	ConnectMS   *float64  `json:"connect_ms"`
+	TLSMS       *float64  `json:"tls_ms"`
+	FirstByteMS []float64 `json:"first_byte_ms"`
+	TotalMS     float64   `json:"total_ms"`
 }
 
 // connectionJSON is one connection of the check: the address dialled and
@@ -187,6 +207,65 @@ const errorBodyBytes = 512
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// msOrNull is ms of *d, nil for nil.
+func msOrNull(d *time.Duration) *float64 {
+	if d == nil {
+		return nil
+	}
+	v := ms(*d)
+	return &v
+}
+
+// factsJSON returns the -json form of what the check saw on its way.
+func factsJSON(res data.Result, now time.Time) (*tlsJSON, *timingsJSON) {
+	var tj *tlsJSON
+	if t := res.TLS; t != nil {
+		tj = &tlsJSON{Version: orNull(t.Version), NotAfter: t.NotAfter, DaysLeft: t.DaysLeft(now), Issuer: t.Issuer, Names: t.Names}
+		if tj.Names == nil {
+			tj.Names = []string{}
+		}
+	}
+	var mj *timingsJSON
+	if t := res.Timings; t != nil {
+		mj = &timingsJSON{DNSMS: msOrNull(t.DNS), ConnectMS: msOrNull(t.Connect), TLSMS: msOrNull(t.TLS), FirstByteMS: []float64{}, TotalMS: ms(res.Duration)}
+		for _, d := range t.FirstByte {
+			mj.FirstByteMS = append(mj.FirstByteMS, ms(d))
+		}
+	}
+	return tj, mj
+}
+
+// factsText says what the check saw on its way, a line each: the
+// certificate and its days left, and where the time went.
+func factsText(res data.Result, now time.Time) (cert, timings string) {
+	if t := res.TLS; t != nil {
+		when := fmt.Sprintf("expires in %s", data.Plural(t.DaysLeft(now), "day"))
+		if t.Expired(now) {
+			when = "expired"
+		}
+		cert = fmt.Sprintf("%s %s, %s; issued by %s for %s", when, t.NotAfter.Format(time.RFC3339), cmp.Or(t.Version, "TLS version not agreed"),
+			t.Issuer, strings.Join(t.Names, ", "))
+	}
+	if t := res.Timings; t != nil {
+		phase := func(name string, d *time.Duration) string {
+			if d == nil {
+				return name + " none"
+			}
+			return name + " " + d.Round(time.Millisecond/10).String()
+		}
+		parts := []string{phase("DNS", t.DNS), phase("connect", t.Connect), phase("TLS", t.TLS)}
+		var fb []string
+		for _, d := range t.FirstByte {
+			fb = append(fb, d.Round(time.Millisecond/10).String())
+		}
+		if len(fb) > 0 {
+			parts = append(parts, "first byte "+strings.Join(fb, ", "))
+		}
+		timings = strings.Join(parts, ", ") + "; total " + res.Duration.Round(time.Millisecond).String()
+	}
+	return cert, timings
+}
+
 // orNull returns nil for the zero value, else a pointer to v.
 func orNull[T comparable](v T) *T {
 	var zero T
@@ -213,6 +292,7 @@ func writeJSON(w io.Writer, res data.Result, rec check.Record) error {
 	if out.Tools == nil {
 		out.Tools = []string{}
 	}
+	out.TLS, out.Timings = factsJSON(res, res.Finished)
 	for i, c := range rec.ConnInfos {
 		cj := connectionJSON{
 			N: i + 1, RemoteAddr: c.RemoteAddr, TLSVersion: orNull(c.TLSVersion), ALPN: orNull(c.ALPN),
@@ -284,6 +364,9 @@ func writeText(w io.Writer, res data.Result, rec check.Record) error {
 	line("took", fmt.Sprintf("%s, %s, %s, %s read", res.Duration.Round(time.Millisecond),
 		data.Plural(res.Requests, "request"), data.Plural(res.Conns, "connection"), data.Plural(int(res.BytesRead), "byte")))
 	line("user agent", data.UserAgent())
+	cert, timings := factsText(res, res.Finished)
+	line("certificate", cert)
+	line("timings", timings)
 	for i, c := range rec.ConnInfos {
 		line(fmt.Sprintf("connection %d", i+1), connectionText(c))
 	}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/testutil"
 )
@@ -88,7 +90,28 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "O_needs_key_403_with_challenge", handler: answerWith(403, "", "WWW-Authenticate", `Bearer error="insufficient_scope"`),
-			status: data.NeedsKey, detail: "needs a key (OAuth)", seq: discover,
+			status: data.NeedsKey, detail: "needs a key (token)", seq: discover,
+		},
+		{
+			// n8n-mcp's static token: OAuth is not announced (issue 17).
+			name: "O_needs_key_401_bearer_realm_is_a_token", handler: answerWith(401, "", "WWW-Authenticate", `Bearer realm="n8n-mcp"`),
+			status: data.NeedsKey, detail: "needs a key (token)", seq: discover,
+		},
+		{
+			// A go-sdk server behind a proxy at its public name, its
+			// DNS-rebinding protection on: every client gets 403 (issue 17).
+			name: "O_failing_go_sdk_host_check", handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sdkServer(nil, "a") }, nil),
+			status: data.Failing, detail: hostCheckDetail, seq: discover,
+			check: wantHTTPStatus(403),
+		},
+		{
+			name:    "O_failing_typescript_sdk_host_check",
+			handler: answerWith(403, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Invalid Host: mcp.test"},"id":null}`, "Content-Type", "application/json"),
+			status:  data.Failing, detail: hostCheckDetail, seq: discover,
+		},
+		{
+			name: "O_failing_playwright_host_check", handler: answerWith(403, "Access is only allowed at localhost:8931"),
+			status: data.Failing, detail: hostCheckDetail, seq: discover,
 		},
 		{
 			name: "O_refused_403_without_challenge", handler: answerWith(403, "forbidden"),

@@ -3,9 +3,14 @@ package check
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"net"
 	"net/http/httptrace"
+	"slices"
 	"time"
+
+	"plug.directory/prober/data"
 )
 
 // ConnInfo is what a check's transcript shows of one of its connections,
@@ -51,7 +56,48 @@ func (g *Guard) traceConn(ctx context.Context, ex *Exchange) context.Context {
 			}
 			ex.Conn = n
 		},
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			t := g.now()
+			g.mu.Lock()
+			ex.wrote = t
+			g.mu.Unlock()
+		},
+		GotFirstResponseByte: func() {
+			t := g.now()
+			g.mu.Lock()
+			if !ex.wrote.IsZero() {
+				ex.FirstByte = max(t.Sub(ex.wrote), 1) // an answer came: never 0, which means none
+			}
+			g.mu.Unlock()
+		},
 	})
+}
+
+// noteTLS keeps what the first handshake of the check that got as far as
+// the server's certificate saw of it (Record.TLS): from the session when
+// it completed, else, when the certificate failed verification, from the
+// certificate the server sent, so that an expired one is described too.
+func (g *Guard) noteTLS(tc *tls.Conn, err error) {
+	var leaf *x509.Certificate
+	var version string
+	st := tc.ConnectionState()
+	var verr *tls.CertificateVerificationError
+	switch {
+	case err == nil && len(st.PeerCertificates) > 0:
+		leaf, version = st.PeerCertificates[0], tls.VersionName(st.Version)
+	case errors.As(err, &verr) && len(verr.UnverifiedCertificates) > 0:
+		leaf = verr.UnverifiedCertificates[0]
+		if st.Version != 0 {
+			version = tls.VersionName(st.Version)
+		}
+	default:
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.tls == nil {
+		g.tls = &data.TLSInfo{Version: version, NotAfter: leaf.NotAfter.UTC(), Issuer: leaf.Issuer.String(), Names: slices.Clone(leaf.DNSNames)}
+	}
 }
 
 // connInfoOf reads the facts of c.

@@ -143,7 +143,11 @@ func (g *Guard) handshake(ctx context.Context, wc *wireConn, host string) (net.C
 	tc := tls.Client(wc, cfg)
 	hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
 	defer cancel()
-	if err := tc.HandshakeContext(hctx); err != nil {
+	hs := g.now()
+	err := tc.HandshakeContext(hctx)
+	g.addPhase(&g.timing.TLS, hs)
+	g.noteTLS(tc, err)
+	if err != nil {
 		wc.Close()
 		if gerr := g.ended(); gerr != nil {
 			return nil, gerr
@@ -252,6 +256,7 @@ func (g *Guard) lookup(ctx context.Context, host, port string) ([]netip.Addr, er
 	if resolve == nil {
 		resolve = LookupIP(net.DefaultResolver)
 	}
+	defer g.addPhase(&g.timing.DNS, g.now())
 	addrs, err := resolve(ctx, host)
 	if err != nil {
 		var dnsErr *net.DNSError
@@ -268,6 +273,7 @@ func (g *Guard) lookup(ctx context.Context, host, port string) ([]netip.Addr, er
 
 // dialAddr connects to an address already checked by candidates.
 func (g *Guard) dialAddr(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
+	defer g.addPhase(&g.timing.Connect, g.now())
 	if g.cfg.DialContext != nil {
 		return g.cfg.DialContext(ctx, "tcp4", ap.String())
 	}

@@ -209,6 +209,10 @@ func TestResultFields(t *testing.T) {
 		Requests: 4, Conns: 1, BytesRead: rec.BytesRead, ProberVersion: data.Version(),
 	}
 	want.Finished, want.Duration = res.Finished, res.Finished.Sub(want.Started)
+	if res.TLS == nil || res.Timings == nil {
+		t.Errorf("TLS %+v, timings %+v: want both (TestFacts holds them to the server)", res.TLS, res.Timings)
+	}
+	want.TLS, want.Timings = res.TLS, res.Timings
 	want.ToolsHash, want.ToolDefs = data.FingerprintTools([]data.ToolDef{
 		{Name: "a", InputSchema: json.RawMessage(`{"type":"object"}`)}, {Name: "b", InputSchema: json.RawMessage(`{"type":"object"}`)}})
 	if !reflect.DeepEqual(res, want) {

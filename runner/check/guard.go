@@ -77,6 +77,10 @@ type Guard struct {
 	// and the connections its requests went out on (traceConn).
 	host    string
 	connLog connLog
+	// What the check saw on its way (issue 19): where its time went, and
+	// the first certificate a server presented (noteTLS).
+	timing data.Timings
+	tls    *data.TLSInfo
 }
 
 // answerWait bounds how long a request waits for the previous answer of
@@ -252,6 +256,7 @@ func (g *Guard) Record() Record {
 		r.BytesRead += ex.Bytes
 	}
 	r.ConnInfos = slices.Clone(g.connLog.infos)
+	r.Timings, r.TLS = g.timings(), clonePtr(g.tls)
 	return r
 }
 

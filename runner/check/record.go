@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"plug.directory/prober/data"
 )
 
 // Record is what the guard saw during one check.
@@ -15,6 +17,11 @@ type Record struct {
 	BytesRead int64      // answer bytes read after decompression, all exchanges
 	Refusal   int        // first 401/403/429 status seen (then the guard sends nothing more), 0 if none
 	Wire      WireCounts // what the connections saw, below net/http
+	// What the check saw on its way (issue 19): the first certificate a
+	// server presented, nil if none; where the time went, nil if the
+	// check never dialled.
+	TLS     *data.TLSInfo
+	Timings *data.Timings
 }
 
 // Exchange is one request of a check: sent and answered, sent and failed, or
@@ -36,6 +43,8 @@ type Exchange struct {
 	ErrKind   ErrKind       // classified by the guard at the point of failure
 	Detail    string        // short human detail of ErrKind, e.g. "certificate has expired"
 	Conn      int           // the connection it went out on, from 1 (Record.ConnInfos[Conn-1]); 0 if none
+	FirstByte time.Duration // from the request written to its answer's first byte; 0 if no answer came
+	wrote     time.Time     // when the request was written (httptrace WroteRequest)
 }
 
 // proberFault reports whether an exchange failed on the prober's own side
