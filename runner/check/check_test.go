@@ -329,13 +329,16 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "N3_server_requests_during_handshake_not_answered",
-			handler: withInit(legacyMux("2025-06-18", "a"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+			// tools/list answers late, so the SDK's answers to the server's
+			// requests (sent by goroutines of its own) meet the guard before
+			// the check ends, also on a loaded machine.
+			handler: answerLate(withInit(legacyMux("2025-06-18", "a"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
 				writeSSE(w,
 					[]byte(`{"jsonrpc":"2.0","id":"srv-1","method":"ping"}`),
 					[]byte(`{"jsonrpc":"2.0","id":"srv-2","method":"roots/list"}`),
 					[]byte(`{"jsonrpc":"2.0","id":"srv-3","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`),
 					rpcResponse(m.ID, initResult("2025-06-18"), nil))
-			}),
+			}), "tools/list", 300*time.Millisecond),
 			status: data.Working, detail: "1 tool", seq: full2025,
 			check: wantNotSent("response"),
 		},
@@ -372,7 +375,7 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "O_failing_unknown_name", handler: legacyMux("2025-06-18"), url: "https://nowhere.test:8443/mcp",
-			status: data.Failing, detail: "DNS: name not found", seq: nil,
+			status: data.Failing, detail: reasonDNSNoAddress, seq: nil,
 		},
 		{
 			name: "N6_name_resolving_to_a_private_address", handler: legacyMux("2025-06-18"), url: "https://private.test/mcp",

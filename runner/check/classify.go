@@ -257,7 +257,7 @@ func transportVerdict(ex Exchange, cc classifyContext) (verdict, bool) {
 	}
 	switch ex.ErrKind {
 	case ErrDNSNotFound:
-		return verdict{data.Failing, "DNS: name not found"}, true
+		return verdict{data.Failing, reasonDNSNoAddress}, true
 	case ErrDNS:
 		return verdict{data.Failing, detail("DNS: ", "lookup failed")}, true
 	case ErrNoPublicAddr:
@@ -273,8 +273,10 @@ func transportVerdict(ex Exchange, cc classifyContext) (verdict, bool) {
 		return verdict{data.Failing, detail("TLS: ", "certificate not accepted")}, true
 	case ErrTLSOther:
 		return verdict{data.Failing, "TLS: handshake failed"}, true
-	case ErrTooLarge:
-		return verdict{data.Failing, "answer over 1 MB"}, true
+	case ErrTooLarge: // the guard's detail: the answer, its headers or its bytes on the wire
+		return verdict{data.Failing, detail("", "answer over 1 MB")}, true
+	case ErrRequestCap:
+		return verdict{data.Failing, ex.Detail}, true
 	case ErrTooManyRedirects:
 		return verdict{data.Failing, "too many redirects"}, true
 	case ErrRedirectNotAllowed, ErrTargetNotAllowed:
