@@ -62,6 +62,7 @@ func rpcErrorAnswer(body []byte) bool {
 
 // takesNoPosts reports whether server/discover was answered 404 or 405 with
 // a body that is not JSON-RPC (a web server's "Cannot POST", an empty 405),
+// or 400 with go-sdk's legacy SSE handler's own words,
 // nothing refused and no initialize asked since: the address takes no POSTs
 // at all, whatever their message, as a legacy HTTP+SSE server's stream
 // address does. A server that does not know server/discover answers it with
@@ -78,6 +79,11 @@ func takesNoPosts(rec Record) bool {
 	switch ex.Status {
 	case http.StatusNotFound, http.StatusMethodNotAllowed:
 		return jsonNotRPC(bytes.TrimSpace(ex.BodyHead), ex.Bytes) != ""
+	case http.StatusBadRequest:
+		// go-sdk's SSEHandler answers a POST to its stream address, which
+		// names no session, with exactly this (mcp/sse.go: http.Error(w,
+		// "sessionid must be provided", 400)): a legacy HTTP+SSE server.
+		return bytes.Equal(bytes.TrimSpace(ex.BodyHead), []byte("sessionid must be provided"))
 	}
 	return false
 }
