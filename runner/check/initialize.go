@@ -18,14 +18,10 @@ import (
 // rejecting our request with those must not be taken for a legacy one), and
 // nothing refused.
 func wantsLegacySSE(rec Record) bool {
-	if rec.Refusal != 0 {
+	ex, ok := lastUnrefused(rec, "initialize")
+	if !ok {
 		return false
 	}
-	i := lastRPCExchange(rec, "initialize")
-	if i < 0 {
-		return false
-	}
-	ex := rec.Exchanges[i]
 	switch ex.Status {
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
 		return !modernErrorCode(ex.BodyHead)
@@ -38,18 +34,21 @@ func wantsLegacySSE(rec Record) bool {
 // the check (401, 403 and 429 conclude it). A server learned at the
 // initialize era answering so may have moved on to server/discover.
 func initializeRefused(rec Record) bool {
-	if rec.Refusal != 0 {
-		return false
-	}
-	i := lastRPCExchange(rec, "initialize")
-	if i < 0 {
-		return false
-	}
-	ex := rec.Exchanges[i]
-	if ex.ErrKind != ErrNone {
+	ex, ok := lastUnrefused(rec, "initialize")
+	if !ok || ex.ErrKind != ErrNone {
 		return false
 	}
 	return ex.Status >= 400 && ex.Status < 500 || rpcErrorAnswer(ex.BodyHead)
+}
+
+// lastUnrefused returns the last exchange for the JSON-RPC method when the
+// check saw no refusal (which decides it whatever the answer was).
+func lastUnrefused(rec Record, rpcMethod string) (Exchange, bool) {
+	i := lastRPCExchange(rec, rpcMethod)
+	if rec.Refusal != 0 || i < 0 {
+		return Exchange{}, false
+	}
+	return rec.Exchanges[i], true
 }
 
 // rpcErrorAnswer reports whether body is a JSON-RPC error answer.
