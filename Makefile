@@ -6,7 +6,7 @@ LDFLAGS := -X plug.directory/prober/data.version=$(VERSION)
 GO      ?= go
 CMDS    := plan run publish pause demo
 
-.PHONY: all build install test short vet lint tools demo fleet check bench clean
+.PHONY: all build install test short vet lint tools demo fleet check bench screenshots clean
 
 all: build
 
@@ -14,7 +14,8 @@ build:
 	@mkdir -p bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ $(addprefix ./cmd/,$(CMDS))
 
-# install: a prober home for deploy/ (bin/ and var/); PREFIX=/srv/prober.
+# install: a prober home for deploy/ (bin/, etc/ with the crontab line, the
+# units and prober.conf written for that home, and var/); PREFIX=/srv/prober.
 PREFIX ?= /srv/prober
 install: build
 	deploy/install.sh $(PREFIX)
@@ -59,6 +60,12 @@ fleet: build
 check: build
 	@test -n "$(URL)" || { echo "usage: make check URL=https://host/mcp"; exit 2; }
 	./bin/run -url "$(URL)"
+
+# screenshots: the HTML preview of a month of every status at 390 px (a
+# phone) and 1280 px, in headless Chromium (Debian's; `make tools` installs
+# it), into docs/screenshots; the README shows them.
+screenshots: tools
+	$(GO) test ./site -run '^TestPreviewInBrowser$$' -count=1 -screenshots $(CURDIR)/docs/screenshots
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m ./...

@@ -106,6 +106,8 @@ type CompactStats struct {
 	Removed int     // superseded files removed
 	Bad     []error // files left alone because they cannot be read, each named
 
+	Recovered []error // damaged files set aside: restored from their second copy, or lost; each says which
+
 	ToolDefsPruned int // tool definition sets no check listed for ToolDefsKeep, removed (PruneToolDefs)
 }
 
@@ -224,31 +226,41 @@ func compactDay(pdir string, minParts int, st *CompactStats, logger *slog.Logger
 	for _, path := range live {
 		f, size, err := openParquet(path)
 		if err != nil {
-			// A damaged file is set aside, so the day is not merged again
-			// and the file not reported again every minute.
-			err = SetAsideDamaged(dataDir, path, err)
-			st.Bad = append(st.Bad, err)
-			logger.Warn("not compacting an unreadable file", "err", err)
-			continue
+			// A damaged file is set aside and restored from its second
+			// copy, or, when that is damaged too, left out: the day is not
+			// merged again with it, nor the file reported every minute.
+			f, size, err = recoverInput(dataDir, path, err, st, logger)
+			if err != nil {
+				continue
+			}
 		}
 		inputs, sizes = append(inputs, f), append(sizes, size)
 		names = append(names, filepath.Base(path))
 	}
 	for len(inputs) >= 2 {
-		rows, bad, err := mergeInto(filepath.Join(pdir, fmt.Sprintf("%s%06d.parquet", mergedPrefix, p.next)), inputs, sizes, names)
+		out := filepath.Join(pdir, fmt.Sprintf("%s%06d.parquet", mergedPrefix, p.next))
+		rows, bad, err := mergeInto(out, inputs, sizes, names)
 		if bad >= 0 {
-			// A file that opened but does not read through is left out and
-			// the day merged again without it: nothing was replaced yet.
-			err = SetAsideDamaged(dataDir, inputs[bad].Name(), err)
-			st.Bad = append(st.Bad, err)
-			logger.Warn("not compacting an unreadable file", "err", err)
+			// A file that opened but does not read through is restored,
+			// or left out, and the day merged again: nothing was replaced
+			// yet.
 			inputs[bad].Close()
+			f, size, rerr := recoverInput(dataDir, inputs[bad].Name(), err, st, logger)
+			if rerr == nil {
+				inputs[bad], sizes[bad] = f, size
+				continue
+			}
 			inputs = slices.Delete(inputs, bad, bad+1)
 			sizes = slices.Delete(sizes, bad, bad+1)
 			names = slices.Delete(names, bad, bad+1)
 			continue
 		}
 		if err != nil {
+			return fmt.Errorf("compact %s: %w", pdir, err)
+		}
+		// The parts go only once the compacted file reads back whole from
+		// the disk and has its second copy.
+		if err := copyVerified(out, replicaOf(dataDir, out)); err != nil {
 			return fmt.Errorf("compact %s: %w", pdir, err)
 		}
 		st.Days++
@@ -266,9 +278,49 @@ func compactDay(pdir string, minParts int, st *CompactStats, logger *slog.Logger
 		st.Removed++
 	}
 	if len(p.superseded) > 0 {
-		return SyncDir(pdir)
+		if err := SyncDir(pdir); err != nil {
+			return err
+		}
+	}
+	return removeSupersededReplicas(dataDir, pdir, p.merged)
+}
+
+// removeSupersededReplicas removes the second copies of the files the
+// live compacted files of pdir merged: also those whose part a crash
+// removed before its copy.
+func removeSupersededReplicas(dataDir, pdir string, merged map[string]bool) error {
+	rdir := replicaOf(dataDir, pdir)
+	copies, _ := filepath.Glob(filepath.Join(rdir, "*.parquet"))
+	removed := false
+	for _, c := range copies {
+		if merged[filepath.Base(c)] {
+			if err := os.Remove(c); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("compact: %w", err)
+			}
+			removed = true
+		}
+	}
+	if removed {
+		return SyncDir(rdir)
 	}
 	return nil
+}
+
+// recoverInput restores the damaged input path of a compaction from its
+// second copy and opens it again; a file that cannot be restored is named
+// in st and the error returned.
+func recoverInput(dataDir, path string, cause error, st *CompactStats, logger *slog.Logger) (*os.File, int64, error) {
+	restored, err := recoverParquet(dataDir, path, cause)
+	if errors.Is(cause, ErrDamaged) {
+		st.Recovered = append(st.Recovered, err)
+	}
+	if !restored {
+		st.Bad = append(st.Bad, err)
+		logger.Error("not compacting an unreadable file", "err", err)
+		return nil, 0, err
+	}
+	logger.Warn("restored a damaged history file from its second copy", "err", err)
+	return openParquet(path)
 }
 
 // mergeInto writes the rows of inputs into the compacted file out, whose
@@ -322,18 +374,28 @@ func openParquet(path string) (*os.File, int64, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil {
-		var pf *parquet.File
-		if pf, err = parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true)); err != nil {
-			err = fmt.Errorf("%w: %w", errParquetDamaged, err)
-		} else {
-			err = verifyParquet(f, fi.Size(), pf)
-		}
+		err = checkParquet(f, fi.Size())
 	}
 	if err != nil {
 		f.Close()
 		return nil, 0, fmt.Errorf("read parquet %s: %w", path, err)
 	}
 	return f, fi.Size(), nil
+}
+
+// checkParquet checks the footer and the SumKey of the history file of
+// size bytes in r. Errors wrap errParquetDamaged.
+func checkParquet(r io.ReaderAt, size int64) (err error) {
+	defer func() {
+		if p := recover(); p != nil { // parquet-go panics on some damaged input
+			err = fmt.Errorf("%w: %v", errParquetDamaged, p)
+		}
+	}()
+	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return fmt.Errorf("%w: %w", errParquetDamaged, err)
+	}
+	return verifyParquet(r, size, pf)
 }
 
 // copyRows streams the rows of one file into w, a batch at a time, so a

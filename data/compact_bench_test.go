@@ -3,6 +3,7 @@ package data
 import (
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -43,7 +44,7 @@ func BenchmarkCompactDay(b *testing.B) {
 		stop := make(chan struct{})
 		peak := testutil.SamplePeak("/memory/classes/heap/objects:bytes", stop) // live or not yet swept
 		b.StartTimer()
-		st, err := Compact(dir, t0.Add(24*time.Hour), discard())
+		st, err := Compact(dir, t0.Add(24*time.Hour), slog.New(slog.DiscardHandler))
 		b.StopTimer()
 		close(stop)
 		if err != nil || st.Rows != int64(rows) {

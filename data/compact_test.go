@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,7 +26,7 @@ func MustFoldRuns(tb testing.TB, dir, prefix string, at time.Time, n, k int) {
 		}
 		MustJournal(tb, dir, fmt.Sprintf("%s-%d", prefix, i), rs...).Close()
 	}
-	if _, err := Fold(dir, discard()); err != nil {
+	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -70,14 +71,14 @@ func TestCompactExactlyOnce(t *testing.T) {
 		t.Fatalf("after fold: %v, want 5 parts", got)
 	}
 	// Today is not compacted: runs still add parts to it.
-	if st, err := Compact(dir, t0, discard()); err != nil || st.Days != 0 {
+	if st, err := Compact(dir, t0, slog.New(slog.DiscardHandler)); err != nil || st.Days != 0 {
 		t.Fatalf("compact today: %+v %v, want nothing done", st, err)
 	}
 	before, _, err := ReadHistory(dir, t0, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Compact(dir, next, discard())
+	st, err := Compact(dir, next, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestCompactExactlyOnce(t *testing.T) {
 
 	// A late run adds a part; compacting again merges the merged file.
 	MustFoldRuns(t, dir, "run-b", t0.Add(time.Hour), 1, 3)
-	if _, err := Compact(dir, next, discard()); err != nil {
+	if _, err := Compact(dir, next, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	if got := files(t, dir); len(got) != 1 || got[0] != "merged-000002.parquet" {
@@ -126,7 +127,7 @@ func TestCompactCrashes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Compact(dir, next, discard()); err != nil {
+		if _, err := Compact(dir, next, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 		// As if the compaction had died after the rename, before removing.
@@ -136,7 +137,7 @@ func TestCompactCrashes(t *testing.T) {
 		if n := mustCount(t, dir); n != 12 {
 			t.Errorf("history has %d rows with a superseded part left, want 12", n)
 		}
-		st, err := Compact(dir, next, discard())
+		st, err := Compact(dir, next, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +148,7 @@ func TestCompactCrashes(t *testing.T) {
 		// temporary file, which the next one removes.
 		tmp := filepath.Join(partitionDir(dir, t0), ".merged-000002.parquet.tmp-123")
 		os.WriteFile(tmp, saved, 0o644)
-		if _, err := Compact(dir, next, discard()); err != nil {
+		if _, err := Compact(dir, next, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(tmp); !os.IsNotExist(err) {
@@ -165,14 +166,14 @@ func TestCompactCrashes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Compact(dir, next, discard()); err != nil {
+		if _, err := Compact(dir, next, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 		// The journal of a fold that crashed before removing it comes back
 		// after its part was merged and removed: folding it again must not
 		// write its rows a second time.
 		MustJournal(t, dir, "run-0", rs...).Close()
-		st, err := Fold(dir, discard())
+		st, err := Fold(dir, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,48 +187,62 @@ func TestCompactCrashes(t *testing.T) {
 			t.Errorf("history has %d rows, want 8", n)
 		}
 	})
-	t.Run("corrupt_and_truncated_files_named_set_aside_once_rest_merged", func(t *testing.T) {
-		t.Parallel()
-		dir := t.TempDir()
-		MustFoldRuns(t, dir, "run", t0, 4, 3)
-		pdir := partitionDir(dir, t0)
-		// One part cut in half, one with garbage in its pages.
-		cut := filepath.Join(pdir, "part-run-1.parquet")
-		b, _ := os.ReadFile(cut)
-		os.WriteFile(cut, b[:len(b)/2], 0o644)
-		garbled := filepath.Join(pdir, "part-run-2.parquet")
-		g, _ := os.ReadFile(garbled)
-		for i := 4; i < len(g)/2; i++ {
-			g[i] = 0xff
+	for _, both := range []bool{false, true} {
+		name := "corrupt_and_truncated_files_restored_from_their_second_copy"
+		if both {
+			name = "corrupt_and_truncated_files_and_copies_named_set_aside_once_rest_merged"
 		}
-		os.WriteFile(garbled, g, 0o644)
-
-		rs, bad, err := ReadHistory(dir, t0, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rs) != 6 || len(bad) != 2 || !strings.Contains(bad[0].Error()+bad[1].Error(), "part-run-1.parquet") || !strings.Contains(bad[0].Error()+bad[1].Error(), "part-run-2.parquet") {
-			t.Errorf("ReadHistory: %d rows, bad %v; want 6 rows and both files named", len(rs), bad)
-		}
-		st, err := Compact(dir, next, discard())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Files != 2 || st.Rows != 6 || len(st.Bad) != 2 {
-			t.Errorf("stats %+v, want the 2 good files merged and the 2 bad ones named", st)
-		}
-		if got := files(t, dir); len(got) != 1 {
-			t.Errorf("files %v, want the merged file only", got)
-		}
-		aside, _ := filepath.Glob(filepath.Join(DamagedDir(dir), "results", "date=*", "part-run-*.parquet.*"))
-		if len(aside) != 2 || !strings.Contains(st.Bad[0].Error(), "set aside as "+DamagedDir(dir)) {
-			t.Errorf("set aside %v, errors %v; want both bad files kept under %s and named", aside, st.Bad, DamagedDir(dir))
-		}
-		// Set aside once: the next compaction neither merges nor reports them.
-		if st, err := Compact(dir, next, discard()); err != nil || len(st.Bad) != 0 || st.Files != 0 {
-			t.Errorf("second compaction: %+v, %v; want nothing to do", st, err)
-		}
-	})
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			MustFoldRuns(t, dir, "run", t0, 4, 3)
+			pdir := partitionDir(dir, t0)
+			// One part cut in half, one with garbage in its pages; with
+			// both, their second copies too.
+			damage := func(path string) {
+				cut := filepath.Join(path, "part-run-1.parquet")
+				b, _ := os.ReadFile(cut)
+				os.WriteFile(cut, b[:len(b)/2], 0o644)
+				garbled := filepath.Join(path, "part-run-2.parquet")
+				g, _ := os.ReadFile(garbled)
+				for i := 4; i < len(g)/2; i++ {
+					g[i] = 0xff
+				}
+				os.WriteFile(garbled, g, 0o644)
+			}
+			damage(pdir)
+			wantRows, wantBad := 12, 0
+			if both {
+				damage(replicaOf(dir, pdir))
+				wantRows, wantBad = 6, 2
+			}
+			st, err := Compact(dir, next, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Files != wantRows/3 || st.Rows != int64(wantRows) || len(st.Bad) != wantBad || len(st.Recovered) != 2 {
+				t.Errorf("stats %+v, want %d rows merged and %d files named", st, wantRows, wantBad)
+			}
+			if got := files(t, dir); len(got) != 1 {
+				t.Errorf("files %v, want the merged file only", got)
+			}
+			aside, _ := filepath.Glob(filepath.Join(DamagedDir(dir), "results", "date=*", "part-run-*.parquet.*"))
+			if len(aside) != 2 || !strings.Contains(st.Recovered[0].Error(), "set aside as "+DamagedDir(dir)) {
+				t.Errorf("set aside %v, errors %v; want both bad files kept under %s and named", aside, st.Recovered, DamagedDir(dir))
+			}
+			damages, bad, err := ReadHistoryDamage(dir)
+			if err != nil || len(bad) > 0 || len(damages) != 2 || damages[0].Restored == both {
+				t.Errorf("recorded damage %+v %v %v; want the 2 files, restored %v", damages, bad, err, !both)
+			}
+			if n := mustCount(t, dir); n != wantRows {
+				t.Errorf("history has %d rows, want %d", n, wantRows)
+			}
+			// Set aside once: the next compaction neither merges nor reports them.
+			if st, err := Compact(dir, next, slog.New(slog.DiscardHandler)); err != nil || len(st.Bad) != 0 || st.Files != 0 {
+				t.Errorf("second compaction: %+v, %v; want nothing to do", st, err)
+			}
+		})
+	}
 }
 
 // oldRow is a history row of an earlier version, without some columns.
@@ -248,7 +263,7 @@ func TestCompactOlderSchema(t *testing.T) {
 	if err := WriteFileAtomic(filepath.Join(partitionDir(dir, t0), "part-old.parquet"), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Compact(dir, t0.Add(24*time.Hour), discard())
+	st, err := Compact(dir, t0.Add(24*time.Hour), slog.New(slog.DiscardHandler))
 	if err != nil || st.Files != 2 || st.Rows != 3 {
 		t.Fatalf("compact: %+v %v, want both files merged, 3 rows", st, err)
 	}
@@ -276,7 +291,7 @@ func TestFoldRemovesStaleNewJournal(t *testing.T) {
 	os.WriteFile(stale, nil, 0o644)
 	j := MustJournal(t, dir, "run-live")
 	defer j.Close()
-	if _, err := Fold(dir, discard()); err != nil {
+	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
@@ -294,15 +309,15 @@ func TestCompactParts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	MustFoldRuns(t, dir, "run-a", t0, 3, 2)
-	if st, err := CompactParts(dir, t0, 4, discard()); err != nil || st.Files != 0 {
+	if st, err := CompactParts(dir, t0, 4, slog.New(slog.DiscardHandler)); err != nil || st.Files != 0 {
 		t.Fatalf("3 parts, minimum 4: %+v %v, want nothing done", st, err)
 	}
 	MustFoldRuns(t, dir, "run-b", t0.Add(time.Hour), 1, 2)
-	if st, err := CompactParts(dir, t0, 4, discard()); err != nil || st.Files != 4 || st.Rows != 8 {
+	if st, err := CompactParts(dir, t0, 4, slog.New(slog.DiscardHandler)); err != nil || st.Files != 4 || st.Rows != 8 {
 		t.Fatalf("4 parts: %+v %v, want them merged", st, err)
 	}
 	MustFoldRuns(t, dir, "run-c", t0.Add(2*time.Hour), 4, 2)
-	if st, err := CompactParts(dir, t0, 4, discard()); err != nil || st.Files != 4 || st.Rows != 8 {
+	if st, err := CompactParts(dir, t0, 4, slog.New(slog.DiscardHandler)); err != nil || st.Files != 4 || st.Rows != 8 {
 		t.Fatalf("4 more parts: %+v %v, want only them merged", st, err)
 	}
 	if got := files(t, dir); strings.Join(got, " ") != "merged-000001.parquet merged-000002.parquet" {
@@ -311,7 +326,7 @@ func TestCompactParts(t *testing.T) {
 	if n := mustCount(t, dir); n != 16 {
 		t.Errorf("history has %d rows, want 16", n)
 	}
-	if _, err := Compact(dir, t0.Add(24*time.Hour), discard()); err != nil {
+	if _, err := Compact(dir, t0.Add(24*time.Hour), slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	if got := files(t, dir); strings.Join(got, " ") != "merged-000003.parquet" {
@@ -334,7 +349,7 @@ func TestReadHistoryDuringCompaction(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if _, err := Compact(dir, t0.Add(24*time.Hour), discard()); err != nil {
+		if _, err := Compact(dir, t0.Add(24*time.Hour), slog.New(slog.DiscardHandler)); err != nil {
 			t.Error(err)
 		}
 	}()

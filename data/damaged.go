@@ -43,19 +43,3 @@ func setAside(dir, path string, now time.Time) (string, error) {
 	}
 	return aside, nil
 }
-
-// SetAsideDamaged sets the history file path of the data directory dir
-// aside when err says it is damaged (ErrDamaged), so that the next reader
-// neither reads nor reports it again, and returns err saying where it went.
-// Any other error (the file vanished, cannot be opened) is returned as it
-// is, the file left in place; so is err when the move fails, joined to it.
-func SetAsideDamaged(dir, path string, err error) error {
-	if !errors.Is(err, ErrDamaged) {
-		return err
-	}
-	aside, aerr := setAside(dir, path, time.Now())
-	if aerr != nil {
-		return errors.Join(err, aerr)
-	}
-	return fmt.Errorf("%w; set aside as %s", err, aside)
-}

@@ -3,6 +3,7 @@ package data
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -27,7 +28,7 @@ func TestHistoryFacts(t *testing.T) {
 	lab.Timings = &Timings{Connect: durPtr(3 * time.Millisecond)}
 	none := result("none", t0.Add(2*time.Second), NotCheckable)
 	MustJournal(t, dir, "run-1", full, lab, none).Close()
-	if _, err := Fold(dir, discard()); err != nil {
+	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	rs, bad, err := ReadHistory(dir, t0, t0)
@@ -89,7 +90,7 @@ func TestHistoryPreviousSchema(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].ID != "prev" || got[0].TLS != nil || got[0].Timings != nil {
 		t.Fatalf("read previous version's file: %+v, %v", got, err)
 	}
-	if st, err := Compact(dir, t0.Add(24*time.Hour), discard()); err != nil || len(st.Bad) > 0 || st.Rows != 3 {
+	if st, err := Compact(dir, t0.Add(24*time.Hour), slog.New(slog.DiscardHandler)); err != nil || len(st.Bad) > 0 || st.Rows != 3 {
 		t.Fatalf("compact: %+v %v, want the 3 rows merged", st, err)
 	}
 	if n := mustCount(t, dir); n != 3 {

@@ -3,6 +3,7 @@ package data
 import (
 	"flag"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -89,7 +90,7 @@ func BenchmarkFoldMinute(b *testing.B) {
 		j.Close()
 		run++
 		b.StartTimer()
-		if _, err := Fold(dir, discard()); err != nil {
+		if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 			b.Fatal(err)
 		}
 	}

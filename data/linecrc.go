@@ -2,9 +2,12 @@ package data
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 	"strconv"
 )
 
@@ -71,4 +74,61 @@ func lines(name string, b []byte, max int, f func(row []byte) error) (bad []erro
 		}
 	}
 	return bad
+}
+
+// appendCRCLines appends each of objs to path as a JSON line with its
+// checksum, in one write, and fsyncs it (creating the file and its
+// directory when missing).
+func appendCRCLines[T any](path string, objs []T) error {
+	var b []byte
+	for _, o := range objs {
+		line, err := json.Marshal(o)
+		if err != nil {
+			return fmt.Errorf("append to %s: %w", path, err)
+		}
+		b = append(b, appendLineCRC(line)...)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	return nil
+}
+
+// readCRCLines reads the JSON lines appendCRCLines wrote to path, in
+// order. A line that fails its checksum or does not decode is skipped and
+// named in bad; a missing file holds none.
+func readCRCLines[T any](path string) (out []T, bad []error, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	bad = lines(path, b, MaxJournalLine, func(row []byte) error {
+		if err := checkLineCRC(row); err != nil {
+			return err
+		}
+		var v T
+		if err := json.Unmarshal(row, &v); err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, bad, nil
 }

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,4 +52,54 @@ func LastMinuteRun(dir string) (time.Time, error) {
 		}
 	}
 	return last, nil
+}
+
+// RecordedPath is the file that names the latest minute whose run recorded
+// every planned check (MarkMinuteRecorded): a claimed minute whose run died
+// at its first check (a full disk) is not in it.
+func RecordedPath(dir string) string { return filepath.Join(dir, "run", "recorded.json") }
+
+// recordedFile is the content of RecordedPath.
+type recordedFile struct {
+	Minute time.Time `json:"minute"`
+}
+
+// MarkMinuteRecorded notes that the run of minute recorded every planned
+// check, unless a later minute is noted already (runs overlap and may end
+// out of order). It replaces the file atomically.
+func MarkMinuteRecorded(dir string, minute time.Time) error {
+	minute = minute.UTC().Truncate(time.Minute)
+	if last, err := LastMinuteRecorded(dir); err == nil && !last.Before(minute) {
+		return nil
+	}
+	b, err := json.Marshal(recordedFile{Minute: minute})
+	if err != nil {
+		return fmt.Errorf("mark minute %s recorded: %w", minute.Format(time.RFC3339), err)
+	}
+	path := RecordedPath(dir)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("mark minute %s recorded: %w", minute.Format(time.RFC3339), err)
+	}
+	if err := WriteFileAtomic(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("mark minute %s recorded: %w", minute.Format(time.RFC3339), err)
+	}
+	return nil
+}
+
+// LastMinuteRecorded returns the latest minute whose run recorded every
+// planned check, zero when none has. A file that does not decode is an
+// error (and counts as none: the next run's mark replaces it).
+func LastMinuteRecorded(dir string) (time.Time, error) {
+	b, err := os.ReadFile(RecordedPath(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read the last minute recorded: %w", err)
+	}
+	var r recordedFile
+	if err := json.Unmarshal(b, &r); err != nil {
+		return time.Time{}, fmt.Errorf("read the last minute recorded %s: %w", RecordedPath(dir), err)
+	}
+	return r.Minute.UTC(), nil
 }

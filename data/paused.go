@@ -137,21 +137,13 @@ func LoadPausedList(dir, path string) (list PausedList, stale error, err error) 
 	return good, fmt.Errorf("%w; the last good copy %s stands", rerr, copyPath), nil
 }
 
-// NormalizeAddress returns the form in which addresses are compared: scheme
-// and host lowercased, default port, trailing slash and fragment dropped.
+// NormalizeAddress returns the form in which a paused-list address and a
+// listing are compared: the AddressKey (the one way of writing an address
+// that shared addresses and their slot hash use: scheme and host as they are
+// dialled, IDNA included, default port and fragment dropped), with one
+// trailing slash forgiven, since an owner may write either.
 func NormalizeAddress(raw string) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return strings.TrimSpace(raw)
-	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	u.Host = strings.ToLower(u.Host)
-	if u.Scheme == "https" {
-		u.Host = strings.TrimSuffix(u.Host, ":443")
-	}
-	u.Fragment = ""
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	return u.String()
+	return strings.TrimSuffix(AddressKey(strings.TrimSpace(raw)), "/")
 }
 
 // Match returns the ids of the listed servers the paused list names, by id or

@@ -90,16 +90,55 @@ func TestPausedList_entries_keep_their_lines(t *testing.T) {
 	}
 }
 
+// TestNormalizeAddress proves issue 17 point 6: the paused list's
+// addresses are compared in the one way of writing an address (AddressKey,
+// which shared addresses use), so every spelling of a listed address
+// pauses it (rule R1, P4), IDNA included, and none of another does.
 func TestNormalizeAddress(t *testing.T) {
 	for in, want := range map[string]string{
-		"https://A.Example:443/mcp/": "https://a.example/mcp",
-		"HTTPS://a.example/mcp#frag": "https://a.example/mcp",
-		"https://a.example:8443/mcp": "https://a.example:8443/mcp",
-		"https://a.example/MCP":      "https://a.example/MCP", // paths are case-sensitive
-		" https://a.example ":        "https://a.example",
+		"https://A.Example:443/mcp/":        "https://a.example/mcp",
+		"HTTPS://a.example/mcp#frag":        "https://a.example/mcp",
+		"https://a.example:8443/mcp":        "https://a.example:8443/mcp",
+		"https://a.example/MCP":             "https://a.example/MCP", // paths are case-sensitive
+		" https://a.example ":               "https://a.example",
+		"https://bücher.example/mcp":        "https://xn--bcher-kva.example/mcp",
+		"https://BÜCHER.example./mcp":       "https://xn--bcher-kva.example/mcp",
+		"https://xn--bcher-kva.example/mcp": "https://xn--bcher-kva.example/mcp",
 	} {
 		if got := NormalizeAddress(in); got != want {
 			t.Errorf("NormalizeAddress(%q) = %q, want %q", in, got, want)
+		}
+	}
+	listed := []Server{
+		{ID: "books", URL: "https://xn--bcher-kva.example/mcp"},
+		{ID: "plain", URL: "https://a.example/mcp"},
+		{ID: "other-port", URL: "https://a.example:8443/mcp"},
+		{ID: "other-path", URL: "https://a.example/MCP"},
+	}
+	for _, tc := range []struct {
+		entry string
+		want  []string
+	}{
+		{"https://bücher.example/mcp", []string{"books"}},
+		{"https://Bücher.Example:443/mcp/", []string{"books"}},
+		{"https://A.EXAMPLE/mcp/", []string{"plain"}},
+		{"https://a.example:443/mcp#x", []string{"plain"}},
+		{"https://a.example:8443/mcp/", []string{"other-port"}},
+		{"https://a.example/mcp/tools", nil},
+	} {
+		list, errs, err := ParsePausedList("paused.txt", strings.NewReader(tc.entry+"\n"))
+		if err != nil || len(errs) > 0 {
+			t.Fatalf("parse %q: %v %v", tc.entry, err, errs)
+		}
+		paused, _ := list.Match(listed)
+		var got []string
+		for _, s := range listed {
+			if paused[s.ID] {
+				got = append(got, s.ID)
+			}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("R1: %q pauses %q; want %q", tc.entry, got, tc.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package data
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,9 @@ type ResultRow struct {
 	ConnectMS    *int64   `parquet:"connect_ms,optional"`                            // TCP connects
 	TLSMS        *int64   `parquet:"tls_ms,optional"`                                // TLS handshakes
 	FirstByteMS  []int64  `parquet:"first_byte_ms,list"`                             // per answer, request written to its first byte
+	// ToolProblems is the tool lint of the check (Result.ToolProblems,
+	// issue 19 point 4) as a JSON array; null when none.
+	ToolProblems *string `parquet:"tool_problems,optional"`
 }
 
 // setFacts sets the columns of r's TLSInfo and Timings.
@@ -74,6 +78,12 @@ func (f *ResultRow) setFacts(r Result) {
 		}
 		ms := t.NotAfter.UnixMilli()
 		f.CertNotAfter = &ms
+	}
+	if len(r.ToolProblems) > 0 {
+		if b, err := json.Marshal(r.ToolProblems); err == nil { // plain strings: cannot fail
+			p := string(b)
+			f.ToolProblems = &p
+		}
 	}
 	if t := r.Timings; t != nil {
 		f.DNSMS, f.ConnectMS, f.TLSMS = MillisOf(t.DNS), MillisOf(t.Connect), MillisOf(t.TLS)
@@ -151,6 +161,11 @@ func (w ResultRow) Result() Result {
 		RetryAfter: fromMillis(w.RetryAfter), ProberVersion: w.ProberVersion, ToolsHash: w.ToolsHash,
 	}
 	r.TLS, r.Timings = w.facts()
+	if w.ToolProblems != nil {
+		// Written by setFacts; a row whose column does not decode keeps
+		// its check and loses only the advice.
+		_ = json.Unmarshal([]byte(*w.ToolProblems), &r.ToolProblems)
+	}
 	return r
 }
 
@@ -191,30 +206,41 @@ func writeHistory(dir, journalPath string, rs []Result) error {
 		if p.merged[name] {
 			continue
 		}
-		if err := writeParquet(path, byDay[d]); err != nil {
+		// The second copy first: a part in place always has one, and a
+		// copy whose part a crash kept from being written is that part
+		// (Scrub puts it in place).
+		b, err := encodeParquet(path, byDay[d])
+		if err != nil {
+			return err
+		}
+		if err := writeReplica(path, b); err != nil {
+			return err
+		}
+		if err := WriteFileAtomic(path, b, 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeParquet writes rows to path atomically, with their SumKey.
-func writeParquet(path string, rows []ResultRow) error {
+// encodeParquet returns rows as the bytes of a history file, with their
+// SumKey; path names it in errors.
+func encodeParquet(path string, rows []ResultRow) ([]byte, error) {
 	var buf bytes.Buffer
 	w := newHistoryWriter(&buf)
 	if _, err := w.Write(rows); err != nil {
-		return fmt.Errorf("write parquet %s: %w", path, err)
+		return nil, fmt.Errorf("write parquet %s: %w", path, err)
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("write parquet %s: %w", path, err)
+		return nil, fmt.Errorf("write parquet %s: %w", path, err)
 	}
-	return WriteFileAtomic(path, buf.Bytes(), 0o644)
+	return buf.Bytes(), nil
 }
 
 // ReadParquet reads every row of one Parquet history file. A file that
 // cannot be read is an error naming it; one whose bytes do not decode, do
 // not match its SumKey or make the decoder panic is damaged (the error
-// wraps errParquetDamaged: see SetAsideDamaged).
+// wraps errParquetDamaged: see RecoverParquet).
 func ReadParquet(path string) ([]Result, error) {
 	rows, err := readParquetRows[ResultRow](path)
 	if err != nil {

@@ -315,22 +315,24 @@ func (e *RowError) Error() string {
 func (e *RowError) Unwrap() error { return e.Err }
 
 // SummarizeRows returns one line saying how many rows of the list name
-// were set aside and how many listed as not checkable, and why, counted
-// from the *RowError values of bad; "" when bad holds none.
-func SummarizeRows(name string, listed int, bad []error) string {
+// were set aside (counted from the *RowError values of bad) and how many of
+// its servers are listed as not checkable, whatever made them so (a row
+// whose address cannot be checked, a server listed without an address),
+// and why; "" when there is neither.
+func SummarizeRows(name string, servers []Server, bad []error) string {
 	aside, kept := map[string]int{}, map[string]int{}
 	var nAside, nKept int
 	for _, err := range bad {
 		var re *RowError
-		if !errors.As(err, &re) {
-			continue
-		}
-		if re.Kept {
-			kept[re.Why]++
-			nKept++
-		} else {
+		if errors.As(err, &re) && !re.Kept {
 			aside[re.Why]++
 			nAside++
+		}
+	}
+	for _, s := range servers {
+		if why := s.NotCheckable(); why != "" {
+			kept[why]++
+			nKept++
 		}
 	}
 	if nAside+nKept == 0 {
@@ -343,7 +345,7 @@ func SummarizeRows(name string, listed int, bad []error) string {
 		}
 		return strings.Join(parts, ", ")
 	}
-	s := fmt.Sprintf("ranked list %s: %d servers listed; %d rows set aside", name, listed, nAside)
+	s := fmt.Sprintf("ranked list %s: %d servers listed; %d rows set aside", name, len(servers), nAside)
 	if nAside > 0 {
 		s += " (" + counts(aside) + ")"
 	}

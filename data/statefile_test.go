@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -64,7 +65,7 @@ func TestStateDeltas(t *testing.T) {
 	for i := range maxDeltas + 5 {
 		at := t0.Add(time.Duration(i) * time.Minute)
 		MustJournal(t, dir, fmt.Sprintf("run-%03d", i), result("shared", at, Working), result(fmt.Sprintf("s%03d", i), at, Failing)).Close()
-		if _, err := fold(dir, maxDeltas, discard()); err != nil {
+		if _, err := fold(dir, maxDeltas, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,7 +105,7 @@ func TestStateDeltas(t *testing.T) {
 	// state rebuilt from the history, which has every result.
 	for i := range 2 {
 		MustJournal(t, dir, fmt.Sprintf("run-late-%d", i), result("late", t0.Add(time.Hour), Working)).Close()
-		if _, err := fold(dir, maxDeltas, discard()); err != nil {
+		if _, err := fold(dir, maxDeltas, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +132,7 @@ func TestLoadStatesDuringFolds(t *testing.T) {
 		defer close(done)
 		for i := range folds {
 			MustJournal(t, dir, fmt.Sprintf("run-%03d", i), result(fmt.Sprintf("s%03d", i), t0, Working)).Close()
-			if _, err := fold(dir, maxDeltas, discard()); err != nil {
+			if _, err := fold(dir, maxDeltas, slog.New(slog.DiscardHandler)); err != nil {
 				t.Error(err)
 				return
 			}
@@ -167,7 +168,7 @@ func TestLoadStatesOf(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Fold(dir, discard()); err != nil {
+	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	active := MustJournal(t, dir, "run-2", result("a", t0.Add(5*time.Minute), Working), result("c", t0.Add(5*time.Minute), Failing),

@@ -95,8 +95,14 @@ func rebuildState(dir string) (RebuildStats, error) {
 		for _, f := range p.live {
 			rows, err := readParquetRows[stateRow](f)
 			if err != nil {
-				st.Bad = append(st.Bad, SetAsideDamaged(dir, f, err))
-				continue
+				restored, rerr := recoverParquet(dir, f, err)
+				st.Bad = append(st.Bad, rerr)
+				if restored {
+					rows, err = readParquetRows[stateRow](f)
+				}
+				if err != nil {
+					continue
+				}
 			}
 			st.Files++
 			st.Results += len(rows)

@@ -29,7 +29,7 @@ func MustFoldedHistory(tb testing.TB, dir string) map[string]State {
 		}
 		ok.Protocol, ok.Transport = "2025-11-25", TransportSSE
 		MustJournal(tb, dir, fmt.Sprintf("run-%d", i), result("streak", at, Failing), held, ok).Close()
-		if _, err := fold(dir, 3, discard()); err != nil {
+		if _, err := fold(dir, 3, slog.New(slog.DiscardHandler)); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -104,7 +104,7 @@ func TestStateRepair(t *testing.T) {
 				t.Errorf("second read: %v %v; want nothing to report", bad, err)
 			}
 			MustJournal(t, dir, "run-after", result("streak", t0.Add(time.Hour), Working)).Close()
-			if _, err := Fold(dir, discard()); err != nil {
+			if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}
 			if got, _, err := LoadStates(dir); err != nil || !got["streak"].FailingSince.IsZero() || len(got) != 3 {
@@ -132,13 +132,19 @@ func TestRebuildState(t *testing.T) {
 	if st.Aside == "" || len(aside) == 0 {
 		t.Errorf("old state kept in %q: %v; want it kept", st.Aside, aside)
 	}
-	parts, _ := filepath.Glob(filepath.Join(partitionDir(dir, t0), "part-run-2.parquet"))
-	os.WriteFile(parts[0], []byte("PAR1 not really"), 0o644)
+	part := filepath.Join(partitionDir(dir, t0), "part-run-2.parquet")
+	os.WriteFile(part, []byte("PAR1 not really"), 0o644)
 	st, err = RebuildState(dir)
-	if err != nil || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "part-run-2.parquet") || st.Results != 12 {
-		t.Fatalf("RebuildState with a damaged part: %+v %v; want it named and 12 results", st, err)
+	if err != nil || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "restored from its second copy") || st.Results != 15 {
+		t.Fatalf("RebuildState with a damaged part: %+v %v; want it named, restored and 15 results", st, err)
 	}
-	if _, err := os.Stat(parts[0]); !os.IsNotExist(err) {
+	os.WriteFile(part, []byte("PAR1 not really"), 0o644)
+	os.WriteFile(replicaOf(dir, part), []byte("PAR1 not really either"), 0o644)
+	st, err = RebuildState(dir)
+	if err != nil || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "lost to a damaged file") || st.Results != 12 {
+		t.Fatalf("RebuildState with a part damaged in both copies: %+v %v; want it named and 12 results", st, err)
+	}
+	if _, err := os.Stat(part); !os.IsNotExist(err) {
 		t.Errorf("damaged part still in the history: %v", err)
 	}
 }
@@ -154,7 +160,7 @@ func TestFoldRepairsState(t *testing.T) {
 	b[len(b)-1] ^= 0x80
 	os.WriteFile(deltaPath(dir, 5), b, 0o644)
 	MustJournal(t, dir, "run-next", result("streak", t0.Add(time.Hour), Working), result("new", t0.Add(time.Hour), Failing)).Close()
-	st, err := Fold(dir, discard())
+	st, err := Fold(dir, slog.New(slog.DiscardHandler))
 	if err != nil || st.Results != 2 {
 		t.Fatalf("fold over a damaged delta: %+v %v", st, err)
 	}
@@ -209,7 +215,7 @@ func TestFoldSetsDamagedJournalAside(t *testing.T) {
 	if err := os.WriteFile(j.Path(), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Fold(dir, discard())
+	st, err := Fold(dir, slog.New(slog.DiscardHandler))
 	if err != nil || st.Results != 1 || len(st.Bad) != 1 {
 		t.Fatalf("fold: %+v %v, want 1 result and 1 bad line", st, err)
 	}

@@ -1,7 +1,6 @@
 package data
 
 import (
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,8 +15,6 @@ func result(id string, at time.Time, st Outcome) Result {
 	return Result{ID: id, URL: "https://" + id + ".example/mcp", Host: id + ".example", Status: st,
 		Started: at, Finished: at.Add(time.Second), Tools: []string{"a", "b"}, ToolCount: 2}
 }
-
-func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // MustJournal creates a journal with the given results appended.
 func MustJournal(tb testing.TB, dir, name string, rs ...Result) *Journal {
@@ -45,7 +42,7 @@ func TestFoldExactlyOnce(t *testing.T) {
 	}
 
 	// A live run's journal is seen by LoadStates but not folded.
-	st, err := Fold(dir, discard())
+	st, err := Fold(dir, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +65,11 @@ func TestFoldExactlyOnce(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(JournalDir(dir), "run-1.jsonl"), mustReadPart(t, dir), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Fold(dir, discard()); err != nil {
+	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	active.Close()
-	if _, err := Fold(dir, discard()); err != nil {
+	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	got, bad, err := ReadHistory(dir, t0, t0)

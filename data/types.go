@@ -156,6 +156,10 @@ type Result struct {
 	Tools         []string `json:"tools,omitempty"`      // tool names in the server's order
 	ToolsHash     string   `json:"tools_hash,omitempty"` // SHA-256 of the canonical tool definitions (FingerprintTools); "" when none listed
 	ToolDefs      []byte   `json:"-"`                    // those definitions, canonical JSON: the journal stores them once (PutToolDefs), not in its lines
+	// ToolProblems is the tool lint of the listed definitions (issue 19
+	// point 4): advice, never a verdict; at most MaxToolProblems, nil when
+	// none or none listed.
+	ToolProblems []ToolProblem `json:"tool_problems,omitempty"`
 
 	Planned    time.Time     `json:"planned"`    // planned start (zero for a manual check)
 	Started    time.Time     `json:"started"`    // actual start
@@ -203,15 +207,19 @@ func (s State) EverAnswered() bool { return !s.LastAnswered.IsZero() }
 
 // Apply folds one result into the state. Results older than the last one
 // folded are ignored, so replaying a journal twice, or two overlapping runs
-// finishing out of order, gives the same state. A result for another URL
-// than the state's starts a fresh state: a server whose address changed is
-// new (issue 3).
+// finishing out of order, gives the same state. A newer result for another
+// URL than the state's starts a fresh state: a server whose address changed
+// is new (issue 3); an older one, of the address it left, is ignored.
 func (s *State) Apply(r Result) {
+	if !r.Started.After(s.LastCheck) && !s.LastCheck.IsZero() {
+		// Known already, or older than what is: also a check of the address
+		// the server left that ends after the first check at its new one
+		// (a 45 s timeout), which must not take the new address's result
+		// away (the planner would take that check for lost, rule S5).
+		return
+	}
 	if s.URL != r.URL {
 		*s = State{ID: r.ID, URL: r.URL}
-	}
-	if !r.Started.After(s.LastCheck) && !s.LastCheck.IsZero() {
-		return
 	}
 	s.ID = r.ID
 	s.LastCheck = r.Started

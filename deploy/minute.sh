@@ -5,53 +5,135 @@
 #   minute.sh            the next whole minute (UTC)
 #   minute.sh 2026-12-02T10:33   that minute
 #
-# Environment (the defaults are the layout `make install` makes):
-#   PROBER_HOME       /srv/prober: bin/ (plan, run, publish), servers.csv,
-#                     paused.txt, and var/ (data/, site/, log/), made here
-#                     if missing
-#   PROBER_PAUSED     paused.txt: the paused list, a file or
-#                     github:OWNER/REPO/PATH[@REF] (publish then reads the
-#                     copy plan keeps in var/data/paused/)
-#   PROBER_RUN_FLAGS  -source 87.236.197.37: run's flags (rule N11)
-#   PROBER_METRICS    a directory for node_exporter's textfile collector
-#                     (run.prom, publish.prom); empty: no metrics
+# Its home is the directory above the script's own (make install puts it in
+# HOME/bin/), or PROBER_HOME: bin/ (plan, run, publish), servers.csv,
+# paused.txt, etc/prober.conf, and var/ (data/, site/, log/), made here if
+# missing. It needs no environment: cron gives it none.
+#
+# Settings, from the environment or from the config file (PROBER_CONFIG,
+# default HOME/etc/prober.conf, a shell file of NAME="value" lines; what it
+# sets wins over the environment; a value may span lines):
+#   PROBER_PAUSED      paused.txt: the paused list, a file or
+#                      github:OWNER/REPO/PATH[@REF] (publish then reads the
+#                      copy plan keeps in var/data/paused/)
+#   PROBER_PLAN_FLAGS  plan's flags, e.g. -first-check-soon for the first day
+#   PROBER_RUN_FLAGS   -source 87.236.197.37: run's flags (rule N11); a test
+#                      deployment's -lab -ca-file FILE -resolve ... go here
+#   PROBER_METRICS     a directory for node_exporter's textfile collector
+#                      (run.prom, publish.prom, minute.prom); empty: none
 #
 # A failed plan stops the minute: nothing is run and nothing published (the
 # last published site stands). A failed run is still followed by publish:
 # what its checks recorded is published. The exit status is that of the
 # first step that failed, 0 when none did. Each step appends to
-# var/log/STEP.log.
+# var/log/STEP.log. A failure is also sent to syslog (logger -t
+# prober-minute, the journal under systemd; on stderr where there is no
+# logger) with the last line its step logged, and minute.prom says which
+# step failed (prober_minute_success{step}).
 set -u
-home=${PROBER_HOME:-/srv/prober}
+self=$(cd "$(dirname "$0")" 2>/dev/null && pwd)
+home=${PROBER_HOME:-${self%/bin}}
+config=${PROBER_CONFIG:-$home/etc/prober.conf}
+minute=${1:-$(date -u -d '+1 min' +%Y-%m-%dT%H:%M)}
+steps=
+in_home=0
+
+# report LEVEL TEXT sends a line to syslog (stderr without logger) and,
+# when the home is reachable, to var/log/minute.log.
+report() {
+	if command -v logger >/dev/null 2>&1; then
+		logger -t prober-minute -p "user.$1" -- "minute $minute: $2"
+	else
+		echo "prober-minute: minute $minute: $2" >&2
+	fi
+	[ "$in_home" = 1 ] && echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) minute.sh $minute: $2" >>var/log/minute.log
+	return 0
+}
+
+# step NAME OK records how step NAME went (1 or 0) for minute.prom.
+step() { steps="$steps $1=$2"; }
+
+# write_metrics writes minute.prom (replaced atomically) when PROBER_METRICS
+# is set: each step this minute tried, 1 or 0, and when the minute ended.
+write_metrics() {
+	[ -n "${metrics:-}" ] || return 0
+	mkdir -p "$metrics" 2>/dev/null || return 0
+	tmp="$metrics/.minute.prom.$$"
+	{
+		echo "# HELP prober_minute_success 1 when the step of the last minute.sh went through, 0 when it failed (setup: the home, var/ and the config); a step not tried is left out."
+		echo "# TYPE prober_minute_success gauge"
+		for s in $steps; do
+			echo "prober_minute_success{step=\"${s%=*}\"} ${s#*=}"
+		done
+		echo "# HELP prober_minute_last_timestamp_seconds When the last minute.sh ended, Unix time."
+		echo "# TYPE prober_minute_last_timestamp_seconds gauge"
+		echo "prober_minute_last_timestamp_seconds $(date -u +%s)"
+	} >"$tmp" && mv -f "$tmp" "$metrics/minute.prom" || rm -f "$tmp"
+}
+
+# setup_failed TEXT ends a minute that could not begin.
+setup_failed() {
+	report err "$1: nothing planned, run or published"
+	step setup 0
+	write_metrics
+	exit 1
+}
+
+if [ -f "$config" ]; then
+	# A syntax error in a sourced file would end the script unreported.
+	sh -n "$config" 2>/dev/null || { metrics=${PROBER_METRICS:-}; setup_failed "config $config does not parse (sh -n $config)"; }
+	# shellcheck disable=SC1090 # the operator's file
+	. "$config"
+fi
 paused=${PROBER_PAUSED:-paused.txt}
+plan_flags=${PROBER_PLAN_FLAGS:-}
 run_flags=${PROBER_RUN_FLAGS:--source 87.236.197.37}
 metrics=${PROBER_METRICS:-}
-cd "$home" || exit 1
-minute=${1:-$(date -u -d '+1 min' +%Y-%m-%dT%H:%M)}
-mkdir -p var/data var/site var/log || exit 1
-if [ -n "$metrics" ]; then
-	mkdir -p "$metrics" || exit 1
-	run_metrics="-metrics $metrics/run.prom"
-	publish_metrics="-metrics $metrics/publish.prom"
-else
-	run_metrics=
-	publish_metrics=
-fi
+cd "$home" 2>/dev/null || setup_failed "cannot enter the prober home $home (PROBER_HOME, or the directory above bin/minute.sh)"
+mkdir -p var/data var/site var/log 2>/dev/null || setup_failed "cannot make var/data, var/site and var/log in $home"
+in_home=1
+[ -z "$metrics" ] || mkdir -p "$metrics" 2>/dev/null || setup_failed "cannot make the metrics directory $metrics (PROBER_METRICS)"
+step setup 1
 case $paused in
 github:*) published_paused=var/data/paused/last-good.txt ;;
 *) published_paused=$paused ;;
 esac
 
-# log STEP TEXT appends a line of the script's own to var/log/STEP.log.
-log() { echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) minute.sh $minute: $2" >>"var/log/$1.log"; }
+# with_metrics NAME COMMAND... runs COMMAND, adding -metrics
+# PROBER_METRICS/NAME.prom when PROBER_METRICS is set.
+with_metrics() {
+	n=$1
+	shift
+	if [ -n "$metrics" ]; then "$@" -metrics "$metrics/$n.prom"; else "$@"; fi
+}
 
-if ! flock -w 50 var/data/plan.lock bin/plan -servers servers.csv -paused "$paused" -data var/data -at "$minute" >>var/log/plan.log 2>&1; then
-	log plan "plan failed: nothing run or published"
+# failed STEP TEXT reports a failed step with the last line it logged.
+failed() {
+	step "$1" 0
+	report err "$2; var/log/$1.log ends: $(tail -n 1 "var/log/$1.log" 2>/dev/null)"
+	echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) minute.sh $minute: $2" >>"var/log/$1.log"
+}
+
+# shellcheck disable=SC2086 # the flags variables are lists of flags
+if ! flock -w 50 var/data/plan.lock bin/plan -servers servers.csv -paused "$paused" -data var/data -at "$minute" $plan_flags >>var/log/plan.log 2>&1; then
+	failed plan "plan failed: nothing run or published"
+	write_metrics
 	exit 1
 fi
+step plan 1
 status=0
-# shellcheck disable=SC2086 # run_flags and run_metrics are lists of flags
-bin/run -data var/data -at "$minute" $run_flags $run_metrics >>var/log/run.log 2>&1 || status=1
 # shellcheck disable=SC2086
-flock -w 55 var/data/publish.lock bin/publish -data var/data -servers servers.csv -paused "$published_paused" -out var/site $publish_metrics >>var/log/publish.log 2>&1 || status=1
+if with_metrics run bin/run -data var/data -at "$minute" $run_flags >>var/log/run.log 2>&1; then
+	step run 1
+else
+	status=1
+	failed run "run failed: what its checks recorded is published"
+fi
+if with_metrics publish flock -w 55 var/data/publish.lock bin/publish -data var/data -servers servers.csv -paused "$published_paused" -out var/site >>var/log/publish.log 2>&1; then
+	step publish 1
+else
+	status=1
+	failed publish "publish failed: the last published site stands"
+fi
+write_metrics
 exit $status

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
@@ -26,8 +25,6 @@ import (
 )
 
 var minute0 = time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
-
-func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // jumpClock is a runner.Clock whose Sleep moves it on at once.
 type jumpClock struct {
@@ -100,7 +97,7 @@ func MustBase(tb testing.TB) *base {
 			}
 		}
 		j.Close()
-		if _, err := data.Fold(b.dir(), discard()); err != nil {
+		if _, err := data.Fold(b.dir(), slog.New(slog.DiscardHandler)); err != nil {
 			tb.Fatal(err)
 		}
 		if r == 1 {
@@ -156,7 +153,7 @@ func (b *base) plan(dir string, minute time.Time) error {
 	} else if err != nil {
 		return err
 	}
-	p := planner.Planner{Now: func() time.Time { return minute.Add(-30 * time.Second) }, Logger: discard()}
+	p := planner.Planner{Now: func() time.Time { return minute.Add(-30 * time.Second) }, Logger: slog.New(slog.DiscardHandler)}
 	rep, err := p.Plan(minute, planner.Input{Servers: b.servers,
 		StatesOf: func(keep func(string) bool) (map[string]data.State, error) {
 			states, _, err := data.LoadStatesOf(dir, keep)
@@ -181,7 +178,7 @@ func (b *base) run(dir string, minute time.Time) (runner.Summary, error) {
 	})
 	var mu sync.Mutex
 	return runner.Run(context.Background(), runner.Config{Dir: dir, Checker: runnerLocked(&mu, check),
-		Clock: &jumpClock{t: minute.Add(-time.Second)}, Logger: discard(), PID: 4242}, minute)
+		Clock: &jumpClock{t: minute.Add(-time.Second)}, Logger: slog.New(slog.DiscardHandler), PID: 4242}, minute)
 }
 
 // runnerLocked serialises check, which writes the truth.
@@ -196,7 +193,7 @@ func runnerLocked(mu *sync.Mutex, check runner.CheckerFunc) runner.CheckerFunc {
 func (b *base) publish(dir string) (site.Stats, error) {
 	return site.Publish(context.Background(), site.Config{DataDir: dir, ServersPath: b.list(),
 		OutDir: filepath.Join(filepath.Dir(dir), "out"), Now: func() time.Time { return minute0.Add(90 * time.Second) },
-		Logger: discard(), Workers: 2, NoHTML: true})
+		Logger: slog.New(slog.DiscardHandler), Workers: 2, NoHTML: true})
 }
 
 // copyTree copies the directory from into to, which must not exist.
@@ -257,7 +254,7 @@ func TestFlippedByte(t *testing.T) {
 	b := MustBase(t)
 	flips := 60
 	if testing.Short() {
-		flips = 10
+		flips = 3
 	}
 	one := func(pattern string) func(dir string) string {
 		return func(dir string) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 // siteConfig is the publish of the directory root: data/, servers.csv, out/.
 func siteConfig(root string) site.Config {
 	return site.Config{DataDir: filepath.Join(root, "data"), ServersPath: filepath.Join(root, "servers.csv"),
-		OutDir: filepath.Join(root, "out"), Now: func() time.Time { return minute0 }, Logger: discard(), Workers: 2}
+		OutDir: filepath.Join(root, "out"), Now: func() time.Time { return minute0 }, Logger: slog.New(slog.DiscardHandler), Workers: 2}
 }
 
 // temporaries returns the temporary files under out.

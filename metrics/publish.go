@@ -16,7 +16,7 @@ type Publish struct {
 	Written int // files written (only changed files are)
 	Removed int // files of servers no longer listed, removed
 	Results int // results read
-	Bad     int // inputs set aside (rows, lines), each logged
+	Bad     int // inputs set aside (rows, lines), the ranked list's bad rows while they stay in it
 }
 
 // WritePublish writes p to the metrics file at path, atomically.
@@ -28,7 +28,7 @@ func WritePublish(path string, p Publish) error {
 		f.gauge(n+"files_written", "Files the last publish wrote (a file is rewritten only when its bytes change).", float64(p.Written))
 		f.gauge(n+"files_removed", "Files of servers no longer listed that the last publish removed.", float64(p.Removed))
 		f.gauge(n+"results", "Results the last publish read.", float64(p.Results))
-		f.gauge(n+"bad_inputs", "Inputs the last publish set aside (each logged).", float64(p.Bad))
+		f.gauge(n+"bad_inputs", "Inputs the last publish set aside or found bad: rows, lines, files; the ranked list's bad rows counted while they stay in it, read again or not (logged once a day).", float64(p.Bad))
 	}
 	return write(path, step{name: "publish", finished: p.Finished, ok: p.OK, took: p.Took}, f)
 }
@@ -37,5 +37,5 @@ func WritePublish(path string, p Publish) error {
 // returned st and err reports.
 func PublishOf(st site.Stats, err error, started, finished time.Time) Publish {
 	return Publish{Finished: finished, Took: finished.Sub(started), OK: err == nil,
-		Servers: st.Servers, Written: st.Written, Removed: st.Removed, Results: st.Results, Bad: len(st.Bad)}
+		Servers: st.Servers, Written: st.Written, Removed: st.Removed, Results: st.Results, Bad: len(st.Bad) + st.ListBadUnread}
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,8 @@ type Run struct {
 	FoldResults int           // results folded
 
 	Plan PlanFigures // from the plan file and the ledger; see ReadPlanFigures
+
+	HistoryDamage []data.HistoryDamage // history files found damaged, ever (data.ReadHistoryDamage)
 }
 
 // Check keys completed checks: the outcome and why the check was planned
@@ -61,6 +64,7 @@ func WriteRun(path string, r Run) error {
 	f.gauge(namespace+"_fold_duration_seconds", "Wall time of the last run's fold of its journal into the history and the state.", r.FoldTook.Seconds())
 	f.gauge(namespace+"_fold_results", "Results the last run's fold moved into the history.", float64(r.FoldResults))
 	r.Plan.add(&f)
+	addHistoryDamage(&f, r.HistoryDamage)
 	return write(path, step{name: "run", finished: r.Finished, ok: r.OK, took: r.Took}, f)
 }
 
@@ -85,4 +89,21 @@ func latenessSummary(name string, ls []time.Duration) prometheus.Metric {
 	}
 	desc := prometheus.NewDesc(name, "How late the last run's checks started after their planned second; quantile 1 is the latest.", nil, nil)
 	return prometheus.MustNewConstSummary(desc, uint64(len(sorted)), sum, qs)
+}
+
+// addHistoryDamage adds the history files found damaged: how many were
+// restored from their second copy, and one series per file that could not
+// be, naming the day and minutes of the checks it took (the series stays,
+// so an alert on it holds until an operator clears the record).
+func addHistoryDamage(f *family, hs []data.HistoryDamage) {
+	restored := 0
+	lost := prometheus.NewDesc(namespace+"_history_lost_checks", "A history file damaged in both copies: its checks are lost; by its file, the day and the minutes (HH:MM UTC, \"\" for the whole day) of its runs.", []string{"file", "day", "minutes"}, nil)
+	for _, h := range hs {
+		if h.Restored {
+			restored++
+			continue
+		}
+		*f = append(*f, prometheus.MustNewConstMetric(lost, prometheus.GaugeValue, 1, h.File, h.Day, strings.Join(h.Minutes, " ")))
+	}
+	f.gauge(namespace+"_history_files_restored", "History files found damaged or missing and restored from their second copy, ever.", float64(restored))
 }

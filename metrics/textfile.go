@@ -62,8 +62,8 @@ func write(path string, st step, f family) error {
 	f.gauge(p+"success", "1 when the last "+st.name+" did its work, 0 when it failed.", boolValue(st.ok))
 	f.gauge(p+"duration_seconds", "Wall time of the last "+st.name+".", st.took.Seconds())
 	f = append(f, prometheus.MustNewConstMetric(
-		prometheus.NewDesc(namespace+"_build_info", "The prober's version (the User-Agent's), as a label; always 1.", []string{"version"}, nil),
-		prometheus.GaugeValue, 1, data.Version()))
+		prometheus.NewDesc(namespace+"_build_info", "The prober's version (the User-Agent's), as a label, in the file of each step (step) so the files gathered together hold each series once; always 1.", []string{"step", "version"}, nil),
+		prometheus.GaugeValue, 1, st.name, data.Version()))
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(f); err != nil {
 		return fmt.Errorf("write metrics %s: %w", path, err)

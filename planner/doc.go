@@ -13,6 +13,6 @@
 // -loop`: it reads the inputs, plans with Planner.Plan and writes the
 // ledger and the plan file.
 //
-// Simulate runs the real planner minute by minute over a virtual clock and
-// Audit checks every rule over what it planned.
+// Package planner/sim runs the real planner minute by minute over a virtual
+// clock and audits every rule over what it planned.
 package planner

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -46,24 +45,28 @@ type Config struct {
 	writePlan func(dir string, minute time.Time, checks []data.PlannedCheck) error
 }
 
-func (c Config) now() time.Time {
+// Time returns the time now: Now's, or time.Now's when Now is nil. Every
+// reading of the clock for a plan goes through it (as crypto/tls's
+// Config.time), cmd/plan's too.
+func (c Config) Time() time.Time {
 	if c.Now == nil {
 		return time.Now()
 	}
 	return c.Now()
 }
 
-// minute returns the minute to plan.
-func (c Config) minute() time.Time {
+// NextMinute returns the minute to plan: Minute, or when it is zero the
+// next whole minute of Time.
+func (c Config) NextMinute() time.Time {
 	if !c.Minute.IsZero() {
 		return c.Minute.UTC()
 	}
-	return c.now().UTC().Truncate(time.Minute).Add(time.Minute)
+	return c.Time().UTC().Truncate(time.Minute).Add(time.Minute)
 }
 
 func (c Config) logger() *slog.Logger {
 	if c.Logger == nil {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
+		return slog.New(slog.DiscardHandler)
 	}
 	return c.Logger
 }
@@ -109,9 +112,9 @@ func (s Summary) String() string {
 	}
 	again := ""
 	if s.Again > 0 {
-		again = fmt.Sprintf(", %d again", s.Again)
+		again = fmt.Sprintf(", %d again", s.Again) // of the checks counted before, those lost and planned again
 	}
-	line += fmt.Sprintf("%s: %s (%d new, %d retry, %d routine%s), %d deferred, longest wait %s -> %s",
+	line += fmt.Sprintf("%s: %s (%d new, %d retry, %d routine)%s, %d deferred, longest wait %s -> %s",
 		s.Minute.Format(time.RFC3339), data.Plural(len(s.Checks), "check"), s.New, s.Retry, s.Routine, again, s.Deferred, s.Longest, s.Path)
 	switch {
 	case s.First && s.Waiting > 0:
@@ -135,7 +138,7 @@ func (s Summary) String() string {
 // were.
 func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	logger := cfg.logger()
-	minute := cfg.minute()
+	minute := cfg.NextMinute()
 	sum := Summary{Report: Report{Minute: minute}}
 	unlock, err := data.LockPlans(cfg.Data)
 	if err != nil {
@@ -156,7 +159,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 		sum.Ledger = time.Unix(in.ledger.LastMinute, 0).UTC()
 		// The clock's own next minute, behind the ledger: the clock went
 		// backwards (an -at of an earlier minute is the operator's).
-		sum.ClockBack = minute.Equal(cfg.now().UTC().Truncate(time.Minute).Add(time.Minute))
+		sum.ClockBack = minute.Equal(cfg.Time().UTC().Truncate(time.Minute).Add(time.Minute))
 		if _, err := os.Stat(data.PlanPath(cfg.Data, minute)); err == nil {
 			sum.Kept = true
 			return sum, nil
@@ -171,7 +174,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return sum, fmt.Errorf("plan %s: %w", minute.Format(time.RFC3339), err)
 	}
-	p := Planner{Now: cfg.Now, Logger: logger}
+	p := Planner{Now: cfg.Time, Logger: logger}
 	rep, err := p.Plan(minute, Input{
 		Servers:        in.servers,
 		Paused:         PausedIDs(in.paused, in.servers, logger),
@@ -258,15 +261,19 @@ func PausedIDs(p data.PausedList, servers []data.Server, logger *slog.Logger) ma
 // ReadServers reads the ranked list, held by guard to the last good one
 // kept in the data directory (a zero guard reads it unguarded), logging each
 // bad row and one line counting them. A list refused stands aside for the
-// last good one; with none it is an error. Servers whose address cannot be
+// last good one; with none it is an error. The same bad rows are logged
+// once a day (data.ListRowsToSay), not every minute. Servers whose address cannot be
 // checked are listed (the site shows them not_checkable) but not planned.
 func ReadServers(path string, guard data.ListGuard, logger *slog.Logger) ([]data.Server, error) {
 	servers, bad, stale, err := guard.Read(path)
-	for _, b := range bad {
-		logger.Warn("bad row of the ranked list", "err", b)
-	}
-	if sum := data.SummarizeRows(path, len(servers), bad); sum != "" {
-		logger.Warn(sum)
+	sum := data.SummarizeRows(path, servers, bad)
+	if data.ListRowsToSay(guard.Dir, bad, sum, time.Now()) { // once a day while they stay
+		for _, b := range bad {
+			logger.Warn("bad row of the ranked list", "err", b)
+		}
+		if sum != "" {
+			logger.Warn(sum)
+		}
 	}
 	if stale != nil {
 		logger.Error("ranked list not taken", "err", stale)
@@ -334,11 +341,11 @@ func readLedger(cfg Config, logger *slog.Logger) (*data.Ledger, bool, error) {
 		return l, false, err
 	}
 	path := data.LedgerPath(cfg.Data)
-	aside := path + ".corrupt-" + cfg.now().UTC().Format("20060102T150405")
+	aside := path + ".corrupt-" + cfg.Time().UTC().Format("20060102T150405")
 	if rerr := os.Rename(path, aside); rerr != nil {
 		return nil, false, errors.Join(err, rerr)
 	}
-	l, bad := data.RebuildLedger(cfg.Data, cfg.minute())
+	l, bad := data.RebuildLedger(cfg.Data, cfg.NextMinute())
 	logger.Error("ledger damaged: kept aside and rebuilt from the plans of the last 24 h", "err", err, "aside", aside,
 		"servers", len(l.Servers), "hosts", len(l.Hosts))
 	for _, b := range bad {

@@ -322,3 +322,55 @@ func TestClockBack(t *testing.T) {
 		}
 	})
 }
+
+// TestRecoveryNewServerCountedAgain (issue 18 point 3): a new server's
+// first check lost with its run is planned again as a new server's (rule
+// S5 keeps its place ahead of retries and routine checks), and the plan's
+// summary counts it among the checks planned again.
+func TestRecoveryNewServerCountedAgain(t *testing.T) {
+	w := mustDirWorld(t)
+	w.mustPlan(recoveryStart)
+	w.run(recoveryStart, -1, false)
+	fresh := data.Server{ID: "fresh", Rank: 201, URL: "https://fresh.example/mcp", Added: recoveryStart.Add(30 * time.Second)}
+	var buf bytes.Buffer
+	if err := data.WriteServers(&buf, append(w.servers, fresh)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w.cfg.Servers, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for m := recoveryStart.Add(time.Minute); m.Before(recoveryStart.Add(time.Hour)); m = m.Add(time.Minute) {
+		if got := w.planAndRunOr(m, "fresh"); got == nil {
+			continue
+		} else {
+			sum := w.mustPlan(m.Add(time.Minute))
+			reason := ""
+			for _, c := range sum.Checks {
+				if c.ID == fresh.ID {
+					reason = c.Reason
+				}
+			}
+			if reason != data.ReasonNew || sum.Again != len(got) || sum.New < 1 || !strings.Contains(sum.String(), fmt.Sprintf(", %d again", len(got))) {
+				t.Errorf("after the run of %s died: fresh planned %q, %d again (want %d): %s", m.Format("15:04"), reason, sum.Again, len(got), sum)
+			}
+			return
+		}
+	}
+	t.Fatal("the new server was not planned within the hour")
+}
+
+// planAndRunOr plans minute; when its plan holds the check of id, the run
+// dies before starting any check and the checks lost are returned, else
+// the minute runs whole and nil is returned.
+func (w *dirWorld) planAndRunOr(minute time.Time, id string) []data.PlannedCheck {
+	w.tb.Helper()
+	sum := w.mustPlan(minute)
+	for _, c := range sum.Checks {
+		if c.ID == id {
+			_, lost := w.run(minute, 0, false)
+			return lost
+		}
+	}
+	w.run(minute, -1, false)
+	return nil
+}

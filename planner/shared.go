@@ -185,15 +185,26 @@ func (sh *sharing) firstSeen(out []data.LedgerServer, i int) int64 {
 
 // mirror copies each lead's planning onto its followers' records, so the
 // ledger tells of every listed server when its address is next checked.
-// A follower's Seen stays 0: should it come to stand alone, its due time is
-// worked out afresh.
+// Every Seen of the address is 0, the lead's too: its due time is the
+// address's slot's (rule S2), which holds only while it leads, so should it
+// come to stand alone (its followers gone), the next plan works its due out
+// afresh from its own slot, rather than keeping the address's for up to a
+// cycle and then finding its own long past.
 func (sh *sharing) mirror(out []data.LedgerServer) {
 	for k, fs := range sh.follows {
+		out[k].Seen = 0
 		e := out[k]
 		for _, f := range fs {
 			o := &out[f]
-			o.NextDue, o.Cadence, o.Planned, o.Reason, o.PrevPlanned, o.PrevReason = e.NextDue, e.Cadence, e.Planned, e.Reason, e.PrevPlanned, e.PrevReason
-			o.Seen = 0
+			o.NextDue, o.Cadence, o.Seen = e.NextDue, e.Cadence, 0
+			if o.FirstSeen > e.Planned {
+				// Listed at the address after its last check, which was
+				// not for it (nor its result kept at this address): should
+				// it come to stand alone unchecked, it is new (rule S5),
+				// not owed that check again as lost.
+				continue
+			}
+			o.Planned, o.Reason, o.PrevPlanned, o.PrevReason = e.Planned, e.Reason, e.PrevPlanned, e.PrevReason
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"os/exec"
@@ -110,7 +111,7 @@ func BenchmarkMinute(b *testing.B) {
 		stop := make(chan struct{})
 		peak := testutil.SamplePeak("/memory/classes/total:bytes", stop)
 		cpu0 := cpuTime()
-		sum, err := Run(context.Background(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: quiet()}, minute)
+		sum, err := Run(context.Background(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: slog.New(slog.DiscardHandler)}, minute)
 		cpuRun := cpuTime() - cpu0
 		close(stop)
 		if err != nil {

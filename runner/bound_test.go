@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -28,7 +27,7 @@ func TestHostileAnswersBounded(t *testing.T) {
 		t.Skip("starts four servers and moves ~10 MB")
 	}
 	farm := MustLabFarm(t, 4)
-	quietSDK := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quietSDK := slog.New(slog.DiscardHandler)
 	name := mcp.NewServer(&mcp.Implementation{Name: strings.Repeat("<", 1_000_000), Version: "1.0.0"}, &mcp.ServerOptions{Logger: quietSDK})
 	mcp.AddTool(name, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil
@@ -59,7 +58,7 @@ func TestHostileAnswersBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := Run(context.Background(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: quiet()}, m)
+	sum, err := Run(context.Background(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: slog.New(slog.DiscardHandler)}, m)
 	if err != nil {
 		t.Fatal(err)
 	}

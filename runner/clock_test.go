@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,7 +99,7 @@ func TestLatenessMonotonic(t *testing.T) {
 			time.Sleep(m.Add(20 * time.Second).Sub(now))
 			clock.off.Add(int64(-20 * time.Second))
 		}()
-		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}, m)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, time.Second, nil), Clock: clock, Logger: slog.New(slog.DiscardHandler), Fold: noFold, Compact: noCompact}, m)
 		if err != nil {
 			t.Fatal(err)
 		}

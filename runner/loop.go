@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
@@ -49,7 +48,7 @@ func Loop(ctx context.Context, cfg LoopConfig) error {
 		cfg.Clock = SystemClock{}
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := cron.New(cron.WithLocation(time.UTC))
 	_, err := c.AddFunc(cfg.Spec, func() {

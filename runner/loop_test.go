@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -41,7 +42,9 @@ func TestLoop(t *testing.T) {
 			},
 		}
 		done := make(chan error)
-		go func() { done <- Loop(ctx, LoopConfig{Pipeline: p, Spec: "@every 1s", Logger: quiet()}) }()
+		go func() {
+			done <- Loop(ctx, LoopConfig{Pipeline: p, Spec: "@every 1s", Logger: slog.New(slog.DiscardHandler)})
+		}()
 		<-running
 		cancel()
 		if err := <-done; err != nil {

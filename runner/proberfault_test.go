@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestProberFaultNotRecorded(t *testing.T) {
 			}
 			return data.Result{Status: data.Working, Detail: "1 tool"}
 		}}
-		sum, err := Run(t.Context(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}, m)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: slog.New(slog.DiscardHandler), Fold: noFold, Compact: noCompact}, m)
 		if err == nil || !strings.Contains(err.Error(), "check s1") || !strings.Contains(err.Error(), "not recorded against the server") {
 			t.Fatalf("run: err %v, want it to name check s1 as the prober's own failure", err)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -62,12 +61,18 @@ const PartsPerCompaction = 60
 // CompactHistory is what a run does after its fold: it compacts the days
 // before now's into one file each (data.Compact) and merges today's parts
 // once there are PartsPerCompaction of them (data.CompactParts), so a day
-// stays a few files for DuckDB and the publisher.
+// stays a few files for DuckDB and the publisher; then it scrubs the next
+// slice of the history (data.Scrub).
 func CompactHistory(dir string, now time.Time, logger *slog.Logger) error {
 	if _, err := data.Compact(dir, now, logger); err != nil {
 		return err
 	}
-	_, err := data.CompactParts(dir, now, PartsPerCompaction, logger)
+	if _, err := data.CompactParts(dir, now, PartsPerCompaction, logger); err != nil {
+		return err
+	}
+	// Every file of the history and its second copy is read once a day,
+	// a slice a minute: a damaged one is restored before a reader needs it.
+	_, err := data.Scrub(dir, logger)
 	return err
 }
 
@@ -97,7 +102,7 @@ func (c *Config) defaults() {
 		c.Clock = SystemClock{}
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.PID == 0 {
 		c.PID = os.Getpid()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -55,8 +54,6 @@ func workingAfter(clock Clock, d time.Duration, maxInFlight *atomic.Int64) *fake
 	}}
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 // MustPlan writes the plan of minute: check i is "<host>/<id>" at offset.
 func MustPlan(tb testing.TB, dir string, minute time.Time, checks ...data.PlannedCheck) {
 	tb.Helper()
@@ -79,7 +76,7 @@ func noCompact(string, time.Time, *slog.Logger) error { return nil }
 // MustHistory folds and returns every result of the days around minute0.
 func MustHistory(tb testing.TB, dir string) []data.Result {
 	tb.Helper()
-	if _, err := data.Fold(dir, quiet()); err != nil {
+	if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		tb.Fatal(err)
 	}
 	return MustJournaled(tb, dir)
@@ -173,7 +170,7 @@ func TestRules(t *testing.T) {
 			checks = append(checks, planned(fmt.Sprintf("s%02d", i), fmt.Sprintf("h%02d.lab.test", i%7), m.Add(time.Duration(i)*time.Second)))
 		}
 		MustPlan(t, dir, m, checks...)
-		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 3*time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}, m)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 3*time.Second, nil), Clock: clock, Logger: slog.New(slog.DiscardHandler), Fold: noFold, Compact: noCompact}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +201,7 @@ func TestRules(t *testing.T) {
 			checks = append(checks, planned(fmt.Sprintf("other%d", i), fmt.Sprintf("o%d.lab.test", i), m.Add(time.Duration(40+i)*time.Second)))
 		}
 		MustPlan(t, dir, m, checks...)
-		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}, m)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, time.Second, nil), Clock: clock, Logger: slog.New(slog.DiscardHandler), Fold: noFold, Compact: noCompact}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +246,7 @@ func TestRules(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 45*time.Second, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact, PID: 1 + i}, m); err != nil {
+				if _, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 45*time.Second, nil), Clock: clock, Logger: slog.New(slog.DiscardHandler), Fold: noFold, Compact: noCompact, PID: 1 + i}, m); err != nil {
 					t.Error(err)
 				}
 			}()
@@ -268,7 +265,7 @@ func TestRules(t *testing.T) {
 	bubble(t, "S9_second_run_of_a_minute_refused", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
 		MustPlan(t, dir, now, planned("s1", "h.lab.test", now))
-		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}
+		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: slog.New(slog.DiscardHandler), Fold: noFold, Compact: noCompact}
 		if _, err := Run(t.Context(), cfg, now); err != nil {
 			t.Fatal(err)
 		}
@@ -282,7 +279,7 @@ func TestRules(t *testing.T) {
 	})
 	bubble(t, "no_plan_is_an_error_and_claims_nothing", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
-		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}
+		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: slog.New(slog.DiscardHandler), Fold: noFold, Compact: noCompact}
 		if _, err := Run(t.Context(), cfg, now); !errors.Is(err, data.ErrNoPlan) {
 			t.Fatalf("err = %v, want ErrNoPlan", err)
 		}
@@ -301,7 +298,7 @@ func TestRules(t *testing.T) {
 		// Every server takes the whole 45 s: 750 checks in flight at once
 		// under the default bound.
 		var most atomic.Int64
-		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, data.CheckTimeout, &most), Clock: clock, Logger: quiet(), Fold: noFold, Compact: noCompact}, now)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, data.CheckTimeout, &most), Clock: clock, Logger: slog.New(slog.DiscardHandler), Fold: noFold, Compact: noCompact}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +317,7 @@ func TestRules(t *testing.T) {
 		}
 		MustPlan(t, dir, now, checks...)
 		var most atomic.Int64
-		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 2*time.Second, &most), Clock: clock, Concurrency: 8, Logger: quiet(), Fold: noFold, Compact: noCompact}, now)
+		sum, err := Run(t.Context(), Config{Dir: dir, Checker: workingAfter(clock, 2*time.Second, &most), Clock: clock, Concurrency: 8, Logger: slog.New(slog.DiscardHandler), Fold: noFold, Compact: noCompact}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,7 +360,7 @@ func TestShutdown(t *testing.T) {
 			}
 			return res
 		}}
-		sum, err := Run(ctx, Config{Dir: dir, Checker: checker, Clock: clock, Grace: 5 * time.Second, Logger: quiet(), Fold: noFold, Compact: noCompact}, now)
+		sum, err := Run(ctx, Config{Dir: dir, Checker: checker, Clock: clock, Grace: 5 * time.Second, Logger: slog.New(slog.DiscardHandler), Fold: noFold, Compact: noCompact}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -417,7 +414,7 @@ func TestLab(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var err error
-			sums[i], err = Run(context.Background(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: quiet(), PID: 100 + i}, m)
+			sums[i], err = Run(context.Background(), Config{Dir: dir, Checker: checker, Clock: clock, Logger: slog.New(slog.DiscardHandler), PID: 100 + i}, m)
 			if err != nil {
 				t.Error(err)
 			}
@@ -462,12 +459,12 @@ func TestRunCompactsPastDays(t *testing.T) {
 		}
 		j.Close()
 	}
-	if _, err := data.Fold(dir, quiet()); err != nil {
+	if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	MustPlan(t, dir, minute0, planned("s1", "h.lab.test", minute0))
 	clock := newScaledClock(minute0, 50)
-	if _, err := Run(context.Background(), Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: quiet()}, minute0); err != nil {
+	if _, err := Run(context.Background(), Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: slog.New(slog.DiscardHandler)}, minute0); err != nil {
 		t.Fatal(err)
 	}
 	old, _ := filepath.Glob(filepath.Join(data.ResultsDir(dir), "date="+yesterday.Format("2006-01-02"), "*.parquet"))

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func TestSharedAddress(t *testing.T) {
 		Reason: data.ReasonRoutine, Due: m1.Add(time.Second), Rank: 1,
 		Also: []data.Listing{{ID: "same", URL: lead}, {ID: "spelt-otherwise", URL: lead + "#readme"}}})
 	clock := newScaledClock(m1.Add(-time.Second), 20)
-	sum, err := Run(context.Background(), Config{Dir: dir, Checker: MustLabChecker(t, farm, clock), Clock: clock, Logger: quiet()}, m1)
+	sum, err := Run(context.Background(), Config{Dir: dir, Checker: MustLabChecker(t, farm, clock), Clock: clock, Logger: slog.New(slog.DiscardHandler)}, m1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,11 @@ import (
 // 19 point 1), as its file publishes it: what the certificate says, and
 // how long it has left at the time the file was rendered.
 type Certificate struct {
-	NotAfter   time.Time `json:"not_after"`   // when it expires
-	Issuer     string    `json:"issuer"`      // its issuer's distinguished name
-	Names      []string  `json:"names"`       // the DNS names it covers
-	TLSVersion *string   `json:"tls_version"` // the version agreed, "TLS 1.3"; null when the handshake failed before
-	SeenAt     time.Time `json:"seen_at"`     // start of the last check that saw it
+	NotAfter   Time     `json:"not_after"`   // when it expires
+	Issuer     string   `json:"issuer"`      // its issuer's distinguished name
+	Names      []string `json:"names"`       // the DNS names it covers
+	TLSVersion *string  `json:"tls_version"` // the version agreed, "TLS 1.3"; null when the handshake failed before
+	SeenAt     Time     `json:"seen_at"`     // start of the last check that saw it
 	// DaysLeft is the whole days left at the file's rendering
 	// (data.TLSInfo.DaysLeft): negative once it has expired. A file is rendered at
 	// every check and, from CertWarnDays[0]+1 days before expiry, at each
@@ -49,7 +49,7 @@ func certificateOf(c *certSeen, now time.Time) *Certificate {
 		return nil
 	}
 	days := c.DaysLeft(now)
-	out := &Certificate{NotAfter: c.NotAfter.UTC(), Issuer: c.Issuer, Names: slices.Clone(c.Names), SeenAt: c.At.UTC(),
+	out := &Certificate{NotAfter: Time{c.NotAfter.UTC()}, Issuer: c.Issuer, Names: slices.Clone(c.Names), SeenAt: Time{c.At.UTC()},
 		DaysLeft: days, Warning: days <= data.CertWarnDays[0], Expired: c.Expired(now), Message: expiryMessage(days, c.Expired(now))}
 	if out.Names == nil {
 		out.Names = []string{}

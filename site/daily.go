@@ -1,7 +1,6 @@
 package site
 
 import (
-	"math"
 	"slices"
 	"time"
 )
@@ -12,13 +11,13 @@ const DailyLen = 90
 const dayMS = int64(24 * time.Hour / time.Millisecond)
 
 // daily returns the series of the DailyLen UTC days ending on the day of
-// now, oldest first, for a server listed at added (zero: unknown, taken as
+// end (the last check's: see render), oldest first, for a server listed at added (zero: unknown, taken as
 // listed). A day from the time the summary's checks are complete on
 // (s.Complete) is counted from its checks; an earlier one is taken from the
 // series published before (s.Days), as it was counted while its checks were
 // kept.
-func (s *summary) daily(now, added time.Time) []Day {
-	first := now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(DailyLen - 1)).UnixMilli()
+func (s *summary) daily(end, added time.Time) []Day {
+	first := end.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(DailyLen - 1)).UnixMilli()
 	type acc struct {
 		counted, answered int
 		lat               []int64
@@ -56,10 +55,7 @@ func (s *summary) daily(now, added time.Time) []Day {
 		}
 		a := accs[i]
 		d.Counted, d.Answered = a.counted, a.answered
-		if a.counted > 0 {
-			p := math.Round(10000*float64(a.answered)/float64(a.counted)) / 100
-			d.Percent = &p
-		}
+		d.Percent = percentOf(a.answered, a.counted)
 		if len(a.lat) > 0 {
 			slices.Sort(a.lat)
 			d.LatencyP50MS, d.LatencyP95MS = nearestRank(a.lat, 50), nearestRank(a.lat, 95)

@@ -97,42 +97,67 @@ func atomTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-// changeTitle says a change in a few words: "alpha: failing (HTTP 502)".
+// changeTitle says a change in a few words: "alpha: failing (HTTP 502)",
+// "beta: needs a key (OAuth)", never the label twice.
 func changeTitle(e feedEntry) string {
 	if e.Kind == feedCertificate {
 		return e.ID + ": certificate " + expiryMessage(e.Days, false)
 	}
 	t := e.ID + ": " + e.Status.Label()
-	if e.Reason != "" && e.Status != data.Working {
-		t += " (" + e.Reason + ")"
+	if d := beyondLabel(e.Status, e.Reason); d != "" && e.Status != data.Working {
+		t += " (" + d + ")"
 	}
 	return t
 }
 
-// changeSummary says it in a sentence.
+// beyondLabel is what a check's reason says that its status's label does
+// not: the reason less a leading label ("needs a key (OAuth)" gives
+// "OAuth") or status word ("refused: HTTP 429" gives "HTTP 429").
+func beyondLabel(o data.Outcome, reason string) string {
+	for _, prefix := range []string{o.Label(), strings.ReplaceAll(string(o), "_", " ") + ":"} {
+		if rest, ok := strings.CutPrefix(reason, prefix); ok {
+			reason = strings.TrimSpace(rest)
+			break
+		}
+	}
+	if strings.HasPrefix(reason, "(") && strings.HasSuffix(reason, ")") {
+		reason = reason[1 : len(reason)-1]
+	}
+	return reason
+}
+
+// changeSummary says it in a sentence. A pause says that no check will
+// come; a first status is the first check's, a pause before any check
+// none.
 func changeSummary(e feedEntry) string {
 	if e.Kind == feedCertificate {
 		return "The certificate of " + e.ID + " " + expiryMessage(e.Days, false) + ", at " +
 			time.UnixMilli(e.NotAfter).UTC().Format("2006-01-02 15:04:05 UTC") + "; once it has expired, every check fails (" + data.ReasonCertExpired + ")."
 	}
-	from := "was first checked"
+	at := time.UnixMilli(e.At).UTC().Format("2006-01-02 15:04:05 UTC")
+	if e.Status == data.Paused {
+		s := e.ID + ": checks paused at the owner's request from " + at
+		if e.From != "" {
+			s += " (it was " + e.From.Label() + ")"
+		}
+		return s + "; no check will come until the owner asks again."
+	}
+	s := e.ID + " was first checked: " + e.Status.Label()
 	if e.From != "" {
-		from = "went from " + e.From.Label() + " to " + e.Status.Label()
-	} else {
-		from += ": " + e.Status.Label()
+		s = e.ID + " went from " + e.From.Label() + " to " + e.Status.Label()
 	}
-	s := e.ID + " " + from
-	if e.Reason != "" {
-		s += ": " + e.Reason
+	if d := beyondLabel(e.Status, e.Reason); d != "" {
+		s += ": " + d
 	}
-	return s + ", at " + time.UnixMilli(e.At).UTC().Format("2006-01-02 15:04:05 UTC") + "."
+	return s + ", at " + at + "."
 }
 
 // encodeFeed renders an Atom feed of entries (newest first). Its updated
 // time is the newest entry's, so that the same changes give the same
-// bytes; a feed without entries says the Unix epoch.
-func encodeFeed(id, title, self, alternate string, entries []feedEntry) ([]byte, error) {
-	f := atomFeed{ID: id, Title: title, Updated: atomTime(0),
+// bytes; a feed without entries says since, the time (Unix ms) what it
+// follows began: the server's listing.
+func encodeFeed(id, title, self, alternate string, since int64, entries []feedEntry) ([]byte, error) {
+	f := atomFeed{ID: id, Title: title, Updated: atomTime(since),
 		Author: atomPerson{Name: "plug.directory prober", URI: siteURL + "/probe"},
 		Links:  []atomLink{{Rel: "self", Href: self, Type: "application/atom+xml"}, {Rel: "alternate", Href: alternate, Type: "text/html"}}}
 	if len(entries) > 0 {
@@ -158,15 +183,20 @@ func encodeFeed(id, title, self, alternate string, entries []feedEntry) ([]byte,
 // serverFeed renders feeds/<id>.atom from a server's published incidents
 // and the warnings of its certificate (certFeedEntries).
 func serverFeed(f ServerFile) ([]byte, error) {
+	var listed int64
+	if f.Listed != nil {
+		listed = f.Listed.UnixMilli()
+	}
 	es := append(feedEntriesOf(f.ID, f.Incidents, ServerFeedLen), certFeedEntries(f.ID, f.Certificate)...)
 	slices.SortStableFunc(es, newer)
 	return encodeFeed(tagPrefix+"server/"+f.ID, "plug.directory: status of "+f.ID, siteURL+"/"+f.Badges.Feed,
-		pageURL(f.ID), es[:min(len(es), ServerFeedLen)])
+		pageURL(f.ID), listed, es[:min(len(es), ServerFeedLen)])
 }
 
-// directoryFeed renders feed.atom from the newest changes of every server.
-func directoryFeed(entries []feedEntry) ([]byte, error) {
-	return encodeFeed(tagPrefix+"directory", "plug.directory: status changes", siteURL+"/feed.atom", siteURL+"/", entries)
+// directoryFeed renders feed.atom from the newest changes of every server;
+// without any, its updated time is now, the publication's.
+func directoryFeed(entries []feedEntry, now time.Time) ([]byte, error) {
+	return encodeFeed(tagPrefix+"directory", "plug.directory: status changes", siteURL+"/feed.atom", siteURL+"/", now.UnixMilli(), entries)
 }
 
 // feedPath is the directory feed's record: its newest FeedLen entries,

@@ -1,7 +1,7 @@
 package site
 
 import (
-	"time"
+	"encoding/json"
 
 	"plug.directory/prober/data"
 )
@@ -15,20 +15,20 @@ type ServerFile struct {
 	ID     string       `json:"id"`
 	URL    string       `json:"url"` // "" for a server that only runs locally
 	Rank   int          `json:"rank"`
-	Listed *time.Time   `json:"listed_at"` // when it was added to the ranked list; null when the list does not say
+	Listed *Time        `json:"listed_at"` // when it was added to the ranked list; null when the list does not say
 	Tier   string       `json:"tier"`      // "hourly" or "daily" (rule S1)
 	Status data.Outcome `json:"status"`    // code of table O, paused and pending included
 	Label  string       `json:"label"`     // the exact words of table O
 	Reason string       `json:"reason"`    // short human reason of the last check; "" when none
 
-	LastCheck      *time.Time `json:"last_check"`                          // start of the last check
-	NextCheck      *time.Time `json:"next_check"`                          // next planned start; null when paused or unknown
-	NextCheckFrom  string     `json:"next_check_from"`                     // "plan" (a plan file names it), "estimate" (from the rules) or ""
-	LastAnswered   *time.Time `json:"last_answered"`                       // start of the last answered check
-	FailingSince   *time.Time `json:"failing_since"`                       // start of the first failing check of the current streak
-	CadenceSeconds int64      `json:"cadence_seconds"`                     // usual pace of its tier
-	EffectiveCad   int64      `json:"effective_cadence_seconds,omitempty"` // pace when its host's caps stretch it
-	SharedWith     []string   `json:"shared_with,omitempty"`               // the other servers listed at its address: one check serves all (issue 14)
+	LastCheck      *Time    `json:"last_check"`                          // start of the last check
+	NextCheck      *Time    `json:"next_check"`                          // next planned start; null when paused or unknown
+	NextCheckFrom  string   `json:"next_check_from"`                     // "plan" (a plan file names it), "estimate" (from the rules) or ""
+	LastAnswered   *Time    `json:"last_answered"`                       // start of the last answered check
+	FailingSince   *Time    `json:"failing_since"`                       // start of the first failing check of the current streak
+	CadenceSeconds int64    `json:"cadence_seconds"`                     // usual pace of its tier
+	EffectiveCad   int64    `json:"effective_cadence_seconds,omitempty"` // pace when its host's caps stretch it
+	SharedWith     []string `json:"shared_with,omitempty"`               // the other servers listed at its address: one check serves all (issue 14)
 
 	LastResult *LastResult `json:"last_result"` // the last check, also while paused (rule P4); null when never checked
 	// Certificate is the one the last check that got as far saw (issue
@@ -65,8 +65,8 @@ type Incident struct {
 	Label           string       `json:"label"`            // its exact words
 	From            data.Outcome `json:"from"`             // the status before; "" for the first check ever
 	Reason          string       `json:"reason"`           // short reason of the check that started it; "" for a pause
-	Start           time.Time    `json:"start"`            // start of that check, or the publication that first saw the pause
-	End             *time.Time   `json:"end"`              // start of the next status; null while it lasts
+	Start           Time         `json:"start"`            // start of that check, or the publication that first saw the pause
+	End             *Time        `json:"end"`              // start of the next status; null while it lasts
 	DurationSeconds *int64       `json:"duration_seconds"` // End - Start; null while it lasts
 }
 
@@ -86,7 +86,7 @@ type LastResult struct {
 	Status        data.Outcome `json:"status"`
 	Label         string       `json:"label"`
 	Reason        string       `json:"reason"`
-	Started       time.Time    `json:"started"`
+	Started       Time         `json:"started"`
 	LatencyMS     int64        `json:"latency_ms"`  // whole check, first request to last answer
 	HTTPStatus    int          `json:"http_status"` // last HTTP status seen; 0 when none
 	Protocol      string       `json:"protocol"`    // protocol version learned; "" when none
@@ -97,11 +97,16 @@ type LastResult struct {
 	ToolCount     int          `json:"tool_count"`
 	Tools         []string     `json:"tools"`   // in the server's order
 	Timings       *Timings     `json:"timings"` // where its time went (issue 19); null when it opened no connection
+	// ToolProblems is what clients will reject in its tool definitions
+	// (issue 19 point 4: advice, the status stays working): tool, rule and
+	// message, at most data.MaxToolProblems; [] when the listed tools have
+	// none, null when no tools were listed.
+	ToolProblems []data.ToolProblem `json:"tool_problems"`
 }
 
 // Check is one entry of a server's history.
 type Check struct {
-	Started   time.Time    `json:"started"`
+	Started   Time         `json:"started"`
 	Status    data.Outcome `json:"status"`
 	Reason    string       `json:"reason,omitempty"`
 	LatencyMS int64        `json:"latency_ms"`
@@ -113,6 +118,21 @@ type UptimeSet struct {
 	Day   Uptime `json:"24h"`
 	Week  Uptime `json:"7d"`
 	Month Uptime `json:"30d"`
+}
+
+// MarshalJSON writes each window under a name a template's dot syntax
+// reaches (`last_24h`, `last_7d`, `last_30d`: Hugo's and Go's templates
+// cannot say `.uptime.24h`), and under its old name too for one release.
+// Reading a published file back takes the old names.
+func (u UptimeSet) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Last24h Uptime `json:"last_24h"`
+		Last7d  Uptime `json:"last_7d"`
+		Last30d Uptime `json:"last_30d"`
+		Old24h  Uptime `json:"24h"`
+		Old7d   Uptime `json:"7d"`
+		Old30d  Uptime `json:"30d"`
+	}{u.Day, u.Week, u.Month, u.Day, u.Week, u.Month})
 }
 
 // Uptime counts the checks of one window. Only working, needs_key and
@@ -145,7 +165,7 @@ type IndexRow struct {
 	ID        string       `json:"id"`
 	Rank      int          `json:"rank"`
 	Status    data.Outcome `json:"status"`
-	LastCheck *time.Time   `json:"last_check"`
+	LastCheck *Time        `json:"last_check"`
 	Uptime7d  *float64     `json:"uptime_7d"` // percent, as in the server's file
 	Tools     *int         `json:"tools"`     // tool count of the last check, if it listed them (working); null when unknown
 }

@@ -3,7 +3,6 @@ package site
 import (
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -94,14 +93,14 @@ func (f *fixture) results(rs ...data.Result) {
 // fold folds the finished journals into Parquet, as a run does.
 func (f *fixture) fold() {
 	f.tb.Helper()
-	if _, err := data.Fold(f.dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	if _, err := data.Fold(f.dir, slog.New(slog.DiscardHandler)); err != nil {
 		f.tb.Fatal(err)
 	}
 }
 
 func (f *fixture) config() Config {
 	return Config{DataDir: f.dir, ServersPath: f.list, PausedPath: f.paused, OutDir: f.out,
-		Now: func() time.Time { return f.now }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Workers: 4}
+		Now: func() time.Time { return f.now }, Logger: slog.New(slog.DiscardHandler), Workers: 4}
 }
 
 // MustPublish publishes and fails the test on error.

@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"fmt"
 	"html/template"
@@ -16,8 +17,11 @@ import (
 var htmlFiles embed.FS
 
 var htmlFuncs = template.FuncMap{
-	"label": func(o data.Outcome) string { return o.Label() },
-	"when": func(t *time.Time) template.HTML {
+	"pausedSince":  pausedSince,
+	"periodUptime": periodUptime,
+	"lastIndex":    func(days []Day) int { return len(days) - 1 },
+	"label":        func(o data.Outcome) string { return o.Label() },
+	"when": func(t *Time) template.HTML {
 		if t == nil {
 			return "never"
 		}
@@ -57,9 +61,9 @@ var htmlFuncs = template.FuncMap{
 // timeHTML writes a time as a <time> element in UTC, absolute: a preview
 // read an hour after it was published would be wrong to say "3 min ago";
 // the site build can say that from the datetime attribute.
-func timeHTML(t time.Time) template.HTML {
-	t = t.UTC()
-	return template.HTML(`<time datetime="` + t.Format(time.RFC3339Nano) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
+func timeHTML(pt Time) template.HTML {
+	t := pt.UTC()
+	return template.HTML(`<time datetime="` + t.Format(TimeLayout) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
 }
 
 var htmlTmpl = template.Must(template.New("").Funcs(htmlFuncs).ParseFS(htmlFiles, "templates/*.html.tmpl"))
@@ -89,17 +93,48 @@ func serverHTML(f ServerFile) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// indexPage is what index.html shows: the head of index.json.
+// indexPage is what index.html shows: the head of index.json, and first
+// of all an overall line and the freshness of status.json.
 type indexPage struct {
 	IndexFile
-	Cut bool // not every row is shown
+	Cut    bool // not every row is shown
+	Status Status
+}
+
+// Overall is the index's first line: how many servers have each status,
+// in the site's order ("2,031 working, 14 failing"); statuses no server
+// has are left out.
+func (p indexPage) Overall() string {
+	var parts []string
+	for _, t := range p.Totals {
+		if t.Count > 0 {
+			parts = append(parts, grouped(int64(t.Count))+" "+cmp.Or(overallWords[t.Status], t.Label))
+		}
+	}
+	if len(parts) == 0 {
+		return "no servers listed"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// overallWords say a status after a count, where its label would not
+// read after one ("1 checks paused at the owner's request").
+var overallWords = map[data.Outcome]string{
+	data.NeedsKey: "need a key", data.Refused: "refuse our check", data.Paused: "paused at the owner's request",
+}
+
+// Running reports whether the checks are going: a minute was recorded
+// within Status.StaleAfterSeconds of this publish.
+func (p indexPage) Running() bool {
+	r := p.Status.LastMinuteRecorded
+	return r != nil && p.Status.Published.Sub(r.Time) <= time.Duration(p.Status.StaleAfterSeconds)*time.Second
 }
 
 // indexHTML renders index.html from the totals and the first rows of
-// index.json.
-func indexHTML(f IndexFile, cut bool) ([]byte, error) {
+// index.json, and the status of the checks.
+func indexHTML(f IndexFile, cut bool, st Status) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := htmlTmpl.ExecuteTemplate(&buf, "index.html.tmpl", indexPage{IndexFile: f, Cut: cut}); err != nil {
+	if err := htmlTmpl.ExecuteTemplate(&buf, "index.html.tmpl", indexPage{IndexFile: f, Cut: cut, Status: st}); err != nil {
 		return nil, fmt.Errorf("render index page: %w", err)
 	}
 	return buf.Bytes(), nil
@@ -126,4 +161,13 @@ func lasted(s int64) string {
 		return fmt.Sprintf("%d min", m)
 	}
 	return fmt.Sprintf("%d s", s)
+}
+
+// pausedSince is the start of a paused server's current pause, from its
+// newest incident; nil when the incidents do not say.
+func pausedSince(f ServerFile) *Time {
+	if f.Status != data.Paused || len(f.Incidents) == 0 || f.Incidents[0].Status != data.Paused {
+		return nil
+	}
+	return &f.Incidents[0].Start
 }

@@ -128,7 +128,7 @@ func (s *summary) incidents() []Incident {
 	out := make([]Incident, 0, len(s.Spans))
 	for i := len(s.Spans) - 1; i >= 0; i-- {
 		sp := s.Spans[i]
-		in := Incident{Status: sp.Status, Label: sp.Status.Label(), From: sp.From, Reason: sp.Reason, Start: time.UnixMilli(sp.Start).UTC()}
+		in := Incident{Status: sp.Status, Label: sp.Status.Label(), From: sp.From, Reason: sp.Reason, Start: Time{time.UnixMilli(sp.Start).UTC()}}
 		if sp.End != 0 {
 			in.End = timePtr(time.UnixMilli(sp.End))
 			d := (sp.End - sp.Start) / 1000

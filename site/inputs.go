@@ -28,17 +28,27 @@ func (p *publication) readLists() error {
 		pausedSig, _ = sigOf(p.cfg.PausedPath)
 	}
 	if !p.stats.Rebuilt && !p.forceLists && listSig == st.Meta.List && pausedSig == st.Meta.Paused {
+		p.stats.ListBadUnread = st.Meta.ListBad // still in the list, not read again
 		return nil
 	}
 	// Held to the last good list plan took: a list cut short unpublishes
 	// no server (issue 12).
 	servers, bad, stale, err := data.ListGuard{Dir: p.cfg.DataDir, ReadOnly: true}.Read(p.cfg.ServersPath)
+	// Plan says the same rows too: whichever reads them first says them,
+	// once a day while they stay (data.ListRowsToSay); each still counts.
+	sum := data.SummarizeRows(p.cfg.ServersPath, servers, bad)
+	say := data.ListRowsToSay(p.cfg.DataDir, bad, sum, p.now)
 	for _, b := range bad {
-		p.bad(b)
+		if say {
+			p.bad(b)
+		} else {
+			p.stats.Bad = append(p.stats.Bad, b)
+		}
 	}
-	if sum := data.SummarizeRows(p.cfg.ServersPath, len(servers), bad); sum != "" {
+	if say && sum != "" {
 		p.log.Warn(sum)
 	}
+	st.Meta.ListBad = len(bad)
 	if err != nil {
 		return err // an empty list would unpublish every server
 	}
@@ -249,8 +259,17 @@ func (p *publication) readResults() error {
 		}
 		rs, err := data.ReadParquet(part)
 		if err != nil {
-			p.bad(data.SetAsideDamaged(p.cfg.DataDir, part, err)) // reported once
-			continue
+			// Set aside, so reported once, and restored from its second
+			// copy when that reads.
+			restored, rerr := data.RecoverParquet(p.cfg.DataDir, part, err)
+			p.bad(rerr)
+			if !restored {
+				continue
+			}
+			if rs, err = data.ReadParquet(part); err != nil {
+				p.bad(err)
+				continue
+			}
 		}
 		take(rs)
 		m.Parts[rel] = fi.Size()

@@ -61,6 +61,12 @@ func TestPublishListedNotCheckable(t *testing.T) {
 		msgs[2] != `:6: duplicate id "alpha" (first on line 2, kept)` {
 		t.Errorf("bad = %q, want lines 4, 5 and 6 named", msgs)
 	}
+	// Issue 18 point 3: the list unchanged, not read again, its bad rows
+	// still count (prober_publish_bad_inputs does not drop to 0).
+	f.now = f.now.Add(time.Minute)
+	if st := f.MustPublish(); len(st.Bad) != 0 || st.ListBadUnread != 3 {
+		t.Errorf("the list unchanged: %d bad, %d bad rows still in the list; want 0 and 3", len(st.Bad), st.ListBadUnread)
+	}
 }
 
 // TestPublishListCutShort: a ranked list cut short after plan took the

@@ -111,7 +111,7 @@ func (p *publication) renderOne(i int) error {
 		s.apply(res) // a new address starts the summary afresh, its tools too
 		s.applyTools(res, read)
 	}
-	s.setPaused(r.Paused, p.now)
+	s.applyPauses(p.pauses[id], r.Paused, !loaded, p.now)
 	s.deriveSpans()
 	s.pruneSpans(p.now)
 	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second, SharedWith: s.SharedWith}
@@ -253,19 +253,27 @@ func (p *publication) sweepUnlisted() error {
 // its preview, probe.json, status.json and the checks page.
 func (p *publication) writeShared() error {
 	out := p.cfg.OutDir
+	status, err := statusOf(p.cfg.DataDir, p.now, p.bad)
+	if err != nil {
+		return err
+	}
 	indexPath := filepath.Join(out, "index.json")
 	if _, err := os.Stat(indexPath); p.indexChanged.Load() || err != nil {
 		if err := p.w.replace(indexPath, encodeIndex(p.st)); err != nil {
 			return err
 		}
-		if !p.cfg.NoHTML {
-			hb, err := indexHTML(p.previewIndex())
-			if err != nil {
-				return err
-			}
-			if _, err := p.w.put(filepath.Join(out, "index.html"), hb); err != nil {
-				return err
-			}
+	}
+	// The preview's index says when it was published and whether checks
+	// are running, so it is rendered every run (put writes it only when
+	// its bytes change).
+	if !p.cfg.NoHTML {
+		f, cut := p.previewIndex()
+		hb, err := indexHTML(f, cut, status)
+		if err != nil {
+			return err
+		}
+		if _, err := p.w.put(filepath.Join(out, "index.html"), hb); err != nil {
+			return err
 		}
 	}
 	if err := p.writeFeed(); err != nil {
@@ -277,10 +285,6 @@ func (p *publication) writeShared() error {
 		return err
 	}
 	text, err := RenderChecksText(probe)
-	if err != nil {
-		return err
-	}
-	status, err := statusOf(p.cfg.DataDir, p.now)
 	if err != nil {
 		return err
 	}
@@ -342,7 +346,7 @@ func (p *publication) writeFeed() error {
 		gone[id] = true
 	}
 	es := mergeFeed(old, p.feedNew, gone)
-	b, err := directoryFeed(es)
+	b, err := directoryFeed(es, p.now)
 	if err != nil {
 		return err
 	}

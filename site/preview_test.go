@@ -48,6 +48,48 @@ func TestPreviewWording(t *testing.T) {
 				t.Errorf("foxtrot's page does not say its checks are paused")
 			}
 		}},
+		{"P4_paused_says_since_when_and_no_check_will_come", func(t *testing.T) {
+			p := all["foxtrot"]
+			if !strings.Contains(p, `<dt>Paused</dt><dd>since <time datetime="2026-12-02T12:00:00.000Z">`) || !strings.Contains(p, "no check will come until the owner asks again") {
+				t.Errorf("foxtrot's page does not say since when it is paused and that no check will come")
+			}
+		}},
+		{"strip_has_its_ends_and_the_period_uptime", func(t *testing.T) {
+			for name, p := range all {
+				if name == "index.html" {
+					continue
+				}
+				if !regexp.MustCompile(`<p class="ends"><span>\d{4}-\d{2}-\d{2}</span><span>\d{4}-\d{2}-\d{2}, the day of (its last check|this page)</span></p>`).MatchString(p) ||
+					!regexp.MustCompile(`<p>Uptime: 24 h [^;]+; 7 d [^;]+; 30 d [^;]+; 90 d [^<]+</p>`).MatchString(p) {
+					t.Errorf("%s: the strip has no dated ends or no 24 h, 7 d, 30 d and 90 d uptime under it", name)
+				}
+			}
+			// The series ends on the day of the last check (the same in a
+			// rebuild), today for a server never checked.
+			for name, ends := range map[string]string{
+				"alpha":   `<span>2026-09-04</span><span>2026-12-02, the day of its last check</span>`,
+				"foxtrot": `<span>2026-09-01</span><span>2026-11-29, the day of its last check</span>`,
+				"golf":    `<span>2026-09-04</span><span>2026-12-02, the day of this page</span>`,
+			} {
+				if !strings.Contains(all[name], ends) {
+					t.Errorf("%s: the strip's ends are not %s", name, ends)
+				}
+			}
+			if !strings.Contains(all["golf"], "No answered checks in these 90 days") || strings.Contains(all["alpha"], "No answered checks") {
+				t.Error("never answered is not said on the page (golf), or said of a server that answered (alpha)")
+			}
+		}},
+		{"svgs_scale_to_a_phone", func(t *testing.T) {
+			if !strings.Contains(all["alpha"], "svg{max-width:100%;height:auto}") || !strings.Contains(all["alpha"], `viewBox="0 0 720 28"`) {
+				t.Error("the strip does not scale down: no max-width for svg or no viewBox")
+			}
+		}},
+		{"no_address_has_no_next_check", func(t *testing.T) {
+			p := all["delta"]
+			if strings.Contains(p, "(estimated)") || !strings.Contains(p, "<dt>Next check</dt><dd>none: no check can reach it (no address)") {
+				t.Errorf("delta, listed without an address, is said to have a next check")
+			}
+		}},
 		{"pending_said_not_checked_yet", func(t *testing.T) {
 			p := all["golf"]
 			if strings.Contains(p, ">never<") || !strings.Contains(p, "<dt>Last check</dt><dd>not checked yet") || !strings.Contains(p, "<p>Not checked yet.</p>") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -54,20 +53,24 @@ func (c Config) logger() *slog.Logger {
 	if c.Logger != nil {
 		return c.Logger
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return slog.New(slog.DiscardHandler)
 }
 
 // Stats says what one Publish did.
 type Stats struct {
-	Servers   int           // servers listed
-	Rendered  int           // servers whose files were rendered
-	Written   int           // files replaced because their bytes changed
-	Unchanged int           // files rendered but left alone, identical
-	Removed   int           // files removed: those of servers no longer listed, and records no longer needed
-	Results   int           // results folded in
-	Rebuilt   bool          // no site state was found: every server was rendered
-	Bad       []error       // inputs skipped: bad list rows, corrupt journal lines or Parquet files
-	Took      time.Duration // wall time
+	Servers   int     // servers listed
+	Rendered  int     // servers whose files were rendered
+	Written   int     // files replaced because their bytes changed
+	Unchanged int     // files rendered but left alone, identical
+	Removed   int     // files removed: those of servers no longer listed, and records no longer needed
+	Results   int     // results folded in
+	Rebuilt   bool    // no site state was found: every server was rendered
+	Bad       []error // inputs skipped: bad list rows, corrupt journal lines or Parquet files
+	// ListBadUnread counts the bad rows of a ranked list unchanged since the
+	// publish that read them (and named them in its Bad): they are still in
+	// it.
+	ListBadUnread int
+	Took          time.Duration // wall time
 }
 
 // safeID matches the ids that can name files: slash-separated segments of
@@ -146,8 +149,9 @@ type publication struct {
 	indexChanged atomic.Bool
 	oldest       time.Time // results started before are not read
 	feedMu       sync.Mutex
-	feedNew      map[string][]feedEntry // newest status changes of the servers rendered, by id
-	mark         time.Time              // end of the last step, for phase
+	feedNew      map[string][]feedEntry        // newest status changes of the servers rendered, by id
+	pauses       map[string][]data.PauseChange // the pause record, by id (recordPauses)
+	mark         time.Time                     // end of the last step, for phase
 }
 
 func (p *publication) bad(err error) {
@@ -179,6 +183,9 @@ func (p *publication) run(ctx context.Context) error {
 		return err
 	}
 	p.stats.Servers = len(st.Rows)
+	if err := p.recordPauses(); err != nil {
+		return err
+	}
 	if p.stats.Rebuilt {
 		states, bad, err := data.LoadStates(p.cfg.DataDir)
 		for _, b := range bad {

@@ -178,8 +178,8 @@ func TestPublishRules(t *testing.T) {
 		}},
 		{"P1_history_newest_first_at_most_48", func(t *testing.T, f *fixture) {
 			a := readServerFile(t, f, "alpha")
-			if len(a.History) != HistoryLen || !a.History[0].Started.Equal(*a.LastCheck) ||
-				!slices.IsSortedFunc(a.History, func(x, y Check) int { return y.Started.Compare(x.Started) }) {
+			if len(a.History) != HistoryLen || !a.History[0].Started.Equal(a.LastCheck.Time) ||
+				!slices.IsSortedFunc(a.History, func(x, y Check) int { return y.Started.Compare(x.Started.Time) }) {
 				t.Errorf("alpha history: %d entries, first %v", len(a.History), a.History[0].Started)
 			}
 			if _, err := os.Stat(olderPath(f.dir, "alpha")); err != nil {

@@ -44,12 +44,11 @@ func era(protocol, transport string) string {
 	return "initialize"
 }
 
-func timePtr(t time.Time) *time.Time {
+func timePtr(t time.Time) *Time {
 	if t.IsZero() {
 		return nil
 	}
-	t = t.UTC()
-	return &t
+	return &Time{t.UTC()}
 }
 
 // estimateNext returns when the rules would next check a server whose state
@@ -107,7 +106,21 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		f.Reason = s.State.LastDetail
 	}
 	f.Label = f.Status.Label()
-	if !l.Paused {
+	// The daily series ends on the day of the last check, a recorded fact:
+	// it moves only with a check, which renders the file anyway, and a
+	// rebuild gives it as the incremental runs did, with no file of a
+	// million rewritten at midnight. A server never checked has no day to
+	// show: its series ends today, and moves on at midnight.
+	dailyEnd := now
+	if s != nil && !s.State.LastCheck.IsZero() {
+		dailyEnd = s.State.LastCheck
+	} else {
+		y, m, d := now.UTC().Date()
+		earliest(time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC))
+	}
+	// No next check for a paused server (rule S8), nor for one whose
+	// address no check can reach: it is never asked anything (issue 20).
+	if !l.Paused && srv.NotCheckable() == "" {
 		if !l.PlanNext.IsZero() && l.PlanNext.After(now) {
 			f.NextCheck, f.NextCheckFrom = timePtr(l.PlanNext), "plan"
 			earliest(l.PlanNext)
@@ -118,10 +131,10 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		}
 	}
 	if s == nil {
-		f.Daily = (&summary{}).daily(now, srv.Added)
+		f.Daily = (&summary{}).daily(dailyEnd, srv.Added)
 		return f, expires
 	}
-	f.Daily = s.daily(now, srv.Added)
+	f.Daily = s.daily(dailyEnd, srv.Added)
 	f.Incidents = s.incidents()
 	f.ToolDefs = s.Tools
 	if f.ToolDefs.Changes == nil {
@@ -133,18 +146,21 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	f.FailingSince = timePtr(s.State.FailingSince)
 	if r := s.Last; r != nil {
 		f.LastResult = &LastResult{
-			Status: r.Status, Label: r.Status.Label(), Reason: r.Detail, Started: r.Started.UTC(),
+			Status: r.Status, Label: r.Status.Label(), Reason: r.Detail, Started: Time{truncMS(r.Started)},
 			LatencyMS: r.Duration.Milliseconds(), HTTPStatus: r.HTTPStatus,
 			Protocol: r.Protocol, Era: era(r.Protocol, r.Transport), Transport: r.Transport,
 			ServerName: r.ServerName, ServerVersion: r.ServerVersion,
 			ToolCount: r.ToolCount, Tools: append([]string{}, r.Tools...), Timings: timingsOf(r),
+		}
+		if r.Status == data.Working {
+			f.LastResult.ToolProblems = append([]data.ToolProblem{}, r.ToolProblems...)
 		}
 	}
 	f.Certificate = certificateOf(s.Cert, now)
 	earliest(certChange(s.Cert, now))
 	for i := len(s.Checks) - 1; i >= 0 && len(f.History) < HistoryLen; i-- {
 		c := s.Checks[i]
-		f.History = append(f.History, Check{Started: time.UnixMilli(c.At).UTC(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS, Timings: c.Phases})
+		f.History = append(f.History, Check{Started: Time{time.UnixMilli(c.At).UTC()}, Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS, Timings: c.Phases})
 	}
 	var e time.Time
 	f.Uptime.Day, e = s.uptime(now, dayWindow)
@@ -251,16 +267,16 @@ func appendIndexRow(b []byte, r *row) []byte {
 	return append(b, '}')
 }
 
-// appendMilliTime appends a Unix millisecond time in UTC as RFC 3339 with
-// the fraction trimmed, as time.Time's JSON has it.
+// appendMilliTime appends a Unix millisecond time as TimeLayout, as Time's
+// JSON has it.
 func appendMilliTime(b []byte, ms int64) []byte {
 	t := time.UnixMilli(ms).UTC()
 	y, mo, d := t.Date()
+	if y < 1000 || y > 9999 || ms < 0 {
+		return t.AppendFormat(b, TimeLayout)
+	}
 	h, mi, sec := t.Clock()
 	two := func(b []byte, v int) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
-	if y < 1000 || y > 9999 {
-		return t.AppendFormat(b, time.RFC3339Nano)
-	}
 	b = strconv.AppendInt(b, int64(y), 10)
 	b = append(b, '-')
 	b = two(b, int(mo))
@@ -272,18 +288,8 @@ func appendMilliTime(b []byte, ms int64) []byte {
 	b = two(b, mi)
 	b = append(b, ':')
 	b = two(b, sec)
-	if frac := int(ms % 1000); frac != 0 {
-		if frac < 0 {
-			return t.AppendFormat(b[:0], time.RFC3339Nano)
-		}
-		digits := []byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
-		for len(digits) > 0 && digits[len(digits)-1] == '0' {
-			digits = digits[:len(digits)-1]
-		}
-		b = append(b, '.')
-		b = append(b, digits...)
-	}
-	return append(b, 'Z')
+	frac := int(ms % 1000)
+	return append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10), 'Z')
 }
 
 // indexHead returns index.json without its rows: the count of servers and

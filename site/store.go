@@ -53,9 +53,10 @@ func sigOf(path string) (fileSig, error) {
 type meta struct {
 	List     fileSig                `json:"list"`
 	Paused   fileSig                `json:"paused"`
-	Journals map[string]journalMark `json:"journals"` // by journal name
-	Parts    map[string]int64       `json:"parts"`    // Parquet part, relative to DATA -> size folded in
-	Plans    map[string]fileSig     `json:"plans"`    // plan file, relative to DATA -> signature read
+	Journals map[string]journalMark `json:"journals"`           // by journal name
+	Parts    map[string]int64       `json:"parts"`              // Parquet part, relative to DATA -> size folded in
+	Plans    map[string]fileSig     `json:"plans"`              // plan file, relative to DATA -> signature read
+	ListBad  int                    `json:"list_bad,omitempty"` // bad rows of the ranked list as last read
 }
 
 // journalMark is how much of a journal was folded in.

@@ -135,11 +135,30 @@ func (s *summary) uptime(now time.Time, w time.Duration) (Uptime, time.Time) {
 		}
 		expires = time.UnixMilli(c.At).Add(w).UTC()
 	}
-	if u.Counted > 0 {
-		p := math.Round(10000*float64(u.Answered)/float64(u.Counted)) / 100
-		u.Percent = &p
-	}
+	u.Percent = percentOf(u.Answered, u.Counted)
 	return u, expires
+}
+
+// percentOf is 100 * answered / counted to two decimals, nil when nothing
+// counted: the one rounding of every uptime figure.
+func percentOf(answered, counted int) *float64 {
+	if counted == 0 {
+		return nil
+	}
+	p := math.Round(10000*float64(answered)/float64(counted)) / 100
+	return &p
+}
+
+// periodUptime adds up the days of a daily series: the uptime of the
+// whole period the strip shows.
+func periodUptime(days []Day) Uptime {
+	var u Uptime
+	for _, d := range days {
+		u.Counted += d.Counted
+		u.Answered += d.Answered
+	}
+	u.Percent = percentOf(u.Answered, u.Counted)
+	return u
 }
 
 // summaryOf reads a summary back from a published file, without checks
@@ -173,7 +192,7 @@ func summaryOf(f ServerFile) *summary {
 	s.Last = &data.Result{ID: f.ID, URL: f.URL, Status: lr.Status, Detail: lr.Reason, Started: lr.Started.UTC(),
 		Duration: time.Duration(lr.LatencyMS) * time.Millisecond, HTTPStatus: lr.HTTPStatus,
 		Protocol: lr.Protocol, Transport: lr.Transport, ServerName: lr.ServerName, ServerVersion: lr.ServerVersion,
-		ToolCount: lr.ToolCount, Tools: lr.Tools, Timings: resultTimings(lr.Timings)}
+		ToolCount: lr.ToolCount, Tools: lr.Tools, Timings: resultTimings(lr.Timings), ToolProblems: lr.ToolProblems}
 	for i := len(f.History) - 1; i >= 0; i-- {
 		c := f.History[i]
 		s.Checks = append(s.Checks, pastCheck{At: c.Started.UnixMilli(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS, Phases: c.Timings})

@@ -3,7 +3,6 @@ package site
 import (
 	"bytes"
 	"slices"
-	"time"
 
 	"plug.directory/prober/data"
 )
@@ -16,15 +15,15 @@ const ToolChangesLen = 50
 // checks listed: their fingerprint, and when and how they changed.
 type ToolDefinitions struct {
 	Hash      string       `json:"hash"`       // SHA-256 of the canonical definitions of the last check that listed tools; "" when none did
-	Seen      *time.Time   `json:"seen"`       // start of that check
-	ChangedAt *time.Time   `json:"changed_at"` // start of the first check that listed the current definitions after others; null: never changed
+	Seen      *Time        `json:"seen"`       // start of that check
+	ChangedAt *Time        `json:"changed_at"` // start of the first check that listed the current definitions after others; null: never changed
 	Changes   []ToolChange `json:"changes"`    // newest first, at most ToolChangesLen
 }
 
 // ToolChange is one change of a server's tool definitions between two
 // checks that listed them.
 type ToolChange struct {
-	At      time.Time         `json:"at"`        // start of the check that listed the new definitions
+	At      Time              `json:"at"`        // start of the check that listed the new definitions
 	From    string            `json:"from_hash"` // fingerprint before
 	To      string            `json:"to_hash"`   // fingerprint after
 	Details bool              `json:"details"`   // both sets were stored, so added, removed and changed are known
@@ -46,11 +45,14 @@ type ToolFieldChange struct {
 // details.
 func (s *summary) applyTools(r data.Result, read func(hash string) ([]data.ToolDef, error)) {
 	t := &s.Tools
-	if r.ToolsHash == "" || (t.Seen != nil && !r.Started.After(*t.Seen)) {
+	// At the history's precision: a result read from a journal not folded
+	// yet carries nanoseconds, the same read from Parquet milliseconds.
+	at := truncMS(r.Started)
+	if r.ToolsHash == "" || (t.Seen != nil && !at.After(t.Seen.Time)) {
 		return
 	}
 	if t.Hash != "" && t.Hash != r.ToolsHash {
-		c := ToolChange{At: r.Started.UTC(), From: t.Hash, To: r.ToolsHash, Added: []string{}, Removed: []string{}, Changed: []ToolFieldChange{}}
+		c := ToolChange{At: Time{at}, From: t.Hash, To: r.ToolsHash, Added: []string{}, Removed: []string{}, Changed: []ToolFieldChange{}}
 		before, err1 := read(t.Hash)
 		after, err2 := read(r.ToolsHash)
 		if err1 == nil && err2 == nil {
@@ -59,9 +61,9 @@ func (s *summary) applyTools(r data.Result, read func(hash string) ([]data.ToolD
 		}
 		t.Changes = slices.Insert(t.Changes, 0, c)
 		t.Changes = t.Changes[:min(len(t.Changes), ToolChangesLen)]
-		t.ChangedAt = timePtr(r.Started)
+		t.ChangedAt = timePtr(at)
 	}
-	t.Hash, t.Seen = r.ToolsHash, timePtr(r.Started)
+	t.Hash, t.Seen = r.ToolsHash, timePtr(at)
 }
 
 // diffTools compares two definition sets by tool name.

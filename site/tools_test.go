@@ -51,7 +51,7 @@ func TestToolChanges(t *testing.T) {
 		if got.Hash != h3 || got.ChangedAt == nil || !got.ChangedAt.Equal(day(3)) || len(got.Changes) != 1 {
 			t.Fatalf("tool definitions %+v", got)
 		}
-		want := ToolChange{At: day(3), From: h1, To: h3, Details: true, Added: []string{}, Removed: []string{"fetch"},
+		want := ToolChange{At: Time{day(3)}, From: h1, To: h3, Details: true, Added: []string{}, Removed: []string{"fetch"},
 			Changed: []ToolFieldChange{{Name: "search", Fields: []string{"description"}}}}
 		if !reflect.DeepEqual(got.Changes[0], want) {
 			t.Errorf("change %+v\nwant %+v", got.Changes[0], want)
@@ -66,7 +66,7 @@ func TestToolChanges(t *testing.T) {
 	t.Run("page_says_what_changed", func(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(f.out, "servers", "alpha.html"))
 		p := string(b)
-		if !strings.Contains(p, `last changed <time datetime="`+day(3).Format(time.RFC3339)) ||
+		if !strings.Contains(p, `last changed <time datetime="`+day(3).Format(TimeLayout)) ||
 			!strings.Contains(p, "<code>search</code>: description") || !strings.Contains(p, "<code>fetch</code></td>") {
 			t.Errorf("page does not say what changed")
 		}

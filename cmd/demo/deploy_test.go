@@ -87,13 +87,24 @@ func TestMinuteScript(t *testing.T) {
 	if err := writeFiles(map[string][]byte{filepath.Join(home, "servers.csv"): ranked, filepath.Join(home, "paused.txt"): lst.pausedText()}); err != nil {
 		t.Fatal(err)
 	}
-	flags := []string{"-lab", "-ca-file", fl.CAFile(), "-timeout", "3s", "-grace", "1s"}
+	// The lab flags (over 500 characters) in the config file, one a line.
+	flags := []string{"-lab", "-ca-file " + fl.CAFile(), "-timeout 3s", "-grace 1s"}
 	for _, r := range resolveArgs(fl) {
-		flags = append(flags, "-resolve", r)
+		flags = append(flags, "-resolve "+r)
+	}
+	if err := os.MkdirAll(filepath.Join(home, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := "PROBER_RUN_FLAGS=\"" + strings.Join(flags, "\n  ") + "\"\nPROBER_PLAN_FLAGS=\"-v\"\n"
+	if err := writeFiles(map[string][]byte{filepath.Join(home, "etc", "prober.conf"): []byte(conf)}); err != nil {
+		t.Fatal(err)
 	}
 	metricsDir := filepath.Join(home, "textfile")
-	if code := runMinuteScript(t, home, minute, strings.Join(flags, " "), "PROBER_METRICS="+metricsDir); code != 0 {
+	if code := runMinuteScript(t, home, minute, "-source 192.0.2.1", "PROBER_METRICS="+metricsDir); code != 0 {
 		t.Fatalf("minute.sh: exit %d\nplan: %s\nrun: %s\npublish: %s", code, readLog(t, home, "plan"), readLog(t, home, "run"), readLog(t, home, "publish"))
+	}
+	if plan := readLog(t, home, "plan"); !strings.Contains(plan, "level=INFO") {
+		t.Errorf("plan.log %q: want plan's -v from PROBER_PLAN_FLAGS", plan)
 	}
 	if run := readLog(t, home, "run"); !strings.Contains(run, minute.Format(time.RFC3339)+": ") || !strings.Contains(run, " completed (") {
 		t.Errorf("run.log %q: want the minute's summary", run)
@@ -109,6 +120,9 @@ func TestMinuteScript(t *testing.T) {
 		if mf := fams["prober_"+step+"_success"]; mf == nil || mf.GetMetric()[0].GetGauge().GetValue() != 1 {
 			t.Errorf("%s.prom: prober_%s_success %v, want 1", step, step, mf)
 		}
+	}
+	if got := minuteSuccess(t, filepath.Join(metricsDir, "minute.prom")); len(got) != 4 || got["setup"]+got["plan"]+got["run"]+got["publish"] != 4 {
+		t.Errorf("minute.prom: %v; want setup, plan, run and publish 1", got)
 	}
 	ps := paths{dir: home, data: filepath.Join(home, "var", "data"), site: filepath.Join(home, "var", "site")}
 	rows, err := summarize(ps, lst, minute, fl)

@@ -19,6 +19,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/planner"
+	"plug.directory/prober/planner/sim"
 )
 
 // benchStart is the first minute the benchmarks plan.
@@ -31,7 +32,7 @@ var benchStart = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 func MustPlanDir(b *testing.B, n int) Config {
 	b.Helper()
 	dir := b.TempDir()
-	servers := planner.Generate(planner.GenConfig{Servers: n, BigHost: n / 20, Base: benchStart.Add(-24 * time.Hour), Seed: 3})
+	servers := sim.Generate(sim.GenConfig{Servers: n, BigHost: n / 20, Base: benchStart.Add(-24 * time.Hour), Seed: 3})
 	var buf bytes.Buffer
 	if err := data.WriteServers(&buf, servers); err != nil {
 		b.Fatal(err)
@@ -65,7 +66,7 @@ func MustPlanDir(b *testing.B, n int) Config {
 		b.Fatal(err)
 	}
 	f.Close()
-	if _, err := data.Fold(dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		b.Fatal(err)
 	}
 	cfg := Config{Servers: list, Data: dir, At: benchStart}
@@ -109,7 +110,7 @@ func discard() *slog.Logger {
 	if os.Getenv("PLAN_BENCH_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return slog.New(slog.DiscardHandler)
 }
 
 // BenchmarkPlanMinute plans one minute as cron does (`plan -servers -data`):

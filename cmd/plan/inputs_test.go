@@ -78,6 +78,11 @@ func TestPlanBadRows(t *testing.T) {
 			t.Errorf("plan's log lacks %q:\n%.2000s", want, logs)
 		}
 	}
+	// The same list a minute later: the rows were said; they are said
+	// again a day later or when they change (issue 18 point 3).
+	if _, logs := runPlan(t, "-servers", list, "-data", dir, "-at", m2.Add(time.Minute).Format(time.RFC3339)); strings.Contains(logs, "duplicate id") || strings.Contains(logs, "ranked list") {
+		t.Errorf("the same bad rows said again a minute later:\n%s", logs)
+	}
 	planned := mustPlanned(t, dir, m2)
 	if _, ok := planned["long"]; ok {
 		t.Error("the server with a 200 KB address was planned")

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -32,7 +31,7 @@ func TestRunDamagedState(t *testing.T) {
 		r := data.Result{ID: s.ID, URL: s.URL, Host: s.Host(), Status: data.Failing, Started: at.Add(time.Duration(i) * time.Second),
 			RetryAfter: at.Add(2 * time.Hour)}
 		mustJournal(t, dir, r)
-		if _, err := data.Fold(dir, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 	}

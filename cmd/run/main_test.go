@@ -206,21 +206,42 @@ func TestOneOffUsage(t *testing.T) {
 	}
 }
 
-func TestHasFlag(t *testing.T) {
+// TestModes (issue 21 point 5): each mode has its own flags and usage, and
+// every command line in use picks the mode it always did, its flags all
+// parsed there: those of the demo, deploy/minute.sh, the README, the
+// Makefile and the tests, and the modes' names. "-h" at the end prints the
+// usage of the mode picked, after every flag before it was taken.
+func TestModes(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
+	const (
+		check  = "usage: run -url https://host/mcp"
+		minute = "usage: run [minute] -data DIR"
+		loop   = "usage: run loop -data DIR -servers FILE"
+	)
+	lab := []string{"-lab", "-resolve", "docs.demo.test:8443:127.0.0.2", "-ca-file", "ca.pem"}
+	for _, c := range []struct {
 		args []string
-		want bool
+		want string
 	}{
-		{[]string{"-url", "x"}, true},
-		{[]string{"--url=x"}, true},
-		{[]string{"-lab", "-url=x"}, true},
-		{[]string{"-data", "d"}, false},
-		{[]string{"-urls"}, false},
-		{[]string{"--", "-url"}, false},
+		{[]string{"-url", "https://host/mcp"}, check},                                          // make check, the README
+		{append(append([]string{}, lab...), "-url", "https://docs.demo.test:8443/mcp"), check}, // the demo's one-off lines
+		{[]string{"-url", "https://host/mcp", "-json", "-source", "192.0.2.1", "-protocol", "2025-11-25", "-transport", "sse", "-timeout", "10s"}, check},
+		{[]string{"check", "https://host/mcp", "-json"}, check},
+		{[]string{"check", "-url", "https://host/mcp"}, check},
+		{[]string{"-data", "var/data"}, minute},                                                                                  // the README
+		{[]string{"-data", "var/data", "-at", "2026-12-02T10:33"}, minute},                                                       // the README
+		{append([]string{"-data", "d", "-at", "2026-12-02T10:33", "-timeout", "10s", "-grace", "1s"}, lab...), minute},           // the demo
+		{[]string{"-data", "var/data", "-at", "2026-12-02T10:33", "-source", "87.236.197.37", "-metrics", "m/run.prom"}, minute}, // minute.sh
+		{[]string{"-data", "d", "-concurrency", "10", "-v"}, minute},
+		{[]string{"minute", "-data", "d"}, minute},
+		{[]string{"-loop", "-data", "var/data", "-servers", "var/servers.csv", "-paused", "var/paused.txt", "-out", "var/site", "-source", "87.236.197.37"}, loop}, // the README
+		{[]string{"-loop", "-first-check-soon", "-data", "d", "-servers", "s", "-out", "o", "-metrics", "r.prom", "-publish-metrics", "p.prom", "-grace", "8s"}, loop},
+		{[]string{"-data", "d", "-servers", "s", "-out", "o", "-loop"}, loop},
+		{[]string{"loop", "-data", "d", "-servers", "s", "-out", "o"}, loop},
 	} {
-		if got := hasFlag(tc.args, "url"); got != tc.want {
-			t.Errorf("hasFlag(%q) = %v, want %v", tc.args, got, tc.want)
+		code, stdout, stderr := runArgs(t, append(c.args, "-h")...)
+		if code != 0 || !strings.HasPrefix(stdout, c.want) || stderr != "" {
+			t.Errorf("%q -h: exit %d, stdout %.80q, stderr %q; want 0 and %q", c.args, code, stdout, stderr, c.want)
 		}
 	}
 }
@@ -233,7 +254,7 @@ func TestHelp(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-h"}, "see run -url -h"},
+		{[]string{"-h"}, "see run check -h"},
 		{[]string{"-url", "-h"}, "usage: run -url https://host/mcp"},
 		{[]string{"-url", "--help"}, "usage: run -url https://host/mcp"},
 		{[]string{"-url", "https://mcp.test/mcp", "-h"}, "usage: run -url https://host/mcp"},

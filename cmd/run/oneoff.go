@@ -46,11 +46,12 @@ func (c OneOffConfig) Validate() error {
 	return c.Lab.Validate()
 }
 
-// runOneOff checks one server now and prints the result. It returns an
+// runOneOff is `run check` (and `run -url` without a mode's name): it
+// checks one server now and prints the result. It returns an
 // exitError of status 1 when the server did not answer, 2 on bad usage.
 func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg OneOffConfig
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := flag.NewFlagSet("run check", flag.ContinueOnError)
 	fs.StringVar(&cfg.URL, "url", "", "check the MCP server at this `address` now (https://host/mcp)")
 	fs.BoolVar(&cfg.JSON, "json", false, "print the result and transcript as one JSON object")
 	fs.Func("source", "leave from this local IPv4 `address` (rule N11)", func(v string) error {
@@ -66,7 +67,8 @@ func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.DurationVar(&cfg.Timeout, "timeout", data.CheckTimeout, "give up after this `duration` (at most 45s)")
 	cfg.Lab.RegisterFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: run -url https://host/mcp [-json] [-source ADDR] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
+		fmt.Fprintln(fs.Output(), "usage: run -url https://host/mcp [-json] [-source ADDR] [-protocol V -transport T] [-timeout D] [-lab [-resolve host:port:addr]... [-ca-file FILE]]")
+		fmt.Fprintln(fs.Output(), "       run check https://host/mcp [same flags]")
 		fs.PrintDefaults()
 	}
 	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
@@ -109,31 +111,32 @@ func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // milliseconds. It is not the journal's data.Result, whose shape the
 // history keeps.
 type oneOffJSON struct {
-	Status        data.Outcome     `json:"status"`
-	Label         string           `json:"label"`
-	Reason        string           `json:"reason"` // the outcome's short human reason (data.Result.Detail)
-	URL           string           `json:"url"`
-	Host          string           `json:"host"`
-	HTTPStatus    *int             `json:"http_status"`
-	Protocol      *string          `json:"protocol"`
-	Transport     *string          `json:"transport"`
-	ServerName    *string          `json:"server_name"`
-	ServerVersion *string          `json:"server_version"`
-	ToolCount     int              `json:"tool_count"`
-	Tools         []string         `json:"tools"`
-	Started       time.Time        `json:"started"`
-	Finished      time.Time        `json:"finished"`
-	DurationMS    float64          `json:"duration_ms"`
-	Requests      int              `json:"requests"`
-	Conns         int              `json:"conns"`
-	BytesRead     int64            `json:"bytes_read"`
-	RetryAfter    *time.Time       `json:"retry_after"`
-	ProberVersion string           `json:"prober_version"`
-	UserAgent     string           `json:"user_agent"`
-	Connections   []connectionJSON `json:"connections"`
-	Transcript    []exchangeJSON   `json:"transcript"`
-	TLS           *tlsJSON         `json:"tls"`
-	Timings       *timingsJSON     `json:"timings"`
+	Status        data.Outcome       `json:"status"`
+	Label         string             `json:"label"`
+	Reason        string             `json:"reason"` // the outcome's short human reason (data.Result.Detail)
+	URL           string             `json:"url"`
+	Host          string             `json:"host"`
+	HTTPStatus    *int               `json:"http_status"`
+	Protocol      *string            `json:"protocol"`
+	Transport     *string            `json:"transport"`
+	ServerName    *string            `json:"server_name"`
+	ServerVersion *string            `json:"server_version"`
+	ToolCount     int                `json:"tool_count"`
+	Tools         []string           `json:"tools"`
+	ToolProblems  []data.ToolProblem `json:"tool_problems"` // what clients will reject in the tools listed (issue 19): advice; [] when none, null when none were listed
+	Started       time.Time          `json:"started"`
+	Finished      time.Time          `json:"finished"`
+	DurationMS    float64            `json:"duration_ms"`
+	Requests      int                `json:"requests"`
+	Conns         int                `json:"conns"`
+	BytesRead     int64              `json:"bytes_read"`
+	RetryAfter    *time.Time         `json:"retry_after"`
+	ProberVersion string             `json:"prober_version"`
+	UserAgent     string             `json:"user_agent"`
+	Connections   []connectionJSON   `json:"connections"`
+	Transcript    []exchangeJSON     `json:"transcript"`
+	TLS           *tlsJSON           `json:"tls"`
+	Timings       *timingsJSON       `json:"timings"`
 }
 
 // tlsJSON is the TLS session and certificate the check saw (issue 19).
@@ -290,6 +293,9 @@ func writeJSON(w io.Writer, res data.Result, rec check.Record) error {
 	if out.Tools == nil {
 		out.Tools = []string{}
 	}
+	if res.Status == data.Working {
+		out.ToolProblems = append([]data.ToolProblem{}, res.ToolProblems...)
+	}
 	out.TLS, out.Timings = factsJSON(res, res.Finished)
 	for i, c := range rec.ConnInfos {
 		cj := connectionJSON{
@@ -355,6 +361,12 @@ func writeText(w io.Writer, res data.Result, rec check.Record) error {
 	line("server", strings.TrimSpace(res.ServerName+" "+res.ServerVersion))
 	if res.Status == data.Working {
 		line("tools", fmt.Sprintf("%d: %s", res.ToolCount, strings.Join(res.Tools, ", ")))
+		if n := len(res.ToolProblems); n > 0 {
+			line("tool problems", data.Plural(n, "problem")+" that clients reject or mishandle (advice: still working)")
+			for _, p := range res.ToolProblems {
+				line("  "+p.Rule, p.Tool+": "+p.Message)
+			}
+		}
 	}
 	if !res.RetryAfter.IsZero() {
 		line("retry after", res.RetryAfter.Format(time.RFC3339))

@@ -281,3 +281,27 @@ func TestOneOffText_connection_and_error_body(t *testing.T) {
 		}
 	}
 }
+
+// TestOneOffText_tool_problems proves issue 19 point 4 where an owner
+// debugging looks first: run -url names each tool problem under the tools,
+// the status stays working, and the server received the requests of a
+// plain check and no more.
+func TestOneOffText_tool_problems(t *testing.T) {
+	t.Parallel()
+	var seen atomic.Int32
+	s := startServer(t, mcpServer{seen: &seen, serverInfo: `{"name":"demo","version":"1.0"}`,
+		tools: `[{"name":"bad name!","inputSchema":{"type":"object"}},{"name":"ok","description":"fine","inputSchema":{"type":"object"}}]`})
+	code, out, errOut := runArgs(t, "-lab", "-resolve", s.resolve, "-ca-file", s.caFile, "-url", s.url)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; stderr %s; stdout:\n%s", code, errOut, out)
+	}
+	if got := seen.Load(); got != 4 {
+		t.Errorf("server received %d requests, want 4 (discover, initialize, initialized, tools/list)", got)
+	}
+	for _, want := range []string{"working", "tool problems", "2 problems that clients reject or mishandle (advice: still working)",
+		`bad name!: name has " " at byte 3`, "no_description"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -151,21 +150,79 @@ func TestSamplePeak(t *testing.T) {
 	}
 }
 
-// TestOnlyTestsImport: no package of the module imports testutil outside
-// its _test.go files, so no fixture reaches a production binary.
-func TestOnlyTestsImport(t *testing.T) {
+// TestImportOwnership holds the module to the house rules of the style
+// guide (STYLE.md, "The house"): one package owns each outside dependency
+// (parquet-go: data, or the history package split from it; go-github: the
+// pause-request code; the MCP SDK: runner/check, with the test fleet
+// runner/fleet, and test servers in any test), internal/testutil only in
+// tests (so no fixture reaches a production binary), nothing outside cmd/
+// imports cmd/, and data imports none of the packages built on it.
+func TestImportOwnership(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list over the module")
 	}
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{range .Imports}} {{.}}{{end}}`, "plug.directory/prober/...").CombinedOutput()
+	out, err := exec.Command("go", "list", "-f",
+		`{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, "plug.directory/prober/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	const self = "plug.directory/prober/internal/testutil"
+	const mod = "plug.directory/prober/"
+	under := func(pkg string, dirs ...string) bool {
+		for _, d := range dirs {
+			if pkg == mod+d || strings.HasPrefix(pkg, mod+d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	rules := []struct {
+		dep   string // import path, or its prefix ending in /
+		owner func(pkg string) bool
+		tests bool // the rule holds for test files too
+	}{
+		{"github.com/parquet-go/", func(p string) bool { return p == mod+"data" || strings.HasSuffix(p, "/history") }, true},
+		{"github.com/google/go-github/", func(p string) bool { return under(p, "pause") }, true},
+		{"github.com/modelcontextprotocol/go-sdk/", func(p string) bool { return under(p, "runner/check", "runner/fleet") }, false},
+		{mod + "internal/testutil", func(p string) bool { return p == mod+"internal/testutil" }, false},
+		{mod + "cmd/", func(p string) bool { return under(p, "cmd") }, true},
+		{mod + "planner", func(p string) bool { return !under(p, "data") }, true},
+		{mod + "runner", func(p string) bool { return !under(p, "data") }, true},
+		{mod + "site", func(p string) bool { return !under(p, "data") }, true},
+	}
+	matches := func(dep, imp string) bool {
+		if strings.HasSuffix(dep, "/") {
+			return strings.HasPrefix(imp, dep)
+		}
+		return imp == dep || strings.HasPrefix(imp, dep+"/")
+	}
+	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		pkg, imports, _ := strings.Cut(line, ":")
-		if slices.Contains(strings.Fields(imports), self) {
-			t.Errorf("%s imports %s outside its tests", pkg, self)
+		f := strings.Split(line, "|")
+		if len(f) != 3 {
+			t.Fatalf("go list line %q", line)
+		}
+		pkg := f[0]
+		for _, r := range rules {
+			for _, imp := range strings.Fields(f[1]) {
+				if matches(r.dep, imp) {
+					seen[r.dep] = true
+					if !r.owner(pkg) {
+						t.Errorf("%s imports %s: not its owner", pkg, imp)
+					}
+				}
+			}
+			for _, imp := range strings.Fields(f[2]) {
+				if matches(r.dep, imp) && imp != pkg && r.tests && !r.owner(pkg) {
+					t.Errorf("the tests of %s import %s: not its owner", pkg, imp)
+				}
+			}
+		}
+	}
+	// A rule that matches nothing is a rule that went stale (a module path
+	// that moved): the outside dependencies must each be found.
+	for _, dep := range []string{"github.com/parquet-go/", "github.com/google/go-github/", "github.com/modelcontextprotocol/go-sdk/"} {
+		if !seen[dep] {
+			t.Errorf("no package imports %s: the rule is stale", dep)
 		}
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/testutil"
 )
@@ -88,7 +90,28 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "O_needs_key_403_with_challenge", handler: answerWith(403, "", "WWW-Authenticate", `Bearer error="insufficient_scope"`),
-			status: data.NeedsKey, detail: "needs a key (OAuth)", seq: discover,
+			status: data.NeedsKey, detail: "needs a key (token)", seq: discover,
+		},
+		{
+			// n8n-mcp's static token: OAuth is not announced (issue 17).
+			name: "O_needs_key_401_bearer_realm_is_a_token", handler: answerWith(401, "", "WWW-Authenticate", `Bearer realm="n8n-mcp"`),
+			status: data.NeedsKey, detail: "needs a key (token)", seq: discover,
+		},
+		{
+			// A go-sdk server behind a proxy at its public name, its
+			// DNS-rebinding protection on: every client gets 403 (issue 17).
+			name: "O_failing_go_sdk_host_check", handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sdkServer(nil, "a") }, nil),
+			status: data.Failing, detail: hostCheckDetail, seq: discover,
+			check: wantHTTPStatus(403),
+		},
+		{
+			name:    "O_failing_typescript_sdk_host_check",
+			handler: answerWith(403, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Invalid Host: mcp.test"},"id":null}`, "Content-Type", "application/json"),
+			status:  data.Failing, detail: hostCheckDetail, seq: discover,
+		},
+		{
+			name: "O_failing_playwright_host_check", handler: answerWith(403, "Access is only allowed at localhost:8931"),
+			status: data.Failing, detail: hostCheckDetail, seq: discover,
 		},
 		{
 			name: "O_refused_403_without_challenge", handler: answerWith(403, "forbidden"),
@@ -306,13 +329,16 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "N3_server_requests_during_handshake_not_answered",
-			handler: withInit(legacyMux("2025-06-18", "a"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+			// tools/list answers late, so the SDK's answers to the server's
+			// requests (sent by goroutines of its own) meet the guard before
+			// the check ends, also on a loaded machine.
+			handler: answerLate(withInit(legacyMux("2025-06-18", "a"), func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
 				writeSSE(w,
 					[]byte(`{"jsonrpc":"2.0","id":"srv-1","method":"ping"}`),
 					[]byte(`{"jsonrpc":"2.0","id":"srv-2","method":"roots/list"}`),
 					[]byte(`{"jsonrpc":"2.0","id":"srv-3","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`),
 					rpcResponse(m.ID, initResult("2025-06-18"), nil))
-			}),
+			}), "tools/list", 300*time.Millisecond),
 			status: data.Working, detail: "1 tool", seq: full2025,
 			check: wantNotSent("response"),
 		},
@@ -349,7 +375,7 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			name: "O_failing_unknown_name", handler: legacyMux("2025-06-18"), url: "https://nowhere.test:8443/mcp",
-			status: data.Failing, detail: "DNS: name not found", seq: nil,
+			status: data.Failing, detail: reasonDNSNoAddress, seq: nil,
 		},
 		{
 			name: "N6_name_resolving_to_a_private_address", handler: legacyMux("2025-06-18"), url: "https://private.test/mcp",

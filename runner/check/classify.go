@@ -97,6 +97,8 @@ func refusalVerdict(rec Record) (verdict, bool) {
 	switch {
 	case botChallenge(ex):
 		return verdict{data.Refused, "refused: bot challenge page"}, true
+	case ex.Status == http.StatusForbidden && hostCheckRefusal(ex.BodyHead):
+		return verdict{data.Failing, hostCheckDetail}, true
 	case ex.Status == http.StatusUnauthorized:
 		return verdict{data.NeedsKey, keyDetail(challenge, ex.Status)}, true
 	case ex.Status == http.StatusForbidden && challenge != "":
@@ -105,19 +107,55 @@ func refusalVerdict(rec Record) (verdict, bool) {
 	return verdict{data.Refused, fmt.Sprintf("refused: HTTP %d", ex.Status)}, true
 }
 
-// keyDetail names what the server asks for: OAuth when the challenge points
-// to resource metadata or is a Bearer challenge (MCP's authorization is
-// OAuth), else the scheme, else the status.
+// keyDetail names what the server asks for: OAuth only where the challenge
+// announces it (resource_metadata, MCP's OAuth discovery: @azure/mcp,
+// mcp-handler's withMcpAuth); a Bearer challenge without it asks for a
+// token (n8n-mcp's static token: Bearer realm="n8n-mcp"); else the scheme,
+// else the status.
 func keyDetail(challenge string, status int) string {
 	lower := strings.ToLower(challenge)
 	scheme, _, _ := strings.Cut(strings.TrimSpace(challenge), " ")
 	switch {
-	case strings.Contains(lower, "resource_metadata"), strings.EqualFold(scheme, "bearer"):
+	case strings.Contains(lower, "resource_metadata"):
 		return "needs a key (OAuth)"
+	case strings.EqualFold(scheme, "bearer"):
+		return "needs a key (token)"
 	case scheme != "" && isToken(scheme) && len(scheme) <= 20:
 		return "needs a key (" + scheme + ")"
 	}
 	return fmt.Sprintf("needs a key: HTTP %d", status)
+}
+
+// hostCheckDetail is the reason of a 403 that a server's own DNS-rebinding
+// protection gives every client at its public name: not a refusal of our
+// check, the server is broken for everyone there (issue 17).
+const hostCheckDetail = "HTTP 403: the server refuses its own public name (its Host check allows only localhost)"
+
+// hostCheckMarkers are the bodies of the Host checks of MCP servers, each as
+// its source writes it:
+//   - go-sdk's StreamableHTTPHandler and SSEHandler on a loopback listener
+//     (mcp/streamable.go, mcp/sse.go: http.Error(w, fmt.Sprintf("Forbidden:
+//     invalid Host header %q", req.Host), 403));
+//   - @playwright/mcp: "Access is only allowed at localhost:PORT";
+//   - the TypeScript SDK's hostHeaderValidation (validateHostHeader in
+//     @modelcontextprotocol/server, and enableDnsRebindingProtection of its
+//     StreamableHTTPServerTransport): a JSON-RPC error -32000 with the
+//     message "Invalid Host header: …" or "Invalid Host: …".
+var hostCheckMarkers = []string{
+	`Forbidden: invalid Host header "`,
+	"Access is only allowed at localhost",
+	`"Invalid Host header: `,
+	`"Invalid Host: `,
+}
+
+// hostCheckRefusal reports whether a 403's body is one of hostCheckMarkers.
+func hostCheckRefusal(body []byte) bool {
+	for _, m := range hostCheckMarkers {
+		if bytes.Contains(body, []byte(m)) {
+			return true
+		}
+	}
+	return false
 }
 
 // isToken reports whether s is an HTTP token made of letters, digits and '-'.
@@ -219,7 +257,7 @@ func transportVerdict(ex Exchange, cc classifyContext) (verdict, bool) {
 	}
 	switch ex.ErrKind {
 	case ErrDNSNotFound:
-		return verdict{data.Failing, "DNS: name not found"}, true
+		return verdict{data.Failing, reasonDNSNoAddress}, true
 	case ErrDNS:
 		return verdict{data.Failing, detail("DNS: ", "lookup failed")}, true
 	case ErrNoPublicAddr:
@@ -235,8 +273,10 @@ func transportVerdict(ex Exchange, cc classifyContext) (verdict, bool) {
 		return verdict{data.Failing, detail("TLS: ", "certificate not accepted")}, true
 	case ErrTLSOther:
 		return verdict{data.Failing, "TLS: handshake failed"}, true
-	case ErrTooLarge:
-		return verdict{data.Failing, "answer over 1 MB"}, true
+	case ErrTooLarge: // the guard's detail: the answer, its headers or its bytes on the wire
+		return verdict{data.Failing, detail("", "answer over 1 MB")}, true
+	case ErrRequestCap:
+		return verdict{data.Failing, ex.Detail}, true
 	case ErrTooManyRedirects:
 		return verdict{data.Failing, "too many redirects"}, true
 	case ErrRedirectNotAllowed, ErrTargetNotAllowed:

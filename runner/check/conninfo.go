@@ -106,7 +106,7 @@ func connInfoOf(c net.Conn) ConnInfo {
 	if a := c.RemoteAddr(); a != nil {
 		ci.RemoteAddr = a.String()
 	}
-	tc, ok := c.(*tls.Conn)
+	tc, ok := c.(interface{ ConnectionState() tls.ConnectionState }) // a *reqConn
 	if !ok {
 		return ci
 	}

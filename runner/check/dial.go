@@ -17,15 +17,22 @@ import (
 	"time"
 )
 
-// dial is the transport's only way out (rules N6, N7, N11): port 443 or 8443,
-// the lab override or a lookup of the name, then a connection to the first
-// address that is public IPv4 (lab: or loopback) and answers, checked on the
-// very address dialled so DNS rebinding and redirects cannot get around it.
-// Each address but the last gets an equal share of the time left, so one
-// that never answers cannot eat the check (rule N10). Every connect counts
-// against maxConnsPerCheck, and every connection is tracked so Close can
-// end it.
-func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+// dialTLS is the transport's DialTLSContext and its only way out (rules
+// N6, N7, N11): port 443 or 8443, the lab override or a lookup of the name
+// (candidates), then, address by address, a TCP connection (connect) and
+// the TLS handshake (handshake), checked on the very address dialled so
+// DNS rebinding and redirects cannot get around it. Each address but the
+// last gets an equal share of the time left for both, so one that never
+// answers, or accepts TCP and then stalls the handshake, cannot eat the
+// check (rule N10); an address that answered the handshake with a TLS
+// error (a certificate, an alert) has answered: its error is the check's.
+// Every connect counts against maxConnsPerCheck, every connection is
+// tracked so Close can end it, and a dial for a request already written
+// is refused.
+func (g *Guard) dialTLS(ctx context.Context, _, addr string) (net.Conn, error) {
+	if a := attemptOf(ctx); a != nil && a.written.Load() {
+		return nil, errNotResent
+	}
 	if gerr := g.ended(); gerr != nil {
 		return nil, gerr
 	}
@@ -41,50 +48,33 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 	if !allowedPort(port) {
 		return nil, &GuardError{Kind: ErrTargetNotAllowed, Rule: "N7", Detail: ReasonPort}
 	}
-	addrs, err := g.lookup(ctx, host, port)
+	addrs, err := g.candidates(ctx, host, port)
 	if err != nil {
 		if gerr := g.ended(); gerr != nil {
 			return nil, gerr
 		}
 		return nil, err
 	}
-	// An address that failed to connect earlier in the check is tried last,
-	// so a later connection does not wait for it again.
-	var allowed, failed []netip.Addr
-	g.mu.Lock()
-	for _, a := range addrs {
-		switch a = a.Unmap(); {
-		case !allowedAddr(a, g.cfg.Lab):
-		case g.unreachable[a]:
-			failed = append(failed, a)
-		default:
-			allowed = append(allowed, a)
-		}
-	}
-	g.mu.Unlock()
-	allowed = append(allowed, failed...)
-	if len(allowed) == 0 {
-		return nil, &GuardError{Kind: ErrNoPublicAddr, Rule: "N6",
-			Detail: fmt.Sprintf("%s resolves to no public IPv4 address", host)}
-	}
-	p, _ := strconv.ParseUint(port, 10, 16)
 	var errs []error
-	for i, a := range allowed {
+	for i, ap := range addrs {
 		if err := g.countDial(); err != nil {
 			errs = append(errs, err)
 			break
 		}
-		actx, cancel := g.share(ctx, len(allowed)-i)
-		c, err := g.dialAddr(actx, netip.AddrPortFrom(a, uint16(p)))
+		actx, cancel := g.share(ctx, len(addrs)-i)
+		c, err := g.connect(actx, ap, host)
 		cancel()
 		if err == nil {
-			return g.track(c)
+			return c, nil
 		}
 		if local := localFailure(err, g.cfg.SourceAddr); local != nil {
 			return nil, local
 		}
+		if kind, _ := g.classify(err, nil); kind == ErrTLSCert || kind == ErrTLSOther {
+			return nil, err
+		}
 		g.mu.Lock()
-		g.unreachable[a] = true
+		g.unreachable[ap.Addr()] = true
 		g.mu.Unlock()
 		errs = append(errs, err)
 		if ctx.Err() != nil {
@@ -95,6 +85,79 @@ func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error
 		return nil, gerr
 	}
 	return nil, errors.Join(errs...)
+}
+
+// candidates returns the addresses a connection to host:port may try, in
+// order: those allowed (rule N6: public IPv4, lab: or loopback; never an
+// IPv6 address, IPv4-mapped ones included), an address that failed earlier
+// in the check last, so a later connection does not wait for it again.
+func (g *Guard) candidates(ctx context.Context, host, port string) ([]netip.AddrPort, error) {
+	addrs, err := g.lookup(ctx, host, port)
+	if err != nil {
+		return nil, err
+	}
+	p, _ := strconv.ParseUint(port, 10, 16)
+	var allowed, failed []netip.AddrPort
+	g.mu.Lock()
+	for _, a := range addrs {
+		ap := netip.AddrPortFrom(a, uint16(p))
+		switch {
+		case !allowedAddr(a, g.cfg.Lab):
+		case g.unreachable[a]:
+			failed = append(failed, ap)
+		default:
+			allowed = append(allowed, ap)
+		}
+	}
+	g.mu.Unlock()
+	allowed = append(allowed, failed...)
+	if len(allowed) == 0 {
+		return nil, &GuardError{Kind: ErrNoPublicAddr, Rule: "N6",
+			Detail: fmt.Sprintf("%s resolves to no public IPv4 address", host)}
+	}
+	return allowed, nil
+}
+
+// connect opens one connection to ap within ctx (the address's share): the
+// TCP connect, then the TLS handshake for host.
+func (g *Guard) connect(ctx context.Context, ap netip.AddrPort, host string) (net.Conn, error) {
+	c, err := g.dialAddr(ctx, ap)
+	if err != nil {
+		return nil, err
+	}
+	wc, err := g.track(c)
+	if err != nil {
+		return nil, err
+	}
+	return g.handshake(ctx, wc, host)
+}
+
+// handshake runs the TLS handshake on wc (rule N7), within ctx and at most
+// tlsHandshakeTimeout, offering HTTP/1.1 only (see the README: the HTTP/2
+// client resends and reads below any wrapper), and returns the connection
+// net/http is handed.
+func (g *Guard) handshake(ctx context.Context, wc *wireConn, host string) (net.Conn, error) {
+	cfg := g.tlsConfig.Clone()
+	cfg.ServerName = host
+	cfg.NextProtos = []string{"http/1.1"}
+	tc := tls.Client(wc, cfg)
+	hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
+	defer cancel()
+	hs := g.now()
+	err := tc.HandshakeContext(hctx)
+	g.addPhase(&g.timing.TLS, hs)
+	g.noteTLS(tc, err)
+	if err != nil {
+		wc.Close()
+		if gerr := g.ended(); gerr != nil {
+			return nil, gerr
+		}
+		return nil, fmt.Errorf("tls handshake with %s: %w", wc.RemoteAddr(), err)
+	}
+	g.mu.Lock()
+	g.wire.Handshakes++
+	g.mu.Unlock()
+	return &reqConn{Conn: tc, wire: wc}, nil
 }
 
 // share returns ctx bounded to 1/n of the check's time left: the time of
@@ -144,13 +207,39 @@ func localFailure(err error, src netip.Addr) *GuardError {
 	return nil
 }
 
-// LookupIP returns a GuardConfig.Resolver asking r for the A and AAAA
-// records of a name. Both are asked so that a name with only AAAA records
-// (an IPv6-only server) is told from one that does not exist: the first is
-// not checkable (rule N6), only the second is "DNS: name not found".
+// reasonDNSNoAddress is the detail of a name the resolver found no address
+// for. net's resolver reports a name that does not exist (NXDOMAIN) and one
+// without A and AAAA records (NODATA) alike (errNoSuchHost, IsNotFound, no
+// rcode), so the reason says both.
+const reasonDNSNoAddress = "DNS: name not found or has no address"
+
+// LookupIP returns a GuardConfig.Resolver asking r for the A records of a
+// name and, only when it has none, for all its addresses, so that a name
+// with only AAAA records (an IPv6-only server) is told from one without
+// any: the first is not checkable (rule N6), the second failing. A records
+// come back as IPv4 addresses, AAAA records as IPv6 ones whatever they
+// hold: an AAAA record holding an IPv4-mapped address (::ffff:a.b.c.d) is
+// an IPv6 record and never dialled. The A records are asked apart because
+// net's resolver, asked for both, may return A records in the mapped form
+// too (its cgo path does), and asked for AAAA only ("ip6") drops mapped
+// ones, which would make such a name look as if it did not exist.
 func LookupIP(r *net.Resolver) func(ctx context.Context, host string) ([]netip.Addr, error) {
 	return func(ctx context.Context, host string) ([]netip.Addr, error) {
-		return r.LookupNetIP(ctx, "ip", host)
+		v4, err := r.LookupNetIP(ctx, "ip4", host)
+		if err == nil && len(v4) > 0 {
+			for i, a := range v4 {
+				v4[i] = a.Unmap() // an A record is IPv4 in whatever form net returns it
+			}
+			return v4, nil
+		}
+		all, err := r.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return nil, err
+		}
+		for i, a := range all {
+			all[i] = netip.AddrFrom16(a.As16()) // no A record: these are AAAA records, IPv6 mapped or not
+		}
+		return all, nil
 	}
 }
 
@@ -173,7 +262,7 @@ func (g *Guard) lookup(ctx context.Context, host, port string) ([]netip.Addr, er
 		var dnsErr *net.DNSError
 		switch {
 		case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
-			return nil, &GuardError{Kind: ErrDNSNotFound, Detail: "DNS: name not found", Err: err}
+			return nil, &GuardError{Kind: ErrDNSNotFound, Detail: reasonDNSNoAddress, Err: err}
 		case errors.As(err, &dnsErr) && dnsErr.IsTimeout, errors.Is(err, context.DeadlineExceeded):
 			return nil, &GuardError{Kind: ErrTimeout, Detail: "DNS: timed out", Err: err}
 		}
@@ -182,7 +271,7 @@ func (g *Guard) lookup(ctx context.Context, host, port string) ([]netip.Addr, er
 	return addrs, nil
 }
 
-// dialAddr connects to an address already checked by dial.
+// dialAddr connects to an address already checked by candidates.
 func (g *Guard) dialAddr(ctx context.Context, ap netip.AddrPort) (net.Conn, error) {
 	defer g.addPhase(&g.timing.Connect, g.now())
 	if g.cfg.DialContext != nil {
@@ -206,8 +295,8 @@ func (g *Guard) dialAddr(ctx context.Context, ap netip.AddrPort) (net.Conn, erro
 }
 
 // track registers c so Close can end it, and counts it.
-func (g *Guard) track(c net.Conn) (net.Conn, error) {
-	wc := &wireConn{Conn: c, g: g}
+func (g *Guard) track(c net.Conn) (*wireConn, error) {
+	wc := newWireConn(g, c)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
@@ -247,7 +336,7 @@ func (g *Guard) classify(err error, req *http.Request) (ErrKind, string) {
 	switch {
 	case errors.As(err, &dnsErr):
 		if dnsErr.IsNotFound {
-			return ErrDNSNotFound, "DNS: name not found"
+			return ErrDNSNotFound, reasonDNSNoAddress
 		}
 		if dnsErr.IsTimeout {
 			return ErrTimeout, "DNS: timed out"

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -68,6 +69,8 @@ func TestDialRefusesBeforeConnecting(t *testing.T) {
 		{"N6_rebinding_to_loopback", false, "mcp.example.com:443", []string{"127.0.0.1"}, ErrNoPublicAddr},
 		{"N6_rebinding_to_metadata", false, "mcp.example.com:8443", []string{"169.254.169.254"}, ErrNoPublicAddr},
 		{"N6_name_resolving_to_IPv6_only", false, "mcp.example.com:443", []string{"2606:4700::1"}, ErrNoPublicAddr},
+		{"N6_name_resolving_to_IPv4_mapped_only", false, "mcp.example.com:443", []string{"::ffff:8.8.8.8", "::ffff:1.1.1.1"}, ErrNoPublicAddr},
+		{"N6_never_mapped_public_literal", false, "[::ffff:8.8.8.8]:443", nil, ErrNoPublicAddr},
 		{"N6_name_resolving_to_nothing", false, "mcp.example.com:443", []string{}, ErrNoPublicAddr},
 	}
 	for _, c := range cases {
@@ -77,7 +80,7 @@ func TestDialRefusesBeforeConnecting(t *testing.T) {
 				Resolver:    fixedResolver(c.resolves, nil),
 				DialContext: noDial(t),
 			})
-			conn, err := g.dial(context.Background(), "tcp", c.addr)
+			conn, err := g.dialTLS(context.Background(), "tcp", c.addr)
 			if conn != nil {
 				conn.Close()
 				t.Fatal("dial returned a connection")
@@ -125,8 +128,8 @@ func TestDialAddressActuallyDialled(t *testing.T) {
 	}{
 		{"N6_public_addresses_in_order_private_skipped", Lab{}, "mcp.example.com:443",
 			[]string{"10.0.0.1", "::1", "8.8.8.8", "192.168.0.1", "9.9.9.9"}, []string{"8.8.8.8:443", "9.9.9.9:443"}},
-		{"N6_mapped_public_unmapped", Lab{}, "mcp.example.com:8443",
-			[]string{"::ffff:8.8.4.4"}, []string{"8.8.4.4:8443"}},
+		{"N6_mapped_public_AAAA_skipped", Lab{}, "mcp.example.com:8443",
+			[]string{"::ffff:8.8.4.4", "9.9.9.9"}, []string{"9.9.9.9:8443"}},
 		{"N6_public_literal", Lab{}, "8.8.8.8:443", nil, []string{"8.8.8.8:443"}},
 		{"N6_lab_resolve_override_skips_dns", Lab{Enabled: true, Resolve: map[string]string{"MCP.test:8443": "127.0.0.9"}},
 			"mcp.TEST:8443", []string{"10.9.9.9"}, []string{"127.0.0.9:8443"}},
@@ -151,7 +154,7 @@ func TestDialAddressActuallyDialled(t *testing.T) {
 					return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
 				},
 			})
-			_, err := g.dial(context.Background(), "tcp", c.addr)
+			_, err := g.dialTLS(context.Background(), "tcp", c.addr)
 			if kind, _ := g.classify(err, nil); kind != ErrRefused {
 				t.Errorf("dial error %v (kind %v), want %v", err, kind, ErrRefused)
 			}
@@ -170,7 +173,7 @@ func TestDialFailures(t *testing.T) {
 			Resolver:    fixedResolver(nil, &net.DNSError{Err: "no such host", Name: "nope.example", IsNotFound: true}),
 			DialContext: noDial(t),
 		})
-		assertFailure(t, g, "https://nope.example/mcp", nil, ErrDNSNotFound, "DNS: name not found")
+		assertFailure(t, g, "https://nope.example/mcp", nil, ErrDNSNotFound, reasonDNSNoAddress)
 	})
 	t.Run("dns_server_failure", func(t *testing.T) {
 		g := newTestGuard(t, GuardConfig{
@@ -467,6 +470,71 @@ func TestDialDeadlineShare(t *testing.T) {
 		defer mu.Unlock()
 		if want := []string{"8.8.8.8:8443", "9.9.9.9:8443", "9.9.9.9:8443"}; !slices.Equal(tried, want) {
 			t.Errorf("dialled %q, want %q", tried, want)
+		}
+	})
+}
+
+// TestDialShareCoversHandshake proves issue 17 point 3 (rule N10): of a
+// name's two addresses, the first accepts TCP and never answers the TLS
+// handshake; its share of the time ends the handshake too, and the second
+// address serves the check. The stalling server got one connection and the
+// client's hello, the good one every request.
+func TestDialShareCoversHandshake(t *testing.T) {
+	srv := startFlowServer(t, streamableHandler(sdkServer(nil, "a"), true, false), serverOpts{})
+	lab := srv.Lab
+	lab.Resolve = nil // the name goes through the resolver
+	stall := testutil.ListenLoopback8443(t)
+	var stalled atomic.Int64 // connections the stalling server accepted
+	var hello atomic.Int64   // bytes it read
+	held := make(chan time.Duration, 1)
+	go func() {
+		for {
+			c, err := stall.Accept()
+			if err != nil {
+				return
+			}
+			stalled.Add(1)
+			go func() {
+				defer c.Close()
+				start := time.Now()
+				n, _ := io.Copy(io.Discard, c) // until the client gives up
+				hello.Add(n)
+				held <- time.Since(start)
+			}()
+		}
+	}()
+	t.Cleanup(func() { stall.Close() })
+	const timeout = 2 * time.Second
+	c := newTestChecker(t, lab, timeout, func(cfg *Config) {
+		cfg.Resolver = fixedResolver([]string{"8.8.8.8", "9.9.9.9"}, nil)
+		cfg.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			to := srv.Addr.String()
+			if addr == "8.8.8.8:8443" {
+				to = stall.Addr().String()
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, to)
+		}
+	})
+	t.Run("N10_share_covers_the_TLS_handshake", func(t *testing.T) {
+		res, rec := c.Check(context.Background(), srv.target())
+		if res.Status != data.Working {
+			t.Fatalf("concluded %s %q, want working; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
+		}
+		var h time.Duration
+		select {
+		case h = <-held:
+		case <-time.After(time.Second):
+			t.Fatal("the stalled connection was never closed")
+		}
+		if h < timeout/2-200*time.Millisecond || h > timeout/2+200*time.Millisecond {
+			t.Errorf("the stalling address held the check %v, want half of %v", h, timeout)
+		}
+		if stalled.Load() != 1 || hello.Load() == 0 {
+			t.Errorf("stalling server: %d connections, %d B read; want 1 and a client hello", stalled.Load(), hello.Load())
+		}
+		if got := len(srv.rec.requests()); got == 0 || rec.Requests != got || rec.Wire.Dials != 2 || rec.Wire.Handshakes != 1 {
+			t.Errorf("server got %d requests; record: %d requests, %d dials, %d handshakes; want the same, 2, 1", got, rec.Requests, rec.Wire.Dials, rec.Wire.Handshakes)
 		}
 	})
 }

@@ -29,6 +29,9 @@
 // session. classify.go turns the guard's record and the
 // flows' typed findings into the outcome; it never reads error strings.
 // transcript.go prints the record for people (the one-off command).
+// toollint.go lints the listed tool definitions (names, duplicates,
+// descriptions, schemas against their meta-schema) into advice that never
+// changes the outcome.
 //
 // A failing server is data, not a Go error: [Checker.Check] always returns a
 // full data.Result and the transcript of the exchanges.

@@ -28,7 +28,14 @@ func (f *flow) run(ctx context.Context, t Target) {
 	case t.Protocol >= protocolModern && slices.Contains(mcp.SupportedProtocolVersions(), t.Protocol):
 		f.streamable(ctx, t.Protocol, true)
 	case t.Protocol != "" && t.Protocol < protocolModern:
-		f.streamable(ctx, protocolLegacy, true)
+		if f.streamable(ctx, protocolLegacy, true) || ctx.Err() != nil || !initializeRefused(f.guard.Record()) {
+			return
+		}
+		// The server refused the handshake it spoke before (a -32022 naming
+		// only 2026-07-28, as @mastra/mcp 2.x answers): it may have moved to
+		// the modern protocol, so ask it server/discover in the same check
+		// (issue 17). What it answers is learned for the next checks.
+		f.streamable(ctx, protocolModern, false)
 	default:
 		f.streamable(ctx, protocolModern, true)
 	}

@@ -25,10 +25,11 @@ type GuardConfig struct {
 	SourceAddr netip.Addr // rule N11: local IPv4 address checks leave from; zero means any
 	Lab        Lab
 	// Resolver looks up the addresses of host, IPv4 and IPv6 (only public
-	// IPv4 ones are dialled, rule N6; a name with only IPv6 ones is not
-	// checkable, not "not found"); nil means LookupIP(net.DefaultResolver).
-	// A not-found answer (NXDOMAIN) should be a *net.DNSError with
-	// IsNotFound.
+	// IPv4 ones are dialled, rule N6: an IPv4-mapped IPv6 address is IPv6;
+	// a name with only IPv6 ones is not checkable, not "not found"); nil
+	// means LookupIP(net.DefaultResolver). A name without addresses
+	// (NXDOMAIN, or no A and no AAAA record) should be a *net.DNSError
+	// with IsNotFound.
 	Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
 	// DialContext opens the TCP connection to an address the guard has
 	// already checked ("a.b.c.d:port", network "tcp4"); nil means a
@@ -56,7 +57,7 @@ type Guard struct {
 	ctx      context.Context // canceled by Close: ends lookups and dials in flight
 	cancel   context.CancelFunc
 	timer    *time.Timer // rule N10
-	deadline time.Time   // when timer fires, on its clock: dial shares what is left
+	deadline time.Time   // when timer fires, on its clock: dialTLS shares what is left
 
 	mu    sync.Mutex
 	ex    []*Exchange
@@ -284,13 +285,12 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 		ex.RPCMethod, ex.RPCID, n3 = inspectRPC(body)
 	}
 	if gerr := g.admit(req, body, ex.RPCMethod, n3); gerr != nil {
-		ex.Blocked = strings.TrimPrefix(gerr.Rule+": ", ": ") + gerr.Detail
-		ex.ErrKind, ex.Detail, ex.Err = gerr.Kind, gerr.Detail, gerr.Error()
-		g.append(ex)
+		g.append(refused(ex, gerr))
 		return nil, gerr
 	}
 
-	out := req.Clone(g.withAttempt(req.Context()))
+	actx, a := g.withAttempt(req.Context())
+	out := req.Clone(actx)
 	out.Header = scrubHeader(req.Header, g.cfg.UserAgent)
 	out.Trailer = nil // trailers are headers too (rule N5): none is sent
 	out.Host = ""     // the Host header is the URL's host, the one CheckTarget and the dialer checked
@@ -303,12 +303,16 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	out = out.WithContext(g.traceConn(out.Context(), ex))
 	g.awaitAnswers(req.Context())
-	g.mu.Lock()
-	g.requests++
-	g.ex = append(g.ex, ex)
-	g.mu.Unlock()
+	if gerr := g.countRequest(ex); gerr != nil {
+		return nil, gerr
+	}
 
 	resp, err := g.transport.RoundTrip(out)
+	if err != nil && a.resendable() && g.ended() == nil && req.Context().Err() == nil {
+		// Nothing of it was written: the kept-alive connection was found
+		// closed before the first byte (net/http gives up on a POST there).
+		resp, err = g.transport.RoundTrip(resent(out, body))
+	}
 	if err != nil {
 		kind, detail := g.classify(err, req)
 		g.mu.Lock()
@@ -327,6 +331,38 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Request = req
 	resp.Body = newAnswerBody(g, ex, resp)
 	return resp, nil
+}
+
+// refused records in ex that the guard did not send it, and why.
+func refused(ex *Exchange, gerr *GuardError) *Exchange {
+	ex.Blocked = strings.TrimPrefix(gerr.Rule+": ", ": ") + gerr.Detail
+	ex.ErrKind, ex.Detail, ex.Err = gerr.Kind, gerr.Detail, gerr.Error()
+	return ex
+}
+
+// countRequest admits ex as one of the check's maxRequestsPerCheck
+// requests and records it, or records and returns the refusal once the
+// check has sent them all.
+func (g *Guard) countRequest(ex *Exchange) *GuardError {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.requests >= maxRequestsPerCheck {
+		gerr := &GuardError{Kind: ErrRequestCap, Rule: "S3", Detail: fmt.Sprintf("more than %d requests needed", maxRequestsPerCheck)}
+		g.ex = append(g.ex, refused(ex, gerr))
+		return gerr
+	}
+	g.requests++
+	g.ex = append(g.ex, ex)
+	return nil
+}
+
+// resent returns out once more, with its body from the start.
+func resent(out *http.Request, body []byte) *http.Request {
+	r := out.Clone(out.Context())
+	if len(body) > 0 {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return r
 }
 
 // admit decides whether req may be sent: not after Close, not after a

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -30,6 +31,7 @@ const (
 	goAwayEach                        // h2: GOAWAY (last stream 0) and close; h1: close without an answer
 	refuseStream                      // h2: RST_STREAM REFUSED_STREAM; h1: close without an answer
 	dataAfterReset                    // the answer as an event stream, then padding forever, also after the client's RST_STREAM
+	idleClose                         // h1: plain keep-alive answers, then the connection closed after 0-3 ms idle
 )
 
 // hostileServer is a raw TLS server on a loopback :8443 that speaks HTTP/2
@@ -42,21 +44,24 @@ type hostileServer struct {
 	Lab  Lab
 	URL  string
 
-	conns      atomic.Int64 // TCP connections accepted
-	handshakes atomic.Int64 // TLS handshakes completed
-	h2conns    atomic.Int64 // connections that negotiated h2
-	headers    atomic.Int64 // HTTP/2 HEADERS frames received (one per request written)
-	h1requests atomic.Int64 // HTTP/1.1 requests received
-	rsts       atomic.Int64 // RST_STREAM frames received from the client
-	written    atomic.Int64 // bytes written to the socket, TLS included
-	read       atomic.Int64 // bytes read off the socket, TLS included
+	conns      atomic.Int64  // TCP connections accepted
+	handshakes atomic.Int64  // TLS handshakes completed
+	h2conns    atomic.Int64  // connections that negotiated h2
+	headers    atomic.Int64  // HTTP/2 HEADERS frames received (one per request written)
+	h1requests atomic.Int64  // HTTP/1.1 requests received
+	rsts       atomic.Int64  // RST_STREAM frames received from the client
+	written    atomic.Int64  // bytes written to the socket, TLS included
+	read       atomic.Int64  // bytes read off the socket, TLS included
+	late       atomic.Int64  // idleClose: requests of which a byte arrived after the server closed
+	closeNow   chan struct{} // idleClose: if set, the idle timeout ends when the test sends on it (or after 200 ms)
+	ended      atomic.Int64  // connections the server is done with
 
 	wg sync.WaitGroup
 }
 
-// startHostileServer starts a hostile server for mcp.test; it stops when
-// the test ends.
-func startHostileServer(tb testing.TB, mode hostileMode) *hostileServer {
+// startHostileServer starts a hostile server for mcp.test, changed by opts
+// before it starts; it stops when the test ends.
+func startHostileServer(tb testing.TB, mode hostileMode, opts ...func(*hostileServer)) *hostileServer {
 	tb.Helper()
 	ca := testutil.MustCA(tb)
 	cert := ca.MustLeaf(tb, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "mcp.test")
@@ -69,6 +74,9 @@ func startHostileServer(tb testing.TB, mode hostileMode) *hostileServer {
 	}
 	addr := ln.Addr().(*net.TCPAddr).IP.String()
 	s.Lab = Lab{Enabled: true, Resolve: map[string]string{"mcp.test:8443": addr}, CAFile: ca.File}
+	for _, o := range opts {
+		o(s)
+	}
 	s.wg.Add(1)
 	go s.accept()
 	tb.Cleanup(func() { ln.Close(); s.wg.Wait() })
@@ -99,6 +107,7 @@ func (s *hostileServer) accept() {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer s.ended.Add(1)
 			defer c.Close()
 			tc := tls.Server(c, s.tls)
 			tc.SetDeadline(time.Now().Add(30 * time.Second))
@@ -259,7 +268,14 @@ func (s *hostileServer) serveH1(c net.Conn) {
 		}
 		body, _ := io.ReadAll(req.Body)
 		s.h1requests.Add(1)
-		if s.mode != dataAfterReset {
+		switch s.mode {
+		case idleClose:
+			if !s.answerThenIdle(c.(*tls.Conn), br, answerTo(body)) {
+				return
+			}
+			continue
+		case dataAfterReset:
+		default:
 			return
 		}
 		msg := answerTo(body)
@@ -276,6 +292,57 @@ func (s *hostileServer) serveH1(c net.Conn) {
 			if _, err := c.Write(padding); err != nil {
 				return
 			}
+		}
+	}
+}
+
+// answerThenIdle answers msg (nil: 202) as a plain keep-alive server whose
+// idle timeout is 0-3 ms (as behind some proxies and serverless
+// platforms): after the answer it waits that long for the next request's
+// first byte and reports true when it came. Otherwise it closes its side
+// (close_notify and FIN) and goes on reading until the client closes, so a
+// request the client wrote after the close is counted (late), not lost:
+// the server could have received it.
+func (s *hostileServer) answerThenIdle(c *tls.Conn, br *bufio.Reader, msg []byte) bool {
+	var err error
+	if msg == nil {
+		_, err = io.WriteString(c, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+	} else {
+		_, err = fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(msg), msg)
+	}
+	if err != nil {
+		return false
+	}
+	if s.closeNow != nil {
+		select {
+		case <-s.closeNow:
+		case <-time.After(200 * time.Millisecond):
+		}
+	} else {
+		c.SetReadDeadline(time.Now().Add(time.Duration(rand.Int64N(int64(3*time.Millisecond) + 1))))
+		_, err = br.Peek(1)
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if err == nil {
+			return true // the next request came within the idle timeout
+		}
+	}
+	c.CloseWrite()
+	if tcp, ok := c.NetConn().(*countedConn).Conn.(*net.TCPConn); ok {
+		tcp.CloseWrite()
+	}
+	if n, _ := io.Copy(io.Discard, br); n > 0 {
+		s.late.Add(1) // HTTP/1.1 without pipelining: one request at most
+	}
+	return false
+}
+
+// quiet waits until the server accepted conns connections in all and is
+// done with every one, so its counts are final.
+func (s *hostileServer) quiet(tb testing.TB, conns int64) {
+	tb.Helper()
+	for deadline := time.Now().Add(5 * time.Second); s.conns.Load() < conns || s.ended.Load() < s.conns.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatalf("server still has %d connections open", s.conns.Load()-s.ended.Load())
 		}
 	}
 }

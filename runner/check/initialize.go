@@ -18,14 +18,10 @@ import (
 // rejecting our request with those must not be taken for a legacy one), and
 // nothing refused.
 func wantsLegacySSE(rec Record) bool {
-	if rec.Refusal != 0 {
+	ex, ok := lastUnrefused(rec, "initialize")
+	if !ok {
 		return false
 	}
-	i := lastRPCExchange(rec, "initialize")
-	if i < 0 {
-		return false
-	}
-	ex := rec.Exchanges[i]
 	switch ex.Status {
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
 		return !modernErrorCode(ex.BodyHead)
@@ -33,8 +29,39 @@ func wantsLegacySSE(rec Record) bool {
 	return false
 }
 
+// initializeRefused reports whether the last initialize was answered, and
+// refused: a JSON-RPC error in its answer, or a 4xx that is no refusal of
+// the check (401, 403 and 429 conclude it). A server learned at the
+// initialize era answering so may have moved on to server/discover.
+func initializeRefused(rec Record) bool {
+	ex, ok := lastUnrefused(rec, "initialize")
+	if !ok || ex.ErrKind != ErrNone {
+		return false
+	}
+	return ex.Status >= 400 && ex.Status < 500 || rpcErrorAnswer(ex.BodyHead)
+}
+
+// lastUnrefused returns the last exchange for the JSON-RPC method when the
+// check saw no refusal (which decides it whatever the answer was).
+func lastUnrefused(rec Record, rpcMethod string) (Exchange, bool) {
+	i := lastRPCExchange(rec, rpcMethod)
+	if rec.Refusal != 0 || i < 0 {
+		return Exchange{}, false
+	}
+	return rec.Exchanges[i], true
+}
+
+// rpcErrorAnswer reports whether body is a JSON-RPC error answer.
+func rpcErrorAnswer(body []byte) bool {
+	var msg struct {
+		Error *json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(body, &msg) == nil && msg.Error != nil
+}
+
 // takesNoPosts reports whether server/discover was answered 404 or 405 with
 // a body that is not JSON-RPC (a web server's "Cannot POST", an empty 405),
+// or 400 with go-sdk's legacy SSE handler's own words,
 // nothing refused and no initialize asked since: the address takes no POSTs
 // at all, whatever their message, as a legacy HTTP+SSE server's stream
 // address does. A server that does not know server/discover answers it with
@@ -51,6 +78,11 @@ func takesNoPosts(rec Record) bool {
 	switch ex.Status {
 	case http.StatusNotFound, http.StatusMethodNotAllowed:
 		return jsonNotRPC(bytes.TrimSpace(ex.BodyHead), ex.Bytes) != ""
+	case http.StatusBadRequest:
+		// go-sdk's SSEHandler answers a POST to its stream address, which
+		// names no session, with exactly this (mcp/sse.go: http.Error(w,
+		// "sessionid must be provided", 400)): a legacy HTTP+SSE server.
+		return bytes.Equal(bytes.TrimSpace(ex.BodyHead), []byte("sessionid must be provided"))
 	}
 	return false
 }

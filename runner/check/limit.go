@@ -37,6 +37,12 @@ type answerBody struct {
 	closing atomic.Bool // Close was called: a read error is then no failure
 	done    bool        // exchange ended; guarded by g.mu
 	counted bool        // an HTTP/1.1 answer to a POST, counted in g.open
+	// A POST's event stream: watch finds the answer to its request; once
+	// it was read (answered) the stream ends there, and what followed it
+	// in the same read was dropped (cut).
+	watch    *answerWatch
+	answered bool
+	cut      bool
 }
 
 // newAnswerBody wraps resp.Body. Answers that are not event streams get
@@ -50,7 +56,11 @@ func newAnswerBody(g *Guard, ex *Exchange, resp *http.Response) *answerBody {
 		g.answerOpened()
 		g.mu.Unlock()
 	}
-	if !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+	stream := strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
+	if stream && resp.Request != nil && resp.Request.Method == http.MethodPost && ex.RPCID != "" {
+		b.watch = &answerWatch{id: ex.RPCID}
+	}
+	if !stream {
 		size := int64(headSize)
 		if resp.ContentLength >= 0 && resp.ContentLength < size {
 			size = resp.ContentLength + 1 // +1 sees EOF (or a body longer than announced) in one go
@@ -77,6 +87,10 @@ func (b *answerBody) Read(p []byte) (int, error) {
 		return k, nil
 	}
 	if b.err != nil {
+		return 0, b.err
+	}
+	if b.answered {
+		b.err = b.afterAnswer()
 		return 0, b.err
 	}
 	k, err := b.readRaw(p)
@@ -113,6 +127,12 @@ func (b *answerBody) readRaw(p []byte) (int, error) {
 		p = p[:rest]
 	}
 	k, err := b.rc.Read(p)
+	if b.watch != nil && !b.answered {
+		if end := b.watch.feed(p[:k]); end >= 0 {
+			b.answered, b.cut = true, end < k
+			k = end
+		}
+	}
 	if err == io.EOF {
 		err = b.interrupted()
 	}
@@ -127,6 +147,26 @@ func (b *answerBody) readRaw(p []byte) (int, error) {
 		b.fail(err)
 	}
 	return k, err
+}
+
+// afterAnswer ends a POST's event stream once the answer to its request
+// was read: at the stream's own end if that comes next (the connection is
+// then reused), else the guard stops reading and closes it, however much
+// the server would still send. The answer is complete either way.
+func (b *answerBody) afterAnswer() error {
+	if !b.cut {
+		var one [1]byte
+		k, err := 0, error(nil)
+		for k == 0 && err == nil {
+			k, err = b.rc.Read(one[:])
+		}
+		b.cut = k > 0 || err != io.EOF
+	}
+	if b.cut {
+		b.rc.Close()
+	}
+	b.finish(nil)
+	return io.EOF
 }
 
 // interrupted decides what an end of the answer means. When the request's

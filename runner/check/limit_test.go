@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -201,5 +202,146 @@ func TestAnswerHead(t *testing.T) {
 	}
 	if ex.Duration <= 0 || ex.Duration%time.Second != 0 {
 		t.Errorf("Duration = %v, want whole seconds of the injected clock", ex.Duration)
+	}
+}
+
+// hijacked answers every request by writing raw bytes on the connection
+// (from write), then closing it; wrote counts what it managed to write.
+func hijacked(t *testing.T, wrote *atomic.Int64, write func(w io.Writer) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		c, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		defer c.Close()
+		cw := &countingWriter{w: buf, n: wrote}
+		if write(cw) == nil {
+			buf.Flush()
+		}
+	})
+}
+
+// writeChunkedMB writes an answer of 1 MB in one-byte chunks: six times
+// its size on the wire.
+func writeChunkedMB(w io.Writer) error {
+	io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+	chunk := []byte(strings.Repeat("1\r\nx\r\n", 1<<10))
+	for range data.MaxAnswerBytes >> 10 {
+		if _, err := w.Write(chunk); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, "0\r\n\r\n")
+	return err
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// TestTooLargeLabels proves issue 17 point 4 in the verdict: headers over
+// 64 KB, a flood of 1xx answers (net/http counts their headers against the
+// same 64 KB) and an answer whose framing passes its allowance on the wire
+// each say what happened, not "answer over 1 MB"; the server received the
+// requests the record counts, and what was read stayed within the allowance.
+func TestTooLargeLabels(t *testing.T) {
+	tests := []struct {
+		name  string
+		write func(w io.Writer) error
+		want  string
+	}{
+		{"N9_headers_over_64KB", func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Pad: %s\r\nContent-Length: 2\r\n\r\n{}", strings.Repeat("p", 70<<10))
+			return err
+		}, "failing: answer headers over 64 KB"},
+		{"N9_flood_of_1xx_answers", func(w io.Writer) error {
+			for range 4000 {
+				if _, err := io.WriteString(w, "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, "failing: answer headers over 64 KB"},
+		{"N9_framing_over_the_wire_allowance", writeChunkedMB, "failing: " + errWireBudget.Detail},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var wrote atomic.Int64
+			srv := startFlowServer(t, hijacked(t, &wrote, tc.write), serverOpts{http1: true})
+			c := newTestChecker(t, srv.Lab, 0)
+			res, rec := c.Check(context.Background(), srv.target())
+			if v := string(res.Status) + ": " + res.Detail; v != tc.want {
+				t.Errorf("concluded %q, want %q; transcript:\n%s", v, tc.want, transcriptText(rec))
+			}
+			limit := int64(rec.Wire.Dials)*wireConnAllowance + int64(rec.Requests)*wireAnswerAllowance
+			if got := len(srv.rec.requests()); got != rec.Requests || rec.Wire.BytesRead > limit {
+				t.Errorf("server received %d requests and wrote %d B; record: %d requests, %d B read (allowance %d)", got, wrote.Load(), rec.Requests, rec.Wire.BytesRead, limit)
+			}
+		})
+	}
+}
+
+// TestStreamAfterAnswer proves issue 17 point 5: once the answer to a POST
+// has arrived on its event stream, the stream is not read further. The
+// server answers initialize with the answer event and then junk without
+// end; before, the check read 1 MB of it to the cap before going on. Now
+// the check is working, reads a few KB of that stream, and the server's
+// stream ends (the connection was closed under it). A stream that ends
+// right after its answer keeps its connection: the next request reuses it.
+func TestStreamAfterAnswer(t *testing.T) {
+	for _, junk := range []bool{true, false} {
+		t.Run(fmt.Sprintf("N9_stream_not_read_past_its_answer_junk_%v", junk), func(t *testing.T) {
+			stopped := make(chan struct{})
+			var wrote atomic.Int64
+			mux := legacyMux("2025-11-25", "alpha")
+			mux["initialize"] = func(w http.ResponseWriter, r *http.Request, m rpcRequest) {
+				defer close(stopped)
+				writeSSE(w, rpcResponse(m.ID, initResult("2025-11-25"), nil))
+				if !junk {
+					return
+				}
+				for r.Context().Err() == nil {
+					n, err := io.WriteString(w, ": junk "+strings.Repeat("j", 4<<10)+"\n\n")
+					wrote.Add(int64(n))
+					if err != nil {
+						return
+					}
+				}
+			}
+			srv := startFlowServer(t, mux, serverOpts{http1: true})
+			c := newTestChecker(t, srv.Lab, 0)
+			res, rec := c.Check(context.Background(), srv.target())
+			if res.Status != data.Working {
+				t.Fatalf("concluded %s %q; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
+			}
+			select {
+			case <-stopped:
+			case <-time.After(5 * time.Second):
+				t.Fatal("server still streaming 5 s after the check")
+			}
+			var ini Exchange
+			for _, ex := range rec.Exchanges {
+				if ex.RPCMethod == "initialize" {
+					ini = ex
+				}
+			}
+			if ini.Bytes > 1<<10 || rec.Wire.BytesRead > 64<<10 || len(srv.rec.requests()) != rec.Requests {
+				t.Errorf("initialize answer %d B read, %d B off the sockets (server wrote %d B of junk); server received %d requests, record %d",
+					ini.Bytes, rec.Wire.BytesRead, wrote.Load(), len(srv.rec.requests()), rec.Requests)
+			}
+			if wantConns := map[bool]int{true: 2, false: 1}[junk]; rec.Wire.Conns != wantConns {
+				t.Errorf("%d connections, want %d", rec.Wire.Conns, wantConns)
+			}
+		})
 	}
 }

@@ -72,7 +72,7 @@ const (
 	ErrTimeout                      // dial, handshake or answer timed out (context deadline or the guard's N10 Timeout)
 	ErrTLSCert                      // certificate not accepted; Detail says why
 	ErrTLSOther                     // other TLS failure (handshake, protocol version, alert)
-	ErrTooLarge                     // answer over 1 MB (rule N9)
+	ErrTooLarge                     // answer over 1 MB, its headers over 64 KB, or its bytes on the wire over the allowance (rule N9); Detail says which
 	ErrTooManyRedirects             // a 4th redirect (rule N8)
 	ErrRedirectNotAllowed           // redirect to http://, another port, credentials or a non-public IP literal (not_checkable)
 	ErrBlocked                      // the guard refused a request (rules N2, N3, after a refusal)
@@ -81,6 +81,7 @@ const (
 	ErrNetwork                      // other connection failure (reset, closed by the server)
 	ErrRedirectMethodChange         // a 301/302/303 that would turn POST into GET (rule N8; failing, not not_checkable)
 	ErrLocal                        // the prober's own failure (its source address cannot be used): never the server's
+	ErrRequestCap                   // the check needed more than maxRequestsPerCheck requests
 )
 
 var errKindNames = [...]string{
@@ -89,7 +90,7 @@ var errKindNames = [...]string{
 	ErrTooLarge: "too_large", ErrTooManyRedirects: "too_many_redirects",
 	ErrRedirectNotAllowed: "redirect_not_allowed", ErrBlocked: "blocked",
 	ErrTargetNotAllowed: "target_not_allowed", ErrCanceled: "canceled", ErrNetwork: "network",
-	ErrRedirectMethodChange: "redirect_method_change", ErrLocal: "local",
+	ErrRedirectMethodChange: "redirect_method_change", ErrLocal: "local", ErrRequestCap: "request_cap",
 }
 
 // String returns the kind's snake_case name ("" for ErrNone).

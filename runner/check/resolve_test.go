@@ -103,13 +103,19 @@ func (d *fakeDNS) answer(query []byte) ([]byte, bool) {
 	return out, err == nil
 }
 
-// TestIPv6Only proves issue 10 point 9 (rule N6, table O): a name with AAAA
-// records and no A record is not checkable, "resolves to no public IPv4
-// address", and nothing is dialled; only a name that does not exist
-// (NXDOMAIN) is failing "DNS: name not found".
+// TestIPv6Only proves issue 10 point 9 and issue 17 point 3 (rule N6,
+// table O): a name with AAAA records and no A record is not checkable,
+// "resolves to no public IPv4 address", and nothing is dialled, also when
+// its AAAA record holds an IPv4-mapped public address (an IPv6 record:
+// never dialled as IPv4); a name without any address is failing. net's
+// resolver reports a name that does not exist (NXDOMAIN) and one without A
+// and AAAA records (NODATA) alike, so both read "DNS: name not found or
+// has no address".
 func TestIPv6Only(t *testing.T) {
 	dns, r := startFakeDNS(t, map[string][]netip.Addr{
 		"v6only.example.": {netip.MustParseAddr("2001:db8::1")},
+		"mapped.example.": {netip.MustParseAddr("::ffff:8.8.8.8")},
+		"nodata.example.": {},
 	})
 	tests := []struct {
 		name     string
@@ -119,7 +125,10 @@ func TestIPv6Only(t *testing.T) {
 	}{
 		{"N6_AAAA_only_name_through_DNS", LookupIP(r), "https://v6only.example/mcp", "not_checkable: resolves to no public IPv4 address"},
 		{"N6_AAAA_only_name_injected", fixedResolver([]string{"2001:db8::1", "2606:4700::1111"}, nil), "https://v6.example/mcp", "not_checkable: resolves to no public IPv4 address"},
-		{"O_NXDOMAIN_is_not_found", LookupIP(r), "https://nope.example/mcp", "failing: DNS: name not found"},
+		{"N6_AAAA_IPv4_mapped_through_DNS", LookupIP(r), "https://mapped.example/mcp", "not_checkable: resolves to no public IPv4 address"},
+		{"N6_AAAA_IPv4_mapped_injected", fixedResolver([]string{"::ffff:8.8.8.8"}, nil), "https://mapped.example/mcp", "not_checkable: resolves to no public IPv4 address"},
+		{"O_NXDOMAIN_is_not_found", LookupIP(r), "https://nope.example/mcp", "failing: " + reasonDNSNoAddress},
+		{"O_NODATA_has_no_address", LookupIP(r), "https://nodata.example/mcp", "failing: " + reasonDNSNoAddress},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +147,9 @@ func TestIPv6Only(t *testing.T) {
 	}
 	dns.mu.Lock()
 	defer dns.mu.Unlock()
-	if dns.asked["AAAA v6only.example."] == 0 || dns.asked["A v6only.example."] == 0 {
-		t.Errorf("DNS questions %v: want A and AAAA of v6only.example.", dns.asked)
+	for _, name := range []string{"v6only.example.", "mapped.example."} {
+		if dns.asked["AAAA "+name] == 0 || dns.asked["A "+name] == 0 {
+			t.Errorf("DNS questions %v: want A and AAAA of %s", dns.asked, name)
+		}
 	}
 }

@@ -197,3 +197,87 @@ func rpcID(raw json.RawMessage) (string, error) {
 	}
 	return "", fmt.Errorf("invalid id %s", raw)
 }
+
+// answerWatch follows a POST's event stream (text/event-stream) for the
+// JSON-RPC answer to the request with id: once the event carrying it has
+// ended, the rest of the stream is of no use to the check (the server
+// should close it there) and is not read. It parses the stream as SSE
+// does: lines end at CRLF, LF or CR, an empty line ends an event, and an
+// event's data is its "data:" lines joined by LF. Only data is kept.
+type answerWatch struct {
+	id   string
+	head []byte // the current line's first bytes, until it is known whether it is a data line
+	kind int8   // of the current line: 0 not known yet, 1 data (its value goes to data), -1 other
+	data []byte // the current event's data so far
+	cr   bool   // the last byte was a CR: an LF right after it ends nothing
+}
+
+// dataField starts a data line ("data:", then one optional space).
+const dataField = "data:"
+
+// feed scans the next bytes of the stream and returns the index in p just
+// past the line that ends the event carrying the answer, or -1.
+func (w *answerWatch) feed(p []byte) int {
+	for i, c := range p {
+		if c == '\n' && w.cr {
+			w.cr = false
+			continue
+		}
+		w.cr = c == '\r'
+		if c == '\n' || c == '\r' {
+			if w.endLine() {
+				return i + 1
+			}
+			continue
+		}
+		switch w.kind {
+		case 1:
+			w.data = append(w.data, c)
+		case 0:
+			w.head = append(w.head, c)
+			switch {
+			case len(w.head) == len(dataField) && string(w.head) == dataField:
+				w.kind = 1
+			case !strings.HasPrefix(dataField, string(w.head)):
+				w.kind = -1
+			}
+		}
+	}
+	return -1
+}
+
+// endLine takes in the line just ended and reports whether it ended the
+// event carrying the answer.
+func (w *answerWatch) endLine() bool {
+	empty := len(w.head) == 0
+	if w.kind == 1 {
+		w.data = append(w.data, '\n')
+	}
+	w.head, w.kind = w.head[:0], 0
+	if !empty {
+		return false
+	}
+	data := w.data
+	w.data = w.data[:0]
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+		Result jsonPresent     `json:"result"`
+		Error  jsonPresent     `json:"error"`
+	}
+	if len(data) == 0 || json.Unmarshal(data, &m) != nil || m.Method != nil || !m.Result && !m.Error {
+		return false
+	}
+	id, err := rpcID(m.ID)
+	return err == nil && id == w.id
+}
+
+// jsonPresent records that a member was there, whatever its value, without
+// keeping it.
+type jsonPresent bool
+
+// UnmarshalJSON marks the member present.
+func (p *jsonPresent) UnmarshalJSON([]byte) error {
+	*p = true
+	return nil
+}

@@ -21,13 +21,14 @@ type findings struct {
 	Protocol      string // protocol version it negotiated
 	ServerName    string
 	ServerVersion string
-	Handshake     bool           // a handshake (discover or initialize) succeeded
-	ToolsOK       bool           // the first tools/list returned a valid result
-	Tools         []string       // tool names, in the server's order, all pages read
-	ToolDefs      []data.ToolDef // their definitions, for the fingerprint (data.FingerprintTools)
-	ToolsNote     string         // why pagination stopped early, "" when it did not
-	ToolsMissing  bool           // a tools/list result whose tools was missing or null
-	BadVersion    string         // a protocol version the server chose that the SDK does not speak
+	Handshake     bool               // a handshake (discover or initialize) succeeded
+	ToolsOK       bool               // the first tools/list returned a valid result
+	Tools         []string           // tool names, in the server's order, all pages read
+	ToolDefs      []data.ToolDef     // their definitions, for the fingerprint (data.FingerprintTools)
+	ToolsNote     string             // why pagination stopped early, "" when it did not
+	ToolProblems  []data.ToolProblem // the tool lint of the listed definitions (toollint.go)
+	ToolsMissing  bool               // a tools/list result whose tools was missing or null
+	BadVersion    string             // a protocol version the server chose that the SDK does not speak
 	RPCErr        *jsonrpc.Error
 	RPCMethod     string // the request RPCErr answered
 
@@ -208,6 +209,7 @@ func (f *flow) session(ctx context.Context, t mcp.Transport, transport, version 
 func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 	var names []string
 	var defs []data.ToolDef
+	var linted []listedTool
 	seen := map[string]bool{}
 	params := &mcp.ListToolsParams{}
 	note := ""
@@ -241,6 +243,7 @@ func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 		for _, t := range res.Tools {
 			names = append(names, t.Name)
 			defs = append(defs, toolDef(t))
+			linted = append(linted, listedTool{name: t.Name, description: t.Description, input: t.InputSchema, output: t.OutputSchema})
 		}
 		if res.NextCursor == "" {
 			break
@@ -252,8 +255,9 @@ func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 		seen[res.NextCursor] = true
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
+	problems := lintTools(linted)
 	f.mu.Lock()
-	f.found.Tools, f.found.ToolDefs, f.found.ToolsNote = names, defs, note
+	f.found.Tools, f.found.ToolDefs, f.found.ToolsNote, f.found.ToolProblems = names, defs, note, problems
 	f.mu.Unlock()
 }
 
@@ -285,6 +289,7 @@ func (f *flow) fill(res *data.Result) {
 		res.Tools = f.found.Tools
 		res.ToolCount = len(f.found.Tools)
 		res.ToolsHash, res.ToolDefs = data.FingerprintTools(f.found.ToolDefs)
+		res.ToolProblems = f.found.ToolProblems
 	}
 }
 

@@ -22,12 +22,25 @@ import (
 // refused the next dial; nothing a server does can make it dial more.
 const maxConnsPerCheck = 6
 
-// What may be read off the sockets of one check (rule N9 at the
-// connection): every connection may cost a TLS handshake (a certificate
-// message alone may be 64 KB), every request the guard admitted an answer
-// of at most 1 MB plus its headers, and as much again for the framing
-// around the answer (TLS records, chunk sizes, gzip). Past that the
-// connection refuses to read.
+// maxRequestsPerCheck bounds the requests one check may send, redirect
+// hops included: what the longest honest flow needs, a first check of a
+// legacy HTTP+SSE server (server/discover, initialize on the URL, the GET,
+// initialize and notifications/initialized on the endpoint) reading
+// maxToolPages of tools, and one spare (the fresh retry of a discover
+// answer that was not JSON-RPC). A server that redirects every request to
+// itself gets its check cut here, not 60 requests (rule S3 counts checks,
+// the wire counts requests).
+const maxRequestsPerCheck = 5 + maxToolPages + 1
+
+// What may be read off the sockets (rule N9 at the connection): a TLS
+// handshake per connection (a certificate message alone may be 64 KB), and
+// per request an answer of at most 1 MB plus its headers, and as much again
+// for the framing around the answer (TLS records, chunk sizes, gzip). Each
+// exchange has its own allowance, from its request's first byte until the
+// next request on the connection: what one answer leaves unused is not
+// another's (a same-host redirect's small answer does not let the final
+// one read 20 MB of framing). The check's total is bounded too. Past
+// either the connection refuses to read.
 const (
 	wireConnAllowance   = 128 << 10
 	wireAnswerAllowance = 2*data.MaxAnswerBytes + maxHeaderBytes
@@ -43,80 +56,76 @@ type WireCounts struct {
 	Dials        int   // TCP connects attempted, refused ones included
 	Conns        int   // TCP connections established
 	Handshakes   int   // TLS handshakes completed
-	Requests     int   // HTTP requests of which a byte was written, retries included
+	Requests     int   // HTTP requests of which a byte (a whole TLS record) was written, resends included
 	BytesRead    int64 // bytes read off the sockets: TLS records, headers, framing, answers
 	BytesWritten int64 // bytes written to the sockets
 }
 
-// errWireBudget is what a connection returns when a check has read all its
-// answers may cost off the sockets (rule N9 at the connection).
-var errWireBudget = &GuardError{Kind: ErrTooLarge, Rule: "N9", Detail: "answer over 1 MB (bytes off the connection)"}
+// errWireBudget and errHandshakeBudget are what a connection returns when an
+// answer, or a TLS handshake, has read all it may cost off the socket
+// (rule N9 at the connection).
+var (
+	errWireBudget      = &GuardError{Kind: ErrTooLarge, Rule: "N9", Detail: "answer over 2 MB on the wire (framing included)"}
+	errHandshakeBudget = &GuardError{Kind: ErrTooLarge, Rule: "N9", Detail: "TLS handshake over 128 KB"}
+)
 
 // errNotResent refuses what net/http would send again by itself: a request
 // of which bytes were already written on a connection that then failed.
 var errNotResent = &GuardError{Kind: ErrNetwork, Detail: "closed by the server (request not sent again)"}
 
 // wireConn is one TCP connection of a check, below TLS. It counts the bytes
-// read and written and the requests whose bytes it wrote, refuses to read
-// past the check's allowance and to write once its request is a retry the
-// guard did not admit, and removes itself from its guard when closed.
+// read and written, TLS's own records included, refuses to read past its
+// handshake's, then its current exchange's allowance and the check's, and
+// removes itself from its guard when closed.
 type wireConn struct {
 	net.Conn
-	g       *Guard
-	tls     *tls.Conn               // the conn handed to net/http, once the handshake is done
-	pending atomic.Pointer[attempt] // the request net/http gave this conn, until its first byte is written
-	refused atomic.Bool             // writes refused: the conn carries a retry
-	once    sync.Once
+	g         *Guard
+	room      atomic.Int64 // what the handshake, then the current exchange, may still read
+	answering atomic.Bool  // a request was written: room is an exchange's
+	once      sync.Once
 }
 
-// Read reads at most what the check's allowance leaves.
+// newWireConn wraps c for g, with the allowance of a TLS handshake.
+func newWireConn(g *Guard, c net.Conn) *wireConn {
+	wc := &wireConn{Conn: c, g: g}
+	wc.room.Store(wireConnAllowance)
+	return wc
+}
+
+// startExchange gives the request just written its own allowance.
+func (c *wireConn) startExchange() {
+	c.answering.Store(true)
+	c.room.Store(wireAnswerAllowance)
+}
+
+// Read reads at most what the exchange's and the check's allowances leave.
 func (c *wireConn) Read(p []byte) (int, error) {
-	room := c.g.readRoom()
+	room := min(c.room.Load(), c.g.readRoom())
 	if room <= 0 {
 		c.Close()
+		if !c.answering.Load() {
+			return 0, errHandshakeBudget
+		}
 		return 0, errWireBudget
 	}
 	if int64(len(p)) > room {
 		p = p[:room]
 	}
 	n, err := c.Conn.Read(p)
+	c.room.Add(-int64(n))
 	c.g.mu.Lock()
 	c.g.wire.BytesRead += int64(n)
 	c.g.mu.Unlock()
 	return n, err
 }
 
-// Write writes p unless the conn was refused. It counts before it writes
-// (and takes back what did not go out), so the counts are never behind what
-// the server may already have received.
+// Write counts before it writes (and takes back what did not go out), so
+// the counts are never behind what the server may already have received.
 func (c *wireConn) Write(p []byte) (int, error) {
-	if c.refused.Load() {
-		c.Close()
-		return 0, errNotResent
-	}
-	a := c.pending.Swap(nil)
-	c.count(a, len(p), +1)
+	c.g.countWritten(len(p))
 	n, err := c.Conn.Write(p)
-	if n == 0 && a != nil {
-		c.count(a, 0, -1) // not a byte of the request went out
-		c.pending.CompareAndSwap(nil, a)
-	}
-	c.count(nil, n-len(p), 0)
+	c.g.countWritten(n - len(p))
 	return n, err
-}
-
-// count adds bytes written to the check's counts, and req (+1 or -1) to its
-// requests written when a is the attempt being written.
-func (c *wireConn) count(a *attempt, bytes, req int) {
-	if a != nil {
-		a.written.Store(req > 0)
-	}
-	c.g.mu.Lock()
-	c.g.wire.BytesWritten += int64(bytes)
-	if a != nil {
-		c.g.wire.Requests += req
-	}
-	c.g.mu.Unlock()
 }
 
 // Close closes the connection once and forgets it.
@@ -129,6 +138,50 @@ func (c *wireConn) Close() error {
 		c.g.mu.Unlock()
 	})
 	return err
+}
+
+// countWritten adds n bytes written (or taken back) to the check's counts.
+func (g *Guard) countWritten(n int) {
+	g.mu.Lock()
+	g.wire.BytesWritten += int64(n)
+	g.mu.Unlock()
+}
+
+// reqConn is a connection as net/http holds it: the TLS session above a
+// wireConn. Over HTTP/1.1 net/http writes nothing to it but requests, and
+// TLS writes its own records (the close_notify of Close, key updates)
+// below it, so this is where a request starts: it counts one at the first
+// write after net/http handed it the connection, and only when that write
+// put a whole TLS record on the socket (tls.Conn.Write counts no partial
+// record; a partial one the server cannot decrypt). A try the guard does
+// not admit (see attempt.gotConn) is refused before a byte is written.
+// net/http fills Response.TLS only for a *tls.Conn, so it is nil here: the
+// session's facts come from the connection (connInfoOf).
+type reqConn struct {
+	*tls.Conn
+	wire    *wireConn
+	pending atomic.Pointer[attempt] // the request net/http gave this conn, until a byte of it is written
+	refused atomic.Bool             // writes refused: the conn carries a try the guard did not admit
+}
+
+// Write writes p unless the conn was refused, counting the pending request
+// before it writes and taking it back when nothing went out.
+func (c *reqConn) Write(p []byte) (int, error) {
+	if c.refused.Load() {
+		c.wire.Close()
+		return 0, errNotResent
+	}
+	a := c.pending.Swap(nil)
+	if a != nil {
+		a.wrote(+1)
+		c.wire.startExchange()
+	}
+	n, err := c.Conn.Write(p)
+	if n == 0 && a != nil {
+		a.wrote(-1) // not a byte of the request went out
+		c.pending.CompareAndSwap(nil, a)
+	}
+	return n, err
 }
 
 // readRoom is what may still be read off the check's sockets.
@@ -150,52 +203,21 @@ func (g *Guard) countDial() error {
 	return nil
 }
 
-// dialTLS is the transport's DialTLSContext: a connection from dial, then
-// the TLS handshake (rule N7), offering HTTP/1.1 only (see the README: the
-// HTTP/2 client resends and reads below any wrapper). It refuses a dial
-// for a request already written once.
-func (g *Guard) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
-	if a := attemptOf(ctx); a != nil && a.written.Load() {
-		return nil, errNotResent
-	}
-	c, err := g.dial(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	wc := c.(*wireConn)
-	host, _, _ := net.SplitHostPort(addr)
-	cfg := g.tlsConfig.Clone()
-	cfg.ServerName = host
-	cfg.NextProtos = []string{"http/1.1"}
-	tc := tls.Client(wc, cfg)
-	hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
-	defer cancel()
-	stop := context.AfterFunc(g.ctx, cancel)
-	defer stop()
-	hs := g.now()
-	err = tc.HandshakeContext(hctx)
-	g.addPhase(&g.timing.TLS, hs)
-	g.noteTLS(tc, err)
-	if err != nil {
-		wc.Close()
-		if gerr := g.ended(); gerr != nil {
-			return nil, gerr
-		}
-		return nil, fmt.Errorf("tls handshake with %s: %w", addr, err)
-	}
-	g.mu.Lock()
-	g.wire.Handshakes++
-	wc.tls = tc
-	g.mu.Unlock()
-	return tc, nil
-}
-
 // attempt follows one admitted request through net/http: every connection
-// the transport gives it (a second one is a retry of its own) and whether
-// bytes of it were written.
+// the transport gives it (a second one is a retry) and whether bytes of it
+// were written. A request of which no byte was written may go once more,
+// on a fresh connection: net/http resends it itself when it finds the
+// kept-alive connection it chose closed before it wrote, or the guard does
+// (resend) where net/http gives up (a POST on a connection closed under
+// it). A request of which a byte was written is never sent again.
 type attempt struct {
 	g       *Guard
 	written atomic.Bool // a byte of the request reached a connection
+
+	mu     sync.Mutex
+	tries  int // connections net/http gave it
+	fresh  int // of which new ones (not kept-alive)
+	resent bool
 }
 
 type attemptKey struct{}
@@ -208,38 +230,57 @@ func attemptOf(ctx context.Context) *attempt {
 }
 
 // withAttempt returns ctx carrying a new attempt and the trace that feeds it.
-func (g *Guard) withAttempt(ctx context.Context) context.Context {
+func (g *Guard) withAttempt(ctx context.Context) (context.Context, *attempt) {
 	a := &attempt{g: g}
 	ctx = context.WithValue(ctx, attemptKey{}, a)
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: a.gotConn})
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: a.gotConn}), a
+}
+
+// wrote counts the request as written (+1) or takes that back (-1).
+func (a *attempt) wrote(req int) {
+	a.written.Store(req > 0)
+	a.g.mu.Lock()
+	a.g.wire.Requests += req
+	a.g.mu.Unlock()
 }
 
 // gotConn is called by net/http for every try of the request, before it
-// writes: a connection for a request already written is a retry the guard
-// did not admit, and that connection refuses to write. Otherwise the
+// writes. A try is admitted while no byte of the request was written: the
+// first on any connection, a later one only on a fresh connection, once (a
+// kept-alive one may be as dead as the one that just failed). A try not
+// admitted finds its connection refusing to write; an admitted one's
 // connection counts the request at its first byte.
 func (a *attempt) gotConn(info httptrace.GotConnInfo) {
-	wc := a.g.wireConnOf(info.Conn)
-	if wc == nil {
+	rc, ok := info.Conn.(*reqConn)
+	if !ok {
 		return
 	}
-	if a.written.Load() {
-		wc.refused.Store(true)
+	a.mu.Lock()
+	a.tries++
+	admit := !a.written.Load() && (a.tries == 1 || !info.Reused && a.fresh == 0)
+	if !info.Reused {
+		a.fresh++
+	}
+	a.mu.Unlock()
+	if !admit {
+		rc.refused.Store(true)
 		return
 	}
-	wc.pending.Store(a)
+	rc.pending.Store(a)
 }
 
-// wireConnOf finds the connection net/http holds as c.
-func (g *Guard) wireConnOf(c net.Conn) *wireConn {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for wc := range g.conns {
-		if wc.tls == c {
-			return wc
-		}
+// resendable reports whether the guard may send the request once more
+// after net/http gave up on it: no byte of it was written, every try was on
+// a kept-alive connection (a fresh one that failed is the server's answer),
+// and it was not resent before. It marks the resend.
+func (a *attempt) resendable() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.written.Load() || a.tries == 0 || a.fresh > 0 || a.resent {
+		return false
 	}
-	return nil
+	a.resent = true
+	return true
 }
 
 // newTransport returns the check's HTTP/1.1 transport: every connection

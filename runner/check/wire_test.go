@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -303,4 +305,213 @@ func TestTrailers(t *testing.T) {
 			t.Errorf("server received %d requests, trailers %q; want 1, none", requests, trailer)
 		}
 	})
+}
+
+// TestWireIdleClose proves issue 17 point 2 at the server: against a
+// server that closes each kept-alive connection 0-3 ms after its answer,
+// the record counts a request only when the server could have received it
+// (a close_notify is not a request), net/http's resend of a request of
+// which nothing was written goes out once, on a fresh connection, and the
+// check is working unless a request really reached the closed connection.
+// Many checks, each compared with what the server received.
+func TestWireIdleClose(t *testing.T) {
+	checks := 60
+	if testing.Short() {
+		checks = 20
+	}
+	s := startHostileServer(t, idleClose)
+	c := newTestChecker(t, s.Lab, 5*time.Second)
+	t.Run("S3_idle_close_counts_only_what_the_server_could_receive", func(t *testing.T) {
+		working := 0
+		for i := range checks {
+			before := [...]int64{s.h1requests.Load(), s.late.Load(), s.conns.Load()}
+			res, rec := c.Check(context.Background(), Target{ID: "h", URL: s.URL})
+			s.quiet(t, before[2]+int64(rec.Wire.Conns))
+			served, late, conns := s.h1requests.Load()-before[0], s.late.Load()-before[1], s.conns.Load()-before[2]
+			if int64(rec.Requests) != served+late || int64(rec.Wire.Conns) != conns || rec.Wire.Conns > maxConnsPerCheck {
+				t.Errorf("check %d: record: %d requests, %d conns; server: %d answered + %d after its close, %d conns; transcript:\n%s",
+					i, rec.Requests, rec.Wire.Conns, served, late, conns, transcriptText(rec))
+			}
+			switch {
+			case res.Status == data.Working:
+				working++
+			case late == 0:
+				t.Errorf("check %d: %s %q although every request written was answered; transcript:\n%s", i, res.Status, res.Detail, transcriptText(rec))
+			}
+		}
+		t.Logf("%d of %d checks working", working, checks)
+		if working < checks/2 {
+			t.Errorf("%d of %d checks working; want most", working, checks)
+		}
+	})
+}
+
+// TestWireResendUnwritten proves issue 17 point 2 deterministically: the
+// server closes the kept-alive connection just after net/http handed it to
+// the next request and before that request's first byte (the test's
+// GotConn waits until the client has seen the close). TLS's close_notify
+// is not counted as the request, and the request goes once, on a fresh
+// connection, POST (which net/http gives up on: the guard resends it) and
+// GET (which net/http resends itself) alike. The server receives each
+// request once.
+func TestWireResendUnwritten(t *testing.T) {
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		t.Run("S3_"+method+"_never_written_goes_once_on_a_fresh_connection", func(t *testing.T) {
+			s := startHostileServer(t, idleClose, func(s *hostileServer) { s.closeNow = make(chan struct{}, 1) })
+			g := newTestGuard(t, GuardConfig{Lab: s.Lab})
+			if _, err := do(t, g, http.MethodPost, s.URL, initializeBody, nil); err != nil {
+				t.Fatal(err)
+			}
+			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+				if info.Reused {
+					s.closeNow <- struct{}{}
+					time.Sleep(50 * time.Millisecond) // the client reads the close and closes its side
+				}
+			}})
+			var body io.Reader
+			if method == http.MethodPost {
+				body = strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			}
+			req, _ := http.NewRequestWithContext(ctx, method, s.URL, body)
+			resp, err := g.Client().Do(req)
+			if err != nil {
+				t.Fatalf("%s: %v; transcript:\n%s", method, err, transcriptText(g.Record()))
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			g.Close()
+			rec := g.Record()
+			s.quiet(t, int64(rec.Wire.Conns))
+			if s.h1requests.Load() != 2 || s.late.Load() != 0 || s.conns.Load() != 2 {
+				t.Errorf("server: %d requests, %d after its close, %d conns; want 2, 0, 2", s.h1requests.Load(), s.late.Load(), s.conns.Load())
+			}
+			if rec.Requests != 2 || rec.Wire.Dials != 2 || rec.Conns != 2 {
+				t.Errorf("record: %d requests, %d dials, %d conns; want 2, 2, 2", rec.Requests, rec.Wire.Dials, rec.Conns)
+			}
+		})
+	}
+}
+
+// selfRedirects redirects every request to itself three times (307, the
+// method kept: /mcp, /mcp/1, /mcp/2, /mcp/3) before next answers it.
+func selfRedirects(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hop, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/mcp/"))
+		if hop < data.MaxRedirects {
+			io.Copy(io.Discard, r.Body)
+			http.Redirect(w, r, fmt.Sprintf("/mcp/%d", hop+1), http.StatusTemporaryRedirect)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// TestWireRequestCap proves issue 17 point 5: a check sends at most
+// maxRequestsPerCheck requests, redirect hops included. A server that
+// redirects each request to itself three times receives exactly that many
+// (before: 52 and more); the request past it is refused with its reason,
+// and the check's verdict still comes from what the server answered.
+func TestWireRequestCap(t *testing.T) {
+	mux := legacyMux("2025-11-25")
+	mux["tools/list"] = func(w http.ResponseWriter, _ *http.Request, m rpcRequest) { // two pages
+		if strings.Contains(string(m.Params), "cursor") {
+			writeResult(w, m.ID, map[string]any{"tools": toolList("beta")})
+			return
+		}
+		writeResult(w, m.ID, map[string]any{"tools": toolList("alpha"), "nextCursor": "2"})
+	}
+	srv := startFlowServer(t, selfRedirects(mux), serverOpts{http1: true})
+	t.Run("S3_requests_per_check_capped", func(t *testing.T) {
+		c := newTestChecker(t, srv.Lab, 0)
+		res, rec := c.Check(context.Background(), srv.target())
+		got := len(srv.rec.requests())
+		if got != maxRequestsPerCheck || rec.Requests != got {
+			t.Errorf("server received %d requests, record %d; want %d", got, rec.Requests, maxRequestsPerCheck)
+		}
+		if res.Status != data.Working {
+			t.Errorf("concluded %s %q; want working: the handshake and the first page were answered; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
+		}
+	})
+	t.Run("S3_request_past_the_cap_refused_with_its_reason", func(t *testing.T) {
+		before := len(srv.rec.requests())
+		g := newTestGuard(t, GuardConfig{Lab: srv.Lab})
+		var err error
+		for range maxRequestsPerCheck/4 + 1 {
+			if _, err = do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err != nil {
+				break
+			}
+		}
+		rec := g.Record()
+		ex := rec.Exchanges[len(rec.Exchanges)-1]
+		if got := len(srv.rec.requests()) - before; got != maxRequestsPerCheck || rec.Requests != got || err == nil || ex.ErrKind != ErrRequestCap {
+			t.Errorf("server received %d requests, record %d, last %v %q (err %v); want %d and the cap", got, rec.Requests, ex.ErrKind, ex.Detail, err, maxRequestsPerCheck)
+		}
+		v, _ := transportVerdict(ex, classifyContext{})
+		if want := fmt.Sprintf("more than %d requests needed", maxRequestsPerCheck); v.status != data.Failing || v.detail != want {
+			t.Errorf("verdict %s %q, want failing %q", v.status, v.detail, want)
+		}
+	})
+}
+
+// TestWireExchangeAllowance proves issue 17 point 5: what may be read off
+// the socket is bounded per exchange, not pooled. Three same-host redirects
+// (small answers) then a 1 MB answer in one-byte chunks (6 MB on the wire):
+// before, the redirects' unused allowance let the last answer read all of
+// it; now it is cut at its own allowance.
+func TestWireExchangeAllowance(t *testing.T) {
+	var wrote atomic.Int64
+	srv, rc, g := guardedServer(t, selfRedirects(hijacked(t, &wrote, writeChunkedMB)), nil)
+	t.Run("N9_one_exchange_cannot_use_another_s_allowance", func(t *testing.T) {
+		_, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil)
+		rec := g.Record()
+		ex := rec.Exchanges[len(rec.Exchanges)-1]
+		limit := int64(rec.Wire.Dials)*wireConnAllowance + wireAnswerAllowance + 16<<10 // the redirects' answers
+		if err == nil || ex.ErrKind != ErrTooLarge || ex.Detail != errWireBudget.Detail || rec.Wire.BytesRead > limit {
+			t.Errorf("err %v, last exchange %v %q, %d B off the socket; want %q within %d B", err, ex.ErrKind, ex.Detail, rec.Wire.BytesRead, errWireBudget.Detail, limit)
+		}
+		if n := len(rc.seen()); n != data.MaxRedirects+1 || rec.Requests != n {
+			t.Errorf("server received %d requests, record %d; want %d", n, rec.Requests, data.MaxRedirects+1)
+		}
+		t.Logf("server wrote %d B of chunks, %d B read off the socket", wrote.Load(), rec.Wire.BytesRead)
+	})
+}
+
+// TestAttemptAdmission proves the rule of issue 17 point 2 on the tries
+// net/http makes of one request: the first goes on any connection; once it
+// failed with nothing written, one more goes on a fresh connection only (a
+// kept-alive one offered instead is refused: it may be as dead); once a
+// byte was written, none; and the guard resends only a request whose every
+// try was on a kept-alive connection.
+func TestAttemptAdmission(t *testing.T) {
+	tests := []struct {
+		name     string
+		tries    []bool // Reused of each try, in order
+		written  int    // the try (from 1) after which a byte was written; 0: never
+		admitted []bool
+		resend   bool
+	}{
+		{"S3_first_try_on_a_kept_alive_conn", []bool{true}, 0, []bool{true}, true},
+		{"S3_first_try_on_a_fresh_conn_not_resent", []bool{false}, 0, []bool{true}, false},
+		{"S3_unwritten_retry_on_a_fresh_conn_once", []bool{true, false, false}, 0, []bool{true, true, false}, false},
+		{"S3_unwritten_retry_on_a_kept_alive_conn_refused", []bool{true, true, false}, 0, []bool{true, false, true}, false},
+		{"S3_written_never_again", []bool{true, false}, 1, []bool{true, false}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &attempt{g: &Guard{}}
+			for i, reused := range tc.tries {
+				rc := &reqConn{}
+				a.gotConn(httptrace.GotConnInfo{Conn: rc, Reused: reused})
+				if admitted := !rc.refused.Load(); admitted != tc.admitted[i] {
+					t.Errorf("try %d (reused %v): admitted %v, want %v", i+1, reused, admitted, tc.admitted[i])
+				}
+				if i+1 == tc.written {
+					a.wrote(+1)
+				}
+			}
+			if got := a.resendable(); got != tc.resend {
+				t.Errorf("resendable %v, want %v", got, tc.resend)
+			}
+		})
+	}
 }

@@ -1,4 +1,4 @@
-package planner
+package sim
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/planner"
 )
 
 // Sim runs the real planner minute by minute over a virtual clock and
@@ -33,7 +34,7 @@ type Sim struct {
 	Check func(c data.PlannedCheck) data.Result
 	// OnMinute, when set, is called after each minute is planned, with the
 	// audit so far; an error stops the run.
-	OnMinute func(rep Report, a *Audit) error
+	OnMinute func(rep planner.Report, a *Audit) error
 	Logger   *slog.Logger
 
 	Audit  *Audit
@@ -79,8 +80,8 @@ func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 		if s.Paused != nil {
 			paused = s.Paused(now)
 		}
-		p := Planner{Now: func() time.Time { return now }, Logger: s.Logger}
-		rep, err := p.Plan(T, Input{Servers: list, Paused: paused, States: s.States, Running: s.running()}, s.Ledger)
+		p := planner.Planner{Now: func() time.Time { return now }, Logger: s.Logger}
+		rep, err := p.Plan(T, planner.Input{Servers: list, Paused: paused, States: s.States, Running: s.running()}, s.Ledger)
 		if err != nil {
 			return fmt.Errorf("simulate: %w", err)
 		}
@@ -122,7 +123,7 @@ func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 
 func (s *Sim) logger() *slog.Logger {
 	if s.Logger == nil {
-		return (&Planner{}).logger()
+		return slog.New(slog.DiscardHandler)
 	}
 	return s.Logger
 }

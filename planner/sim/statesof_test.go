@@ -1,4 +1,4 @@
-package planner
+package sim
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/planner"
 )
 
 // cloneLedger returns a deep copy of l, through its binary form.
@@ -25,8 +26,8 @@ func cloneLedger(tb testing.TB, l *data.Ledger) *data.Ledger {
 }
 
 // TestStatesOfPlansAsStates: a plan that reads only the states it looks at
-// (Input.StatesOf, as cmd/plan does) is the plan made from every state
-// (Input.States), minute after minute of a simulation with new, removed,
+// (planner.Input.StatesOf, as cmd/plan does) is the plan made from every state
+// (planner.Input.States), minute after minute of a simulation with new, removed,
 // failing and paused servers, and once most servers have been checked it
 // reads far fewer states.
 func TestStatesOfPlansAsStates(t *testing.T) {
@@ -34,23 +35,23 @@ func TestStatesOfPlansAsStates(t *testing.T) {
 	const d = 3 * time.Hour
 	sh := shape{seed: 7, bigHost: 0, crowded: []int{130, 200}, singles: 600, late: 0.03, churn: 0.01, failing: 0.2, pausedPct: 0.01}
 	all := sh.servers(start)
-	sim := &Sim{List: EvolvingList(all, start, d, sh.churn, sh.seed), Paused: sh.pausedAt(all, start), Check: SimOutcomes(sh.failing, sh.seed)}
+	sim := &Sim{List: EvolvingList(all, start, d, sh.churn, sh.seed), Paused: sh.pausedAt(all, start), Check: Outcomes(sh.failing, sh.seed)}
 	// Servers never checked are looked at every minute: once most have
 	// been, in the last hour, a plan reads only a few states.
 	steady := start.Add(d - time.Hour)
 	minutes, picked, read, listed := 0, 0, 0, 0
-	sim.OnMinute = func(rep Report, _ *Audit) error {
+	sim.OnMinute = func(rep planner.Report, _ *Audit) error {
 		// The next minute, planned both ways from the same ledger.
 		now := rep.Minute
 		at := now.Add(time.Minute)
 		list, paused := sim.List(now), sim.Paused(now)
-		p := Planner{Now: func() time.Time { return now }}
+		p := planner.Planner{Now: func() time.Time { return now }}
 		la, lb := cloneLedger(t, sim.Ledger), cloneLedger(t, sim.Ledger)
-		want, err := p.Plan(at, Input{Servers: list, Paused: paused, States: sim.States}, la)
+		want, err := p.Plan(at, planner.Input{Servers: list, Paused: paused, States: sim.States}, la)
 		if err != nil {
 			return err
 		}
-		got, err := p.Plan(at, Input{Servers: list, Paused: paused, StatesOf: func(keep func(string) bool) (map[string]data.State, error) {
+		got, err := p.Plan(at, planner.Input{Servers: list, Paused: paused, StatesOf: func(keep func(string) bool) (map[string]data.State, error) {
 			m := map[string]data.State{}
 			for id, st := range sim.States {
 				if keep == nil || keep(id) {

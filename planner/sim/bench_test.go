@@ -1,4 +1,4 @@
-package planner
+package sim
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/planner"
 )
 
 // cpuTime returns the CPU time the process has used, user and system: on a
@@ -33,19 +34,19 @@ func BenchmarkPlan(b *testing.B) {
 			servers := Generate(GenConfig{Servers: n, BigHost: n / 20, Base: start.Add(-24 * time.Hour), Seed: 3})
 			states := make(map[string]data.State, n)
 			for _, s := range servers {
-				at := LastSlot(s, start)
+				at := planner.LastSlot(s, start)
 				states[s.ID] = data.State{ID: s.ID, URL: s.URL, LastCheck: at, LastStatus: data.Working, LastAnswered: at}
 			}
 			l := data.NewLedger()
 			minute := start
-			p := Planner{Now: func() time.Time { return minute.Add(-time.Minute) }}
-			if _, err := p.Plan(minute, Input{Servers: servers, States: states}, l); err != nil {
+			p := planner.Planner{Now: func() time.Time { return minute.Add(-time.Minute) }}
+			if _, err := p.Plan(minute, planner.Input{Servers: servers, States: states}, l); err != nil {
 				b.Fatal(err)
 			}
 			cpu := cpuTime()
 			for b.Loop() {
 				minute = minute.Add(time.Minute)
-				if _, err := p.Plan(minute, Input{Servers: servers, States: states}, l); err != nil {
+				if _, err := p.Plan(minute, planner.Input{Servers: servers, States: states}, l); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -62,7 +63,7 @@ func BenchmarkSimulateDay(b *testing.B) {
 	all := Generate(GenConfig{Servers: 100_000, BigHost: 5000, Base: start, Late: 0.005, NoURL: 0.01, Seed: 1})
 	cpu := cpuTime()
 	for b.Loop() {
-		s := &Sim{Dir: b.TempDir(), List: EvolvingList(all, start, 24*time.Hour, 0.005, 1), Check: SimOutcomes(0.05, 1)}
+		s := &Sim{Dir: b.TempDir(), List: EvolvingList(all, start, 24*time.Hour, 0.005, 1), Check: Outcomes(0.05, 1)}
 		if err := s.Run(context.Background(), start, 24*time.Hour); err != nil {
 			b.Fatal(err)
 		}

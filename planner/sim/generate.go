@@ -1,4 +1,4 @@
-package planner
+package sim
 
 import (
 	"fmt"
@@ -80,7 +80,7 @@ func Generate(cfg GenConfig) []data.Server {
 
 // mix returns a well-spread hash of a server id and a number.
 func mix(id string, n uint64) uint64 {
-	h := slotHash(id) ^ (n * 0x9e3779b97f4a7c15)
+	h := data.StableHash(id, 0x736c6f74) /* planner's slot hash */ ^ (n * 0x9e3779b97f4a7c15)
 	h ^= h >> 31
 	h *= 0xbf58476d1ce4e5b9
 	h ^= h >> 29
@@ -89,14 +89,14 @@ func mix(id string, n uint64) uint64 {
 
 func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
 
-// SimOutcomes returns what simulated checks find, the same every time for
+// Outcomes returns what simulated checks find, the same every time for
 // the same server and start: a share failing of the servers fail (half of
 // them always, so they never answer (rule S7), half at random, so they
 // answered before (rule S6)); 1% refuse with a Retry-After of up to two
 // hours, 1% fail with HTTP 503 and a Retry-After of 20 minutes now and then;
 // a tenth need a key; a server without an address is not checkable; the rest
 // work.
-func SimOutcomes(failing float64, seed uint64) func(c data.PlannedCheck) data.Result {
+func Outcomes(failing float64, seed uint64) func(c data.PlannedCheck) data.Result {
 	return func(c data.PlannedCheck) data.Result {
 		u := unit(mix(c.ID, seed))
 		roll := unit(mix(c.ID, seed^uint64(c.At.Unix())))

@@ -40,6 +40,9 @@ func TestScheduled(t *testing.T) {
 		t.Errorf("result %+v: want working, planned %v, lateness recorded", r, at)
 	}
 
+	if rec, err := data.LastMinuteRecorded(dir); err != nil || !rec.Equal(minute) {
+		t.Errorf("last minute recorded %v, %v; want %v (status.json)", rec, err, minute)
+	}
 	code, _, stderr = runArgs(t, args...)
 	if code != 1 || !strings.Contains(stderr, "this minute was already run") || !strings.Contains(stderr, "a minute runs once") {
 		t.Errorf("second run: exit %d, stderr %q; want a clear refusal", code, stderr)
@@ -56,7 +59,10 @@ func TestScheduledUsage(t *testing.T) {
 		"bad_minute":       {[]string{"-data", "d", "-at", "10:33"}, `invalid value "10:33" for flag -at: not a time`},
 		"not_whole_minute": {[]string{"-data", "d", "-at", "2026-12-02T10:33:05Z"}, "not a whole minute"},
 		"loop_without_out": {[]string{"-data", "d", "-loop", "-servers", "s.csv"}, "-loop needs -servers FILE and -out DIR"},
-		"servers_no_loop":  {[]string{"-data", "d", "-servers", "s.csv"}, "for -loop only"},
+		"servers_no_loop":  {[]string{"-data", "d", "-servers", "s.csv"}, "flag provided but not defined: -servers"},
+		"loop_at":          {[]string{"-loop", "-data", "d", "-servers", "s.csv", "-out", "o", "-at", "2026-12-02T10:33"}, "flag provided but not defined: -at"},
+		"check_data":       {[]string{"check", "https://mcp.test/mcp", "-data", "d"}, "flag provided but not defined: -data"},
+		"two_problems":     {[]string{"minute", "-timeout", "46s", "-concurrency", "-1"}, "-data DIR is required (or run check URL to check one server now)\n-concurrency -1: want a positive number\n-timeout 46s"},
 		"N10_timeout_45s":  {[]string{"-data", "d", "-timeout", "46s"}, "at most 45s"},
 	}
 	for name, c := range cases {
@@ -79,7 +85,7 @@ func TestLoopPlanStep(t *testing.T) {
 	if err := os.WriteFile(list, []byte("id,rank,url,added\na,1,https://a.example/mcp,2026-01-01T00:00:00Z\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := scheduledConfig{Data: filepath.Join(dir, "data"), Servers: list, Out: "o", Loop: true}
+	cfg := loopConfig{checksConfig: checksConfig{Data: filepath.Join(dir, "data")}, Servers: list, Out: "o"}
 	minute := time.Now().UTC().Truncate(time.Minute).Add(2 * time.Minute)
 	var out strings.Builder
 	plan, err := planStep(cfg, &out, io.Discard)

@@ -1,4 +1,4 @@
-package planner
+package sim
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/planner"
 )
 
 // at returns server id of rank at the address rawURL.
@@ -46,7 +47,7 @@ func TestSharedRules(t *testing.T) {
 		if len(mine) < 25 || !all(gaps(mine), time.Hour) {
 			t.Fatalf("the address: %d checks, gaps %v; want one an hour", len(mine), gaps(mine))
 		}
-		slot := SlotOfAddress(addr)
+		slot := planner.SlotOfAddress(addr)
 		for _, c := range mine {
 			if c.ID != "top" || !slices.Equal(alsoIDs(c), []string{"tail", "caps"}) || c.Rank != 7 {
 				t.Fatalf("check %s (rank %d) also for %v; want top (rank 7) for tail and caps", c.ID, c.Rank, alsoIDs(c))
@@ -55,7 +56,7 @@ func TestSharedRules(t *testing.T) {
 				t.Errorf("checked at %s, not at the address's %v past the hour", c.At.Format(time.RFC3339), slot%time.Hour)
 			}
 		}
-		if SlotOfAddress(addr) != SlotOfAddress("HTTPS://Shared.Example.NET.:443/mcp#about") {
+		if planner.SlotOfAddress(addr) != planner.SlotOfAddress("HTTPS://Shared.Example.NET.:443/mcp#about") {
 			t.Error("two spellings of one address have two slots")
 		}
 		for _, id := range []string{"tail", "caps"} {
@@ -92,8 +93,8 @@ func TestSharedRules(t *testing.T) {
 			t.Fatalf("%d checks of the shared address", len(shared))
 		}
 		for _, c := range shared[1:] { // the first may be due at a's own slot, planned before b came
-			if got := time.Duration(c.At.Unix()%3600) * time.Second; got != SlotOfAddress(addr)%time.Hour {
-				t.Errorf("%s checked at %s, not at the address's %v", c.ID, c.At.Format(time.RFC3339), SlotOfAddress(addr)%time.Hour)
+			if got := time.Duration(c.At.Unix()%3600) * time.Second; got != planner.SlotOfAddress(addr)%time.Hour {
+				t.Errorf("%s checked at %s, not at the address's %v", c.ID, c.At.Format(time.RFC3339), planner.SlotOfAddress(addr)%time.Hour)
 			}
 		}
 		for _, c := range checks {
@@ -222,7 +223,7 @@ func TestSharedSavings(t *testing.T) {
 	}
 	run := func(distinct bool) (*Audit, int) {
 		all := Generate(GenConfig{Servers: n, BigHost: n / 20, Base: t0, Late: 0.02, NoURL: 0.01, Shared: 0.2, Distinct: distinct, Seed: 11})
-		s := &Sim{List: EvolvingList(all, t0, d, 0.005, 11), Check: SimOutcomes(0.1, 11)}
+		s := &Sim{List: EvolvingList(all, t0, d, 0.005, 11), Check: Outcomes(0.1, 11)}
 		if err := s.Run(context.Background(), t0, d); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package planner
+package sim
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/planner"
 )
 
 // t0 is the first minute every rule test plans.
@@ -36,7 +37,7 @@ func (w world) MustRun(tb testing.TB, d time.Duration) ([]data.PlannedCheck, *Si
 	}
 	var all []data.PlannedCheck
 	s := &Sim{List: w.list, Paused: w.paused, Check: check, Ledger: w.ledger, States: w.states,
-		OnMinute: func(rep Report, _ *Audit) error { all = append(all, rep.Checks...); return nil }}
+		OnMinute: func(rep planner.Report, _ *Audit) error { all = append(all, rep.Checks...); return nil }}
 	if err := s.Run(context.Background(), t0, d); err != nil {
 		tb.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestRules(t *testing.T) {
 		}
 		checks, _ := world{list: list}.MustRun(t, 30*time.Hour)
 		for _, id := range ids {
-			slot := SlotOf(id)
+			slot := planner.SlotOf(id)
 			cs := of(checks, id)
 			if len(cs) < 5 {
 				t.Fatalf("%s: %d checks", id, len(cs))
@@ -166,7 +167,7 @@ func TestRules(t *testing.T) {
 				t.Fatalf("%d checks in the hour from %d", n, x)
 			}
 		}
-		if len(checks) < 4*RoutineShare*9/10 {
+		if len(checks) < 4*planner.RoutineShare*9/10 {
 			t.Errorf("only %d checks in 4 h: the host's share is not used", len(checks))
 		}
 	})
@@ -178,9 +179,9 @@ func TestRules(t *testing.T) {
 		for i := range 2999 {
 			l.Hosts["full.example.net"] = append(l.Hosts["full.example.net"], data.MakeHostStart(t0.Unix()-86000+int64(i)*24, false))
 		}
-		p := Planner{Now: func() time.Time { return t0.Add(-time.Minute) }}
+		p := planner.Planner{Now: func() time.Time { return t0.Add(-time.Minute) }}
 		list := []data.Server{srv("n1", 10, "full.example.net"), srv("n2", 11, "full.example.net"), srv("other", 12, "other.example.net")}
-		rep, err := p.Plan(t0, Input{Servers: list}, l)
+		rep, err := p.Plan(t0, planner.Input{Servers: list}, l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,8 +195,8 @@ func TestRules(t *testing.T) {
 		// apart in the order new, retry, routine by how overdue, rank.
 		minute := t0
 		l, list, states := owedWorld(minute, 0)
-		p := Planner{Now: func() time.Time { return minute.Add(-time.Minute) }}
-		rep, err := p.Plan(minute, Input{Servers: list, States: states}, l)
+		p := planner.Planner{Now: func() time.Time { return minute.Add(-time.Minute) }}
+		rep, err := p.Plan(minute, planner.Input{Servers: list, States: states}, l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,8 +221,8 @@ func TestRules(t *testing.T) {
 		for m := range 4 {
 			minute = t0.Add(time.Duration(m) * time.Minute)
 			running[minute.Unix()] = true
-			p := Planner{Now: func() time.Time { return minute.Add(-time.Minute) }}
-			rep, err := p.Plan(minute, Input{Servers: list, States: states, Running: running}, l)
+			p := planner.Planner{Now: func() time.Time { return minute.Add(-time.Minute) }}
+			rep, err := p.Plan(minute, planner.Input{Servers: list, States: states, Running: running}, l)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -241,7 +242,7 @@ func TestRules(t *testing.T) {
 			}
 		}
 		// New and retry may use the top of the cap that routine leaves
-		// them (NewReserve); routine checks then come one every 30 s.
+		// them (planner.NewReserve); routine checks then come one every 30 s.
 		var order []string
 		for i, c := range got {
 			order = append(order, c.ID+"/"+c.Reason)
@@ -263,7 +264,7 @@ func TestRules(t *testing.T) {
 			servers = append(servers, srv(fmt.Sprintf("day%04d", i), 3000+i, "crowded.example.net"))
 		}
 		checks, s := world{list: fixed(servers...)}.MustRun(t, 11*time.Hour)
-		// 300×24+1000 checks a day wanted, RoutineShare an hour allowed:
+		// 300×24+1000 checks a day wanted, planner.RoutineShare an hour allowed:
 		// stretched by 28/8, each hourly server every 3.5 h.
 		want := 3 * time.Hour / 2 * 7 / 3
 		counts := map[string]int{}
@@ -417,11 +418,11 @@ func TestRules(t *testing.T) {
 	t.Run("S9_whole_seconds_never_past", func(t *testing.T) {
 		l := data.NewLedger()
 		list := []data.Server{srv("a", 1, "a.example.net"), srv("b", 2, "b.example.net")}
-		p := Planner{Now: func() time.Time { return t0 }}
-		if _, err := p.Plan(t0, Input{Servers: list}, l); !errors.Is(err, ErrPast) {
-			t.Errorf("planning the minute that has begun: %v, want ErrPast", err)
+		p := planner.Planner{Now: func() time.Time { return t0 }}
+		if _, err := p.Plan(t0, planner.Input{Servers: list}, l); !errors.Is(err, planner.ErrPast) {
+			t.Errorf("planning the minute that has begun: %v, want planner.ErrPast", err)
 		}
-		if _, err := p.Plan(t0.Add(90*time.Second), Input{Servers: list}, l); err == nil {
+		if _, err := p.Plan(t0.Add(90*time.Second), planner.Input{Servers: list}, l); err == nil {
 			t.Error("planning half a minute: no error")
 		}
 		if l.LastMinute != 0 || len(l.Servers) != 0 {
@@ -430,7 +431,7 @@ func TestRules(t *testing.T) {
 		for m := 1; m <= 120; m++ {
 			minute := t0.Add(time.Duration(m) * time.Minute)
 			p.Now = func() time.Time { return minute.Add(-time.Second) }
-			rep, err := p.Plan(minute, Input{Servers: list}, l)
+			rep, err := p.Plan(minute, planner.Input{Servers: list}, l)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -498,14 +499,14 @@ func TestRules(t *testing.T) {
 	t.Run("same_minute_twice_same_plan", func(t *testing.T) {
 		all := Generate(GenConfig{Servers: 3000, BigHost: 400, Base: t0, Late: 0.02, Shared: 0.2, Seed: 7})
 		list := EvolvingList(all, t0, 3*time.Hour, 0.01, 7)
-		s := &Sim{List: list, Check: SimOutcomes(0.1, 7)}
+		s := &Sim{List: list, Check: Outcomes(0.1, 7)}
 		if err := s.Run(context.Background(), t0, 2*time.Hour); err != nil {
 			t.Fatal(err)
 		}
 		next := t0.Add(2 * time.Hour)
 		now := next.Add(-time.Minute)
-		p := Planner{Now: func() time.Time { return now }}
-		in := Input{Servers: list(now), States: s.States}
+		p := planner.Planner{Now: func() time.Time { return now }}
+		in := planner.Input{Servers: list(now), States: s.States}
 		first, err := p.Plan(next, in, s.Ledger)
 		if err != nil {
 			t.Fatal(err)
@@ -525,12 +526,12 @@ func TestRules(t *testing.T) {
 		if !s.Ledger.Equal(afterFirst) {
 			t.Error("planning the same minute again changed the ledger: counted twice")
 		}
-		if _, err := p.Plan(next.Add(-time.Minute), in, s.Ledger); !errors.Is(err, ErrPlannedAfter) && !errors.Is(err, ErrPast) {
-			t.Errorf("planning an earlier minute: %v, want ErrPlannedAfter", err)
+		if _, err := p.Plan(next.Add(-time.Minute), in, s.Ledger); !errors.Is(err, planner.ErrPlannedAfter) && !errors.Is(err, planner.ErrPast) {
+			t.Errorf("planning an earlier minute: %v, want planner.ErrPlannedAfter", err)
 		}
 		now = next.Add(-10 * time.Minute) // a clock that allows it: still refused
-		if _, err := p.Plan(next.Add(-time.Minute), in, s.Ledger); !errors.Is(err, ErrPlannedAfter) {
-			t.Errorf("planning an earlier minute: %v, want ErrPlannedAfter", err)
+		if _, err := p.Plan(next.Add(-time.Minute), in, s.Ledger); !errors.Is(err, planner.ErrPlannedAfter) {
+			t.Errorf("planning an earlier minute: %v, want planner.ErrPlannedAfter", err)
 		}
 	})
 }
@@ -572,7 +573,10 @@ func owedWorld(minute time.Time, busy int) (*data.Ledger, []data.Server, map[str
 // owedOrder is the order rule S4 gives the checks of owedWorld.
 func owedOrder(minute time.Time) []string {
 	due := func(id string, rank int) int64 {
-		return newCadence(slotHash(id), rank, stretchUnit).next(minute.Add(-3*time.Hour + data.RetryAfterFailure).Unix())
+		// its first slot (rule S2) after the retry gap that followed its last check
+		tier, slot := int64(data.Tier(rank)/time.Second), int64(planner.SlotOf(id)/time.Second)
+		from := minute.Add(-3*time.Hour + data.RetryAfterFailure).Unix()
+		return from + ((slot-from)%tier+tier)%tier
 	}
 	routine := []string{"r1", "r2", "r3", "r4"}
 	rank := map[string]int{"r1": 4, "r2": 4, "r3": 4, "r4": 5}

@@ -1,4 +1,4 @@
-package planner
+package sim
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package planner
+package sim
 
 import (
 	"cmp"
@@ -10,10 +10,13 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/planner"
 )
 
 // maxExamples is how many broken checks the audit keeps word for word.
 const maxExamples = 20
+
+const minute = 60 // seconds
 
 // Audit checks every scheduling rule over the plans of a simulation, minute
 // by minute, and gathers the figures of its report. It trusts nothing the
@@ -73,7 +76,9 @@ type serverAudit struct {
 	listedAt   int64 // start of the first minute planned with it at this address
 	bootstrap  bool  // listed at the first plan: not new
 	removed    bool
-	tierMoved  bool // its rank moved it to the other tier during the run
+	tierMoved  bool  // its rank moved it to the other tier during the run
+	together   bool  // listed with others at its address: checked at the address's slot, not its own (rule S2)
+	slotMoved  int64 // start of the first minute planned after its slot last moved (its address came to be shared or to stand alone), 0 none
 	everPaused bool
 	cadence    int64 // effective cadence, seconds
 	stretched  bool
@@ -104,7 +109,7 @@ func (a *Audit) OK() bool { return len(a.Broken) == 0 }
 
 // Plan audits one planned minute: now is when it was planned, list and
 // paused what it was planned from, l the ledger after it.
-func (a *Audit) Plan(now time.Time, list []data.Server, paused map[string]bool, rep Report, l *data.Ledger) {
+func (a *Audit) Plan(now time.Time, list []data.Server, paused map[string]bool, rep planner.Report, l *data.Ledger) {
 	T := rep.Minute.Unix()
 	a.End = rep.Minute.Add(time.Minute)
 	if len(list) != len(a.list) || len(list) > 0 && &list[0] != &a.list[0] {
@@ -189,12 +194,12 @@ func (a *Audit) relist(T int64, list []data.Server) {
 			a.servers[id].removed = true
 		}
 	}
-	a.share(list)
+	a.share(T, list)
 }
 
 // share finds the servers listed at each address, as the audit reads the
 // list, not as the planner grouped them.
-func (a *Audit) share(list []data.Server) {
+func (a *Audit) share(T int64, list []data.Server) {
 	for _, ad := range a.addrs {
 		ad.ids = ad.ids[:0]
 	}
@@ -216,10 +221,17 @@ func (a *Audit) share(list []data.Server) {
 	}
 	for _, s := range list {
 		if sa := a.servers[s.ID]; s.URL != "" {
-			if r := a.addrs[sa.key].rank; sa.groupRank != 0 && data.Tier(sa.groupRank) != data.Tier(r) {
+			ad := a.addrs[sa.key]
+			if sa.groupRank != 0 && data.Tier(sa.groupRank) != data.Tier(ad.rank) {
 				sa.tierMoved = true
 			}
-			sa.groupRank = a.addrs[sa.key].rank
+			if together := len(ad.ids) > 1; together != sa.together {
+				if sa.listedAt < T {
+					sa.slotMoved = T
+				}
+				sa.together = together
+			}
+			sa.groupRank = ad.rank
 		} else {
 			sa.groupRank = s.Rank
 		}
@@ -308,16 +320,16 @@ func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck) {
 		if ad != nil && ad.shared {
 			shared = true
 		}
-		if st.RetryAfter.IsZero() && !(len(c.Also) == 0 && onSlot(SlotOf(c.ID)) ||
-			shared && (onSlot(SlotOf(c.ID)) || onSlot(SlotOfAddress(c.URL)))) {
-			a.broke("S2", "%s due at %s, not at its slot %s", c.ID, c.Due.Format(time.RFC3339), SlotOf(c.ID))
+		if st.RetryAfter.IsZero() && !(len(c.Also) == 0 && onSlot(planner.SlotOf(c.ID)) ||
+			shared && (onSlot(planner.SlotOf(c.ID)) || onSlot(planner.SlotOfAddress(c.URL)))) {
+			a.broke("S2", "%s due at %s, not at its slot %s", c.ID, c.Due.Format(time.RFC3339), planner.SlotOf(c.ID))
 		}
 	case data.ReasonNew:
 	default:
 		a.broke("S4", "%s planned for an unknown reason %q", c.ID, c.Reason)
 	}
 	if !st.RetryAfter.IsZero() {
-		hold := min(ceilSecond(st.RetryAfter), st.LastCheck.Unix()+cadence)
+		hold := min(st.RetryAfter.Add(time.Second-1).Truncate(time.Second).Unix(), st.LastCheck.Unix()+cadence)
 		if x < hold {
 			a.broke("RetryAfter", "%s checked at %s, before its Retry-After %s", c.ID, c.At.Format(time.RFC3339), st.RetryAfter.Format(time.RFC3339))
 		}
@@ -326,8 +338,13 @@ func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck) {
 		a.deferred++
 	}
 	a.longest = max(a.longest, x-due)
-	if cadence > 0 && x-due > cadence {
-		a.broke("S4", "%s waited %s past due, longer than its cadence %s", c.ID, time.Duration(x-due)*time.Second, time.Duration(cadence)*time.Second)
+	// A server whose slot moved (its address came to be shared or to stand
+	// alone)
+	// is due at its new slot's first time after its last check, which may
+	// lie before the move: it has waited only since the plan that saw the
+	// move.
+	if owed := max(due, lead.slotMoved); cadence > 0 && x-owed > cadence {
+		a.broke("S4", "%s waited %s past due, longer than its cadence %s", c.ID, time.Duration(x-owed)*time.Second, time.Duration(cadence)*time.Second)
 	}
 	for _, o := range listings {
 		a.listing(c, a.servers[o.ID], x, cadence)
@@ -501,7 +518,10 @@ func (a *Audit) Finish(l *data.Ledger) {
 		if ok && e.NextDue != 0 && e.NextDue < end-int64(e.Cadence) {
 			a.broke("S4", "%s owed a check since %s, longer than its cadence %s", id, e.NextDueTime().Format(time.RFC3339), e.EffectiveCadence())
 		}
-		if !sa.bootstrap || sa.stretched || sa.tierMoved || sa.everPaused || sa.state.URL == "" {
+		// A tier or slot that moved (rule S2: a lead is due at its
+		// address's slot, a server alone at its own) gives one cycle of
+		// another length: the counts below do not apply.
+		if !sa.bootstrap || sa.stretched || sa.tierMoved || sa.slotMoved != 0 || sa.everPaused || sa.state.URL == "" {
 			continue
 		}
 		tier := int64(data.Tier(sa.groupRank) / time.Second)
@@ -641,4 +661,4 @@ func pct(v []int64, q int) int64 {
 	return v[max(0, min(len(v)-1, i-1))]
 }
 
-func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
+func floorMod(a, b int64) int64 { return (a%b + b) % b }

@@ -1,0 +1,230 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
+	"plug.directory/prober/runner"
+	"plug.directory/prober/site"
+)
+
+// history is a data directory whose Parquet history has files of every
+// age: a day compacted (two runs of yesterday merged), and today's parts
+// (three runs), with the site published from it.
+type history struct {
+	root    string
+	servers []data.Server
+	checks  int                 // checks recorded
+	minutes map[string][]string // by file base name: the minutes (HH:MM) of its runs
+	out     map[string][]byte   // the site published before any damage
+}
+
+// historyNow is when the site is published: today's parts are of the
+// minutes before it.
+var historyNow = minute0.Add(10 * time.Minute)
+
+func (h *history) dir() string { return filepath.Join(h.root, "data") }
+
+func (h *history) config(root string) site.Config {
+	return site.Config{DataDir: filepath.Join(root, "data"), ServersPath: filepath.Join(root, "servers.csv"),
+		OutDir: filepath.Join(root, "out"), Now: func() time.Time { return historyNow }, Logger: slog.New(slog.DiscardHandler), Workers: 2, NoHTML: true}
+}
+
+func mustHistory(tb testing.TB) *history {
+	tb.Helper()
+	b := MustBase(tb) // for its servers and list
+	h := &history{root: tb.TempDir(), servers: b.servers, minutes: map[string][]string{}}
+	if err := os.MkdirAll(h.dir(), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	list, err := os.ReadFile(b.list())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(h.root, "servers.csv"), list, 0o644)
+	runs := []time.Time{
+		minute0.Add(-24 * time.Hour), minute0.Add(-24*time.Hour + time.Minute), // yesterday: compacted
+		minute0, minute0.Add(time.Minute), minute0.Add(2 * time.Minute), // today: parts
+	}
+	for _, at := range runs {
+		name := "run-" + at.Format(data.RunJournalLayout) + "-4242"
+		j, err := data.CreateJournal(h.dir(), name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for i, s := range h.servers {
+			t := at.Add(time.Duration(i)*time.Second + 123*time.Microsecond)
+			r := data.Result{ID: s.ID, URL: s.URL, Host: s.Host(), Reason: data.ReasonRoutine, Status: data.Outcomes[i%5], Detail: "d " + s.ID,
+				Started: t, Finished: t.Add(time.Second), Duration: time.Second}
+			if err := j.Append(r); err != nil {
+				tb.Fatal(err)
+			}
+			h.checks++
+		}
+		j.Close()
+		if _, err := data.Fold(h.dir(), slog.New(slog.DiscardHandler)); err != nil {
+			tb.Fatal(err)
+		}
+		h.minutes["part-"+name+".parquet"] = []string{at.Format("15:04")}
+	}
+	// The run's own step after its fold: yesterday becomes one file.
+	if err := runner.CompactHistory(h.dir(), historyNow, slog.New(slog.DiscardHandler)); err != nil {
+		tb.Fatal(err)
+	}
+	h.minutes["merged-000001.parquet"] = []string{runs[0].Format("15:04"), runs[1].Format("15:04")}
+	if _, err := site.Publish(context.Background(), h.config(h.root)); err != nil {
+		tb.Fatal(err)
+	}
+	h.out = testutil.MustTree(tb, filepath.Join(h.root, "out"))
+	return h
+}
+
+// pagesEnd returns where the row groups of a history file end: the byte
+// count its SumKey covers, read from the footer's text.
+var sumValue = regexp.MustCompile(`plug\.directory/crc32c.{1,3}?(\d+) [0-9a-f]{8}`)
+
+func pagesEnd(tb testing.TB, b []byte) int {
+	tb.Helper()
+	m := sumValue.FindSubmatch(b)
+	if m == nil {
+		tb.Fatal("no checksum in the footer")
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+// historyChecks returns the checks the history holds of the days of the
+// runs, and what could not be read.
+func historyChecks(tb testing.TB, dir string) (int, []error) {
+	tb.Helper()
+	rs, bad, err := data.ReadHistory(dir, minute0.Add(-48*time.Hour), minute0.Add(24*time.Hour))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return len(rs), bad
+}
+
+// TestDamagedHistory (issue 18, Done when): a byte flipped in the pages of
+// a Parquet file of every age (a part of today, the compacted file of a
+// day) loses no check: after the next scrub, or the next rebuild of the
+// site, every check is in the history and the site is the one published
+// before the damage. With both copies of the file damaged, its checks are
+// named lost, with their minutes, in status.json and the record the
+// metrics read; the others stay, and every file left under results/
+// (what DuckDB reads) reads whole.
+func TestDamagedHistory(t *testing.T) {
+	h := mustHistory(t)
+	flips := 6
+	if testing.Short() {
+		flips = 2
+	}
+	rng := rand.New(rand.NewPCG(18, 1))
+	for _, tc := range []struct {
+		file  string // base name under results/date=…/
+		after string // "scrub" or "rebuild"
+		both  bool   // its second copy damaged too
+	}{
+		{"part-run-" + minute0.Add(time.Minute).Format(data.RunJournalLayout) + "-4242.parquet", "scrub", false},
+		{"part-run-" + minute0.Add(time.Minute).Format(data.RunJournalLayout) + "-4242.parquet", "rebuild", false},
+		{"merged-000001.parquet", "scrub", false},
+		{"merged-000001.parquet", "rebuild", false},
+		{"part-run-" + minute0.Add(time.Minute).Format(data.RunJournalLayout) + "-4242.parquet", "scrub", true},
+		{"merged-000001.parquet", "rebuild", true},
+	} {
+		name := strings.TrimSuffix(tc.file, ".parquet") + "_" + tc.after
+		if tc.both {
+			name += "_both_copies"
+		}
+		t.Run(name, func(t *testing.T) {
+			for i := range flips {
+				root := filepath.Join(t.TempDir(), "c")
+				copyTree(t, h.root, root)
+				dir := filepath.Join(root, "data")
+				matches, _ := filepath.Glob(filepath.Join(data.ResultsDir(dir), "date=*", tc.file))
+				if len(matches) != 1 {
+					t.Fatalf("%s: %v", tc.file, matches)
+				}
+				path := matches[0]
+				targets := []string{path}
+				if tc.both {
+					rel, _ := filepath.Rel(data.ResultsDir(dir), path)
+					targets = append(targets, filepath.Join(data.ReplicaDir(dir), rel))
+				}
+				var what string
+				for _, p := range targets {
+					body, err := os.ReadFile(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					at := 4 + rng.IntN(pagesEnd(t, body)-4) // in a data page
+					body[at] ^= byte(1 + rng.IntN(255))
+					os.WriteFile(p, body, 0o644)
+					what += fmt.Sprintf("flip %d at byte %d of %s; ", i, at, p)
+				}
+				switch tc.after {
+				case "scrub":
+					if _, err := data.Scrub(dir, slog.New(slog.DiscardHandler)); err != nil {
+						t.Fatalf("%sscrub: %v", what, err)
+					}
+				case "rebuild":
+					os.RemoveAll(filepath.Join(root, "out"))
+				}
+				if _, err := site.Publish(context.Background(), h.config(root)); err != nil {
+					t.Fatalf("%spublish: %v", what, err)
+				}
+				got, bad := historyChecks(t, dir)
+				out := testutil.MustTree(t, filepath.Join(root, "out"))
+				var status site.Status
+				if err := json.Unmarshal(out["status.json"], &status); err != nil {
+					t.Fatal(err)
+				}
+				if !tc.both {
+					if got != h.checks || len(bad) > 0 || len(status.HistoryLost) != 0 {
+						t.Fatalf("%s%d checks of %d in the history, bad %v, lost %+v", what, got, h.checks, bad, status.HistoryLost)
+					}
+					delete(out, "status.json")
+					want := maps.Clone(h.out)
+					delete(want, "status.json")
+					if !reflect.DeepEqual(out, want) {
+						t.Fatalf("%sthe site differs from the one published before the damage", what)
+					}
+				} else {
+					lost := len(h.servers) * len(h.minutes[tc.file])
+					if got != h.checks-lost || len(bad) > 0 {
+						t.Fatalf("%s%d checks in the history, bad %v; want %d (the %d of the lost file gone)", what, got, bad, h.checks-lost, lost)
+					}
+					if len(status.HistoryLost) != 1 || !reflect.DeepEqual(status.HistoryLost[0].Minutes, h.minutes[tc.file]) ||
+						!strings.Contains(status.HistoryLost[0].Text, "lost to a damaged file") {
+						t.Fatalf("%sstatus.json history_lost %+v, want the minutes %v", what, status.HistoryLost, h.minutes[tc.file])
+					}
+					damage, _, err := data.ReadHistoryDamage(dir)
+					if err != nil || len(damage) != 1 || damage[0].Restored {
+						t.Fatalf("%srecorded damage %+v %v", what, damage, err)
+					}
+				}
+				// What DuckDB reads: every file under results/ reads whole.
+				files, _ := filepath.Glob(filepath.Join(data.ResultsDir(dir), "date=*", "*.parquet"))
+				for _, f := range files {
+					if _, err := data.ReadParquet(f); err != nil {
+						t.Fatalf("%sa damaged file left under results/: %v", what, err)
+					}
+				}
+				os.RemoveAll(root)
+			}
+		})
+	}
+}

@@ -1,0 +1,123 @@
+package planner
+
+import (
+	"cmp"
+	"strings"
+	"sync"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// matched is the ledger matched to the list: a record for each listed
+// server, and the servers whose state must be looked at.
+type matched struct {
+	out     []data.LedgerServer // the ledger's records, in the list's order
+	look    []int32             // servers whose state is looked at
+	removed int                 // records of servers no longer listed
+}
+
+// matchLedger finds each listed server's record, side by side on every
+// core. The ledger keeps the list's order, so while the list is unchanged
+// each record is where the server is. A server without a record, or at a
+// new address, is a new server.
+func (p *pass) matchLedger() {
+	start, servers, addrs, hosts, sh, l := p.start, p.in.Servers, p.addrs, p.hosts, &p.sh, p.l
+	n := len(servers)
+	old := l.Servers
+	prev := matchRecords(old, servers)
+	m := matched{out: old}
+	if len(old) != n || !sequential(prev) {
+		m.out = make([]data.LedgerServer, n)
+	}
+	var mu sync.Mutex
+	found := 0
+	inParallel(n, func(lo, hi int) {
+		var mine []int32
+		mineFound := 0
+		for i := lo; i < hi; i++ {
+			s := &servers[i]
+			host := hosts.ofServer[i]
+			var e data.LedgerServer
+			ok := prev[i] >= 0
+			if ok {
+				e = old[prev[i]]
+				mineFound++
+			}
+			if !ok || e.URLHash != addrs.urlHash[i] {
+				e = data.LedgerServer{ID: s.ID, URLHash: addrs.urlHash[i], FirstSeen: start} // listed, or at a new address: a new server
+			}
+			e.Rank = int32(s.Rank)
+			if host == pausedHost { // rule S8
+				e.NextDue, e.Cadence, e.Resume = 0, 0, start+minute
+			} else if host == followerHost {
+				// its lead's planning is mirrored onto it (sharing.mirror)
+			} else if sh.leads(i) || e.Seen == 0 || e.Planned > e.Seen || e.NextDue < start+minute ||
+				int64(e.Cadence) != int64(data.Tier(s.Rank)/time.Second)*hosts.stretch(host)/stretchUnit {
+				// Most servers are not due and nothing new is known of
+				// them: their last result was seen, no check has been
+				// planned since (results come only from planned checks),
+				// and their cadence is the same. Their due time stands,
+				// without a look at their state; the others' is worked
+				// out by collectOwed from it. A shared address is always
+				// looked at: its servers come and go.
+				mine = append(mine, int32(i))
+			}
+			m.out[i] = e
+		}
+		mu.Lock()
+		m.look = append(m.look, mine...)
+		found += mineFound
+		mu.Unlock()
+	})
+	m.removed = len(old) - found
+	p.m = m
+}
+
+// matchRecords returns for each listed server the index of its record in
+// old, -1 for none. Both are in rank order, so walking them side by side
+// finds nearly every record; those whose rank changed are matched by id.
+func matchRecords(old []data.LedgerServer, list []data.Server) []int32 {
+	prev := make([]int32, len(list))
+	var lost []int // list servers not found in place
+	loose := map[string]int32{}
+	k := 0
+	for i, s := range list {
+		if k < len(old) && old[k].ID == s.ID { // the usual case: in place
+			prev[i] = int32(k)
+			k++
+			continue
+		}
+		for k < len(old) && cmp.Or(cmp.Compare(int(old[k].Rank), s.Rank), strings.Compare(old[k].ID, s.ID)) < 0 {
+			loose[old[k].ID] = int32(k)
+			k++
+		}
+		if k < len(old) && old[k].ID == s.ID {
+			prev[i] = int32(k)
+			k++
+			continue
+		}
+		prev[i] = -1
+		lost = append(lost, i)
+	}
+	for ; k < len(old); k++ {
+		loose[old[k].ID] = int32(k)
+	}
+	for _, i := range lost {
+		if k, ok := loose[list[i].ID]; ok {
+			prev[i] = k
+		}
+	}
+	return prev
+}
+
+// sequential reports whether prev maps each server to the record at its own
+// index.
+func sequential(prev []int32) bool {
+	for i, k := range prev {
+		if int(k) != i {
+			return false
+		}
+	}
+	return true
+}

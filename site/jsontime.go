@@ -1,0 +1,42 @@
+package site
+
+import (
+	"fmt"
+	"time"
+)
+
+// TimeLayout is the one form of every time the site publishes: RFC 3339 in
+// UTC with exactly three fractional digits (the history's millisecond
+// precision), so that every time has the same length and string order is
+// time order: 2026-12-02T18:57:01.000Z, never 18:57:01Z next to
+// 18:57:00.032Z.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// Time is a published time: a time.Time whose JSON is TimeLayout, in UTC,
+// truncated to the millisecond. It reads any RFC 3339 time back, so files
+// published before in other lengths still load.
+type Time struct{ time.Time }
+
+// MarshalJSON writes t as TimeLayout.
+func (t Time) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, len(TimeLayout)+2)
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, TimeLayout)
+	return append(b, '"'), nil
+}
+
+// UnmarshalJSON reads an RFC 3339 time.
+func (t *Time) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return fmt.Errorf("read time %s: not a string", b)
+	}
+	v, err := time.Parse(time.RFC3339Nano, string(b[1:len(b)-1]))
+	if err != nil {
+		return fmt.Errorf("read time: %w", err)
+	}
+	t.Time = v.UTC()
+	return nil
+}

@@ -1,0 +1,75 @@
+package site
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// recordPauses reads the pause record (data.ReadPauseRecord) and appends a
+// change, at now, for every listed server whose paused state is not the
+// record's last: before any server is rendered, so that the files
+// published and the record agree.
+func (p *publication) recordPauses() error {
+	pauses, bad, err := data.ReadPauseRecord(p.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	for _, b := range bad {
+		p.bad(b)
+	}
+	var changes []data.PauseChange
+	for _, r := range p.st.Rows {
+		cs := pauses[r.ID]
+		if paused := len(cs) > 0 && cs[len(cs)-1].Paused; paused != r.Paused {
+			c := data.PauseChange{ID: r.ID, Paused: r.Paused, At: truncMS(p.now)}
+			if r.Paused && len(cs) == 0 {
+				// Paused before there was a record: since when its file says.
+				if at, ok := p.publishedPauseStart(r.ID); ok {
+					c.At = at
+				}
+			}
+			changes = append(changes, c)
+			pauses[r.ID] = append(cs, c)
+		}
+	}
+	p.pauses = pauses
+	return data.AppendPauseRecord(p.cfg.DataDir, changes)
+}
+
+// publishedPauseStart returns the start of the pause the published file
+// of id shows as lasting, if it does.
+func (p *publication) publishedPauseStart(id string) (time.Time, bool) {
+	b, err := os.ReadFile(filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json"))
+	if err != nil {
+		return time.Time{}, false
+	}
+	var f struct {
+		Incidents []Incident `json:"incidents"`
+	}
+	if json.Unmarshal(b, &f) != nil || len(f.Incidents) == 0 {
+		return time.Time{}, false
+	}
+	if last := f.Incidents[0]; last.Status == data.Paused && last.End == nil {
+		return last.Start.Time, true
+	}
+	return time.Time{}, false
+}
+
+// applyPauses sets the pauses of s from the record: every recorded change
+// when s is new (a rebuild, or its file was lost), then the current one at
+// the time it was recorded.
+func (s *summary) applyPauses(changes []data.PauseChange, paused, fresh bool, now time.Time) {
+	if fresh {
+		for _, c := range changes {
+			s.setPaused(c.Paused, c.At)
+		}
+	}
+	if n := len(changes); n > 0 && changes[n-1].Paused == paused {
+		now = changes[n-1].At
+	}
+	s.setPaused(paused, now)
+}

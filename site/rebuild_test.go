@@ -1,0 +1,115 @@
+package site
+
+import (
+	"bytes"
+	"os"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
+)
+
+// TestRebuildSameTree (README: a rebuild gives the same files): a day of
+// hourly publishes, with results read from journals not folded yet (at
+// nanoseconds) and from Parquet, tool definitions that change, a server
+// paused and resumed in the middle, and a full rebuild at the same time
+// from the data directory alone give byte-identical trees: every published
+// time at one precision, a pause's incident (and its feed entry's id) from
+// the pause record, not from the time of the publish that rebuilds.
+func TestRebuildSameTree(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	search := data.ToolDef{Name: "search", Description: "search the docs"}
+	fetch := data.ToolDef{Name: "fetch", Description: "fetch a page"}
+	for h := range 24 {
+		f.now = fixNow.Add(time.Duration(h)*time.Hour + 7*time.Second)
+		at := f.now.Add(-5*time.Minute + 123456789*time.Nanosecond) // a run records nanoseconds
+		defs := []data.ToolDef{search, fetch}
+		if h >= 12 {
+			defs = defs[:1]
+		}
+		status := data.Working
+		if h%5 == 3 {
+			status = data.Failing
+		}
+		f.results(withTools(result(srvWorking, at, status, map[bool]string{true: "HTTP 502"}[status == data.Failing]), defs...),
+			result(srvFailing, at.Add(time.Second), data.Failing, "connection refused"))
+		switch h {
+		case 4:
+			f.writePaused("foxtrot\necho\n")
+		case 9:
+			f.writePaused("foxtrot\n")
+		}
+		if h%3 == 0 {
+			f.fold() // the rest is read from the journals
+		}
+		f.MustPublish()
+	}
+	incremental := testutil.MustTree(t, f.out)
+	for _, path := range []string{f.out, storePath(f.dir)} {
+		if err := os.RemoveAll(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := f.MustPublish(); !st.Rebuilt {
+		t.Fatal("not a rebuild")
+	}
+	rebuilt := testutil.MustTree(t, f.out)
+	for name, want := range incremental {
+		got, ok := rebuilt[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: published incrementally, not by the rebuild", name)
+		case !bytes.Equal(got, want):
+			i := 0
+			for i < min(len(got), len(want)) && got[i] == want[i] {
+				i++
+			}
+			t.Errorf("%s differs at byte %d:\nincremental …%s\n    rebuilt …%s", name, i, excerpt(want, i), excerpt(got, i))
+		}
+	}
+	for name := range rebuilt {
+		if _, ok := incremental[name]; !ok {
+			t.Errorf("%s: published by the rebuild only", name)
+		}
+	}
+	// The pause of echo is in it, from 04:00:07 to 09:00:07.
+	in := readServerFile(t, f, "echo").Incidents
+	found := false
+	for _, x := range in {
+		if x.Status == data.Paused && x.Start.Equal(fixNow.Add(4*time.Hour+7*time.Second)) && x.End != nil && x.End.Equal(fixNow.Add(9*time.Hour+7*time.Second)) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("echo incidents %+v: want its pause from 04:00:07 to 09:00:07", in)
+	}
+}
+
+// excerpt returns up to 80 bytes of b around i.
+func excerpt(b []byte, i int) string {
+	lo, hi := max(i-40, 0), min(i+40, len(b))
+	return string(b[lo:hi])
+}
+
+// TestPauseRecordTakesPublishedPauses: a server paused before the pause
+// record existed is recorded from the start its published file shows, so
+// that a later rebuild keeps it there.
+func TestPauseRecordTakesPublishedPauses(t *testing.T) {
+	f := newFixture(t)
+	f.standard()
+	f.MustPublish() // foxtrot paused at fixNow
+	if err := os.Remove(data.PauseRecordPath(f.dir)); err != nil {
+		t.Fatal(err) // as before the record existed
+	}
+	f.now = fixNow.Add(time.Hour)
+	f.MustPublish()
+	pauses, bad, err := data.ReadPauseRecord(f.dir)
+	if err != nil || len(bad) > 0 {
+		t.Fatal(bad, err)
+	}
+	if got := pauses["foxtrot"]; len(got) != 1 || !got[0].Paused || !got[0].At.Equal(fixNow) {
+		t.Errorf("foxtrot's record %+v, want paused at %v", got, fixNow)
+	}
+}
