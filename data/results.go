@@ -72,7 +72,10 @@ type ResultRow struct {
 // setFacts sets the columns of r's TLSInfo and Timings.
 func (f *ResultRow) setFacts(r Result) {
 	if t := r.TLS; t != nil {
-		f.TLSVersion, f.CertIssuer, f.CertNames = ptrUnlessZero(t.Version), &t.Issuer, t.Names
+		f.CertIssuer, f.CertNames = &t.Issuer, t.Names
+		if t.Version != "" {
+			f.TLSVersion = &t.Version
+		}
 		ms := t.NotAfter.UnixMilli()
 		f.CertNotAfter = &ms
 	}
@@ -83,7 +86,7 @@ func (f *ResultRow) setFacts(r Result) {
 		}
 	}
 	if t := r.Timings; t != nil {
-		f.DNSMS, f.ConnectMS, f.TLSMS = msOf(t.DNS), msOf(t.Connect), msOf(t.TLS)
+		f.DNSMS, f.ConnectMS, f.TLSMS = MillisOf(t.DNS), MillisOf(t.Connect), MillisOf(t.TLS)
 		for _, d := range t.FirstByte {
 			f.FirstByteMS = append(f.FirstByteMS, d.Milliseconds())
 		}
@@ -104,36 +107,12 @@ func (f ResultRow) facts() (*TLSInfo, *Timings) {
 	}
 	var tm *Timings
 	if f.DNSMS != nil || f.ConnectMS != nil || f.TLSMS != nil || len(f.FirstByteMS) > 0 {
-		tm = &Timings{DNS: durOf(f.DNSMS), Connect: durOf(f.ConnectMS), TLS: durOf(f.TLSMS)}
+		tm = &Timings{DNS: FromMillis(f.DNSMS), Connect: FromMillis(f.ConnectMS), TLS: FromMillis(f.TLSMS)}
 		for _, ms := range f.FirstByteMS {
 			tm.FirstByte = append(tm.FirstByte, time.Duration(ms)*time.Millisecond)
 		}
 	}
 	return tls, tm
-}
-
-func ptrUnlessZero[T comparable](v T) *T {
-	var zero T
-	if v == zero {
-		return nil
-	}
-	return &v
-}
-
-func msOf(d *time.Duration) *int64 {
-	if d == nil {
-		return nil
-	}
-	ms := d.Milliseconds()
-	return &ms
-}
-
-func durOf(ms *int64) *time.Duration {
-	if ms == nil {
-		return nil
-	}
-	d := time.Duration(*ms) * time.Millisecond
-	return &d
 }
 
 func millis(t time.Time) int64 {

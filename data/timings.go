@@ -32,3 +32,22 @@ func (t *Timings) FirstByteTotal() *time.Duration {
 	}
 	return &s
 }
+
+// MillisOf returns *d in whole milliseconds, the unit of the history and the
+// site; nil for nil (a phase that did not apply).
+func MillisOf(d *time.Duration) *int64 {
+	if d == nil {
+		return nil
+	}
+	ms := d.Milliseconds()
+	return &ms
+}
+
+// FromMillis is the inverse of MillisOf.
+func FromMillis(ms *int64) *time.Duration {
+	if ms == nil {
+		return nil
+	}
+	d := time.Duration(*ms) * time.Millisecond
+	return &d
+}

@@ -42,28 +42,12 @@ type DayPhases struct {
 	Wait    *Spread `json:"wait_ms"`
 }
 
-func msPtr(d *time.Duration) *int64 {
-	if d == nil {
-		return nil
-	}
-	ms := d.Milliseconds()
-	return &ms
-}
-
-func durPtr(ms *int64) *time.Duration {
-	if ms == nil {
-		return nil
-	}
-	d := time.Duration(*ms) * time.Millisecond
-	return &d
-}
-
 // phasesOf returns the phases of a check's timings; nil for nil.
 func phasesOf(t *data.Timings) *Phases {
 	if t == nil {
 		return nil
 	}
-	return &Phases{DNSMS: msPtr(t.DNS), ConnectMS: msPtr(t.Connect), TLSMS: msPtr(t.TLS), WaitMS: msPtr(t.FirstByteTotal())}
+	return &Phases{DNSMS: data.MillisOf(t.DNS), ConnectMS: data.MillisOf(t.Connect), TLSMS: data.MillisOf(t.TLS), WaitMS: data.MillisOf(t.FirstByteTotal())}
 }
 
 // timingsOf returns the published timings of a result; nil when the check
@@ -85,7 +69,7 @@ func resultTimings(t *Timings) *data.Timings {
 	if t == nil {
 		return nil
 	}
-	out := &data.Timings{DNS: durPtr(t.DNSMS), Connect: durPtr(t.ConnectMS), TLS: durPtr(t.TLSMS)}
+	out := &data.Timings{DNS: data.FromMillis(t.DNSMS), Connect: data.FromMillis(t.ConnectMS), TLS: data.FromMillis(t.TLSMS)}
 	for _, ms := range t.FirstByteMS {
 		out.FirstByte = append(out.FirstByte, time.Duration(ms)*time.Millisecond)
 	}
