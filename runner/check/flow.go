@@ -31,12 +31,26 @@ func (f *flow) run(ctx context.Context, t Target) {
 		if f.streamable(ctx, protocolLegacy, true) || ctx.Err() != nil || !initializeRefused(f.guard.Record()) {
 			return
 		}
-		// The server refused the handshake it spoke before (a -32022 naming
-		// only 2026-07-28, as @mastra/mcp 2.x answers): it may have moved to
-		// the modern protocol, so ask it server/discover in the same check
-		// (issue 17). What it answers is learned for the next checks.
-		f.streamable(ctx, protocolModern, false)
+		f.moveOn(ctx)
 	default:
 		f.streamable(ctx, protocolModern, true)
 	}
+}
+
+// moveOn asks again, in the same check, a server learned at the initialize
+// era that refused the initialize it answered before (issue 17): with
+// initialize of an older version when its -32022 names one the SDK speaks
+// (a strict 2025-06-18 server), else with server/discover (a -32022 naming
+// only 2026-07-28, as @mastra/mcp 2.x answers, or any other refusal). The
+// SDK's own fallback from discover to initialize is held back then: it would
+// be refused the same, and a check has a request budget. What the server
+// answers is learned for the next checks.
+func (f *flow) moveOn(ctx context.Context) {
+	if v := olderVersionNamed(f.guard.Record()); v != "" {
+		f.session(ctx, f.streamableTransport(), data.TransportStreamable, v)
+		return
+	}
+	f.setHoldInitialize(true)
+	defer f.setHoldInitialize(false)
+	f.streamable(ctx, protocolModern, false)
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The 2025 flow (rule N4, protocols before 2026-07-28): initialize,
@@ -39,6 +42,37 @@ func initializeRefused(rec Record) bool {
 		return false
 	}
 	return ex.Status >= 400 && ex.Status < 500 || rpcErrorAnswer(ex.BodyHead)
+}
+
+// olderVersionNamed returns the newest version before 2026-07-28 that the
+// SDK speaks, other than the one asked, among those a -32022 answer to the
+// last initialize names as spoken by the server (its data.supported), or ""
+// when there is none or the server names one of 2026-07-28 or later too
+// (server/discover is then the better question).
+func olderVersionNamed(rec Record) string {
+	ex, ok := lastUnrefused(rec, "initialize")
+	if !ok {
+		return ""
+	}
+	var msg struct {
+		Error *struct {
+			Code int                                 `json:"code"`
+			Data *mcp.UnsupportedProtocolVersionData `json:"data"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(ex.BodyHead, &msg) != nil || msg.Error == nil || msg.Error.Code != mcp.CodeUnsupportedProtocolVersion || msg.Error.Data == nil {
+		return ""
+	}
+	for _, v := range mcp.SupportedProtocolVersions() { // newest first
+		switch {
+		case !slices.Contains(msg.Error.Data.Supported, v):
+		case v >= protocolModern:
+			return ""
+		case v != protocolLegacy:
+			return v
+		}
+	}
+	return ""
 }
 
 // lastUnrefused returns the last exchange for the JSON-RPC method when the

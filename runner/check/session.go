@@ -67,11 +67,26 @@ type flow struct {
 	// is not sent when discover found that the address takes no POSTs
 	// (takesNoPosts); the flow goes to the legacy GET instead.
 	skipInit bool
+	// holdInit: initialize was refused earlier in this check, so the SDK's
+	// fallback to it after server/discover is not sent (moveOn).
+	holdInit bool
 }
 
 // errNoPosts is what the middleware returns instead of sending initialize
 // to an address that takes no POSTs.
 var errNoPosts = errors.New("the address takes no POSTs: initialize not sent")
+
+// errInitRefused is what the middleware returns instead of asking again an
+// initialize the server refused earlier in the check.
+var errInitRefused = errors.New("initialize was refused already: not asked again")
+
+// setHoldInitialize sets whether initialize is held back because the server
+// refused it earlier in the check.
+func (f *flow) setHoldInitialize(hold bool) {
+	f.mu.Lock()
+	f.holdInit = hold
+	f.mu.Unlock()
+}
 
 // setSkipInitialize sets whether initialize is held back after a discover
 // that found no POSTs.
@@ -106,10 +121,13 @@ func (f *flow) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, errStopped
 		}
 		f.mu.Lock()
-		skip := f.skipInit
+		skip, hold := f.skipInit, f.holdInit
 		f.mu.Unlock()
 		if method == "initialize" && skip && takesNoPosts(rec) {
 			return nil, errNoPosts
+		}
+		if method == "initialize" && hold {
+			return nil, errInitRefused
 		}
 		res, err := next(ctx, method, req)
 		f.recordRPCError(method, err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,16 +14,19 @@ import (
 	"plug.directory/prober/data"
 )
 
-// refusesInitialize answers every initialize as @mastra/mcp 2.x (the
-// TypeScript SDK v2 server) and mcp-use with legacy rejected do: HTTP 400,
-// JSON-RPC -32022 naming only the versions it speaks; everything else goes
-// to next.
+// refusesInitialize answers every initialize that asks a version outside
+// supported as @mastra/mcp 2.x (the TypeScript SDK v2 server) and mcp-use
+// with legacy rejected do: the status, JSON-RPC -32022 naming only the
+// versions it speaks; everything else goes to next.
 func refusesInitialize(next http.Handler, status int, supported ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var m rpcRequest
-		if json.Unmarshal(body, &m) == nil && m.Method == "initialize" {
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(body, &m) == nil && m.Method == "initialize" && (json.Unmarshal(m.Params, &p) != nil || !slices.Contains(supported, p.ProtocolVersion)) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(status)
 			errObj := map[string]any{"code": -32022, "message": "Unsupported protocol version: 2025-11-25"}
@@ -40,8 +44,10 @@ func refusesInitialize(next http.Handler, status int, supported ...string) http.
 // server learned at the initialize era that moved to 2026-07-28 only
 // (initialize refused with -32022) is asked server/discover in the same
 // check, within the request budget, and is working at the new version,
-// which the state then learns; one that went back from discover to
-// initialize only keeps working as before.
+// which the state then learns; one whose -32022 names an older version is
+// asked initialize with it; one that refuses discover too is failing after
+// two requests, the SDK's fallback initialize held back; one that went back
+// from discover to initialize only keeps working as before.
 func TestProtocolUpgrade(t *testing.T) {
 	t.Parallel()
 	modernOnly := func() *mcp.Server {
@@ -53,6 +59,8 @@ func TestProtocolUpgrade(t *testing.T) {
 		protocol  string // learned before
 		want      []string
 		wantProto string
+		status    data.Outcome // "" means working
+		detail    string       // checked when status is set
 	}{
 		{
 			name:     "N4_learned_initialize_server_moved_to_2026_07_28",
@@ -65,6 +73,20 @@ func TestProtocolUpgrade(t *testing.T) {
 			handler:  refusesInitialize(streamableHandler(modernOnly(), true, false), http.StatusOK),
 			protocol: "2025-06-18", want: []string{"POST initialize", "POST server/discover", "POST tools/list"},
 			wantProto: protocolModern,
+		},
+		{
+			name:     "N4_learned_initialize_server_naming_an_older_version",
+			handler:  refusesInitialize(legacyMux("2025-06-18", "alpha"), http.StatusBadRequest, "2025-06-18"),
+			protocol: "2025-06-18", want: []string{"POST initialize", "POST initialize", "POST notifications/initialized", "POST tools/list"},
+			wantProto: "2025-06-18",
+		},
+		{
+			name: "N4_learned_initialize_server_refusing_discover_too",
+			handler: refusesInitialize(rpcMux{"server/discover": func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+				writeRPCErrorStatus(w, http.StatusBadRequest, m.ID, -32600, "invalid request")
+			}}, http.StatusBadRequest, protocolModern),
+			protocol: protocolLegacy, want: []string{"POST initialize", "POST server/discover"},
+			status: data.Failing, detail: "HTTP 400, error -32600",
 		},
 		{
 			name:     "N4_learned_discover_server_back_to_initialize_only",
@@ -80,10 +102,16 @@ func TestProtocolUpgrade(t *testing.T) {
 			tg := srv.target()
 			tg.Protocol, tg.Transport = tc.protocol, data.TransportStreamable
 			res, rec := newTestChecker(t, srv.Lab, 0).Check(context.Background(), tg)
+			srv.rec.wantSequence(t, tc.want...)
+			if tc.status != "" {
+				if res.Status != tc.status || res.Detail != tc.detail || res.Requests != len(tc.want) {
+					t.Errorf("%s (%s) in %d requests, want %s (%s) in %d; transcript:\n%s", res.Status, res.Detail, res.Requests, tc.status, tc.detail, len(tc.want), transcriptText(rec))
+				}
+				return
+			}
 			if res.Status != data.Working {
 				t.Fatalf("status %s (%s), want working; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
 			}
-			srv.rec.wantSequence(t, tc.want...)
 			if res.Protocol != tc.wantProto || res.Requests != len(tc.want) {
 				t.Errorf("learned %q in %d requests; want %q in %d", res.Protocol, res.Requests, tc.wantProto, len(tc.want))
 			}
