@@ -14,15 +14,15 @@ import (
 	"plug.directory/prober/data"
 )
 
-// ledgerKeep is how long a host's last start is remembered. Only the last
+// startLogKeep is how long a host's last start is remembered. Only the last
 // data.HostMinSpacing matters; the rest is margin for clocks that step.
-const ledgerKeep = time.Minute
+const startLogKeep = time.Minute
 
-// ledgerCompactSize is the log size past which the next start rewrites it
-// with only the starts of the last ledgerKeep.
-const ledgerCompactSize = 1 << 20
+// startLogCompactSize is the log size past which the next start rewrites it
+// with only the starts of the last startLogKeep.
+const startLogCompactSize = 1 << 20
 
-// hostLedger is the record, shared by every run on the machine, of the last
+// startLog is the record, shared by every run on the machine, of the last
 // actual start of a check per host (rule S9). Overlapping runs (the previous
 // minute's run still starting late checks, a run started late) all consult
 // it before they start a check, so the 1 s spacing holds on actual start
@@ -32,16 +32,16 @@ const ledgerCompactSize = 1 << 20
 // read and appended only under an exclusive flock on DIR/run/hosts.lock.
 // Each process keeps what it has read and reads only what others appended
 // since, so a start costs a lock, a stat, a short read and a short write.
-// Past ledgerCompactSize the log is rewritten with its recent lines and
+// Past startLogCompactSize the log is rewritten with its recent lines and
 // renamed over; the others notice the new file and read it afresh. It is
 // not fsynced: after a machine crash more than a second has passed anyway.
-type hostLedger struct {
+type startLog struct {
 	mu    sync.Mutex // one flock holder per process; flock serialises processes
 	lock  *os.File
 	path  string
 	clock Clock
 
-	compactAt int64 // log size that triggers a compaction: ledgerCompactSize
+	compactAt int64 // log size that triggers a compaction: startLogCompactSize
 
 	log  *os.File // the log as last opened
 	ino  uint64   // its inode, to notice a compaction by another process
@@ -51,21 +51,21 @@ type hostLedger struct {
 	buf  []byte
 }
 
-// openLedger opens the ledger of the data directory dir.
-func openLedger(dir string, clock Clock) (*hostLedger, error) {
+// openStartLog opens the start log of the data directory dir.
+func openStartLog(dir string, clock Clock) (*startLog, error) {
 	rdir := filepath.Join(dir, "run")
 	if err := os.MkdirAll(rdir, 0o755); err != nil {
-		return nil, fmt.Errorf("open host ledger: %w", err)
+		return nil, fmt.Errorf("open host start log: %w", err)
 	}
 	f, err := os.OpenFile(filepath.Join(rdir, "hosts.lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("open host ledger: %w", err)
+		return nil, fmt.Errorf("open host start log: %w", err)
 	}
-	return &hostLedger{lock: f, path: filepath.Join(rdir, "hosts.log"), clock: clock, last: map[string]time.Time{}, compactAt: ledgerCompactSize}, nil
+	return &startLog{lock: f, path: filepath.Join(rdir, "hosts.log"), clock: clock, last: map[string]time.Time{}, compactAt: startLogCompactSize}, nil
 }
 
-// close releases the ledger's files.
-func (l *hostLedger) close() error {
+// close releases the start log's files.
+func (l *startLog) close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.log != nil {
@@ -80,11 +80,11 @@ func (l *hostLedger) close() error {
 // the check at once. Otherwise it returns ok false and the earliest time to
 // ask again. The time is read under the lock, so the recorded starts of one
 // host are in the order they were granted.
-func (l *hostLedger) tryStart(host string) (ok bool, at time.Time, err error) {
+func (l *startLog) tryStart(host string) (ok bool, at time.Time, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := syscall.Flock(int(l.lock.Fd()), syscall.LOCK_EX); err != nil {
-		return false, time.Time{}, fmt.Errorf("lock host ledger: %w", err)
+		return false, time.Time{}, fmt.Errorf("lock host start log: %w", err)
 	}
 	defer syscall.Flock(int(l.lock.Fd()), syscall.LOCK_UN)
 
@@ -105,26 +105,26 @@ func (l *hostLedger) tryStart(host string) (ok bool, at time.Time, err error) {
 
 // catchUp reads what other processes appended since the last call, or the
 // whole log when it was replaced.
-func (l *hostLedger) catchUp() error {
+func (l *startLog) catchUp() error {
 	fi, err := os.Stat(l.path)
 	if os.IsNotExist(err) {
 		f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
-			return fmt.Errorf("open host ledger: %w", err)
+			return fmt.Errorf("open host start log: %w", err)
 		}
 		if fi, err = f.Stat(); err != nil {
 			f.Close()
-			return fmt.Errorf("open host ledger: %w", err)
+			return fmt.Errorf("open host start log: %w", err)
 		}
 		f.Close()
 	} else if err != nil {
-		return fmt.Errorf("read host ledger: %w", err)
+		return fmt.Errorf("read host start log: %w", err)
 	}
 	ino := fi.Sys().(*syscall.Stat_t).Ino
 	if l.log == nil || ino != l.ino {
 		f, err := os.OpenFile(l.path, os.O_RDWR|os.O_APPEND, 0o644)
 		if err != nil {
-			return fmt.Errorf("open host ledger: %w", err)
+			return fmt.Errorf("open host start log: %w", err)
 		}
 		if l.log != nil {
 			l.log.Close()
@@ -137,7 +137,7 @@ func (l *hostLedger) catchUp() error {
 	buf := make([]byte, fi.Size()-l.off)
 	n, err := l.log.ReadAt(buf, l.off)
 	if err != nil && err != io.EOF {
-		return fmt.Errorf("read host ledger: %w", err)
+		return fmt.Errorf("read host start log: %w", err)
 	}
 	buf = buf[:n]
 	l.off += int64(n)
@@ -157,7 +157,7 @@ func (l *hostLedger) catchUp() error {
 // parse takes one "host unixnano" line. A line that does not parse (a
 // writer killed mid-line) is skipped: an entry lost costs at most one
 // second of spacing on one host.
-func (l *hostLedger) parse(line []byte) {
+func (l *startLog) parse(line []byte) {
 	i := bytes.LastIndexByte(line, ' ')
 	if i <= 0 {
 		return
@@ -173,9 +173,9 @@ func (l *hostLedger) parse(line []byte) {
 }
 
 // append records a start, compacting the log first when it has grown.
-func (l *hostLedger) append(host string, at time.Time) error {
+func (l *startLog) append(host string, at time.Time) error {
 	if l.off >= l.compactAt {
-		if err := l.compact(at.Add(-ledgerKeep)); err != nil {
+		if err := l.compact(at.Add(-startLogKeep)); err != nil {
 			return err
 		}
 	}
@@ -189,7 +189,7 @@ func (l *hostLedger) append(host string, at time.Time) error {
 	l.buf = append(l.buf, '\n')
 	n, err := l.log.Write(l.buf)
 	if err != nil {
-		return fmt.Errorf("write host ledger: %w", err)
+		return fmt.Errorf("write host start log: %w", err)
 	}
 	l.off += int64(n)
 	l.torn = false
@@ -198,7 +198,7 @@ func (l *hostLedger) append(host string, at time.Time) error {
 }
 
 // compact replaces the log with the starts after since.
-func (l *hostLedger) compact(since time.Time) error {
+func (l *startLog) compact(since time.Time) error {
 	var b bytes.Buffer
 	for host, t := range l.last {
 		if t.Before(since) {
@@ -209,10 +209,10 @@ func (l *hostLedger) compact(since time.Time) error {
 	}
 	tmp := l.path + ".tmp"
 	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("compact host ledger: %w", err)
+		return fmt.Errorf("compact host start log: %w", err)
 	}
 	if err := os.Rename(tmp, l.path); err != nil {
-		return fmt.Errorf("compact host ledger: %w", err)
+		return fmt.Errorf("compact host start log: %w", err)
 	}
 	l.ino = 0 // reopen below
 	return l.catchUp()

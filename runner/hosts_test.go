@@ -21,11 +21,11 @@ func (a clockAdapter) Now() time.Time { return a.c.now }
 
 func (a clockAdapter) Sleep(context.Context, time.Duration) error { return nil }
 
-func TestHostLedger(t *testing.T) {
+func TestHostStartLog(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	type try struct {
-		ledger int // which of the two processes asks
+		proc   int // which of the two processes asks
 		host   string
 		at     time.Duration
 		ok     bool
@@ -53,9 +53,9 @@ func TestHostLedger(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			clock := &stepClock{}
-			var ls [2]*hostLedger
+			var ls [2]*startLog
 			for i := range ls {
-				l, err := openLedger(dir, clockAdapter{clock})
+				l, err := openStartLog(dir, clockAdapter{clock})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -72,7 +72,7 @@ func TestHostLedger(t *testing.T) {
 			}
 			for i, tr := range tries {
 				clock.now = t0.Add(tr.at)
-				ok, at, err := ls[tr.ledger].tryStart(tr.host)
+				ok, at, err := ls[tr.proc].tryStart(tr.host)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -89,7 +89,7 @@ func TestHostLedger(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		clock := &stepClock{now: t0}
-		l, err := openLedger(dir, clockAdapter{clock})
+		l, err := openStartLog(dir, clockAdapter{clock})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestHostLedger(t *testing.T) {
 		f, _ := os.OpenFile(filepath.Join(dir, "run", "hosts.log"), os.O_WRONLY|os.O_APPEND, 0)
 		f.WriteString("b 17") // a writer killed mid-line
 		f.Close()
-		l2, _ := openLedger(dir, clockAdapter{clock})
+		l2, _ := openStartLog(dir, clockAdapter{clock})
 		defer l2.close()
 		clock.now = t0.Add(100 * time.Millisecond)
 		if ok, _, _ := l2.tryStart("a"); ok {

@@ -186,11 +186,11 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	if err := claimMinute(cfg.Dir, minute, cfg.Clock.Now(), cfg.PID); err != nil {
 		return sum, err
 	}
-	ledger, err := openLedger(cfg.Dir, cfg.Clock)
+	starts, err := openStartLog(cfg.Dir, cfg.Clock)
 	if err != nil {
 		return sum, err
 	}
-	defer ledger.close()
+	defer starts.close()
 	j, err := data.CreateJournal(cfg.Dir, JournalName(minute, cfg.PID))
 	if err != nil {
 		return sum, err
@@ -198,7 +198,7 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	sum.Journal = j.Path()
 	cfg.Logger.Info("run started", "minute", minute.Format(time.RFC3339), "checks", len(checks), "journal", j.Path())
 
-	r := &run{cfg: cfg, ledger: ledger, journal: j, sem: make(chan struct{}, cfg.Concurrency), outcomes: map[data.Outcome]int{}, kinds: map[CheckKind]int{},
+	r := &run{cfg: cfg, starts: starts, journal: j, sem: make(chan struct{}, cfg.Concurrency), outcomes: map[data.Outcome]int{}, kinds: map[CheckKind]int{},
 		began: readLap(cfg.Clock, cfg.Clock.Now())}
 	r.dispatch(ctx, checks)
 	runErr := r.err
@@ -232,7 +232,7 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 // run is the state of one Run while its checks go.
 type run struct {
 	cfg     Config
-	ledger  *hostLedger
+	starts  *startLog
 	journal *data.Journal
 	sem     chan struct{}
 	began   lap // when the run began: lateness is measured from it on the monotonic clock
@@ -362,7 +362,7 @@ func (r *run) one(soft, hard context.Context, c data.PlannedCheck, prev, turn ch
 	r.cfg.Logger.Debug("check done", "id", res.ID, "status", res.Status, "lateness", res.Lateness, "took", res.Duration)
 }
 
-// waitHost waits until the ledger grants host a start and returns the
+// waitHost waits until the start log grants host a start and returns the
 // start; false when the run stops first. A check without a host (no
 // address) needs no spacing.
 func (r *run) waitHost(soft context.Context, host string) (time.Time, bool) {
@@ -370,9 +370,9 @@ func (r *run) waitHost(soft context.Context, host string) (time.Time, bool) {
 		return r.cfg.Clock.Now(), true
 	}
 	for {
-		ok, at, err := r.ledger.tryStart(host)
+		ok, at, err := r.starts.tryStart(host)
 		if err != nil {
-			r.fail(err) // without the ledger the spacing cannot be kept
+			r.fail(err) // without the start log the spacing cannot be kept
 			r.count(func() { r.notStarted++ })
 			return time.Time{}, false
 		}
@@ -396,7 +396,7 @@ func (r *run) startLateness(c data.PlannedCheck, now lap) time.Duration {
 }
 
 // fill sets what the runner knows of a check on its result: the start the
-// ledger granted is the check's start (every packet of the check follows
+// start log granted is the check's start (every packet of the check follows
 // it), and the times are all on the runner's clock.
 func fill(res *data.Result, c data.PlannedCheck, start, end time.Time) {
 	if res.ID == "" {
