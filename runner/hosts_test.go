@@ -25,11 +25,11 @@ func TestHostStartLog(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	type try struct {
-		proc   int // which of the two processes asks
-		host   string
-		at     time.Duration
-		ok     bool
-		next   time.Duration // when not ok
+		proc int // which of the two processes asks
+		host string
+		at   time.Duration
+		ok   bool
+		next time.Duration // when not ok
 	}
 	cases := map[string][]try{
 		"S9_spacing_across_processes": {
