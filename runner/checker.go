@@ -26,9 +26,6 @@ func NewChecker(cfg check.Config) (Checker, error) {
 // Check runs one planned check, with the protocol and transport the plan
 // carries from earlier checks (rule N4: later checks use what was learned).
 func (c checkChecker) Check(ctx context.Context, p data.PlannedCheck) data.Result {
-	res, _ := c.c.Check(ctx, check.Target{
-		ID: p.ID, URL: p.URL, Protocol: p.Protocol, Transport: p.Transport,
-		Planned: p.At, Reason: p.Reason,
-	})
+	res, _ := c.c.Check(ctx, check.Target{ID: p.ID, URL: p.URL, Protocol: p.Protocol, Transport: p.Transport})
 	return res
 }

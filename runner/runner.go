@@ -333,7 +333,7 @@ func (r *run) one(soft, hard context.Context, c data.PlannedCheck, prev, turn ch
 	late := r.startLateness(c, readLap(r.cfg.Clock, start))
 	pass()
 	res := r.cfg.Checker.Check(hard, c)
-	fill(&res, c, start, r.cfg.Clock.Now())
+	res.Stamp(c, start, r.cfg.Clock.Now(), late)
 	if res.ProberFault {
 		// Rule N11 and issue 10.13: the prober's own failure is never a
 		// server's. Nothing is recorded; the run stops (every further check
@@ -342,7 +342,6 @@ func (r *run) one(soft, hard context.Context, c data.PlannedCheck, prev, turn ch
 		r.fail(fmt.Errorf("check %s (%s): %s: the prober's own failure, not recorded against the server", c.ID, c.URL, res.Detail))
 		return
 	}
-	res.Lateness = max(res.Lateness, late)
 	if hard.Err() != nil {
 		r.recordInterrupted(res)
 		return
@@ -393,32 +392,6 @@ func (r *run) waitHost(soft context.Context, host string) (time.Time, bool) {
 // clock's lateness, which then stands: lateness is never understated.)
 func (r *run) startLateness(c data.PlannedCheck, now lap) time.Duration {
 	return now.since(r.began) - c.At.Sub(r.began.wall)
-}
-
-// fill sets what the runner knows of a check on its result: the start the
-// start log granted is the check's start (every packet of the check follows
-// it), and the times are all on the runner's clock.
-func fill(res *data.Result, c data.PlannedCheck, start, end time.Time) {
-	if res.ID == "" {
-		res.ID = c.ID
-	}
-	if res.URL == "" {
-		res.URL = c.URL
-	}
-	if res.Host == "" {
-		res.Host = c.Host
-	}
-	if res.Reason == "" {
-		res.Reason = c.Reason
-	}
-	if res.ProberVersion == "" {
-		res.ProberVersion = data.Version()
-	}
-	res.Planned = c.At.UTC()
-	res.Started = start.UTC()
-	res.Lateness = start.Sub(c.At)
-	res.Finished = end.UTC()
-	res.Duration = end.Sub(start)
 }
 
 // count updates the run's counters.

@@ -90,7 +90,9 @@ func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageError(err)
 	}
+	start := time.Now()
 	res, rec := checker.Check(ctx, check.Target{ID: "one-off", URL: cfg.URL, Protocol: cfg.Protocol, Transport: cfg.Transport})
+	res.Stamp(data.PlannedCheck{ID: "one-off", URL: cfg.URL, Reason: data.ReasonManual}, start, time.Now(), 0)
 	if cfg.JSON {
 		err = writeJSON(stdout, res, rec)
 	} else {

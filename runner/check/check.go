@@ -46,10 +46,8 @@ func (c Config) Validate() error {
 type Target struct {
 	ID        string
 	URL       string
-	Protocol  string    // protocol version learned before (data.State.Protocol), "" if unknown
-	Transport string    // data.TransportStreamable, data.TransportSSE or "" if unknown
-	Planned   time.Time // planned start; zero for a manual check
-	Reason    string    // why it was planned (data.ReasonNew, ...); "" means "manual"
+	Protocol  string // protocol version learned before (data.State.Protocol), "" if unknown
+	Transport string // data.TransportStreamable, data.TransportSSE or "" if unknown
 }
 
 // Protocol versions the flows ask for (rule N4).
@@ -68,7 +66,6 @@ const (
 )
 
 const (
-	reasonManual = "manual"                // Result.Reason of a check nobody planned
 	clientName   = "plug.directory-prober" // clientInfo.name the servers see
 	maxToolPages = 10                      // tools/list pages read at most per check
 )
@@ -120,32 +117,17 @@ func (c *Checker) newGuard() (*Guard, error) {
 	})
 }
 
-// Check runs one check of t and returns its full result and the guard's
-// record of every exchange (the transcript). It never fails: a server that
-// cannot be checked is a result too. The whole check ends within the
+// Check runs one check of t and returns what it found and the guard's
+// record of every exchange (the transcript); who was checked, why and when
+// are its caller's to set (data.Result.Stamp). It never fails: a server
+// that cannot be checked is a result too. The whole check ends within the
 // configured timeout (rule N10), by closing its connections.
 func (c *Checker) Check(ctx context.Context, t Target) (data.Result, Record) {
-	res := data.Result{
-		ID:            t.ID,
-		URL:           t.URL,
-		Host:          data.HostOf(t.URL),
-		Reason:        t.Reason,
-		Planned:       t.Planned,
-		Started:       c.cfg.Now().UTC(),
-		ProberVersion: data.Version(),
-	}
-	if res.Reason == "" {
-		res.Reason = reasonManual
-	}
-	if !t.Planned.IsZero() {
-		res.Lateness = res.Started.Sub(t.Planned)
-	}
+	var res data.Result
 	var rec Record
 	v := c.run(ctx, t, &res, &rec)
 	res.Status, res.Detail = v.status, v.detail
 	res.ProberFault = res.ProberFault || rec.proberFault()
-	res.Finished = c.cfg.Now().UTC()
-	res.Duration = res.Finished.Sub(res.Started)
 	fillCounts(&res, rec, c.cfg.Now)
 	c.logger.Debug("check done", "id", t.ID, "url", t.URL, "status", res.Status, "detail", res.Detail)
 	return res, rec

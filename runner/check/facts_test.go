@@ -82,7 +82,9 @@ func (s *factsServer) checker(tb testing.TB) *Checker {
 func TestFacts(t *testing.T) {
 	t.Run("S3_certificate_and_timings_cost_not_a_request_more", func(t *testing.T) {
 		s := startFactsServer(t, time.Now().Add(-time.Hour), time.Now().Add(20*24*time.Hour))
+		start := time.Now()
 		res, rec := s.checker(t).Check(context.Background(), Target{ID: "s", URL: s.URL + "/mcp"})
+		res.Stamp(data.PlannedCheck{ID: "s", URL: s.URL + "/mcp"}, start, time.Now(), 0) // as run -url does
 		if res.Status != data.Working {
 			t.Fatalf("concluded %s %q", res.Status, res.Detail)
 		}

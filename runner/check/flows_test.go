@@ -185,8 +185,9 @@ func TestHeaders(t *testing.T) {
 	}
 }
 
-// TestResultFields proves a check fills every field of data.Result (table
-// O's "each result also keeps ..."), with the injected clock.
+// TestResultFields proves a check, stamped as the runner and run -url do
+// (data.Result.Stamp), fills every field of data.Result (table O's "each
+// result also keeps ..."), with the injected clock.
 func TestResultFields(t *testing.T) {
 	t.Parallel()
 	srv := startFlowServer(t, legacyMux("2025-06-18", "a", "b"), serverOpts{})
@@ -201,8 +202,10 @@ func TestResultFields(t *testing.T) {
 	}
 	c := newTestChecker(t, srv.Lab, 0, func(cfg *Config) { cfg.Now = now })
 	tg := srv.target()
-	tg.Planned, tg.Reason = start.Add(-2*time.Second), data.ReasonRoutine
+	planned := data.PlannedCheck{ID: tg.ID, URL: tg.URL, Host: data.HostOf(tg.URL), Reason: data.ReasonRoutine, At: start.Add(-2 * time.Second)}
+	started := now()
 	res, rec := c.Check(context.Background(), tg)
+	res.Stamp(planned, started, now(), 0)
 	want := data.Result{
 		ID: "srv", URL: srv.URL + "/mcp", Host: "mcp.test", Reason: data.ReasonRoutine,
 		Status: data.Working, Detail: "2 tools", HTTPStatus: 200,
@@ -212,7 +215,7 @@ func TestResultFields(t *testing.T) {
 			{Tool: "a", Rule: data.ToolRuleNoDescription, Message: "no description: a model cannot tell when to use it"},
 			{Tool: "b", Rule: data.ToolRuleNoDescription, Message: "no description: a model cannot tell when to use it"},
 		},
-		Planned: tg.Planned, Started: start.Add(time.Millisecond), Lateness: 2*time.Second + time.Millisecond,
+		Planned: planned.At, Started: start.Add(time.Millisecond), Lateness: 2*time.Second + time.Millisecond,
 		Requests: 4, Conns: 1, BytesRead: rec.BytesRead, ProberVersion: data.Version(),
 	}
 	want.Finished, want.Duration = res.Finished, res.Finished.Sub(want.Started)
