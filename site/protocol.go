@@ -185,6 +185,7 @@ func (r *row) setFacts(f ServerFile) bool {
 	return changed
 }
 
+// boolByte encodes b as one byte of the site's record.
 func boolByte(b bool) byte {
 	if b {
 		return 1
@@ -195,6 +196,8 @@ func boolByte(b bool) byte {
 // AnswersText says how the answers came, for the server's page.
 func (p Protocol) AnswersText() string {
 	switch {
+	case p.Answers == nil && p.Session == nil:
+		return "how it answers is not known yet" // checked before these facts were kept
 	case p.Answers == nil:
 		return "no answer as JSON or an event stream"
 	case *p.Answers == data.AnswersJSON:
