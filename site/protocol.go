@@ -156,14 +156,21 @@ func factsTotals(st *store) (ProtocolTotals, int, int) {
 var factsBackfill = 2000
 
 // backfillFacts makes candidates of up to factsBackfill rows whose facts
-// are not read yet.
+// are not read yet, on top of the candidates that are; once none is left
+// it costs nothing more (a run saves the record only when it rendered
+// every candidate).
 func (p *publication) backfillFacts() {
+	if !p.st.factsPending {
+		return
+	}
+	p.st.factsPending = false
 	n := 0
 	for i := range p.st.Rows {
-		if n == factsBackfill {
-			return
-		}
 		if r := &p.st.Rows[i]; r.Problems < 0 && !p.cand[r.ID] {
+			if n == factsBackfill {
+				p.st.factsPending = true
+				return
+			}
 			p.cand[r.ID] = true
 			n++
 		}

@@ -32,6 +32,8 @@ type row struct {
 	URLSum    uint64       // FNV-64a of its address, to notice a new one
 	Status    data.Outcome // status shown
 	Paused    bool
+	Speaks    bool  // it speaks 2026-07-28 (issue 19: see Protocol below)
+	Problems  int32 // its tool problems; -1 while its facts are not read yet
 	LastCheck int64 // start of the last check, Unix ms; 0 when never checked
 	Uptime7d  int64 // hundredths of a percent; -1 when nothing counted
 	Tools     int64 // tool count of the last check if it listed them; -1 when unknown
@@ -39,13 +41,11 @@ type row struct {
 	Expires   int64 // when its files change without new input, Unix ms; 0 never
 	EffCad    int64 // cadence its host's caps stretch it to, seconds; 0 when not stretched
 
-	// Its facts for index.json's counts (issue 19), as its file last
-	// published them: the protocol version negotiated, whether it speaks
-	// 2026-07-28, its tool problems; Problems is -1 while they are not
-	// read yet.
+	// Protocol, Speaks and Problems are its facts for index.json's
+	// counts (issue 19), as its file last published them: the protocol
+	// version negotiated, whether it speaks 2026-07-28, its number of tool
+	// problems. (Speaks and Problems sit beside Paused, in its padding.)
 	Protocol string
-	Speaks   bool
-	Problems int32
 }
 
 // fileSig tells whether an input file changed since the last run.
@@ -84,6 +84,10 @@ type store struct {
 	Meta  meta
 	Rows  []row    // sorted by id
 	Order []uint32 // indexes of Rows sorted by rank, ties by id
+
+	// factsPending: rows whose facts are not read yet may be left (a
+	// record of storeMagicV2), for backfillFacts.
+	factsPending bool
 }
 
 func newStore() *store {
@@ -206,11 +210,12 @@ func decodeStore(text string, sum uint32) (*store, error) {
 		}
 		if v2 {
 			r.Problems = -1
-			continue
+		} else {
+			r.Protocol = d.String()
+			r.Speaks = d.Byte() != 0
+			r.Problems = int32(d.Varint())
 		}
-		r.Protocol = d.String()
-		r.Speaks = d.Byte() != 0
-		r.Problems = int32(d.Varint())
+		s.factsPending = s.factsPending || r.Problems < 0
 	}
 	s.Order = make([]uint32, n)
 	for i := range s.Order {
