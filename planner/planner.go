@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // ErrPast is returned by Plan for a minute that has begun: a check is never
@@ -97,14 +98,14 @@ const (
 )
 
 // code returns the reason the ledger records for a check of class c.
-func (c class) code() data.ReasonCode {
+func (c class) code() spool.ReasonCode {
 	switch c {
 	case classNew:
-		return data.CodeNew
+		return spool.CodeNew
 	case classRetry:
-		return data.CodeRetry
+		return spool.CodeRetry
 	default:
-		return data.CodeRoutine
+		return spool.CodeRoutine
 	}
 }
 
@@ -123,7 +124,7 @@ const (
 // in.StatesOf, after which l is to be read again.
 //
 // Its steps are those of one pass (see pass.run).
-func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
+func (p *Planner) Plan(at time.Time, in Input, l *spool.Ledger) (Report, error) {
 	start := at.Unix()
 	rep := Report{Minute: at.UTC()}
 	if start%minute != 0 || at.Nanosecond() != 0 {

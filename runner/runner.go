@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/spool"
 )
 
 // DefaultConcurrency is how many checks may be in flight at once when
@@ -48,7 +50,7 @@ type Config struct {
 	PID         int           // names the journal and the minute marker; 0 means os.Getpid()
 
 	// Fold folds the journals at the end of the run; nil means data.Fold.
-	Fold func(dir string, logger *slog.Logger) (data.FoldStats, error)
+	Fold func(dir string, logger *slog.Logger) (history.FoldStats, error)
 	// Compact then compacts the history as of now; nil means
 	// CompactHistory.
 	Compact func(dir string, now time.Time, logger *slog.Logger) error
@@ -64,15 +66,15 @@ const PartsPerCompaction = 60
 // stays a few files for DuckDB and the publisher; then it scrubs the next
 // slice of the history (data.Scrub).
 func CompactHistory(dir string, now time.Time, logger *slog.Logger) error {
-	if _, err := data.Compact(dir, now, logger); err != nil {
+	if _, err := history.Compact(dir, now, logger); err != nil {
 		return err
 	}
-	if _, err := data.CompactParts(dir, now, PartsPerCompaction, logger); err != nil {
+	if _, err := history.CompactParts(dir, now, PartsPerCompaction, logger); err != nil {
 		return err
 	}
 	// Every file of the history and its second copy is read once a day,
 	// a slice a minute: a damaged one is restored before a reader needs it.
-	_, err := data.Scrub(dir, logger)
+	_, err := history.Scrub(dir, logger)
 	return err
 }
 
@@ -108,7 +110,7 @@ func (c *Config) defaults() {
 		c.PID = os.Getpid()
 	}
 	if c.Fold == nil {
-		c.Fold = data.Fold
+		c.Fold = history.Fold
 	}
 	if c.Compact == nil {
 		c.Compact = CompactHistory
@@ -128,7 +130,7 @@ type Summary struct {
 	MaxLateness time.Duration        // latest start after its planned second
 	P99Lateness time.Duration        // 99th percentile of start lateness
 	Journal     string               // the run's journal file
-	Fold        data.FoldStats
+	Fold        history.FoldStats
 }
 
 // CheckKind sorts a run's completed checks for its metrics: the outcome,
@@ -146,7 +148,7 @@ func InterruptedPath(dir string) string { return filepath.Join(dir, "run", "inte
 
 // JournalName returns the journal name of a run of minute by process pid.
 func JournalName(minute time.Time, pid int) string {
-	return fmt.Sprintf("run-%s-%d", minute.UTC().Format(data.RunJournalLayout), pid)
+	return fmt.Sprintf("run-%s-%d", minute.UTC().Format(spool.RunJournalLayout), pid)
 }
 
 // Run runs the plan of minute (truncated to the minute, UTC). It reads the
@@ -168,11 +170,11 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	cfg.defaults()
 	minute = minute.UTC().Truncate(time.Minute)
 	sum := Summary{Minute: minute}
-	checks, bad, err := data.ReadPlan(cfg.Dir, minute)
+	checks, bad, err := spool.ReadPlan(cfg.Dir, minute)
 	for _, b := range bad {
 		cfg.Logger.Warn("skipped a bad line of the plan", "err", b)
 	}
-	if errors.Is(err, data.ErrNoPlan) {
+	if errors.Is(err, spool.ErrNoPlan) {
 		hint := "plan writes it: plan -at " + minute.Format("2006-01-02T15:04")
 		if !cfg.Clock.Now().Before(minute) {
 			hint = "none can be written now: the minute has begun, and plan plans only minutes to come"
@@ -191,7 +193,7 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 		return sum, err
 	}
 	defer starts.close()
-	j, err := data.CreateJournal(cfg.Dir, JournalName(minute, cfg.PID))
+	j, err := spool.CreateJournal(cfg.Dir, JournalName(minute, cfg.PID))
 	if err != nil {
 		return sum, err
 	}
@@ -233,7 +235,7 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 type run struct {
 	cfg     Config
 	starts  *startLog
-	journal *data.Journal
+	journal *spool.Journal
 	sem     chan struct{}
 	began   lap // when the run began: lateness is measured from it on the monotonic clock
 

@@ -3,7 +3,8 @@ package site
 import (
 	"time"
 
-	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/spool"
 )
 
 // StatusStaleAfter is how long after the last publish, or the last minute
@@ -40,17 +41,17 @@ type LostChecks struct {
 // be read in part is passed to bad, the rest shown.
 func statusOf(dir string, now time.Time, bad func(error)) (Status, error) {
 	s := Status{Published: Time{truncMS(now)}, StaleAfterSeconds: int64(StatusStaleAfter / time.Second)}
-	last, err := data.LastMinuteRun(dir)
+	last, err := spool.LastMinuteRun(dir)
 	if err != nil {
 		return s, err
 	}
 	s.LastMinuteRun = timePtr(last)
-	recorded, err := data.LastMinuteRecorded(dir)
+	recorded, err := spool.LastMinuteRecorded(dir)
 	if err != nil {
 		bad(err)
 	}
 	s.LastMinuteRecorded = timePtr(recorded)
-	damage, unread, err := data.ReadHistoryDamage(dir)
+	damage, unread, err := history.ReadHistoryDamage(dir)
 	for _, b := range append(unread, err) {
 		if b != nil {
 			bad(b)

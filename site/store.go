@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/durable"
 )
 
 // storeMagic starts state.bin; a file without it is not ours, or of an
@@ -122,7 +123,7 @@ func (s *store) encode() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode site state: %w", err)
 	}
-	e := data.NewEncoder(storeMagic, len(mb)+len(s.Rows)*64)
+	e := durable.NewEncoder(storeMagic, len(mb)+len(s.Rows)*64)
 	e.String(string(mb))
 	e.Uvarint(uint64(len(s.Rows)))
 	for _, r := range s.Rows {
@@ -149,7 +150,7 @@ var errCorrupt = errors.New("corrupt site state")
 // decodeStore reads what encode wrote, from the file's text and its
 // CRC-32C as data.ReadSummed returns them. Errors wrap errCorrupt.
 func decodeStore(text string, sum uint32) (*store, error) {
-	d, err := data.NewDecoder(text, sum, storeMagic, errCorrupt)
+	d, err := durable.NewDecoder(text, sum, storeMagic, errCorrupt)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +204,7 @@ func decodeStore(text string, sum uint32) (*store, error) {
 // site is built afresh; so is a damaged one, with the error naming it.
 func loadStore(dataDir string) (*store, error) {
 	path := storePath(dataDir)
-	text, sum, err := data.ReadSummed(path)
+	text, sum, err := durable.ReadSummed(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -231,7 +232,7 @@ func beginPublish(dataDir, out string) (removed int, err error) {
 	mark := unfinishedPath(dataDir)
 	if _, err := os.Stat(mark); err == nil {
 		err := filepath.WalkDir(out, func(path string, e os.DirEntry, err error) error {
-			if err == nil && !e.IsDir() && data.IsTempName(e.Name()) && os.Remove(path) == nil {
+			if err == nil && !e.IsDir() && durable.IsTempName(e.Name()) && os.Remove(path) == nil {
 				removed++
 			}
 			return nil
@@ -240,7 +241,7 @@ func beginPublish(dataDir, out string) (removed int, err error) {
 			return removed, fmt.Errorf("remove temporary files under %s: %w", out, err)
 		}
 	}
-	return removed, data.WriteFileAtomic(mark, nil, 0o644)
+	return removed, durable.WriteFileAtomic(mark, nil, 0o644)
 }
 
 // finishPublish removes the unfinished mark of a publish that ended.

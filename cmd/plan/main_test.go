@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/pause"
 	"plug.directory/prober/pause/pausetest"
@@ -30,7 +32,7 @@ func MustRun(tb testing.TB, args ...string) string {
 
 func mustJournal(tb testing.TB, dir string, results ...data.Result) {
 	tb.Helper()
-	j, err := data.CreateJournal(dir, "test-"+results[0].ID)
+	j, err := spool.CreateJournal(dir, "test-"+results[0].ID)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -62,7 +64,7 @@ func TestRunGolden(t *testing.T) {
 	for _, minute := range []string{"2030-06-01T12:00:00Z", "2030-06-01T12:01:00Z"} {
 		MustRun(t, "-servers", td("servers-b.csv"), "-paused", td("paused.txt"), "-data", dir, "-at", minute)
 		at, _ := time.Parse(time.RFC3339, minute)
-		got, err := os.ReadFile(data.PlanPath(dir, at))
+		got, err := os.ReadFile(spool.PlanPath(dir, at))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,12 +83,12 @@ func TestRunSameMinuteTwice(t *testing.T) {
 	}
 	at := time.Date(2030, 6, 1, 12, 30, 0, 0, time.UTC)
 	MustRun(t, "-servers", list, "-data", dir, "-at", at.Format(time.RFC3339))
-	first, _ := os.ReadFile(data.PlanPath(dir, at))
-	ledger, _ := os.ReadFile(data.LedgerPath(dir))
+	first, _ := os.ReadFile(spool.PlanPath(dir, at))
+	ledger, _ := os.ReadFile(spool.LedgerPath(dir))
 	MustRun(t, "-servers", list, "-data", dir, "-at", at.Format(time.RFC3339))
-	second, _ := os.ReadFile(data.PlanPath(dir, at))
-	l1, l2 := data.NewLedger(), data.NewLedger()
-	after, _ := os.ReadFile(data.LedgerPath(dir))
+	second, _ := os.ReadFile(spool.PlanPath(dir, at))
+	l1, l2 := spool.NewLedger(), spool.NewLedger()
+	after, _ := os.ReadFile(spool.LedgerPath(dir))
 	if err := errors.Join(l1.UnmarshalBinary(ledger), l2.UnmarshalBinary(after)); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +107,7 @@ func TestRunSameMinuteTwice(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	dir := t.TempDir()
-	td := func(name string) string { return filepath.Join("..", "..", "data", "testdata", "servers", name) }
+	td := func(name string) string { return filepath.Join("..", "..", "data", "lists", "testdata", "servers", name) }
 	cases := []struct {
 		name string
 		args []string
@@ -156,7 +158,7 @@ func TestRunSimulate(t *testing.T) {
 			t.Errorf("simulation report lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := os.Stat(data.PlanPath(filepath.Join(dir, "sim"), time.Date(2030, 6, 1, hours-1, 59, 0, 0, time.UTC))); err != nil {
+	if _, err := os.Stat(spool.PlanPath(filepath.Join(dir, "sim"), time.Date(2030, 6, 1, hours-1, 59, 0, 0, time.UTC))); err != nil {
 		t.Errorf("last simulated plan not written: %v", err)
 	}
 }
@@ -170,15 +172,15 @@ func TestRunRebuildsDamagedLedger(t *testing.T) {
 	for m := range 10 {
 		MustRun(t, "-servers", list, "-data", dir, "-at", time.Date(2030, 6, 1, 12, m, 0, 0, time.UTC).Format(time.RFC3339))
 	}
-	before, err := data.ReadLedger(dir)
+	before, err := spool.ReadLedger(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(data.LedgerPath(dir), []byte("PDLEDGER garbage"), 0o644); err != nil {
+	if err := os.WriteFile(spool.LedgerPath(dir), []byte("PDLEDGER garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	MustRun(t, "-servers", list, "-data", dir, "-at", "2030-06-01T12:10:00Z")
-	after, err := data.ReadLedger(dir)
+	after, err := spool.ReadLedger(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +189,7 @@ func TestRunRebuildsDamagedLedger(t *testing.T) {
 			t.Errorf("host %s: %d starts after the rebuild, %d before", h, n, len(starts))
 		}
 	}
-	if aside, _ := filepath.Glob(data.LedgerPath(dir) + ".corrupt-*"); len(aside) != 1 {
+	if aside, _ := filepath.Glob(spool.LedgerPath(dir) + ".corrupt-*"); len(aside) != 1 {
 		t.Errorf("damaged ledger kept as %v", aside)
 	}
 }
@@ -202,7 +204,7 @@ func TestFirstPlan(t *testing.T) {
 	first := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	t.Run("S1_servers_wait_for_their_slot_said_plainly", func(t *testing.T) {
 		out := MustRun(t, "-servers", list, "-data", filepath.Join(dir, "slots"), "-at", first.Format(time.RFC3339))
-		checks, _, err := data.ReadPlan(filepath.Join(dir, "slots"), first)
+		checks, _, err := spool.ReadPlan(filepath.Join(dir, "slots"), first)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +226,7 @@ func TestFirstPlan(t *testing.T) {
 		for m := range 3 {
 			at := first.Add(time.Duration(m) * time.Minute)
 			MustRun(t, "-servers", list, "-data", data0, "-at", at.Format(time.RFC3339), "-first-check-soon")
-			checks, _, err := data.ReadPlan(data0, at)
+			checks, _, err := spool.ReadPlan(data0, at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,7 +240,7 @@ func TestFirstPlan(t *testing.T) {
 		}
 		// Each host's servers all, or as many as its hourly cap leaves to
 		// routine checks (rule S3, NewReserve kept for new servers).
-		servers, _, err := data.ReadServers(list)
+		servers, _, err := lists.ReadServers(list)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +268,7 @@ func TestRunGitHubPaused(t *testing.T) {
 	at := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	MustRun(t, "-servers", filepath.Join("testdata", "servers-a.csv"), "-paused", "github:plugdir/directory/paused.txt@main",
 		"-github-api", f.URL(), "-data", dir, "-at", at.Format(time.RFC3339), "-first-check-soon")
-	checks, _, err := data.ReadPlan(dir, at)
+	checks, _, err := spool.ReadPlan(dir, at)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 )
 
@@ -109,7 +110,7 @@ func (a *Audit) OK() bool { return len(a.Broken) == 0 }
 
 // Plan audits one planned minute: now is when it was planned, list and
 // paused what it was planned from, l the ledger after it.
-func (a *Audit) Plan(now time.Time, list []data.Server, paused map[string]bool, rep planner.Report, l *data.Ledger) {
+func (a *Audit) Plan(now time.Time, list []data.Server, paused map[string]bool, rep planner.Report, l *spool.Ledger) {
 	T := rep.Minute.Unix()
 	a.End = rep.Minute.Add(time.Minute)
 	if len(list) != len(a.list) || len(list) > 0 && &list[0] != &a.list[0] {
@@ -267,7 +268,7 @@ func (a *Audit) check(now time.Time, T int64, c data.PlannedCheck) {
 			}
 		}
 	}
-	if ad != nil && len(ad.ids) <= data.MaxShared {
+	if ad != nil && len(ad.ids) <= spool.MaxShared {
 		var ids []string
 		for _, o := range listings {
 			ids = append(ids, o.ID)
@@ -503,7 +504,7 @@ func (a *Audit) Result(r data.Result) {
 // owed a check for longer than its cadence starved (rule S4), and the
 // servers present all along must have had their tier's number of checks
 // (rule S1).
-func (a *Audit) Finish(l *data.Ledger) {
+func (a *Audit) Finish(l *spool.Ledger) {
 	end := a.End.Unix()
 	hours := (end - a.Start.Unix()) / 3600
 	for id, sa := range a.servers {
