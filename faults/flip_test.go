@@ -21,7 +21,6 @@ import (
 	"plug.directory/prober/data/history"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
-	"plug.directory/prober/internal/durable"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/planner"
 	"plug.directory/prober/runner"
@@ -108,7 +107,7 @@ func MustBase(tb testing.TB) *base {
 			if _, err := history.RebuildState(b.dir()); err != nil {
 				tb.Fatal(err)
 			}
-			os.RemoveAll(durable.DamagedDir(b.dir()))
+			os.RemoveAll(data.Dir(b.dir()).Damaged())
 		}
 	}
 	// A plan and its ledger, and the minute run.

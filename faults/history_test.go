@@ -63,7 +63,7 @@ func mustHistory(tb testing.TB) *historyFixture {
 		minute0, minute0.Add(time.Minute), minute0.Add(2 * time.Minute), // today: parts
 	}
 	for _, at := range runs {
-		name := "run-" + at.Format(spool.RunJournalLayout) + "-4242"
+		name := data.RunJournal(at, 4242)
 		j, err := spool.CreateJournal(h.dir(), name)
 		if err != nil {
 			tb.Fatal(err)
@@ -140,11 +140,11 @@ func TestDamagedHistory(t *testing.T) {
 		after string // "scrub" or "rebuild"
 		both  bool   // its second copy damaged too
 	}{
-		{"part-run-" + minute0.Add(time.Minute).Format(spool.RunJournalLayout) + "-4242.parquet", "scrub", false},
-		{"part-run-" + minute0.Add(time.Minute).Format(spool.RunJournalLayout) + "-4242.parquet", "rebuild", false},
+		{"part-" + data.RunJournal(minute0.Add(time.Minute), 4242) + ".parquet", "scrub", false},
+		{"part-" + data.RunJournal(minute0.Add(time.Minute), 4242) + ".parquet", "rebuild", false},
 		{"merged-000001.parquet", "scrub", false},
 		{"merged-000001.parquet", "rebuild", false},
-		{"part-run-" + minute0.Add(time.Minute).Format(spool.RunJournalLayout) + "-4242.parquet", "scrub", true},
+		{"part-" + data.RunJournal(minute0.Add(time.Minute), 4242) + ".parquet", "scrub", true},
 		{"merged-000001.parquet", "rebuild", true},
 	} {
 		name := strings.TrimSuffix(tc.file, ".parquet") + "_" + tc.after
@@ -156,15 +156,15 @@ func TestDamagedHistory(t *testing.T) {
 				root := filepath.Join(t.TempDir(), "c")
 				copyTree(t, h.root, root)
 				dir := filepath.Join(root, "data")
-				matches, _ := filepath.Glob(filepath.Join(history.ResultsDir(dir), "date=*", tc.file))
+				matches, _ := filepath.Glob(filepath.Join(data.Dir(dir).Results(), "date=*", tc.file))
 				if len(matches) != 1 {
 					t.Fatalf("%s: %v", tc.file, matches)
 				}
 				path := matches[0]
 				targets := []string{path}
 				if tc.both {
-					rel, _ := filepath.Rel(history.ResultsDir(dir), path)
-					targets = append(targets, filepath.Join(history.ReplicaDir(dir), rel))
+					rel, _ := filepath.Rel(data.Dir(dir).Results(), path)
+					targets = append(targets, filepath.Join(data.Dir(dir).Replica(), rel))
 				}
 				var what string
 				for _, p := range targets {
@@ -219,7 +219,7 @@ func TestDamagedHistory(t *testing.T) {
 					}
 				}
 				// What DuckDB reads: every file under results/ reads whole.
-				files, _ := filepath.Glob(filepath.Join(history.ResultsDir(dir), "date=*", "*.parquet"))
+				files, _ := data.Dir(dir).ResultParts()
 				for _, f := range files {
 					if _, err := history.ReadParquet(f); err != nil {
 						t.Fatalf("%sa damaged file left under results/: %v", what, err)

@@ -36,7 +36,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 	start := minute0.Add(-24 * time.Hour)
 	for h := range 24 {
 		at := start.Add(time.Duration(h) * time.Hour)
-		name := "run-" + at.Format(spool.RunJournalLayout) + "-4242"
+		name := data.RunJournal(at, 4242)
 		j, err := spool.CreateJournal(dir, name)
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +57,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 		j.Close()
 		// The store of definitions ages its sets by their files' times:
 		// on the test's clock, in 2030, they are as new as its runs.
-		sets, _ := filepath.Glob(filepath.Join(spool.ToolDefsDir(dir), "*"))
+		sets, _ := filepath.Glob(filepath.Join(data.Dir(dir).ToolDefs(), "*"))
 		for _, set := range sets {
 			os.Chtimes(set, at, at)
 		}
@@ -77,7 +77,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 		}
 		if h%7 == 6 {
 			// A byte of the newest part flipped, found by the next scrub.
-			parts, _ := filepath.Glob(filepath.Join(history.ResultsDir(dir), "date=*", "part-*.parquet"))
+			parts, _ := filepath.Glob(filepath.Join(data.Dir(dir).Results(), "date=*", "part-*.parquet"))
 			if len(parts) > 0 {
 				p := parts[len(parts)-1]
 				body, _ := os.ReadFile(p)

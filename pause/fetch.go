@@ -45,7 +45,7 @@ const lastGoodMeta = "last-good.json"
 
 // LastGoodPath returns where Fetch keeps the last good copy of the paused
 // list under the data directory dataDir.
-func LastGoodPath(dataDir string) string { return lists.PausedCopyPath(dataDir) }
+func LastGoodPath(dataDir string) string { return data.Dir(dataDir).PausedCopy() }
 
 // copyMeta describes the last good copy; it is written after the copy, so a
 // crash in between leaves an ETag that no longer matches, which only costs

@@ -163,7 +163,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 		// The clock's own next minute, behind the ledger: the clock went
 		// backwards (an -at of an earlier minute is the operator's).
 		sum.ClockBack = minute.Equal(cfg.Time().UTC().Truncate(time.Minute).Add(time.Minute))
-		if _, err := os.Stat(spool.PlanPath(cfg.Data, minute)); err == nil {
+		if _, err := os.Stat(data.Dir(cfg.Data).Plan(minute)); err == nil {
 			sum.Kept = true
 			return sum, nil
 		}
@@ -207,7 +207,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	if err := writePlan(cfg.Data, minute, rep.Checks); err != nil {
 		return sum, err
 	}
-	sum.Path = spool.PlanPath(cfg.Data, minute)
+	sum.Path = data.Dir(cfg.Data).Plan(minute)
 	logger.Info("plan timings", "servers", len(in.servers), "load", loaded.Sub(began), "plan", planned.Sub(loaded), "write", time.Since(planned))
 	return sum, nil
 }
@@ -221,12 +221,12 @@ func repairLedger(dir string, minute time.Time, l *spool.Ledger, logger *slog.Lo
 	if last == 0 || last >= minute.Unix() {
 		return
 	}
-	if _, err := os.Stat(spool.PlanPath(dir, time.Unix(last, 0))); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(data.Dir(dir).Plan(time.Unix(last, 0))); !errors.Is(err, os.ErrNotExist) {
 		return
 	}
 	takeBack(l, last)
 	logger.Warn("the plan of the ledger's last minute was never written (plan stopped between the ledger and the plan file): its checks are planned again",
-		"minute", time.Unix(last, 0).UTC().Format(time.RFC3339), "plan", spool.PlanPath(dir, time.Unix(last, 0)))
+		"minute", time.Unix(last, 0).UTC().Format(time.RFC3339), "plan", data.Dir(dir).Plan(time.Unix(last, 0)))
 }
 
 // ReadPaused reads the paused list (rule R1): a local file, its last good
@@ -343,7 +343,7 @@ func readLedger(cfg Config, logger *slog.Logger) (*spool.Ledger, bool, error) {
 	if !errors.Is(err, spool.ErrLedgerCorrupt) {
 		return l, false, err
 	}
-	path := spool.LedgerPath(cfg.Data)
+	path := data.Dir(cfg.Data).Ledger()
 	aside := path + ".corrupt-" + cfg.Time().UTC().Format("20060102T150405")
 	if rerr := os.Rename(path, aside); rerr != nil {
 		return nil, false, errors.Join(err, rerr)

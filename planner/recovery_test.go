@@ -107,7 +107,7 @@ func (w *dirWorld) run(minute time.Time, n int, live bool) (*spool.Journal, []da
 		results = append(results, data.Result{ID: c.ID, URL: c.URL, Host: c.Host, Reason: c.Reason, Status: data.Working,
 			Planned: c.At, Started: c.At, Finished: c.At.Add(time.Second)})
 	}
-	j := w.journal(fmt.Sprintf("run-%s-%d", minute.Format(spool.RunJournalLayout), 4242), results)
+	j := w.journal(data.RunJournal(minute, 4242), results)
 	if !live {
 		j.Close()
 	}
@@ -193,7 +193,7 @@ func TestRecovery(t *testing.T) {
 	t.Run("S4_unreadable_plan_redone_next_minute", func(t *testing.T) {
 		w := mustDirWorld(t)
 		m, sum := w.busyMinute()
-		if err := os.WriteFile(spool.PlanPath(w.cfg.Data, m), []byte("{\"at\": garbage\n"), 0o644); err != nil {
+		if err := os.WriteFile(data.Dir(w.cfg.Data).Plan(m), []byte("{\"at\": garbage\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if checks, bad, err := spool.ReadPlan(w.cfg.Data, m); err != nil || len(checks) != 0 || len(bad) != 1 {
@@ -210,7 +210,7 @@ func TestRecovery(t *testing.T) {
 	t.Run("S4_not_run_before_a_ledger_rebuild_redone_next_minute", func(t *testing.T) {
 		w := mustDirWorld(t)
 		m, sum := w.busyMinute() // planned, never run
-		if err := os.WriteFile(spool.LedgerPath(w.cfg.Data), []byte("PDLEDGER damaged"), 0o644); err != nil {
+		if err := os.WriteFile(data.Dir(w.cfg.Data).Ledger(), []byte("PDLEDGER damaged"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		next := w.mustPlan(m.Add(time.Minute))

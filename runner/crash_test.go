@@ -18,7 +18,6 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/history"
-	"plug.directory/prober/data/spool"
 )
 
 // childEnv names, for the test binary re-executed as a child process.
@@ -138,7 +137,7 @@ func TestCrash(t *testing.T) {
 	if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	parts, err := filepath.Glob(filepath.Join(history.ResultsDir(dir), "*", "*.parquet"))
+	parts, err := filepath.Glob(filepath.Join(data.Dir(dir).Results(), "*", "*.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +161,7 @@ func TestCrash(t *testing.T) {
 			t.Errorf("check %s is %d times in the history", id, k)
 		}
 	}
-	if left, _ := filepath.Glob(filepath.Join(spool.JournalDir(dir), "*.jsonl")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(data.Dir(dir).JournalDir(), "*.jsonl")); len(left) != 0 {
 		t.Errorf("journals left after the fold: %v", left)
 	}
 	t.Logf("%d checks reported complete, %d in the history", len(completed), len(seen))

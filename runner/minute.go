@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"plug.directory/prober/data/spool"
+	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
 
@@ -29,7 +29,7 @@ type minuteMarker struct {
 }
 
 // markerPath returns the marker of the run of minute.
-func markerPath(dir string, minute time.Time) string { return spool.MinuteMarkerPath(dir, minute) }
+func markerPath(dir string, minute time.Time) string { return data.Dir(dir).MinuteMarker(minute) }
 
 // claimMinute creates the minute's marker, or fails with ErrMinuteTaken
 // naming who claimed it (see claimMinuteWith).
@@ -110,7 +110,7 @@ func readMarker(path string) (m minuteMarker, ok bool) {
 func pruneMarkers(mdir string, since time.Time) {
 	names, _ := filepath.Glob(filepath.Join(mdir, "*.json*"))
 	for _, p := range names {
-		if t, ok := spool.MinuteOfMarker(p); ok && t.Before(since) {
+		if t, ok := data.MinuteOfMarker(p); ok && t.Before(since) {
 			os.Remove(p)
 		}
 	}

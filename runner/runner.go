@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -125,7 +124,7 @@ type Summary struct {
 	Outcomes    map[data.Outcome]int // completed checks per outcome
 	Checks      map[CheckKind]int    // completed checks per outcome and why they were planned
 	Lateness    []time.Duration      // start lateness of each completed check, in the order they ended
-	Interrupted int                  // checks cancelled at shutdown (see InterruptedPath)
+	Interrupted int                  // checks cancelled at shutdown (see data.Dir.Interrupted)
 	NotStarted  int                  // checks not started because the run was stopped
 	MaxLateness time.Duration        // latest start after its planned second
 	P99Lateness time.Duration        // 99th percentile of start lateness
@@ -138,17 +137,6 @@ type Summary struct {
 type CheckKind struct {
 	Status data.Outcome
 	Reason string
-}
-
-// InterruptedPath returns the file where checks cancelled at shutdown are
-// recorded, one JSON object a line. They are kept out of the history and
-// the state: a half check says nothing about the server, and the planner,
-// seeing no result, plans it again.
-func InterruptedPath(dir string) string { return filepath.Join(dir, "run", "interrupted.jsonl") }
-
-// JournalName returns the journal name of a run of minute by process pid.
-func JournalName(minute time.Time, pid int) string {
-	return fmt.Sprintf("run-%s-%d", minute.UTC().Format(spool.RunJournalLayout), pid)
 }
 
 // Run runs the plan of minute (truncated to the minute, UTC). It reads the
@@ -193,7 +181,7 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 		return sum, err
 	}
 	defer starts.close()
-	j, err := spool.CreateJournal(cfg.Dir, JournalName(minute, cfg.PID))
+	j, err := spool.CreateJournal(cfg.Dir, data.RunJournal(minute, cfg.PID))
 	if err != nil {
 		return sum, err
 	}
@@ -414,14 +402,14 @@ func (r *run) fail(err error) {
 	}
 }
 
-// interruptedRecord is one line of InterruptedPath.
+// interruptedRecord is one line of data.Dir.Interrupted.
 type interruptedRecord struct {
 	Interrupted time.Time   `json:"interrupted"`
 	Result      data.Result `json:"result"`
 }
 
 // recordInterrupted appends a check cancelled at shutdown, bounded, to
-// InterruptedPath.
+// data.Dir.Interrupted.
 func (r *run) recordInterrupted(res data.Result) {
 	r.count(func() { r.interrupted++ })
 	r.cfg.Logger.Warn("check interrupted at shutdown", "id", res.ID, "url", res.URL)
@@ -433,7 +421,7 @@ func (r *run) recordInterrupted(res data.Result) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	path := InterruptedPath(r.cfg.Dir)
+	path := data.Dir(r.cfg.Dir).Interrupted()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err == nil {
 		_, err = f.Write(append(line, '\n'))

@@ -376,12 +376,12 @@ func TestShutdown(t *testing.T) {
 		if len(rs) != 2 {
 			t.Errorf("history has %d results, want the 2 that finished (interrupted ones stay out)", len(rs))
 		}
-		b, err := os.ReadFile(InterruptedPath(dir))
+		b, err := os.ReadFile(data.Dir(dir).Interrupted())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := strings.Count(string(b), "\n"); n != 8 {
-			t.Errorf("%s has %d lines, want 8 interrupted checks", InterruptedPath(dir), n)
+			t.Errorf("%s has %d lines, want 8 interrupted checks", data.Dir(dir).Interrupted(), n)
 		}
 	})
 }
@@ -469,7 +469,7 @@ func TestRunCompactsPastDays(t *testing.T) {
 	if _, err := Run(context.Background(), Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: slog.New(slog.DiscardHandler)}, minute0); err != nil {
 		t.Fatal(err)
 	}
-	old, _ := filepath.Glob(filepath.Join(history.ResultsDir(dir), "date="+yesterday.Format("2006-01-02"), "*.parquet"))
+	old, _ := filepath.Glob(filepath.Join(data.Dir(dir).Results(), "date="+yesterday.Format("2006-01-02"), "*.parquet"))
 	if len(old) != 1 || !strings.Contains(old[0], "merged-") {
 		t.Errorf("yesterday's files after the run: %v, want one merged file", old)
 	}

@@ -88,7 +88,7 @@ func benchState(tb testing.TB, f *fixture, servers []data.Server) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := durable.WriteFileAtomic(storePath(f.dir), b, 0o644); err != nil {
+	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), b, 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	if err := newWriter().replace(filepath.Join(f.out, "index.json"), encodeIndex(st)); err != nil {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -73,7 +72,7 @@ func (p *publication) readLists() error {
 			// before; it is read again next run.
 			p.bad(err)
 			pausedSig = st.Meta.Paused
-			if good, gerr := lists.ReadPausedList(lists.PausedLocalCopyPath(p.cfg.DataDir)); gerr == nil {
+			if good, gerr := lists.ReadPausedList(data.Dir(p.cfg.DataDir).PausedLocalCopy()); gerr == nil {
 				list, err = good, nil
 			}
 		}
@@ -204,11 +203,10 @@ func (p *publication) readResults() error {
 			p.stats.Results++
 		}
 	}
-	journals, err := filepath.Glob(filepath.Join(spool.JournalDir(p.cfg.DataDir), "*.jsonl"))
+	journals, err := data.Dir(p.cfg.DataDir).Journals()
 	if err != nil {
 		return fmt.Errorf("list journals: %w", err)
 	}
-	sort.Strings(journals)
 	seen := map[string]bool{}
 	for _, j := range journals {
 		name := filepath.Base(j)
@@ -242,12 +240,11 @@ func (p *publication) readResults() error {
 			delete(m.Journals, name)
 		}
 	}
-	parts, err := filepath.Glob(filepath.Join(history.ResultsDir(p.cfg.DataDir), "date=*", "*.parquet"))
+	parts, err := data.Dir(p.cfg.DataDir).ResultParts()
 	if err != nil {
 		return fmt.Errorf("list results: %w", err)
 	}
-	sort.Strings(parts)
-	oldDay := "date=" + oldest.Format("2006-01-02")
+	oldDay := oldest.Format("2006-01-02")
 	seen = map[string]bool{}
 	for _, part := range parts {
 		rel, _ := filepath.Rel(p.cfg.DataDir, part)
@@ -256,7 +253,7 @@ func (p *publication) readResults() error {
 			continue // compacted or removed meanwhile
 		}
 		seen[rel] = true
-		if filepath.Base(filepath.Dir(part)) < oldDay || m.Parts[rel] == fi.Size() {
+		if data.DayOf(filepath.Dir(part)) < oldDay || m.Parts[rel] == fi.Size() {
 			m.Parts[rel] = fi.Size()
 			continue
 		}

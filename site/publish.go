@@ -263,7 +263,7 @@ func (p *publication) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = durable.WriteFileAtomic(storePath(p.cfg.DataDir), b, 0o644)
+	err = durable.WriteFileAtomic(data.Dir(p.cfg.DataDir).SiteStore(), b, 0o644)
 	p.phase("save state")
 	return err
 }

@@ -49,7 +49,7 @@ func TestRebuildSameTree(t *testing.T) {
 		f.MustPublish()
 	}
 	incremental := testutil.MustTree(t, f.out)
-	for _, path := range []string{f.out, storePath(f.dir)} {
+	for _, path := range []string{f.out, data.Dir(f.dir).SiteStore()} {
 		if err := os.RemoveAll(path); err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestPauseRecordTakesPublishedPauses(t *testing.T) {
 	f := newFixture(t)
 	f.standard()
 	f.MustPublish() // foxtrot paused at fixNow
-	if err := os.Remove(lists.PauseRecordPath(f.dir)); err != nil {
+	if err := os.Remove(data.Dir(f.dir).PauseRecord()); err != nil {
 		t.Fatal(err) // as before the record existed
 	}
 	f.now = fixNow.Add(time.Hour)

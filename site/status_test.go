@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
 )
 
@@ -40,7 +41,7 @@ func TestStatusFile(t *testing.T) {
 		t.Errorf("before any run: %s", b)
 	}
 	for _, m := range []time.Time{fixNow.Add(-3 * time.Minute), fixNow.Add(-time.Minute), fixNow.Add(-2 * time.Minute)} {
-		p := spool.MinuteMarkerPath(f.dir, m.Truncate(time.Minute))
+		p := data.Dir(f.dir).MinuteMarker(m.Truncate(time.Minute))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -77,8 +77,6 @@ func newStore() *store {
 	return &store{Meta: meta{Journals: map[string]journalMark{}, Parts: map[string]int64{}, Plans: map[string]fileSig{}}}
 }
 
-func storePath(dataDir string) string { return filepath.Join(dataDir, "site", "state.bin") }
-
 // olderPath is where the checks of a server older than its published
 // history, but within the uptime windows, are kept.
 func olderPath(dataDir, id string) string {
@@ -203,7 +201,7 @@ func decodeStore(text string, sum uint32) (*store, error) {
 // loadStore reads DATA/site/state.bin. A missing one is (nil, nil): the
 // site is built afresh; so is a damaged one, with the error naming it.
 func loadStore(dataDir string) (*store, error) {
-	path := storePath(dataDir)
+	path := data.Dir(dataDir).SiteStore()
 	text, sum, err := durable.ReadSummed(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

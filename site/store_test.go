@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 	"plug.directory/prober/internal/testutil"
 )
@@ -22,7 +23,7 @@ func TestStore(t *testing.T) {
 	f.standard()
 	f.MustPublish()
 	want := testutil.MustTree(t, f.out)
-	path := storePath(f.dir)
+	path := data.Dir(f.dir).SiteStore()
 	text, sum, err := durable.ReadSummed(path)
 	if err != nil {
 		t.Fatal(err)

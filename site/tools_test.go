@@ -59,7 +59,7 @@ func TestToolChanges(t *testing.T) {
 		}
 	})
 	t.Run("each_set_stored_once", func(t *testing.T) {
-		entries, err := os.ReadDir(spool.ToolDefsDir(f.dir))
+		entries, err := os.ReadDir(data.Dir(f.dir).ToolDefs())
 		if err != nil || len(entries) != 2 {
 			t.Errorf("store holds %d sets, want 2: %v", len(entries), err)
 		}
@@ -84,7 +84,7 @@ func TestToolChanges(t *testing.T) {
 		}
 	})
 	t.Run("unstored_set_gives_a_change_without_details", func(t *testing.T) {
-		if err := os.RemoveAll(spool.ToolDefsDir(f.dir)); err != nil {
+		if err := os.RemoveAll(data.Dir(f.dir).ToolDefs()); err != nil {
 			t.Fatal(err)
 		}
 		f.now = day(4).Add(2 * time.Hour)

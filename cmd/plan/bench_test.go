@@ -45,10 +45,10 @@ func MustPlanDir(b *testing.B, n int) Config {
 		b.Fatal(err)
 	}
 	// One journal of a result per server, folded into the state snapshot.
-	if err := os.MkdirAll(spool.JournalDir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(data.Dir(dir).JournalDir(), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.Create(filepath.Join(spool.JournalDir(dir), "seed.jsonl"))
+	f, err := os.Create(filepath.Join(data.Dir(dir).JournalDir(), "seed.jsonl"))
 	if err != nil {
 		b.Fatal(err)
 	}

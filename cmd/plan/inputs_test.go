@@ -125,7 +125,7 @@ func TestPlanListShrinkRefused(t *testing.T) {
 	if n := ledgerServers(); n != 50 {
 		t.Errorf("ledger holds %d servers after -accept-shrink, want 50", n)
 	}
-	if b, err := os.ReadFile(lists.ServersCopyPath(dir)); err != nil || strings.Count(string(b), "\n") != 51 {
+	if b, err := os.ReadFile(data.Dir(dir).ServersCopy()); err != nil || strings.Count(string(b), "\n") != 51 {
 		t.Errorf("last good list: %v, %d lines; want the list taken", err, strings.Count(string(b), "\n"))
 	}
 }

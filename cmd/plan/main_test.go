@@ -64,7 +64,7 @@ func TestRunGolden(t *testing.T) {
 	for _, minute := range []string{"2030-06-01T12:00:00Z", "2030-06-01T12:01:00Z"} {
 		MustRun(t, "-servers", td("servers-b.csv"), "-paused", td("paused.txt"), "-data", dir, "-at", minute)
 		at, _ := time.Parse(time.RFC3339, minute)
-		got, err := os.ReadFile(spool.PlanPath(dir, at))
+		got, err := os.ReadFile(data.Dir(dir).Plan(at))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,12 +83,12 @@ func TestRunSameMinuteTwice(t *testing.T) {
 	}
 	at := time.Date(2030, 6, 1, 12, 30, 0, 0, time.UTC)
 	MustRun(t, "-servers", list, "-data", dir, "-at", at.Format(time.RFC3339))
-	first, _ := os.ReadFile(spool.PlanPath(dir, at))
-	ledger, _ := os.ReadFile(spool.LedgerPath(dir))
+	first, _ := os.ReadFile(data.Dir(dir).Plan(at))
+	ledger, _ := os.ReadFile(data.Dir(dir).Ledger())
 	MustRun(t, "-servers", list, "-data", dir, "-at", at.Format(time.RFC3339))
-	second, _ := os.ReadFile(spool.PlanPath(dir, at))
+	second, _ := os.ReadFile(data.Dir(dir).Plan(at))
 	l1, l2 := spool.NewLedger(), spool.NewLedger()
-	after, _ := os.ReadFile(spool.LedgerPath(dir))
+	after, _ := os.ReadFile(data.Dir(dir).Ledger())
 	if err := errors.Join(l1.UnmarshalBinary(ledger), l2.UnmarshalBinary(after)); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,9 @@ func TestRunSameMinuteTwice(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	dir := t.TempDir()
-	td := func(name string) string { return filepath.Join("..", "..", "data", "lists", "testdata", "servers", name) }
+	td := func(name string) string {
+		return filepath.Join("..", "..", "data", "lists", "testdata", "servers", name)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -158,7 +160,7 @@ func TestRunSimulate(t *testing.T) {
 			t.Errorf("simulation report lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := os.Stat(spool.PlanPath(filepath.Join(dir, "sim"), time.Date(2030, 6, 1, hours-1, 59, 0, 0, time.UTC))); err != nil {
+	if _, err := os.Stat(data.Dir(filepath.Join(dir, "sim")).Plan(time.Date(2030, 6, 1, hours-1, 59, 0, 0, time.UTC))); err != nil {
 		t.Errorf("last simulated plan not written: %v", err)
 	}
 }
@@ -176,7 +178,7 @@ func TestRunRebuildsDamagedLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(spool.LedgerPath(dir), []byte("PDLEDGER garbage"), 0o644); err != nil {
+	if err := os.WriteFile(data.Dir(dir).Ledger(), []byte("PDLEDGER garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	MustRun(t, "-servers", list, "-data", dir, "-at", "2030-06-01T12:10:00Z")
@@ -189,7 +191,7 @@ func TestRunRebuildsDamagedLedger(t *testing.T) {
 			t.Errorf("host %s: %d starts after the rebuild, %d before", h, n, len(starts))
 		}
 	}
-	if aside, _ := filepath.Glob(spool.LedgerPath(dir) + ".corrupt-*"); len(aside) != 1 {
+	if aside, _ := filepath.Glob(data.Dir(dir).Ledger() + ".corrupt-*"); len(aside) != 1 {
 		t.Errorf("damaged ledger kept as %v", aside)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/lists"
-	"plug.directory/prober/data/spool"
 	"plug.directory/prober/pause"
 	"plug.directory/prober/planner"
 	"plug.directory/prober/planner/sim"
@@ -75,7 +74,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // an empty data directory, writing plans, ledger and results as cmd/plan and
 // the runner do, and prints the audit. It fails when a rule is broken.
 func simulate(ctx context.Context, cfg simConfig, stdout io.Writer, logger *slog.Logger) error {
-	if _, err := os.Stat(spool.LedgerPath(cfg.Data)); err == nil {
+	if _, err := os.Stat(data.Dir(cfg.Data).Ledger()); err == nil {
 		return fmt.Errorf("simulate: %s already holds a ledger: simulate into an empty data directory", cfg.Data)
 	}
 	all, err := planner.ReadServers(cfg.Servers, lists.ListGuard{}, logger)

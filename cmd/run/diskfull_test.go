@@ -72,7 +72,7 @@ func TestDiskFull(t *testing.T) {
 	if err := spool.WritePlan(dir, minute, checks); err != nil {
 		t.Fatal(err)
 	}
-	journal := spool.JournalDir(dir)
+	journal := data.Dir(dir).JournalDir()
 	if err := os.MkdirAll(journal, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func diskFullChild(t *testing.T, dir string) {
 	minute := os.Getenv("PROBER_TEST_DISKFULL_MINUTE")
 	code, stdout, stderr := runArgs(t, "-data", dir, "-at", minute)
 	t.Logf("run: exit %d\n%s", code, stderr)
-	journal := spool.JournalDir(dir)
+	journal := data.Dir(dir).JournalDir()
 	for _, want := range []string{
 		"no space left on device",
 		"the filesystem holding " + journal + " is full",

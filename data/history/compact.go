@@ -15,6 +15,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/durable"
 )
@@ -125,19 +126,18 @@ type CompactStats struct {
 // fold lock, so it never races a Fold.
 func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, error) {
 	var st CompactStats
-	unlock, err := durable.LockFile(foldLockPath(dir))
+	unlock, err := durable.LockFile(data.Dir(dir).FoldLock())
 	if err != nil {
 		return st, err
 	}
 	defer unlock()
 	limit := before.UTC().Format("2006-01-02")
-	pdirs, err := filepath.Glob(filepath.Join(ResultsDir(dir), "date=*"))
+	pdirs, err := data.Dir(dir).ResultDays()
 	if err != nil {
 		return st, fmt.Errorf("compact: %w", err)
 	}
-	sort.Strings(pdirs)
 	for _, pdir := range pdirs {
-		if strings.TrimPrefix(filepath.Base(pdir), "date=") >= limit {
+		if data.DayOf(pdir) >= limit {
 			continue
 		}
 		// A day already in one file costs a glob, not a footer read: this
@@ -174,11 +174,11 @@ func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, e
 // guarantees and lock as Compact.
 func CompactParts(dir string, day time.Time, minParts int, logger *slog.Logger) (CompactStats, error) {
 	var st CompactStats
-	pdir := partitionDir(dir, day)
+	pdir := data.Dir(dir).ResultDay(day)
 	if parts, _ := filepath.Glob(filepath.Join(pdir, "part-*.parquet")); len(parts) < max(minParts, 2) {
 		return st, nil
 	}
-	unlock, err := durable.LockFile(foldLockPath(dir))
+	unlock, err := durable.LockFile(data.Dir(dir).FoldLock())
 	if err != nil {
 		return st, err
 	}

@@ -34,7 +34,7 @@ func BenchmarkCompactDay(b *testing.B) {
 			r.Detail, r.ServerName, r.ServerVersion, r.Protocol = "2 tools", "server", "1.0.0", "2025-11-25"
 			rs[i] = RowOf(r)
 		}
-		if err := writeParquet(filepath.Join(partitionDir(src, datatest.T0), fmt.Sprintf("part-run-%04d.parquet", p)), rs); err != nil {
+		if err := writeParquet(filepath.Join(data.Dir(src).ResultDay(datatest.T0), fmt.Sprintf("part-run-%04d.parquet", p)), rs); err != nil {
 			b.Fatal(err)
 		}
 		rows += len(rs)

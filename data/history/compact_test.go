@@ -16,7 +16,6 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/datatest"
-	"plug.directory/prober/data/spool"
 	"plug.directory/prober/data/spool/spooltest"
 	"plug.directory/prober/internal/durable"
 )
@@ -58,7 +57,7 @@ func mustCount(tb testing.TB, dir string) int {
 
 func files(tb testing.TB, dir string) []string {
 	tb.Helper()
-	paths, err := filepath.Glob(filepath.Join(partitionDir(dir, datatest.T0), "*.parquet"))
+	paths, err := filepath.Glob(filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "*.parquet"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -109,7 +108,7 @@ func TestCompactExactlyOnce(t *testing.T) {
 	if got := files(t, dir); len(got) != 1 || got[0] != "merged-000002.parquet" {
 		t.Errorf("after second compact: %v, want merged-000002.parquet alone", got)
 	}
-	list, err := mergedList(filepath.Join(partitionDir(dir, datatest.T0), "merged-000002.parquet"))
+	list, err := mergedList(filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "merged-000002.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +127,7 @@ func TestCompactCrashes(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		MustFoldRuns(t, dir, "run", datatest.T0, 3, 4)
-		part := filepath.Join(partitionDir(dir, datatest.T0), "part-run-1.parquet")
+		part := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-1.parquet")
 		saved, err := os.ReadFile(part)
 		if err != nil {
 			t.Fatal(err)
@@ -152,7 +151,7 @@ func TestCompactCrashes(t *testing.T) {
 		}
 		// A compaction that died before its rename leaves only a
 		// temporary file, which the next one removes.
-		tmp := filepath.Join(partitionDir(dir, datatest.T0), ".merged-000002.parquet.tmp-123")
+		tmp := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), ".merged-000002.parquet.tmp-123")
 		os.WriteFile(tmp, saved, 0o644)
 		if _, err := Compact(dir, next, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
@@ -168,7 +167,7 @@ func TestCompactCrashes(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		MustFoldRuns(t, dir, "run", datatest.T0, 2, 4)
-		rs, err := ReadParquet(filepath.Join(partitionDir(dir, datatest.T0), "part-run-0.parquet"))
+		rs, err := ReadParquet(filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-0.parquet"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +201,7 @@ func TestCompactCrashes(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			MustFoldRuns(t, dir, "run", datatest.T0, 4, 3)
-			pdir := partitionDir(dir, datatest.T0)
+			pdir := data.Dir(dir).ResultDay(datatest.T0)
 			// One part cut in half, one with garbage in its pages; with
 			// both, their second copies too.
 			damage := func(path string) {
@@ -232,9 +231,9 @@ func TestCompactCrashes(t *testing.T) {
 			if got := files(t, dir); len(got) != 1 {
 				t.Errorf("files %v, want the merged file only", got)
 			}
-			aside, _ := filepath.Glob(filepath.Join(durable.DamagedDir(dir), "results", "date=*", "part-run-*.parquet.*"))
-			if len(aside) != 2 || !strings.Contains(st.Recovered[0].Error(), "set aside as "+durable.DamagedDir(dir)) {
-				t.Errorf("set aside %v, errors %v; want both bad files kept under %s and named", aside, st.Recovered, durable.DamagedDir(dir))
+			aside, _ := filepath.Glob(filepath.Join(data.Dir(dir).Damaged(), "results", "date=*", "part-run-*.parquet.*"))
+			if len(aside) != 2 || !strings.Contains(st.Recovered[0].Error(), "set aside as "+data.Dir(dir).Damaged()) {
+				t.Errorf("set aside %v, errors %v; want both bad files kept under %s and named", aside, st.Recovered, data.Dir(dir).Damaged())
 			}
 			damages, bad, err := ReadHistoryDamage(dir)
 			if err != nil || len(bad) > 0 || len(damages) != 2 || damages[0].Restored == both {
@@ -266,7 +265,7 @@ func TestCompactOlderSchema(t *testing.T) {
 	if err := parquet.Write(&buf, []oldRow{{ID: "old", Status: "working", StartedAt: datatest.T0.UnixMilli()}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := durable.WriteFileAtomic(filepath.Join(partitionDir(dir, datatest.T0), "part-old.parquet"), buf.Bytes(), 0o644); err != nil {
+	if err := durable.WriteFileAtomic(filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-old.parquet"), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	st, err := Compact(dir, datatest.T0.Add(24*time.Hour), slog.New(slog.DiscardHandler))
@@ -290,10 +289,10 @@ func TestCompactOlderSchema(t *testing.T) {
 func TestFoldRemovesStaleNewJournal(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if err := os.MkdirAll(spool.JournalDir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(data.Dir(dir).JournalDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	stale := filepath.Join(spool.JournalDir(dir), ".run-x.new")
+	stale := filepath.Join(data.Dir(dir).JournalDir(), ".run-x.new")
 	os.WriteFile(stale, nil, 0o644)
 	j := spooltest.MustJournal(t, dir, "run-live")
 	defer j.Close()

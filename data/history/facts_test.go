@@ -87,7 +87,7 @@ func TestHistoryPreviousSchema(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(partitionDir(dir, datatest.T0), "part-prev.parquet")
+	path := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-prev.parquet")
 	if err := durable.WriteFileAtomic(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func mustStates(b *testing.B, n int) string {
 		states[id] = data.State{ID: id, URL: "https://" + id + ".example/mcp", LastCheck: datatest.T0, LastStatus: data.Working,
 			LastAnswered: datatest.T0, Protocol: "2025-11-25", Transport: data.TransportStreamable}
 	}
-	if err := durable.WriteFileAtomic(StatePath(dir), encodeStates(0, states), 0o644); err != nil {
+	if err := durable.WriteFileAtomic(data.Dir(dir).State(), encodeStates(0, states), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	return dir
@@ -112,7 +112,7 @@ func BenchmarkRebuildState(b *testing.B) {
 		r.URL = "https://" + id + ".example/mcp"
 		rows[i] = RowOf(r)
 	}
-	if err := writeParquet(filepath.Join(partitionDir(dir, datatest.T0), "merged-000001.parquet"), rows); err != nil {
+	if err := writeParquet(filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "merged-000001.parquet"), rows); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {

@@ -6,30 +6,22 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"plug.directory/prober/data/spool"
+	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
-
-// ReplicaDir returns where the second copy of every Parquet history file
-// is kept under the data directory dir: replica/date=…/NAME.parquet, the
-// same bytes as results/date=…/NAME.parquet, outside the results/ tree that
-// readers (DuckDB included) list. A history file found damaged is restored
-// from it (RecoverParquet, Scrub).
-func ReplicaDir(dir string) string { return filepath.Join(dir, "replica") }
 
 // replicaOf returns the second copy's path of the history file path of the
 // data directory dir.
 func replicaOf(dir, path string) string {
-	rel, err := filepath.Rel(ResultsDir(dir), path)
+	rel, err := filepath.Rel(data.Dir(dir).Results(), path)
 	if err != nil || !filepath.IsLocal(rel) {
 		rel = filepath.Base(path)
 	}
-	return filepath.Join(ReplicaDir(dir), rel)
+	return filepath.Join(data.Dir(dir).Replica(), rel)
 }
 
 // dataDirOf returns the data directory of a history file:
@@ -57,7 +49,7 @@ func copyVerified(from, to string) error {
 }
 
 // HistoryDamage is one history file found damaged, as recorded in
-// HistoryDamagePath: restored from its second copy, or lost with the
+// data.Dir.HistoryDamage: restored from its second copy, or lost with the
 // minutes it covered.
 type HistoryDamage struct {
 	At       time.Time `json:"at"`                // when it was found
@@ -79,25 +71,16 @@ func (h HistoryDamage) Lost() string {
 	return "checks of " + when + " lost to a damaged file (" + h.File + ")"
 }
 
-// HistoryDamagePath returns the record of history files found damaged,
-// one JSON line each, with its checksum.
-func HistoryDamagePath(dir string) string {
-	return filepath.Join(durable.DamagedDir(dir), "history.jsonl")
-}
-
 // ReadHistoryDamage reads every HistoryDamage recorded. A missing record
 // is none; a line that does not check is skipped and named in bad.
 func ReadHistoryDamage(dir string) ([]HistoryDamage, []error, error) {
-	return durable.ReadCRCLines[HistoryDamage](HistoryDamagePath(dir))
+	return durable.ReadCRCLines[HistoryDamage](data.Dir(dir).HistoryDamage())
 }
 
 // recordDamage appends h to the record, fsynced.
 func recordDamage(dir string, h HistoryDamage) error {
-	return durable.AppendCRCLines(HistoryDamagePath(dir), []HistoryDamage{h})
+	return durable.AppendCRCLines(data.Dir(dir).HistoryDamage(), []HistoryDamage{h})
 }
-
-// runStamp finds the minute in a part's name (part-run-20261202T1925-42).
-var runStamp = regexp.MustCompile(`\d{8}T\d{4}`)
 
 // minutesOf returns the minutes (HH:MM) whose runs wrote the history file
 // path: from a part's name, or from the list a compacted file's footer
@@ -109,10 +92,8 @@ func minutesOf(path string) []string {
 	}
 	var out []string
 	for _, n := range names {
-		if s := runStamp.FindString(n); s != "" {
-			if t, err := time.Parse(spool.RunJournalLayout, s); err == nil {
-				out = append(out, t.Format("15:04"))
-			}
+		if t, _, ok := data.JournalMinute(n); ok {
+			out = append(out, t.Format("15:04"))
 		}
 	}
 	slices.Sort(out)
@@ -132,7 +113,7 @@ func RecoverParquet(dir, path string, cause error) (restored bool, err error) {
 	if !errors.Is(cause, durable.ErrDamaged) {
 		return false, cause
 	}
-	unlock, err := durable.LockFile(foldLockPath(dir))
+	unlock, err := durable.LockFile(data.Dir(dir).FoldLock())
 	if err != nil {
 		return false, errors.Join(cause, err)
 	}
@@ -158,14 +139,14 @@ func recoverParquet(dir, path string, cause error) (bool, error) {
 	now := time.Now()
 	rel, _ := filepath.Rel(dir, path)
 	second := replicaOf(dir, path)
-	h := HistoryDamage{At: now.UTC(), File: filepath.ToSlash(rel), Day: strings.TrimPrefix(filepath.Base(filepath.Dir(path)), "date="), Err: cause.Error()}
+	h := HistoryDamage{At: now.UTC(), File: filepath.ToSlash(rel), Day: data.DayOf(filepath.Dir(path)), Err: cause.Error()}
 	// Before they move: a compacted file's list is in its footer.
 	if h.Minutes = minutesOf(path); len(h.Minutes) == 0 {
 		h.Minutes = minutesOf(second)
 	}
 	said := "missing"
 	if _, err := os.Stat(path); err == nil {
-		aside, err := durable.SetAside(dir, path, now)
+		aside, err := setAside(dir, path, now)
 		if err != nil {
 			return false, errors.Join(cause, err)
 		}
@@ -180,7 +161,7 @@ func recoverParquet(dir, path string, cause error) (bool, error) {
 		return true, fmt.Errorf("%w; %s and restored from its second copy %s", cause, said, second)
 	}
 	if errors.Is(cerr, durable.ErrDamaged) {
-		if a, err := durable.SetAside(dir, second, now); err == nil {
+		if a, err := setAside(dir, second, now); err == nil {
 			cerr = fmt.Errorf("%w; set aside as %s", cerr, a)
 		}
 	}

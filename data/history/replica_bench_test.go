@@ -104,7 +104,7 @@ func BenchmarkScrub(b *testing.B) {
 		for i := range 100_000 {
 			rows = append(rows, RowOf(benchResult(rng, at.AddDate(0, 0, d).Add(time.Duration(i)*time.Millisecond*864))))
 		}
-		path := filepath.Join(partitionDir(dir, at.AddDate(0, 0, d)), "merged-000001.parquet")
+		path := filepath.Join(data.Dir(dir).ResultDay(at.AddDate(0, 0, d)), "merged-000001.parquet")
 		body, err := encodeParquet(path, rows)
 		if err != nil {
 			b.Fatal(err)

@@ -28,12 +28,6 @@ import (
 	"plug.directory/prober/internal/durable"
 )
 
-// ResultsDir returns the root of the Parquet history under the data
-// directory dir. It is Hive-style partitioned by the day a check started:
-// results/date=YYYY-MM-DD/*.parquet, so that DuckDB reads it with
-// read_parquet('results/*/*.parquet', hive_partitioning=1).
-func ResultsDir(dir string) string { return filepath.Join(dir, "results") }
-
 // ResultRow is one check in the Parquet history: every field of Result, with
 // times as UTC timestamps in milliseconds and durations in milliseconds, so
 // any Parquet reader understands them without Go's types.
@@ -182,11 +176,6 @@ func (w ResultRow) Result() data.Result {
 	return r
 }
 
-// partitionDir returns the partition of a day.
-func partitionDir(dir string, day time.Time) string {
-	return filepath.Join(ResultsDir(dir), "date="+day.UTC().Format("2006-01-02"))
-}
-
 // writeHistory writes the results of one journal as one Parquet part per
 // day, named after the journal. A part that already exists, or that a
 // compacted file of its day lists as merged, was written by a fold that
@@ -206,7 +195,7 @@ func writeHistory(dir, journalPath string, rs []data.Result) error {
 	sort.Strings(days)
 	for _, d := range days {
 		t, _ := time.Parse("2006-01-02", d)
-		pdir := partitionDir(dir, t)
+		pdir := data.Dir(dir).ResultDay(t)
 		name := "part-" + base + ".parquet"
 		path := filepath.Join(pdir, name)
 		if _, err := os.Stat(path); err == nil {
@@ -345,13 +334,12 @@ func ReadHistory(dir string, since, until time.Time) (results []data.Result, bad
 			}
 		}
 	}
-	pdirs, err := filepath.Glob(filepath.Join(ResultsDir(dir), "date=*"))
+	pdirs, err := data.Dir(dir).ResultDays()
 	if err != nil {
 		return nil, nil, fmt.Errorf("read history: %w", err)
 	}
-	sort.Strings(pdirs)
 	for _, pdir := range pdirs {
-		day := strings.TrimPrefix(filepath.Base(pdir), "date=")
+		day := data.DayOf(pdir)
 		if day < lo || day > hi {
 			continue
 		}

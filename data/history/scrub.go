@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
 
@@ -33,10 +34,12 @@ type ScrubStats struct {
 }
 
 // scrubCursorPath returns the file that keeps where the last Scrub stopped.
-func scrubCursorPath(dir string) string { return filepath.Join(ReplicaDir(dir), ".scrub-cursor") }
+func scrubCursorPath(dir string) string {
+	return filepath.Join(data.Dir(dir).Replica(), ".scrub-cursor")
+}
 
 // Scrub verifies the next files of the Parquet history and of its second
-// copy (ReplicaDir), in name order from where the last call stopped, about
+// copy (data.Dir.Replica), in name order from where the last call stopped, about
 // 1/ScrubMinutes of their bytes (at least scrubMinBytes and one file): a
 // history file that does not check is set aside and restored from its
 // second copy, or recorded as lost when that is damaged too (see
@@ -51,7 +54,7 @@ func Scrub(dir string, logger *slog.Logger) (ScrubStats, error) {
 func scrub(dir string, minBytes int64, logger *slog.Logger) (ScrubStats, error) {
 	start := time.Now()
 	var st ScrubStats
-	unlock, err := durable.LockFile(foldLockPath(dir))
+	unlock, err := durable.LockFile(data.Dir(dir).FoldLock())
 	if err != nil {
 		return st, err
 	}
@@ -104,8 +107,13 @@ func scrub(dir string, minBytes int64, logger *slog.Logger) (ScrubStats, error) 
 // both), sorted, with the bytes of the two.
 func scrubList(dir string) (rels []string, sizes []int64, err error) {
 	size := map[string]int64{}
-	for _, root := range []string{ResultsDir(dir), ReplicaDir(dir)} {
-		paths, err := filepath.Glob(filepath.Join(root, "date=*", "*.parquet"))
+	d := data.Dir(dir)
+	for _, tree := range []struct {
+		root  string
+		parts func() ([]string, error)
+	}{{d.Results(), d.ResultParts}, {d.Replica(), d.ReplicaParts}} {
+		root := tree.root
+		paths, err := tree.parts()
 		if err != nil {
 			return nil, nil, fmt.Errorf("scrub: %w", err)
 		}
@@ -132,7 +140,7 @@ func scrubList(dir string) (rels []string, sizes []int64, err error) {
 // scrubOne verifies the history file rel and its second copy, and repairs
 // what it can.
 func scrubOne(dir, rel string, st *ScrubStats, logger *slog.Logger) error {
-	path, second := filepath.Join(ResultsDir(dir), rel), filepath.Join(ReplicaDir(dir), rel)
+	path, second := filepath.Join(data.Dir(dir).Results(), rel), filepath.Join(data.Dir(dir).Replica(), rel)
 	perr := verifyFile(path, st)
 	if errors.Is(perr, os.ErrNotExist) {
 		if merged(path) {
@@ -163,7 +171,7 @@ func scrubOne(dir, rel string, st *ScrubStats, logger *slog.Logger) error {
 		return nil
 	}
 	if errors.Is(serr, durable.ErrDamaged) {
-		aside, err := durable.SetAside(dir, second, time.Now())
+		aside, err := setAside(dir, second, time.Now())
 		if err != nil {
 			return fmt.Errorf("scrub: %w", err)
 		}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/data/datatest"
-	"plug.directory/prober/data/spool"
 )
 
 // flipByte flips one byte of path at offset at, from its start.
@@ -41,24 +41,24 @@ func TestScrub(t *testing.T) {
 		compacted bool   // the day compacted first
 	}{
 		{name: "part", wantRows: 12, damage: func(dir string) {
-			flipByte(t, filepath.Join(partitionDir(dir, datatest.T0), "part-run-20261202T1001-0.parquet"), 40)
+			flipByte(t, filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-20261202T1001-0.parquet"), 40)
 		}},
 		{name: "compacted_day", compacted: true, wantRows: 12, damage: func(dir string) {
-			flipByte(t, filepath.Join(partitionDir(dir, datatest.T0), "merged-000001.parquet"), 40)
+			flipByte(t, filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "merged-000001.parquet"), 40)
 		}},
 		{name: "second_copy", wantRows: 12, wantCopy: true, damage: func(dir string) {
-			flipByte(t, replicaOf(dir, filepath.Join(partitionDir(dir, datatest.T0), "part-run-20261202T1002-0.parquet")), 40)
+			flipByte(t, replicaOf(dir, filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-20261202T1002-0.parquet")), 40)
 		}},
 		{name: "part_missing", wantRows: 12, damage: func(dir string) {
-			os.Remove(filepath.Join(partitionDir(dir, datatest.T0), "part-run-20261202T1003-0.parquet"))
+			os.Remove(filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-20261202T1003-0.parquet"))
 		}},
 		{name: "both_copies", wantRows: 9, wantLost: "checks of 2026-12-02 10:01 lost to a damaged file (results/date=2026-12-02/part-run-20261202T1001-0.parquet)", damage: func(dir string) {
-			part := filepath.Join(partitionDir(dir, datatest.T0), "part-run-20261202T1001-0.parquet")
+			part := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-20261202T1001-0.parquet")
 			flipByte(t, part, 40)
 			flipByte(t, replicaOf(dir, part), 40)
 		}},
 		{name: "both_copies_compacted", compacted: true, wantRows: 0, wantLost: "checks of 2026-12-02 10:00, 10:01, 10:02, 10:03 lost", damage: func(dir string) {
-			merged := filepath.Join(partitionDir(dir, datatest.T0), "merged-000001.parquet")
+			merged := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "merged-000001.parquet")
 			flipByte(t, merged, 40)
 			flipByte(t, replicaOf(dir, merged), 40)
 		}},
@@ -69,7 +69,7 @@ func TestScrub(t *testing.T) {
 			dir := t.TempDir()
 			for m := range 4 {
 				at := datatest.T0.Add(time.Duration(m) * time.Minute)
-				MustFoldRuns(t, dir, "run-"+at.Format(spool.RunJournalLayout), at, 1, 3)
+				MustFoldRuns(t, dir, strings.TrimSuffix(data.RunJournal(at, 0), "-0") /* MustFoldRuns appends -0 */, at, 1, 3)
 			}
 			if tt.compacted {
 				if _, err := Compact(dir, datatest.T0.AddDate(0, 0, 1), slog.New(slog.DiscardHandler)); err != nil {

@@ -19,16 +19,6 @@ import (
 	"plug.directory/prober/internal/durable"
 )
 
-// StatePath returns the snapshot of per-server state under the data
-// directory dir: a compact binary file (see statefile.go), quick to read at
-// a million servers, since every plan and publish reads it. Each fold
-// writes only the states it changed, in a delta file beside it
-// (delta-NNNNNNNNN.bin); every maxDeltas folds the deltas are folded into
-// the snapshot. The Parquet history is the record; the state is derived
-// from it, and rebuilt from it when a state file is damaged or lost (see
-// RebuildState).
-func StatePath(dir string) string { return filepath.Join(dir, "state", "states.bin") }
-
 // maxDeltas is how many delta files pile up before a fold rewrites the
 // snapshot: about an hour of runs.
 const maxDeltas = 60
@@ -91,7 +81,7 @@ var errStateGap error = durable.DamagedError("state incomplete")
 // readStatesOnce reads the state once. changed reports a delta missing
 // under it, with err saying which.
 func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed bool, err error) {
-	path := StatePath(dir)
+	path := data.Dir(dir).State()
 	before := fileID(path)
 	f, err := readStateFile(path, "snapshot")
 	noSnapshot := errors.Is(err, os.ErrNotExist)
@@ -113,7 +103,7 @@ func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed
 	if noSnapshot && len(deltas) == 0 && hasHistory(dir) {
 		// Lost, or not written yet by the first fold: a repair, under
 		// the fold lock, tells which.
-		return v, false, fmt.Errorf("read state: %w: no %s while %s holds results", errStateGap, path, ResultsDir(dir))
+		return v, false, fmt.Errorf("read state: %w: no %s while %s holds results", errStateGap, path, data.Dir(dir).Results())
 	}
 	for _, d := range deltas {
 		if d.seq <= v.baseSeq {
@@ -148,7 +138,7 @@ func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed
 
 // hasHistory reports whether the history holds a day.
 func hasHistory(dir string) bool {
-	days, _ := filepath.Glob(filepath.Join(ResultsDir(dir), "date=*"))
+	days, _ := data.Dir(dir).ResultDays()
 	return len(days) > 0
 }
 
@@ -185,7 +175,7 @@ func rewriteSnapshot(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := durable.WriteFileAtomic(StatePath(dir), encodeStates(v.lastSeq, v.states), 0o644); err != nil {
+	if err := durable.WriteFileAtomic(data.Dir(dir).State(), encodeStates(v.lastSeq, v.states), 0o644); err != nil {
 		return err
 	}
 	deltas, err := listDeltas(dir)
@@ -199,7 +189,7 @@ func rewriteSnapshot(dir string) error {
 			}
 		}
 	}
-	return durable.SyncDir(filepath.Dir(StatePath(dir)))
+	return durable.SyncDir(filepath.Dir(data.Dir(dir).State()))
 }
 
 // applyAll folds results into states, oldest start first, so that a failing
@@ -292,7 +282,7 @@ func Fold(dir string, logger *slog.Logger) (FoldStats, error) {
 func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	start := time.Now()
 	var st FoldStats
-	unlock, err := durable.LockFile(foldLockPath(dir))
+	unlock, err := durable.LockFile(data.Dir(dir).FoldLock())
 	if err != nil {
 		return st, err
 	}
@@ -347,7 +337,7 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	keep := func(id string) bool { return needed[id] }
 	v, err := readStates(dir, keep)
 	if first && errors.Is(err, errStateGap) {
-		if _, serr := os.Stat(StatePath(dir)); errors.Is(serr, os.ErrNotExist) {
+		if _, serr := os.Stat(data.Dir(dir).State()); errors.Is(serr, os.ErrNotExist) {
 			if ds, derr := listDeltas(dir); derr == nil && len(ds) == 0 {
 				v, err = stateView{states: map[string]data.State{}}, nil
 			}
@@ -377,7 +367,7 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	// what it recorded is kept for inspection, never read again.
 	for _, p := range done {
 		if slices.Contains(damaged, p) {
-			aside, err := durable.SetAside(dir, p, time.Now())
+			aside, err := setAside(dir, p, time.Now())
 			if err != nil {
 				return st, fmt.Errorf("fold: %w", err)
 			}
@@ -388,7 +378,7 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 			return st, fmt.Errorf("fold: remove journal: %w", err)
 		}
 	}
-	if err := durable.SyncDir(spool.JournalDir(dir)); err != nil {
+	if err := durable.SyncDir(data.Dir(dir).JournalDir()); err != nil {
 		return st, fmt.Errorf("fold: %w", err)
 	}
 	if v.deltas+1 >= maxDeltas {
@@ -407,7 +397,7 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 // into place (it died between the two): they hold no result. One still
 // locked is being created right now and is left alone.
 func removeStaleNewJournals(dir string, logger *slog.Logger) {
-	paths, _ := filepath.Glob(filepath.Join(spool.JournalDir(dir), ".*.new"))
+	paths, _ := filepath.Glob(filepath.Join(data.Dir(dir).JournalDir(), ".*.new"))
 	for _, p := range paths {
 		if active, err := spool.JournalActive(p); err == nil && !active {
 			if os.Remove(p) == nil {

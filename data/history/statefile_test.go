@@ -51,7 +51,7 @@ func TestStateSnapshot(t *testing.T) {
 			}
 		}
 		dir := t.TempDir()
-		if err := durable.WriteFileAtomic(StatePath(dir), b[:len(b)-1], 0o644); err != nil {
+		if err := durable.WriteFileAtomic(data.Dir(dir).State(), b[:len(b)-1], 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if _, bad, err := LoadStates(dir); err != nil || len(bad) != 1 || !strings.Contains(bad[0].Error(), "states.bin") {
@@ -75,7 +75,7 @@ func TestStateDeltas(t *testing.T) {
 		}
 	}
 	deltas, _ := listDeltas(dir)
-	if _, err := os.Stat(StatePath(dir)); err != nil || len(deltas) >= maxDeltas {
+	if _, err := os.Stat(data.Dir(dir).State()); err != nil || len(deltas) >= maxDeltas {
 		t.Fatalf("after %d folds: snapshot %v, %d deltas; want the snapshot rewritten", maxDeltas+5, err, len(deltas))
 	}
 	check := func(when string) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"time"
 
 	"plug.directory/prober/data"
@@ -24,12 +23,8 @@ type RebuildStats struct {
 	Took    time.Duration // wall time
 }
 
-// foldLockPath is the lock that serialises folds, compactions and state
-// rebuilds.
-func foldLockPath(dir string) string { return filepath.Join(dir, ".fold.lock") }
-
 // RebuildState sets the state files of the data directory dir aside, under
-// DamagedDir, and makes the state again from the Parquet history, the
+// data.Dir.Damaged, and makes the state again from the Parquet history, the
 // record it is derived from: each server's last outcome, failing streak,
 // Retry-After hold and what it learned come back as the folds had made
 // them. Unfolded journals are not in it; readers apply them as always. It
@@ -37,7 +32,7 @@ func foldLockPath(dir string) string { return filepath.Join(dir, ".fold.lock") }
 // the stats; err is non-nil only when the history cannot be listed or the
 // new state not written.
 func RebuildState(dir string) (RebuildStats, error) {
-	unlock, err := durable.LockFile(foldLockPath(dir))
+	unlock, err := durable.LockFile(data.Dir(dir).FoldLock())
 	if err != nil {
 		return RebuildStats{}, err
 	}
@@ -52,7 +47,7 @@ func RebuildState(dir string) (RebuildStats, error) {
 // was made.
 func repairState(dir string, held bool, cause error) (report []error, err error) {
 	if !held {
-		unlock, err := durable.LockFile(foldLockPath(dir))
+		unlock, err := durable.LockFile(data.Dir(dir).FoldLock())
 		if err != nil {
 			return nil, err
 		}
@@ -79,11 +74,10 @@ func rebuildState(dir string) (RebuildStats, error) {
 	start := time.Now()
 	var st RebuildStats
 	states := map[string]data.State{}
-	pdirs, err := filepath.Glob(filepath.Join(ResultsDir(dir), "date=*"))
+	pdirs, err := data.Dir(dir).ResultDays()
 	if err != nil {
 		return st, fmt.Errorf("rebuild state: %w", err)
 	}
-	sort.Strings(pdirs)
 	for _, pdir := range pdirs {
 		p, err := scanPartition(pdir)
 		if err != nil {
@@ -133,7 +127,7 @@ func rebuildState(dir string) (RebuildStats, error) {
 	// point leaves a state that is rebuilt again.
 	now := time.Now()
 	aside := func(path string) error {
-		to, err := durable.SetAside(dir, path, now)
+		to, err := setAside(dir, path, now)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
@@ -142,10 +136,10 @@ func rebuildState(dir string) (RebuildStats, error) {
 		}
 		return err
 	}
-	if err := aside(StatePath(dir)); err != nil {
+	if err := aside(data.Dir(dir).State()); err != nil {
 		return st, fmt.Errorf("rebuild state: %w", err)
 	}
-	if err := durable.WriteFileAtomic(StatePath(dir), encodeStates(seq, states), 0o644); err != nil {
+	if err := durable.WriteFileAtomic(data.Dir(dir).State(), encodeStates(seq, states), 0o644); err != nil {
 		return st, fmt.Errorf("rebuild state: %w", err)
 	}
 	for _, d := range deltas {
@@ -153,7 +147,7 @@ func rebuildState(dir string) (RebuildStats, error) {
 			return st, fmt.Errorf("rebuild state: %w", err)
 		}
 	}
-	if err := durable.SyncDir(filepath.Dir(StatePath(dir))); err != nil {
+	if err := durable.SyncDir(filepath.Dir(data.Dir(dir).State())); err != nil {
 		return st, fmt.Errorf("rebuild state: %w", err)
 	}
 	st.States = len(states)

@@ -15,7 +15,6 @@ import (
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/datatest"
 	"plug.directory/prober/data/spool/spooltest"
-	"plug.directory/prober/internal/durable"
 )
 
 // MustFoldedHistory folds five runs into dir, rewriting the snapshot every
@@ -47,7 +46,7 @@ func MustFoldedHistory(tb testing.TB, dir string) map[string]data.State {
 
 // asideIn is where a repair says the state files went.
 func asideIn(dir string) string {
-	return "state set aside in " + filepath.Join(durable.DamagedDir(dir), "state")
+	return "state set aside in " + filepath.Join(data.Dir(dir).Damaged(), "state")
 }
 
 // TestStateRepair: a state file damaged or lost is set aside, named, and
@@ -72,12 +71,12 @@ func TestStateRepair(t *testing.T) {
 		aside  func(dir string) string
 	}{
 		{"flipped_byte_in_a_delta", func(dir string) func(*testing.T) { return flip(deltaPath(dir, 4)) }, "state delta is damaged: checksum mismatch", asideIn},
-		{"flipped_byte_in_the_snapshot", func(dir string) func(*testing.T) { return flip(StatePath(dir)) }, "states.bin: state snapshot is damaged", asideIn},
+		{"flipped_byte_in_the_snapshot", func(dir string) func(*testing.T) { return flip(data.Dir(dir).State()) }, "states.bin: state snapshot is damaged", asideIn},
 		{"snapshot_deleted", func(dir string) func(*testing.T) {
-			return func(*testing.T) { os.Remove(StatePath(dir)) }
+			return func(*testing.T) { os.Remove(data.Dir(dir).State()) }
 		}, "delta-000000001.bin missing", asideIn},
 		{"state_directory_deleted", func(dir string) func(*testing.T) {
-			return func(*testing.T) { os.RemoveAll(filepath.Dir(StatePath(dir))) }
+			return func(*testing.T) { os.RemoveAll(filepath.Dir(data.Dir(dir).State())) }
 		}, "no " + "STATE", func(string) string { return "no state file to set aside and rebuilt" }},
 		{"delta_truncated", func(dir string) func(*testing.T) {
 			return func(*testing.T) { os.Truncate(deltaPath(dir, 5), 9) }
@@ -94,7 +93,7 @@ func TestStateRepair(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			named := strings.ReplaceAll(tc.named, "STATE", StatePath(dir))
+			named := strings.ReplaceAll(tc.named, "STATE", data.Dir(dir).State())
 			if len(bad) != 1 || !strings.Contains(bad[0].Error(), named) || !strings.Contains(bad[0].Error(), tc.aside(dir)) {
 				t.Errorf("reported %v; want one report naming %q and where the state went", bad, named)
 			}
@@ -133,11 +132,11 @@ func TestRebuildState(t *testing.T) {
 	if got, bad, err := LoadStates(dir); err != nil || len(bad) > 0 || !reflect.DeepEqual(got, want) {
 		t.Errorf("after the rebuild: %+v %v %v\nwant %+v", got, bad, err, want)
 	}
-	aside, _ := filepath.Glob(filepath.Join(durable.DamagedDir(dir), "state", "*"))
+	aside, _ := filepath.Glob(filepath.Join(data.Dir(dir).Damaged(), "state", "*"))
 	if st.Aside == "" || len(aside) == 0 {
 		t.Errorf("old state kept in %q: %v; want it kept", st.Aside, aside)
 	}
-	part := filepath.Join(partitionDir(dir, datatest.T0), "part-run-2.parquet")
+	part := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-2.parquet")
 	os.WriteFile(part, []byte("PAR1 not really"), 0o644)
 	st, err = RebuildState(dir)
 	if err != nil || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "restored from its second copy") || st.Results != 15 {
@@ -192,7 +191,7 @@ func TestFirstFoldIsNotARepair(t *testing.T) {
 	if strings.Contains(logs.String(), "damaged") || strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("first fold logged\n%s\nwant no repair", logs.String())
 	}
-	if _, err := os.Stat(durable.DamagedDir(dir)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(data.Dir(dir).Damaged()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("first fold set something aside: %v", err)
 	}
 	got, bad, err := LoadStates(dir)
@@ -227,7 +226,7 @@ func TestFoldSetsDamagedJournalAside(t *testing.T) {
 	if _, err := os.Stat(j.Path()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("journal still in place after the fold: %v", err)
 	}
-	aside, _ := filepath.Glob(filepath.Join(durable.DamagedDir(dir), "journal", "*"))
+	aside, _ := filepath.Glob(filepath.Join(data.Dir(dir).Damaged(), "journal", "*"))
 	if len(aside) != 1 {
 		t.Fatalf("set aside: %v, want the one journal", aside)
 	}

@@ -46,7 +46,7 @@ func TestFoldExactlyOnce(t *testing.T) {
 
 	// A fold that crashed after writing Parquet but before removing the
 	// journal is redone without writing the rows twice.
-	if err := os.WriteFile(filepath.Join(spool.JournalDir(dir), "run-1.jsonl"), mustReadPart(t, dir), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(data.Dir(dir).JournalDir(), "run-1.jsonl"), mustReadPart(t, dir), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
@@ -63,7 +63,7 @@ func TestFoldExactlyOnce(t *testing.T) {
 	if len(got) != 4 {
 		t.Fatalf("history has %d rows, want 4 (each check exactly once): %+v", len(got), got)
 	}
-	parts, _ := filepath.Glob(filepath.Join(ResultsDir(dir), "*", "*.parquet"))
+	parts, _ := filepath.Glob(filepath.Join(data.Dir(dir).Results(), "*", "*.parquet"))
 	total := 0
 	for _, p := range parts {
 		rs, err := ReadParquet(p)
@@ -84,7 +84,7 @@ func TestFoldExactlyOnce(t *testing.T) {
 // the journal was before the fold removed it.
 func mustReadPart(t *testing.T, dir string) []byte {
 	t.Helper()
-	rs, err := ReadParquet(filepath.Join(ResultsDir(dir), "date=2026-12-02", "part-run-1.parquet"))
+	rs, err := ReadParquet(filepath.Join(data.Dir(dir).Results(), "date=2026-12-02", "part-run-1.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestJournalTornTailAndBadLine(t *testing.T) {
 
 func TestCorruptParquetNamed(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(partitionDir(dir, datatest.T0), "part-broken.parquet")
+	p := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-broken.parquet")
 	if err := durable.WriteFileAtomic(p, []byte("PAR1 garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"path/filepath"
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
@@ -19,10 +18,6 @@ const DefaultMaxShrink = 0.05
 // ErrListShrank is wrapped by ListGuard.Read when the ranked list lost more
 // servers at once than it may: the last good list stands.
 var ErrListShrank = errors.New("the ranked list lost too many servers at once")
-
-// ServersCopyPath returns where plan keeps the last good ranked list under
-// the data directory dir; ServersCopyPath + ".json" says what it holds.
-func ServersCopyPath(dir string) string { return filepath.Join(dir, "servers", "last-good.csv") }
 
 // listCopyMeta describes the last good copy, so that an unchanged list is
 // known by its checksum without reading the copy.
@@ -57,7 +52,7 @@ func (g ListGuard) Read(path string) (servers []data.Server, bad []error, stale,
 		servers, bad, err = ReadServers(path)
 		return servers, bad, nil, err
 	}
-	copyPath := ServersCopyPath(g.Dir)
+	copyPath := data.Dir(g.Dir).ServersCopy()
 	h := crc32.New(durable.Castagnoli)
 	text, rerr := durable.ReadText(path, h)
 	sum := h.Sum32()

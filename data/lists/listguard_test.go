@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"plug.directory/prober/data"
 )
 
 // tenThousand returns a ranked list of 10,000 servers s00001...s10000.
@@ -52,7 +54,7 @@ func TestListGuard(t *testing.T) {
 		if stale != nil {
 			staleMsg = stale.Error()
 		}
-		copied, _, _ := ReadServers(ServersCopyPath(dir))
+		copied, _, _ := ReadServers(data.Dir(dir).ServersCopy())
 		if len(servers) != w.servers || firstBad != w.bad || !strings.HasPrefix(staleMsg, w.stale) || (w.stale == "") != (stale == nil) ||
 			(err != nil) != w.err || len(copied) != w.copy {
 			t.Errorf("%s: %d servers, bad %q, stale %q, err %v, copy %d;\n want %d, %q, %q..., err %v, copy %d",
@@ -71,7 +73,7 @@ func TestListGuard(t *testing.T) {
 	half := good[:len(good)/2]
 	step("the list cut in half", half, ListGuard{}, want{servers: 10_000, copy: 10_000,
 		bad:   path + `:5010: server "s05009": added "2026-01" is not an RFC 3339 time`,
-		stale: ErrListShrank.Error() + ": " + path + " lists 5008 servers, 4992 of the 10000 of the last good list are gone (49.9%, more than 5%): the last good list " + ServersCopyPath(dir) + " stands (plan -accept-shrink takes the new one)"})
+		stale: ErrListShrank.Error() + ": " + path + " lists 5008 servers, 4992 of the 10000 of the last good list are gone (49.9%, more than 5%): the last good list " + data.Dir(dir).ServersCopy() + " stands (plan -accept-shrink takes the new one)"})
 	step("publish reads it too", half, ListGuard{ReadOnly: true}, want{servers: 10_000, copy: 10_000,
 		bad: path + `:5010: server "s05009": added "2026-01" is not an RFC 3339 time`, stale: ErrListShrank.Error()})
 	step("the list missing", "", ListGuard{}, want{servers: 10_000, copy: 10_000, stale: "read ranked list: open "})

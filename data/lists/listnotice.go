@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
 
@@ -15,10 +16,7 @@ import (
 // left as it is (a duplicate id) is news once a day, not twice a minute.
 const ListNoticeEvery = 24 * time.Hour
 
-// listNoticePath is the record of the bad rows last logged.
-func listNoticePath(dir string) string { return filepath.Join(dir, "servers", "noticed.json") }
-
-// listNotice is the content of listNoticePath.
+// listNotice is the content of data.Dir.ListNotice.
 type listNotice struct {
 	Sum  uint64    `json:"sum"`  // FNV-64a of the lines logged
 	Said time.Time `json:"said"` // when
@@ -44,7 +42,7 @@ func ListRowsToSay(dir string, bad []error, summary string, now time.Time) bool 
 		h.Write([]byte{'\n'})
 	}
 	h.Write([]byte(summary))
-	path := listNoticePath(dir)
+	path := data.Dir(dir).ListNotice()
 	var last listNotice
 	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &last) == nil &&
 		last.Sum == h.Sum64() && now.Sub(last.Said) < ListNoticeEvery && !now.Before(last.Said) {

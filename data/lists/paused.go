@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"unicode"
 
@@ -103,20 +102,14 @@ func ReadPausedList(path string) (PausedList, error) {
 	return list, nil
 }
 
-// PausedLocalCopyPath returns where plan keeps the last good copy of a
-// local paused list under the data directory dir.
-func PausedLocalCopyPath(dir string) string {
-	return filepath.Join(dir, "paused", "local-last-good.txt")
-}
-
 // LoadPausedList reads the local paused list at path as ReadPausedList and
-// keeps a copy of it under dir (PausedLocalCopyPath) as the last good one.
+// keeps a copy of it under dir (data.Dir.PausedLocalCopy) as the last good one.
 // When the list cannot be read or is refused, the last good copy stands,
 // as for a list on GitHub (rule R2): it is returned, and the failure in
 // stale, for the caller to log. Only with no good copy is it an error; then
 // no plan must be made.
 func LoadPausedList(dir, path string) (list PausedList, stale error, err error) {
-	copyPath := PausedLocalCopyPath(dir)
+	copyPath := data.Dir(dir).PausedLocalCopy()
 	list, rerr := ReadPausedList(path)
 	if rerr == nil {
 		b, err := os.ReadFile(path)
@@ -204,18 +197,14 @@ func widenPaused(paused map[string]bool, servers []data.Server) {
 // PausedRemotePrefix starts a paused-list source that is not a local file
 // but a file on GitHub (github:OWNER/REPO/PATH[@REF]), which only plan
 // fetches; the commands that follow it read the copy plan keeps, at
-// PausedCopyPath.
+// data.Dir.PausedCopy.
 const PausedRemotePrefix = "github:"
-
-// PausedCopyPath returns where plan keeps the last good copy of a remote
-// paused list under the data directory dir.
-func PausedCopyPath(dir string) string { return filepath.Join(dir, "paused", "last-good.txt") }
 
 // LocalPausedList returns the file a reader of the paused list opens for
 // source: source itself, or the copy plan keeps of a remote list.
 func LocalPausedList(dir, source string) string {
 	if strings.HasPrefix(source, PausedRemotePrefix) {
-		return PausedCopyPath(dir)
+		return data.Dir(dir).PausedCopy()
 	}
 	return source
 }

@@ -228,7 +228,7 @@ func TestLoadPausedList_R2_last_good_copy_stands(t *testing.T) {
 	step("a-1 b-2\n", "a-1,b-2", true, false) // refused: the copy stands
 	step("", "a-1,b-2", true, false)          // missing: the copy stands
 	step("b-2\n", "b-2", false, false)        // a good list resumes a-1
-	if b, err := os.ReadFile(PausedLocalCopyPath(dir)); err != nil || string(b) != "b-2\n" {
+	if b, err := os.ReadFile(data.Dir(dir).PausedLocalCopy()); err != nil || string(b) != "b-2\n" {
 		t.Errorf("copy = %q, %v; want the last good list", b, err)
 	}
 }

@@ -1,9 +1,9 @@
 package lists
 
 import (
-	"path/filepath"
 	"time"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
 
@@ -15,18 +15,11 @@ type PauseChange struct {
 	At     time.Time `json:"at"` // the time of that publish (its -at)
 }
 
-// PauseRecordPath returns the pause record of the data directory dir,
-// DATA/site/pauses.jsonl, one change a line with its checksum. A pause is
-// the one status the Parquet history cannot tell: the record is what a
-// rebuild of the site takes pauses from, so that it says what the
-// incremental publishes said.
-func PauseRecordPath(dir string) string { return filepath.Join(dir, "site", "pauses.jsonl") }
-
 // ReadPauseRecord reads the pause record, by server id, oldest first. A
 // line that fails its checksum or does not decode is skipped and named in
 // bad; a missing record holds none.
 func ReadPauseRecord(dir string) (map[string][]PauseChange, []error, error) {
-	all, bad, err := durable.ReadCRCLines[PauseChange](PauseRecordPath(dir))
+	all, bad, err := durable.ReadCRCLines[PauseChange](data.Dir(dir).PauseRecord())
 	out := map[string][]PauseChange{}
 	for _, c := range all {
 		out[c.ID] = append(out[c.ID], c)
@@ -39,5 +32,5 @@ func AppendPauseRecord(dir string, changes []PauseChange) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	return durable.AppendCRCLines(PauseRecordPath(dir), changes)
+	return durable.AppendCRCLines(data.Dir(dir).PauseRecord(), changes)
 }

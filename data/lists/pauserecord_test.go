@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/data/datatest"
 )
 
@@ -33,10 +34,10 @@ func TestPauseRecord(t *testing.T) {
 		t.Fatalf("record %+v %v %v\nwant %+v", got, bad, err, want)
 	}
 	// A digit of bravo's time flipped.
-	body, _ := os.ReadFile(PauseRecordPath(dir))
+	body, _ := os.ReadFile(data.Dir(dir).PauseRecord())
 	i := strings.Index(string(body), "10:01:00")
 	body[i+4] = '2'
-	os.WriteFile(PauseRecordPath(dir), body, 0o644)
+	os.WriteFile(data.Dir(dir).PauseRecord(), body, 0o644)
 	got, bad, err = ReadPauseRecord(dir)
 	if err != nil || len(bad) != 1 || !strings.Contains(bad[0].Error(), "pauses.jsonl:2") || len(got["bravo"]) != 0 || len(got["alpha"]) != 2 {
 		t.Errorf("after a flip: %+v %v %v; want line 2 named and skipped", got, bad, err)

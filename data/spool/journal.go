@@ -16,7 +16,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,10 +23,6 @@ import (
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
-
-// JournalDir returns the directory of result journals under the data
-// directory dir.
-func JournalDir(dir string) string { return filepath.Join(dir, "journal") }
 
 // Journal is the append-only, fsynced record of the results of one run. A
 // result is durable once Append returns, so a run killed at any moment loses
@@ -59,13 +54,13 @@ func CreateJournal(dir, name string) (*Journal, error) {
 	if name == "" || strings.ContainsAny(name, `/\`) {
 		return nil, fmt.Errorf("create journal %q: bad name", name)
 	}
-	jdir := JournalDir(dir)
+	jdir := data.Dir(dir).JournalDir()
 	if err := os.MkdirAll(jdir, 0o755); err != nil {
 		return nil, fmt.Errorf("create journal: %w", err)
 	}
 	// The journal is locked under a name Fold does not list, then renamed:
 	// Fold never sees it unlocked, so it never folds and removes it early.
-	path := filepath.Join(jdir, name+".jsonl")
+	path := data.Dir(dir).Journal(name)
 	if _, err := os.Lstat(path); err == nil {
 		return nil, fmt.Errorf("create journal %s: %w", path, os.ErrExist)
 	}
@@ -251,11 +246,10 @@ type JournalFile struct {
 // ListJournals returns the journals under dir sorted by name. With probe set,
 // it tells which are still locked by a running process.
 func ListJournals(dir string, probe bool) ([]JournalFile, error) {
-	paths, err := filepath.Glob(filepath.Join(JournalDir(dir), "*.jsonl"))
+	paths, err := data.Dir(dir).Journals()
 	if err != nil {
 		return nil, fmt.Errorf("list journals: %w", err)
 	}
-	sort.Strings(paths)
 	out := make([]JournalFile, 0, len(paths))
 	for _, p := range paths {
 		jf := JournalFile{Path: p}

@@ -201,7 +201,7 @@ func TestRandomByteFlips(t *testing.T) {
 	for _, kind := range []string{"journal", "plan"} {
 		path := j.Path()
 		if kind == "plan" {
-			path = spool.PlanPath(dir, datatest.T0)
+			path = data.Dir(dir).Plan(datatest.T0)
 		}
 		orig, err := os.ReadFile(path)
 		if err != nil {

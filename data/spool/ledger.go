@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -20,9 +19,6 @@ import (
 // 24 hours. It is counted toward the host caps (rule S3) together with what
 // has run, so consecutive plans never double-book a host. It is one binary
 // file, replaced atomically, cheap to read and write at a million servers.
-
-// LedgerPath returns where the ledger is kept under the data directory dir.
-func LedgerPath(dir string) string { return filepath.Join(dir, "plans", "ledger.bin") }
 
 // ErrLedgerCorrupt is returned by ReadLedger for a ledger that does not
 // decode, whose checksum does not match or of an unknown version. It is
@@ -270,7 +266,7 @@ func (l *Ledger) unmarshal(text string, sum uint32) error {
 // an empty one (nothing planned yet); a damaged one is an error wrapping
 // ErrLedgerCorrupt, since planning without it could double-book hosts.
 func ReadLedger(dir string) (*Ledger, error) {
-	path := LedgerPath(dir)
+	path := data.Dir(dir).Ledger()
 	text, sum, err := durable.ReadSummed(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return NewLedger(), nil
@@ -291,7 +287,7 @@ func WriteLedger(dir string, l *Ledger) error {
 	if err != nil {
 		return err
 	}
-	return durable.WriteFileAtomic(LedgerPath(dir), b, 0o644)
+	return durable.WriteFileAtomic(data.Dir(dir).Ledger(), b, 0o644)
 }
 
 // LockPlans takes an exclusive lock on the plans of the data directory dir,
@@ -299,7 +295,7 @@ func WriteLedger(dir string, l *Ledger) error {
 // cannot both read the same ledger and double-book a host. unlock releases
 // it.
 func LockPlans(dir string) (unlock func() error, err error) {
-	return durable.LockFile(filepath.Join(dir, "plans", ".plan.lock"))
+	return durable.LockFile(data.Dir(dir).PlanLock())
 }
 
 // Equal reports whether two ledgers hold the same records, in any order.

@@ -72,7 +72,7 @@ func TestLedgerCorrupt(t *testing.T) {
 	if err := os.MkdirAll(dir+"/plans", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(LedgerPath(dir), b[:len(b)/2], 0o644); err != nil {
+	if err := os.WriteFile(data.Dir(dir).Ledger(), b[:len(b)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ReadLedger(dir); !errors.Is(err, ErrLedgerCorrupt) {
@@ -125,7 +125,7 @@ func TestRebuildLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	os.WriteFile(PlanPath(dir, m0.Add(-time.Hour)), []byte("{not json\n"), 0o644)
+	os.WriteFile(data.Dir(dir).Plan(m0.Add(-time.Hour)), []byte("{not json\n"), 0o644)
 	l, bad := RebuildLedger(dir, m0)
 	if len(bad) != 1 {
 		t.Errorf("bad plans: %v, want the one damaged file", bad)

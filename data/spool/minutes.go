@@ -7,40 +7,20 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
 
 // A run claims its minute with a marker file (runner), named for the
 // minute, under DIR/run/minutes/. The publisher reads the latest to say
-// when checks last ran (status.json).
-
-// minuteMarkerLayout names a minute's marker file, before ".json".
-const minuteMarkerLayout = "2006-01-02T1504"
-
-// MinuteMarkerPath returns the marker of the run of minute under the data
-// directory dir.
-func MinuteMarkerPath(dir string, minute time.Time) string {
-	return filepath.Join(dir, "run", "minutes", minute.UTC().Format(minuteMarkerLayout)+".json")
-}
-
-// MinuteOfMarker returns the minute a marker file's path names, and false
-// for a file that is not a marker.
-func MinuteOfMarker(path string) (time.Time, bool) {
-	name, ok := strings.CutSuffix(filepath.Base(path), ".json")
-	if !ok {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(minuteMarkerLayout, name)
-	return t, err == nil
-}
+// when checks last ran (status.json). data.Dir names the files.
 
 // LastMinuteRun returns the latest minute a run has claimed under the data
 // directory dir, zero when none has (no marker, or no marker directory).
 func LastMinuteRun(dir string) (time.Time, error) {
-	entries, err := os.ReadDir(filepath.Dir(MinuteMarkerPath(dir, time.Time{})))
+	entries, err := os.ReadDir(data.Dir(dir).MinuteMarkers())
 	if errors.Is(err, fs.ErrNotExist) {
 		return time.Time{}, nil
 	}
@@ -49,19 +29,14 @@ func LastMinuteRun(dir string) (time.Time, error) {
 	}
 	var last time.Time
 	for _, e := range entries {
-		if t, ok := MinuteOfMarker(e.Name()); ok && t.After(last) {
+		if t, ok := data.MinuteOfMarker(e.Name()); ok && t.After(last) {
 			last = t
 		}
 	}
 	return last, nil
 }
 
-// RecordedPath is the file that names the latest minute whose run recorded
-// every planned check (MarkMinuteRecorded): a claimed minute whose run died
-// at its first check (a full disk) is not in it.
-func RecordedPath(dir string) string { return filepath.Join(dir, "run", "recorded.json") }
-
-// recordedFile is the content of RecordedPath.
+// recordedFile is the content of Dir.Recorded.
 type recordedFile struct {
 	Minute time.Time `json:"minute"`
 }
@@ -78,7 +53,7 @@ func MarkMinuteRecorded(dir string, minute time.Time) error {
 	if err != nil {
 		return fmt.Errorf("mark minute %s recorded: %w", minute.Format(time.RFC3339), err)
 	}
-	path := RecordedPath(dir)
+	path := data.Dir(dir).Recorded()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("mark minute %s recorded: %w", minute.Format(time.RFC3339), err)
 	}
@@ -92,7 +67,7 @@ func MarkMinuteRecorded(dir string, minute time.Time) error {
 // planned check, zero when none has. A file that does not decode is an
 // error (and counts as none: the next run's mark replaces it).
 func LastMinuteRecorded(dir string) (time.Time, error) {
-	b, err := os.ReadFile(RecordedPath(dir))
+	b, err := os.ReadFile(data.Dir(dir).Recorded())
 	if errors.Is(err, fs.ErrNotExist) {
 		return time.Time{}, nil
 	}
@@ -101,7 +76,7 @@ func LastMinuteRecorded(dir string) (time.Time, error) {
 	}
 	var r recordedFile
 	if err := json.Unmarshal(b, &r); err != nil {
-		return time.Time{}, fmt.Errorf("read the last minute recorded %s: %w", RecordedPath(dir), err)
+		return time.Time{}, fmt.Errorf("read the last minute recorded %s: %w", data.Dir(dir).Recorded(), err)
 	}
 	return r.Minute.UTC(), nil
 }

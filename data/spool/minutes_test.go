@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"plug.directory/prober/data"
 )
 
 // TestLastMinuteRun: the latest marker's minute; zero with no marker
@@ -15,7 +17,7 @@ func TestLastMinuteRun(t *testing.T) {
 		t.Fatalf("no markers: %v, %v", got, err)
 	}
 	m := time.Date(2026, 12, 2, 10, 33, 0, 0, time.UTC)
-	for _, p := range []string{MinuteMarkerPath(dir, m), MinuteMarkerPath(dir, m.Add(-time.Hour)), filepath.Join(dir, "run", "minutes", "notes.txt"), filepath.Join(dir, "run", "minutes", "2099-01-01.json")} {
+	for _, p := range []string{data.Dir(dir).MinuteMarker(m), data.Dir(dir).MinuteMarker(m.Add(-time.Hour)), filepath.Join(dir, "run", "minutes", "notes.txt"), filepath.Join(dir, "run", "minutes", "2099-01-01.json")} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -26,7 +28,7 @@ func TestLastMinuteRun(t *testing.T) {
 	if got, err := LastMinuteRun(dir); err != nil || !got.Equal(m) {
 		t.Errorf("LastMinuteRun = %v, %v; want %v", got, err, m)
 	}
-	if got, ok := MinuteOfMarker(MinuteMarkerPath(dir, m)); !ok || !got.Equal(m) {
+	if got, ok := data.MinuteOfMarker(data.Dir(dir).MinuteMarker(m)); !ok || !got.Equal(m) {
 		t.Errorf("MinuteOfMarker = %v, %v", got, ok)
 	}
 }
@@ -48,7 +50,7 @@ func TestMinuteRecorded(t *testing.T) {
 	if got, err := LastMinuteRecorded(dir); err != nil || !got.Equal(m) {
 		t.Errorf("LastMinuteRecorded = %v, %v; want %v", got, err, m)
 	}
-	if err := os.WriteFile(RecordedPath(dir), []byte("{\"minute\":"), 0o644); err != nil {
+	if err := os.WriteFile(data.Dir(dir).Recorded(), []byte("{\"minute\":"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LastMinuteRecorded(dir); err == nil {

@@ -5,19 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
-
-// PlanPath returns where the plan for the minute starting at minute is kept
-// under the data directory dir: dir/plans/YYYY-MM-DD/HHMM.jsonl (UTC).
-func PlanPath(dir string, minute time.Time) string {
-	m := minute.UTC()
-	return filepath.Join(dir, "plans", m.Format("2006-01-02"), m.Format("1504")+".jsonl")
-}
 
 // ErrNoPlan is returned by ReadPlan when no plan was written for the minute.
 var ErrNoPlan = errors.New("no plan for this minute")
@@ -34,7 +26,7 @@ const MaxPlanLine = 1 << 20
 // each a check of its own, so a plan line stays within MaxPlanLine.
 const MaxShared = 64
 
-// WritePlan writes the checks of one minute atomically to PlanPath, one JSON
+// WritePlan writes the checks of one minute atomically to data.Dir.Plan, one JSON
 // object a line ending in its checksum (see appendLineCRC), in the order
 // given.
 func WritePlan(dir string, minute time.Time, checks []data.PlannedCheck) error {
@@ -47,7 +39,7 @@ func WritePlan(dir string, minute time.Time, checks []data.PlannedCheck) error {
 		}
 		buf = append(buf, durable.AppendLineCRC(b)...)
 	}
-	return durable.WriteFileAtomic(PlanPath(dir, minute), buf, 0o644)
+	return durable.WriteFileAtomic(data.Dir(dir).Plan(minute), buf, 0o644)
 }
 
 // ReadPlan reads the plan of one minute. A missing plan is ErrNoPlan. A
@@ -59,7 +51,7 @@ func WritePlan(dir string, minute time.Time, checks []data.PlannedCheck) error {
 // keep; the planner plans what is missing again. err is non-nil only when
 // the plan cannot be read at all.
 func ReadPlan(dir string, minute time.Time) (checks []data.PlannedCheck, bad []error, err error) {
-	path := PlanPath(dir, minute)
+	path := data.Dir(dir).Plan(minute)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, fmt.Errorf("read plan %s: %w", path, ErrNoPlan)

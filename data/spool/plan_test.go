@@ -66,7 +66,7 @@ func TestReadPlanDamage(t *testing.T) {
 			if err := WritePlan(dir, minute, checks()); err != nil {
 				t.Fatal(err)
 			}
-			path := PlanPath(dir, minute)
+			path := data.Dir(dir).Plan(minute)
 			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)

@@ -3,6 +3,8 @@ package spool
 import (
 	"testing"
 	"time"
+
+	"plug.directory/prober/data"
 )
 
 // TestLiveRuns: a run is going while a process holds its journal's lock;
@@ -10,17 +12,17 @@ import (
 func TestLiveRuns(t *testing.T) {
 	dir := t.TempDir()
 	m := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
-	live, err := CreateJournal(dir, "run-"+m.Format(RunJournalLayout)+"-42")
+	live, err := CreateJournal(dir, data.RunJournal(m, 42))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer live.Close()
-	dead, err := CreateJournal(dir, "run-"+m.Add(-time.Minute).Format(RunJournalLayout)+"-43")
+	dead, err := CreateJournal(dir, data.RunJournal(m.Add(-time.Minute), 43))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dead.Close()
-	other, err := CreateJournal(dir, "sim-"+m.Add(time.Minute).Format(RunJournalLayout))
+	other, err := CreateJournal(dir, data.SimJournal(m.Add(time.Minute)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
 
@@ -51,10 +52,6 @@ func FingerprintTools(defs []ToolDef) (hash string, canonical []byte) {
 	return hex.EncodeToString(sum[:]), canonical
 }
 
-// ToolDefsDir is the content-addressed store of tool definition sets under
-// the data directory dir: tooldefs/<sha256>.json, each distinct set once.
-func ToolDefsDir(dir string) string { return filepath.Join(dir, "tooldefs") }
-
 var toolsHashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // PutToolDefs stores a definition set under its hash unless it is there
@@ -64,7 +61,7 @@ func PutToolDefs(dir, hash string, canonical []byte) error {
 	if !toolsHashRE.MatchString(hash) || len(canonical) > MaxToolDefsBytes {
 		return nil
 	}
-	path := filepath.Join(ToolDefsDir(dir), hash+".json")
+	path := filepath.Join(data.Dir(dir).ToolDefs(), hash+".json")
 	if fi, err := os.Stat(path); err == nil {
 		// Still listed: its time moves on (once a day at most), so
 		// PruneToolDefs keeps it.
@@ -75,7 +72,7 @@ func PutToolDefs(dir, hash string, canonical []byte) error {
 		}
 		return nil
 	}
-	if err := os.MkdirAll(ToolDefsDir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(data.Dir(dir).ToolDefs(), 0o755); err != nil {
 		return fmt.Errorf("store tool definitions %s: %w", hash, err)
 	}
 	return durable.WriteFileAtomic(path, canonical, 0o644)
@@ -90,7 +87,7 @@ const ToolDefsKeep = 395 * 24 * time.Hour
 // store holds what the site can still show, not every set ever seen. It
 // returns how many it removed.
 func PruneToolDefs(dir string, now time.Time) (int, error) {
-	entries, err := os.ReadDir(ToolDefsDir(dir))
+	entries, err := os.ReadDir(data.Dir(dir).ToolDefs())
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
@@ -103,7 +100,7 @@ func PruneToolDefs(dir string, now time.Time) (int, error) {
 		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) <= ToolDefsKeep {
 			continue
 		}
-		if err := os.Remove(filepath.Join(ToolDefsDir(dir), e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(data.Dir(dir).ToolDefs(), e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return n, fmt.Errorf("prune tool definitions: %w", err)
 		}
 		n++
@@ -121,7 +118,7 @@ func ReadToolDefs(dir, hash string) ([]ToolDef, error) {
 	if !toolsHashRE.MatchString(hash) {
 		return nil, fmt.Errorf("read tool definitions %q: %w", hash, ErrNoToolDefs)
 	}
-	path := filepath.Join(ToolDefsDir(dir), hash+".json")
+	path := filepath.Join(data.Dir(dir).ToolDefs(), hash+".json")
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read tool definitions %s: %w", hash, ErrNoToolDefs)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"plug.directory/prober/data"
 )
 
 func TestFingerprintTools(t *testing.T) {
@@ -38,7 +40,7 @@ func TestFingerprintTools(t *testing.T) {
 		t.Errorf("missing set: %v", err)
 	}
 	// A flipped byte is named, not believed.
-	path := filepath.Join(ToolDefsDir(dir), h1+".json")
+	path := filepath.Join(data.Dir(dir).ToolDefs(), h1+".json")
 	c1[3] ^= 1
 	if err := os.WriteFile(path, c1, 0o644); err != nil {
 		t.Fatal(err)
@@ -50,7 +52,7 @@ func TestFingerprintTools(t *testing.T) {
 	if err := PutToolDefs(dir, strings.Repeat("b", 64), big); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(ToolDefsDir(dir), strings.Repeat("b", 64)+".json")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(data.Dir(dir).ToolDefs(), strings.Repeat("b", 64)+".json")); !errors.Is(err, os.ErrNotExist) {
 		t.Error("a set over 1 MB was stored")
 	}
 }
@@ -67,7 +69,7 @@ func TestPruneToolDefs(t *testing.T) {
 		if err := PutToolDefs(dir, hash, canonical); err != nil {
 			t.Fatal(err)
 		}
-		return hash, filepath.Join(ToolDefsDir(dir), hash+".json")
+		return hash, filepath.Join(data.Dir(dir).ToolDefs(), hash+".json")
 	}
 	old, oldPath := put("gone")
 	listed, listedPath := put("still-listed")

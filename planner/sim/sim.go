@@ -180,7 +180,7 @@ func (s *Sim) writeJournals() {
 }
 
 func (s *Sim) writeJournal(minute time.Time, results []data.Result) error {
-	j, err := spool.CreateJournal(s.Dir, "sim-"+minute.UTC().Format("20060102T1504"))
+	j, err := spool.CreateJournal(s.Dir, data.SimJournal(minute))
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
