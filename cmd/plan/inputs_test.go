@@ -13,6 +13,7 @@ import (
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/data/spool/spooltest"
 )
 
 // runPlan runs plan and returns what it printed and logged; it fails the
@@ -142,7 +143,7 @@ func TestPlanReturningServerIsNotNew(t *testing.T) {
 	m := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	writeList(t, list, rows...)
 	runPlan(t, "-servers", list, "-data", dir, "-at", m.Format(time.RFC3339))
-	mustJournal(t, dir, data.Result{ID: "s007", URL: "https://h7.example/mcp", Status: data.Working, Started: m.Add(-10 * time.Minute)})
+	spooltest.MustJournal(t, dir, "test-s007", data.Result{ID: "s007", URL: "https://h7.example/mcp", Status: data.Working, Started: m.Add(-10 * time.Minute)}).Close()
 	writeList(t, list, append(append([]string{}, rows[:7]...), rows[8:]...)...) // s007 leaves (1 of 40)
 	runPlan(t, "-servers", list, "-data", dir, "-at", m.Add(time.Minute).Format(time.RFC3339))
 	writeList(t, list, rows...) // and comes back

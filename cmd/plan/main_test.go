@@ -14,6 +14,7 @@ import (
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/data/spool/spooltest"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/pause"
 	"plug.directory/prober/pause/pausetest"
@@ -30,22 +31,6 @@ func MustRun(tb testing.TB, args ...string) string {
 	return out.String()
 }
 
-func mustJournal(tb testing.TB, dir string, results ...data.Result) {
-	tb.Helper()
-	j, err := spool.CreateJournal(dir, "test-"+results[0].ID)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, r := range results {
-		if err := j.Append(r); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := j.Close(); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // TestRunGolden plans three minutes of a small directory: the first plan
 // sees four servers, the next six more (three new on one host, 30 s apart;
 // one without an address; two paused, by address and by id; one bad row),
@@ -58,9 +43,9 @@ func TestRunGolden(t *testing.T) {
 	answered := time.Date(2030, 6, 1, 11, 0, 0, 0, time.UTC)
 	failed := time.Date(2030, 6, 1, 11, 55, 10, 0, time.UTC)
 	notes := "https://notes.example.org/mcp"
-	mustJournal(t, dir,
+	spooltest.MustJournal(t, dir, "test-notes",
 		data.Result{ID: "notes", URL: notes, Status: data.Working, Protocol: "2025-06-18", Transport: data.TransportSSE, Started: answered},
-		data.Result{ID: "notes", URL: notes, Status: data.Failing, Detail: "HTTP 502", Started: failed})
+		data.Result{ID: "notes", URL: notes, Status: data.Failing, Detail: "HTTP 502", Started: failed}).Close()
 	for _, minute := range []string{"2030-06-01T12:00:00Z", "2030-06-01T12:01:00Z"} {
 		MustRun(t, "-servers", td("servers-b.csv"), "-paused", td("paused.txt"), "-data", dir, "-at", minute)
 		at, _ := time.Parse(time.RFC3339, minute)

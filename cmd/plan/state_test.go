@@ -14,6 +14,7 @@ import (
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/history"
 	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool/spooltest"
 )
 
 // TestRunDamagedState: a flipped byte in a state delta does not stop the
@@ -32,7 +33,7 @@ func TestRunDamagedState(t *testing.T) {
 	for i, s := range servers[:3] {
 		r := data.Result{ID: s.ID, URL: s.URL, Host: s.Host(), Status: data.Failing, Started: at.Add(time.Duration(i) * time.Second),
 			RetryAfter: at.Add(2 * time.Hour)}
-		mustJournal(t, dir, r)
+		spooltest.MustJournal(t, dir, "test-"+r.ID, r).Close()
 		if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
