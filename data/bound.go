@@ -147,7 +147,7 @@ func jsonRuneLen(c rune, rest string) int {
 const (
 	// MaxAddressBytes is the longest address checked (the limit browsers and
 	// CDNs commonly keep); a longer one is listed as not checkable,
-	// ReasonAddressTooLong.
+	// DetailAddressTooLong.
 	MaxAddressBytes = 2048
 	// MaxIDBytes is the longest server id; a row with a longer one is set
 	// aside.

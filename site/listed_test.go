@@ -29,8 +29,8 @@ func TestPublishListedNotCheckable(t *testing.T) {
 	f.writeFile(f.list, []byte(list))
 	st := f.MustPublish()
 	want := map[string][2]string{
-		"alpha": {"pending", ""}, "local": {"not_checkable", data.ReasonNoAddress},
-		"long": {"not_checkable", data.ReasonAddressTooLong}, "bad": {"not_checkable", data.ReasonAddressUnparsable},
+		"alpha": {"pending", ""}, "local": {"not_checkable", data.DetailNoAddress},
+		"long": {"not_checkable", data.DetailAddressTooLong}, "bad": {"not_checkable", data.DetailAddressUnparsable},
 	}
 	for id, w := range want {
 		sf := readServerFile(t, f, id)

@@ -370,10 +370,10 @@ func parseServerFields(id, rank, addr, added string) (data.Server, *RowError) {
 	s := data.Server{ID: id, Rank: n, URL: strings.TrimSpace(addr), Added: t.UTC()}
 	switch {
 	case len(s.URL) > data.MaxAddressBytes:
-		s.URL, s.BadAddress = "", data.ReasonAddressTooLong
+		s.URL, s.BadAddress = "", data.DetailAddressTooLong
 		return s, &RowError{Why: s.BadAddress, Kept: true, Err: fmt.Errorf("server %q: url %.60q... of %d bytes, over the %d checked", id, addr, len(addr), data.MaxAddressBytes)}
 	case s.URL != "" && data.FastHostOf(s.URL) == "":
-		s.URL, s.BadAddress = "", data.ReasonAddressUnparsable
+		s.URL, s.BadAddress = "", data.DetailAddressUnparsable
 		return s, &RowError{Why: s.BadAddress, Kept: true, Err: fmt.Errorf("server %q: url %q is not an absolute address with a host", id, addr)}
 	}
 	return s, nil

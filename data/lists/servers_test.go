@@ -119,7 +119,7 @@ func TestParseServersNotCheckable(t *testing.T) {
 			t.Errorf("%s: bad address kept as URL %.40q", s.ID, s.URL)
 		}
 	}
-	want := map[string]string{"good": "", "local": data.ReasonNoAddress, "long": data.ReasonAddressTooLong, "bad": data.ReasonAddressUnparsable, "edge": ""}
+	want := map[string]string{"good": "", "local": data.DetailNoAddress, "long": data.DetailAddressTooLong, "bad": data.DetailAddressUnparsable, "edge": ""}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("not checkable = %v, want %v", got, want)
 	}
