@@ -29,7 +29,7 @@ type Run struct {
 
 	Plan PlanFigures // from the plan file and the ledger; see ReadPlanFigures
 
-	HistoryDamage []history.HistoryDamage // history files found damaged, ever (data.ReadHistoryDamage)
+	HistoryDamage []history.HistoryDamage // history files found damaged, ever (history.ReadHistoryDamage)
 }
 
 // Check keys completed checks: the outcome and why the check was planned

@@ -70,7 +70,7 @@ type Fetcher struct {
 }
 
 // Fetch brings the last good copy of the paused list named by spec up to
-// date and returns its local path, for data.ReadPausedList. It asks GitHub
+// date and returns its local path, for lists.ReadPausedList. It asks GitHub
 // conditionally with the ETag of the copy, so an unchanged file costs a 304.
 //
 // Rule R2: any failure (network, 5xx, rate limit, a file that is not a

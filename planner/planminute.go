@@ -31,7 +31,7 @@ type Config struct {
 	FirstCheckSoon bool
 
 	// AcceptShrink takes a ranked list that lost more than
-	// data.DefaultMaxShrink of the last good list's servers at once.
+	// lists.DefaultMaxShrink of the last good list's servers at once.
 	AcceptShrink bool
 
 	// FetchPaused, when set, brings a paused list kept elsewhere (GitHub)
@@ -44,7 +44,7 @@ type Config struct {
 	Logger *slog.Logger     // nil means no logs
 
 	// writePlan writes the plan file after the ledger; nil means
-	// data.WritePlan. Tests make it fail, as a plan killed in between.
+	// spool.WritePlan. Tests make it fail, as a plan killed in between.
 	writePlan func(dir string, minute time.Time, checks []data.PlannedCheck) error
 }
 
@@ -265,7 +265,7 @@ func PausedIDs(p lists.PausedList, servers []data.Server, logger *slog.Logger) m
 // kept in the data directory (a zero guard reads it unguarded), logging each
 // bad row and one line counting them. A list refused stands aside for the
 // last good one; with none it is an error. The same bad rows are logged
-// once a day (data.ListRowsToSay), not every minute. Servers whose address cannot be
+// once a day (lists.ListRowsToSay), not every minute. Servers whose address cannot be
 // checked are listed (the site shows them not_checkable) but not planned.
 func ReadServers(path string, guard lists.ListGuard, logger *slog.Logger) ([]data.Server, error) {
 	servers, bad, stale, err := guard.Read(path)
@@ -335,7 +335,7 @@ func loadStates(dir string, keep func(id string) bool, logger *slog.Logger) (map
 }
 
 // readLedger reads the ledger; a damaged one is kept aside and made again
-// from the plans of the last day (data.RebuildLedger), so that the hosts'
+// from the plans of the last day (spool.RebuildLedger), so that the hosts'
 // recent checks still count and planning goes on. The caller holds the
 // plans' lock.
 func readLedger(cfg Config, logger *slog.Logger) (*spool.Ledger, bool, error) {

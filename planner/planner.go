@@ -28,16 +28,16 @@ type Planner struct {
 
 // Input is what one plan is made from.
 type Input struct {
-	Servers []data.Server         // the ranked list in its order (data.SortServers)
+	Servers []data.Server         // the ranked list in its order (lists.SortServers)
 	Paused  map[string]bool       // ids of servers not to check (rule S8)
 	States  map[string]data.State // what the runner learned, by server id
 	// StatesOf, used when States is nil, reads the states of the servers
-	// whose id keep keeps (nil: every one), as data.LoadStatesOf. A plan
+	// whose id keep keeps (nil: every one), as history.LoadStatesOf. A plan
 	// looks at the state of only the servers that may be owed a check, a
 	// few thousand of a million, so it need not read the rest.
 	StatesOf func(keep func(id string) bool) (map[string]data.State, error)
 	// Running holds the minutes (unix s) whose run is still going
-	// (data.LiveRuns), read before the states. A check planned in a
+	// (spool.LiveRuns), read before the states. A check planned in a
 	// minute that has begun, with no result and no run going, was lost
 	// (a killed run, a plan that could not be read or was never written)
 	// and is owed again at once. nil: no run is going.

@@ -20,7 +20,7 @@ type sharing struct {
 // shareAddresses finds the addresses listed more than once. A paused
 // server pauses its address: the owner asked for the endpoint not to be
 // checked, whichever listing the request named (rule S8). More than
-// data.MaxShared servers at one address are led in groups of MaxShared.
+// spool.MaxShared servers at one address are led in groups of MaxShared.
 func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bool) sharing {
 	sh := sharing{paused: paused}
 	seen := newAddrTable(len(servers))

@@ -38,7 +38,7 @@ func claimMinute(dir string, minute, now time.Time, pid int) error {
 }
 
 // claimMinuteWith creates the minute's marker through fs, whole or not at
-// all (data.Files.CreateFileAtomic): of two runs started together exactly
+// all (durable.Files.CreateFileAtomic): of two runs started together exactly
 // one wins, and a full disk leaves no marker, so the minute can be claimed
 // once there is room. A marker that does not decode (torn by an older
 // version, or damaged) is no claim: it is set aside and the minute claimed.

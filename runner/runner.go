@@ -48,7 +48,7 @@ type Config struct {
 	Logger      *slog.Logger  // nil means no logs
 	PID         int           // names the journal and the minute marker; 0 means os.Getpid()
 
-	// Fold folds the journals at the end of the run; nil means data.Fold.
+	// Fold folds the journals at the end of the run; nil means history.Fold.
 	Fold func(dir string, logger *slog.Logger) (history.FoldStats, error)
 	// Compact then compacts the history as of now; nil means
 	// CompactHistory.
@@ -60,10 +60,10 @@ type Config struct {
 const PartsPerCompaction = 60
 
 // CompactHistory is what a run does after its fold: it compacts the days
-// before now's into one file each (data.Compact) and merges today's parts
-// once there are PartsPerCompaction of them (data.CompactParts), so a day
+// before now's into one file each (history.Compact) and merges today's parts
+// once there are PartsPerCompaction of them (history.CompactParts), so a day
 // stays a few files for DuckDB and the publisher; then it scrubs the next
-// slice of the history (data.Scrub).
+// slice of the history (history.Scrub).
 func CompactHistory(dir string, now time.Time, logger *slog.Logger) error {
 	if _, err := history.Compact(dir, now, logger); err != nil {
 		return err

@@ -37,7 +37,7 @@ func (p *publication) readLists() error {
 	// no server (issue 12).
 	servers, bad, stale, err := lists.ListGuard{Dir: p.cfg.DataDir, ReadOnly: true}.Read(p.cfg.ServersPath)
 	// Plan says the same rows too: whichever reads them first says them,
-	// once a day while they stay (data.ListRowsToSay); each still counts.
+	// once a day while they stay (lists.ListRowsToSay); each still counts.
 	sum := lists.SummarizeRows(p.cfg.ServersPath, servers, bad)
 	say := lists.ListRowsToSay(p.cfg.DataDir, bad, sum, p.now)
 	for _, b := range bad {

@@ -10,7 +10,7 @@ import (
 	"plug.directory/prober/data/lists"
 )
 
-// recordPauses reads the pause record (data.ReadPauseRecord) and appends a
+// recordPauses reads the pause record (lists.ReadPauseRecord) and appends a
 // change, at now, for every listed server whose paused state is not the
 // record's last: before any server is rendered, so that the files
 // published and the record agree.

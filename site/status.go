@@ -19,7 +19,7 @@ const StatusStaleAfter = 5 * time.Minute
 type Status struct {
 	Published          Time  `json:"published"`            // this publish
 	LastMinuteRun      *Time `json:"last_minute_run"`      // the latest minute a run claimed; null when none has
-	LastMinuteRecorded *Time `json:"last_minute_recorded"` // the latest minute whose run recorded every planned check (data.MarkMinuteRecorded); null when none has
+	LastMinuteRecorded *Time `json:"last_minute_recorded"` // the latest minute whose run recorded every planned check (spool.MarkMinuteRecorded); null when none has
 	StaleAfterSeconds  int64 `json:"stale_after_seconds"`  // warn when published or last_minute_recorded is older than this
 
 	HistoryLost []LostChecks `json:"history_lost"` // checks the history lost to a file damaged in both its copies, oldest found first; [] when none

@@ -146,7 +146,7 @@ func (s *store) encode() ([]byte, error) {
 var errCorrupt = errors.New("corrupt site state")
 
 // decodeStore reads what encode wrote, from the file's text and its
-// CRC-32C as data.ReadSummed returns them. Errors wrap errCorrupt.
+// CRC-32C as durable.ReadSummed returns them. Errors wrap errCorrupt.
 func decodeStore(text string, sum uint32) (*store, error) {
 	d, err := durable.NewDecoder(text, sum, storeMagic, errCorrupt)
 	if err != nil {

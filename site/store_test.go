@@ -103,5 +103,5 @@ func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
 	}
 }
 
-// crc32c returns the CRC-32C of b, as data.ReadSummed sums a file.
+// crc32c returns the CRC-32C of b, as durable.ReadSummed sums a file.
 func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }

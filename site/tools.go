@@ -42,7 +42,7 @@ type ToolFieldChange struct {
 
 // applyTools records a change of definitions when r, newer than the last
 // check that listed tools, lists others. read returns a stored set (see
-// data.ReadToolDefs); a set it cannot return leaves the change without
+// spool.ReadToolDefs); a set it cannot return leaves the change without
 // details.
 func (s *summary) applyTools(r data.Result, read func(hash string) ([]spool.ToolDef, error)) {
 	t := &s.Tools

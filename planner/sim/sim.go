@@ -230,7 +230,7 @@ func (s *Sim) checkpoint() error {
 	return nil
 }
 
-// running returns the minutes whose run is still going, as data.LiveRuns
+// running returns the minutes whose run is still going, as spool.LiveRuns
 // would find them: those with results still pending.
 func (s *Sim) running() map[int64]bool {
 	live := map[int64]bool{}

@@ -25,7 +25,7 @@ type findings struct {
 	Handshake     bool               // a handshake (discover or initialize) succeeded
 	ToolsOK       bool               // the first tools/list returned a valid result
 	Tools         []string           // tool names, in the server's order, all pages read
-	ToolDefs      []spool.ToolDef    // their definitions, for the fingerprint (data.FingerprintTools)
+	ToolDefs      []spool.ToolDef    // their definitions, for the fingerprint (spool.FingerprintTools)
 	ToolsNote     string             // why pagination stopped early, "" when it did not
 	ToolProblems  []data.ToolProblem // the tool lint of the listed definitions (toollint.go)
 	ToolsMissing  bool               // a tools/list result whose tools was missing or null
