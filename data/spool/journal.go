@@ -237,7 +237,7 @@ func ReadJournal(path string) (results []data.Result, bad []error, err error) {
 	return results, bad, nil
 }
 
-// journalFile is one journal found on disk.
+// JournalFile is one journal found on disk.
 type JournalFile struct {
 	Path   string
 	Active bool // a live process still holds its lock

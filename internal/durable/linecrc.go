@@ -109,7 +109,7 @@ func AppendCRCLines[T any](path string, objs []T) error {
 	return nil
 }
 
-// ReadCRCLines reads the JSON lines appendCRCLines wrote to path, in
+// ReadCRCLines reads the JSON lines AppendCRCLines wrote to path, in
 // order. A line that fails its checksum or does not decode is skipped and
 // named in bad; a missing file holds none.
 func ReadCRCLines[T any](path string) (out []T, bad []error, err error) {
