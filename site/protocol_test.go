@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/durable"
 )
 
 // readIndex reads the published index.json.
@@ -142,7 +143,7 @@ func TestProtocolPublished(t *testing.T) {
 // number each (factsBackfill), without a rebuild, to the counts of a
 // site record that had them all along.
 func TestStoreV2(t *testing.T) {
-	text, sum, err := data.ReadSummed(filepath.Join("testdata", "state-v2.bin")) // written by 0ec59d4's encode
+	text, sum, err := durable.ReadSummed(filepath.Join("testdata", "state-v2.bin")) // written by 0ec59d4's encode
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestStoreV2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := data.WriteFileAtomic(storePath(f.dir), b, 0o644); err != nil {
+	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	defer func(n int) { factsBackfill = n }(factsBackfill)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/durable"
 )
 
 // storeMagic starts state.bin; a file without it is not ours, or of an
@@ -94,8 +95,6 @@ func newStore() *store {
 	return &store{Meta: meta{Journals: map[string]journalMark{}, Parts: map[string]int64{}, Plans: map[string]fileSig{}}}
 }
 
-func storePath(dataDir string) string { return filepath.Join(dataDir, "site", "state.bin") }
-
 // olderPath is where the checks of a server older than its published
 // history, but within the uptime windows, are kept.
 func olderPath(dataDir, id string) string {
@@ -140,7 +139,7 @@ func (s *store) encode() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode site state: %w", err)
 	}
-	e := data.NewEncoder(storeMagic, len(mb)+len(s.Rows)*64)
+	e := durable.NewEncoder(storeMagic, len(mb)+len(s.Rows)*64)
 	e.String(string(mb))
 	e.Uvarint(uint64(len(s.Rows)))
 	for _, r := range s.Rows {
@@ -168,13 +167,13 @@ func (s *store) encode() ([]byte, error) {
 var errCorrupt = errors.New("corrupt site state")
 
 // decodeStore reads what encode wrote, from the file's text and its
-// CRC-32C as data.ReadSummed returns them. Errors wrap errCorrupt.
+// CRC-32C as durable.ReadSummed returns them. Errors wrap errCorrupt.
 func decodeStore(text string, sum uint32) (*store, error) {
 	magic, v2 := storeMagic, strings.HasPrefix(text, storeMagicV2)
 	if v2 {
 		magic = storeMagicV2
 	}
-	d, err := data.NewDecoder(text, sum, magic, errCorrupt)
+	d, err := durable.NewDecoder(text, sum, magic, errCorrupt)
 	if err != nil {
 		return nil, err
 	}
@@ -235,8 +234,8 @@ func decodeStore(text string, sum uint32) (*store, error) {
 // loadStore reads DATA/site/state.bin. A missing one is (nil, nil): the
 // site is built afresh; so is a damaged one, with the error naming it.
 func loadStore(dataDir string) (*store, error) {
-	path := storePath(dataDir)
-	text, sum, err := data.ReadSummed(path)
+	path := data.Dir(dataDir).SiteStore()
+	text, sum, err := durable.ReadSummed(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -264,7 +263,7 @@ func beginPublish(dataDir, out string) (removed int, err error) {
 	mark := unfinishedPath(dataDir)
 	if _, err := os.Stat(mark); err == nil {
 		err := filepath.WalkDir(out, func(path string, e os.DirEntry, err error) error {
-			if err == nil && !e.IsDir() && data.IsTempName(e.Name()) && os.Remove(path) == nil {
+			if err == nil && !e.IsDir() && durable.IsTempName(e.Name()) && os.Remove(path) == nil {
 				removed++
 			}
 			return nil
@@ -273,7 +272,7 @@ func beginPublish(dataDir, out string) (removed int, err error) {
 			return removed, fmt.Errorf("remove temporary files under %s: %w", out, err)
 		}
 	}
-	return removed, data.WriteFileAtomic(mark, nil, 0o644)
+	return removed, durable.WriteFileAtomic(mark, nil, 0o644)
 }
 
 // finishPublish removes the unfinished mark of a publish that ended.
