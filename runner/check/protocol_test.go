@@ -51,6 +51,11 @@ func TestProtocolSupport(t *testing.T) {
 		{name: "N4_2026_stateless_json", handler: streamableHandler(sdkServer(nil, "alpha"), true, true),
 			want: discoverThenTools, wantVersions: mcp.SupportedProtocolVersions(), wantProto: "2026-07-28", wantTrans: data.TransportStreamable,
 			wantAnswers: data.AnswersJSON},
+		// A stateful go-sdk handler leaves 2026-07-28 out of its listing
+		// (its transport keeps sessions): the check falls back and keeps one.
+		{name: "N4_stateful_sdk_handler_lists_only_earlier_versions", handler: streamableHandler(sdkServer(nil, "alpha"), false, false),
+			want: fallback, wantVersions: mcp.SupportedProtocolVersions()[1:], wantProto: "2025-11-25", wantTrans: data.TransportStreamable,
+			wantSession: true, wantAnswers: data.AnswersSSE},
 		{name: "N4_2026_known_era_still_lists", handler: streamableHandler(sdkServer(only("2026-07-28"), "alpha"), true, true), known: "2026-07-28",
 			want: discoverThenTools, wantVersions: []string{"2026-07-28"}, wantProto: "2026-07-28", wantTrans: data.TransportStreamable,
 			wantAnswers: data.AnswersJSON},
