@@ -42,11 +42,11 @@ func (p *pass) collectOwed() error {
 			e := m.out[i]
 			cad := newCadence(sh.slot(int(i), s), s.Rank, hosts.stretch(host))
 			st, has := sh.state(states, int(i), in.Servers)
-			seen := e
+			seen := sh.view(e, i)
 			seen.FirstSeen = sh.firstSeen(m.out, int(i))
-			lost := p.lost(e, st, has)
+			lost := p.lost(seen, st, has)
 			why, due := p.owed(seen, cad, st, has, lost)
-			if !has && e.Planned == 0 && seen.FirstSeen <= l.Created && due >= start+minute {
+			if !has && seen.Planned == 0 && seen.FirstSeen <= l.Created && due >= start+minute {
 				myWait.add(due)
 			}
 			e.Cadence = int32(cad.every())
@@ -56,7 +56,7 @@ func (p *pass) collectOwed() error {
 				e.Seen = st.LastCheck.Unix()
 			}
 			if due < start+minute {
-				c := candidate{server: int(i), host: host, class: why, due: due, again: lost && due == e.Planned}
+				c := candidate{server: int(i), host: host, class: why, due: due, again: lost && due == seen.Planned}
 				if has {
 					c.protocol, c.transport = st.Protocol, st.Transport
 				}
