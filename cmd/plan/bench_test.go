@@ -31,8 +31,13 @@ var benchStart = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 // first plan.
 func MustPlanDir(b *testing.B, n int) Config {
 	b.Helper()
+	return mustPlanDirOf(b, sim.Generate(sim.GenConfig{Servers: n, BigHost: n / 20, Base: benchStart.Add(-24 * time.Hour), Seed: 3}))
+}
+
+// mustPlanDirOf is MustPlanDir of a list of servers.
+func mustPlanDirOf(b testing.TB, servers []data.Server) Config {
+	b.Helper()
 	dir := b.TempDir()
-	servers := sim.Generate(sim.GenConfig{Servers: n, BigHost: n / 20, Base: benchStart.Add(-24 * time.Hour), Seed: 3})
 	var buf bytes.Buffer
 	if err := data.WriteServers(&buf, servers); err != nil {
 		b.Fatal(err)
