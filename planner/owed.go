@@ -16,14 +16,14 @@ func (p *pass) collectOwed() error {
 	if states == nil && in.StatesOf != nil {
 		var keep func(id string) bool
 		if len(m.look) < len(in.Servers)/4 { // else reading every state costs less than picking
-			ids := make(map[string]struct{}, len(m.look))
+			ids := newIDSet(len(m.look))
 			for _, i := range m.look {
-				ids[in.Servers[i].ID] = struct{}{}
+				ids.add(in.Servers[i].ID)
 				for _, f := range sh.follows[i] {
-					ids[in.Servers[f].ID] = struct{}{}
+					ids.add(in.Servers[f].ID)
 				}
 			}
-			keep = func(id string) bool { _, ok := ids[id]; return ok }
+			keep = ids.has
 		}
 		var err error
 		if states, err = in.StatesOf(keep); err != nil {
