@@ -96,8 +96,7 @@ func usualHost(rawURL string) string {
 func plainPath(s string) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; len(s) >= 8; s = s[8:] {
-		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		w := word(s)
 		if w&highs != 0 {
 			return false
 		}

@@ -22,13 +22,21 @@ func newIDSet(n int) *idSet {
 // eight bytes, which tell apart ids that share a prefix or a suffix.
 func (s *idSet) bit(id string) uint64 {
 	var head, tail uint64
-	for i := 0; i < min(8, len(id)); i++ {
-		head |= uint64(id[i]) << (8 * i)
-	}
-	for i := max(0, len(id)-8); i < len(id); i++ {
-		tail = tail<<8 | uint64(id[i])
+	if len(id) >= 8 {
+		head, tail = word(id), word(id[len(id)-8:])
+	} else {
+		for i := 0; i < len(id); i++ {
+			head |= uint64(id[i]) << (8 * i)
+		}
 	}
 	return ((head^uint64(len(id)))*0x9e3779b97f4a7c15 ^ tail*0xc2b2ae3d27d4eb4f) >> s.shift
+}
+
+// word returns the first eight bytes of s, little-endian.
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 func (s *idSet) add(id string) {
