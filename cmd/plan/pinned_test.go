@@ -19,38 +19,33 @@ import (
 	"plug.directory/prober/planner/sim"
 )
 
-// pinnedURL spells a generated address in one of the shapes a ranked list
-// may hold, the usual one most of the time: the planner reads the host and
-// the address key of each by a fast path or the slow one.
+// pinnedShapes are the shapes of address a ranked list may hold besides
+// the usual one, of the host (%[1]s, uppercased %[3]s) and the path (%[2]s):
+// the planner reads the host and the address key of each by a fast path or
+// the slow one.
+var pinnedShapes = []string{
+	"HTTPS://%[3]s/%[2]s",
+	"https://%[1]s:443/%[2]s",
+	"https://%[1]s:8443/%[2]s",
+	"https://%[1]s./%[2]s",
+	"https://%[1]s/%[2]s#part",
+	"https://%[1]s/%[2]s%%20x",
+	"https://%[1]s?q=%[2]s",
+	"https://user@%[1]s/%[2]s",
+	"http://%[1]s/%[2]s",
+	"https://%[1]s/%[2]s/é",
+	"https://%[1]s:/%[2]s",
+	"https://%[1]s%.0[2]s",
+}
+
+// pinnedURL spells the generated address u in shape i of 40: one of
+// pinnedShapes, else the usual one.
 func pinnedURL(u string, i int) string {
-	host, path, _ := strings.Cut(strings.TrimPrefix(u, "https://"), "/")
-	switch i % 40 {
-	case 0:
-		return "HTTPS://" + strings.ToUpper(host) + "/" + path
-	case 1:
-		return "https://" + host + ":443/" + path
-	case 2:
-		return "https://" + host + ":8443/" + path
-	case 3:
-		return "https://" + host + "./" + path
-	case 4:
-		return u + "#part"
-	case 5:
-		return u + "%20x"
-	case 6:
-		return "https://" + host + "?q=" + path
-	case 7:
-		return "https://user@" + host + "/" + path
-	case 8:
-		return "http://" + host + "/" + path
-	case 9:
-		return u + "/é"
-	case 10:
-		return "https://" + host + ":/" + path
-	case 11:
-		return "https://" + host
+	if i%40 >= len(pinnedShapes) {
+		return u
 	}
-	return u
+	host, path, _ := strings.Cut(strings.TrimPrefix(u, "https://"), "/")
+	return fmt.Sprintf(pinnedShapes[i%40], host, path, strings.ToUpper(host))
 }
 
 // TestPlanOutputPinned plans minutes of 20,000 generated servers, a fifth
