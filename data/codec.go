@@ -29,15 +29,24 @@ func NewEncoder(magic string, size int) *Encoder {
 	return &Encoder{b: append(make([]byte, 0, size+len(magic)+4), magic...)}
 }
 
-// Uvarint appends v as a uvarint.
-func (e *Encoder) Uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+// Uvarint appends v as a uvarint, the bytes binary.AppendUvarint appends.
+// They are appended to e.b in place: storing back the slice a function
+// returns is a write barrier each while the garbage collector runs, ten
+// million a ledger.
+func (e *Encoder) Uvarint(v uint64) {
+	for v >= 0x80 {
+		e.b = append(e.b, byte(v)|0x80)
+		v >>= 7
+	}
+	e.b = append(e.b, byte(v))
+}
 
-// Varint appends v as a varint.
-func (e *Encoder) Varint(v int64) { e.b = binary.AppendVarint(e.b, v) }
+// Varint appends v as a varint, zigzag encoded as binary.AppendVarint.
+func (e *Encoder) Varint(v int64) { e.Uvarint(uint64(v<<1) ^ uint64(v>>63)) }
 
 // String appends s as its length and bytes.
 func (e *Encoder) String(s string) {
-	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
+	e.Uvarint(uint64(len(s)))
 	e.b = append(e.b, s...)
 }
 
@@ -45,7 +54,9 @@ func (e *Encoder) String(s string) {
 func (e *Encoder) Byte(c byte) { e.b = append(e.b, c) }
 
 // Uint64 appends v in eight bytes, little-endian.
-func (e *Encoder) Uint64(v uint64) { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
+func (e *Encoder) Uint64(v uint64) {
+	e.b = append(e.b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
+}
 
 // Append appends what o encoded, an encoder started with no magic: records
 // encoded side by side join the file in order.

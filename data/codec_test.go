@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -16,8 +17,8 @@ var errTestDamaged = errors.New("damaged")
 func decoderOf(b []byte) *Decoder { return &Decoder{s: string(b), damaged: errTestDamaged} }
 
 // TestDecoderNumbers: a number of every length, one after another and at
-// the end of a file, reads back as binary.Uvarint and binary.Varint read
-// it, is passed over by SkipNumber, and a number cut short or overflowing
+// the end of a file, is encoded as binary.AppendUvarint and AppendVarint
+// encode it, reads back as binary.Uvarint and binary.Varint read it, is passed over by SkipNumber, and a number cut short or overflowing
 // is an error, as binary.Uvarint's.
 func TestDecoderNumbers(t *testing.T) {
 	var values []uint64
@@ -30,9 +31,19 @@ func TestDecoderNumbers(t *testing.T) {
 	}
 	values = append(values, math.MaxUint64)
 	var b []byte
+	e := NewEncoder("", 0)
 	for _, v := range values {
 		b = binary.AppendUvarint(b, v)
 		b = binary.AppendVarint(b, int64(v))
+		e.Uvarint(v)
+		e.Varint(int64(v))
+	}
+	if !slices.Equal(e.b, b) {
+		t.Fatal("Encoder's numbers are not binary.AppendUvarint's and AppendVarint's")
+	}
+	e = NewEncoder("", 0)
+	if e.Uint64(0x0807060504030201); !slices.Equal(e.b, []byte{1, 2, 3, 4, 5, 6, 7, 8}) {
+		t.Errorf("Uint64 appended % x", e.b)
 	}
 	d, skip := decoderOf(b), decoderOf(b)
 	for _, v := range values {
