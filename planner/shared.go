@@ -2,6 +2,7 @@ package planner
 
 import (
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // sharing is the servers listed at one address (data.AddressKey; issue 14
@@ -11,16 +12,16 @@ import (
 // not planned, their ledger records mirror the lead's, and the runner
 // journals the lead's result for each of them (data.PlannedCheck.Results).
 type sharing struct {
-	lead    []int32                     // per server: the index of its lead, -1 for a lead or a server alone at its address; nil when no address is shared
-	follows map[int32][]int32           // lead -> the others at its address, in rank order
-	before  map[int32]data.LedgerServer // lead -> a follower's record of the address's last check, planned before the lead was listed (adopt)
-	paused  map[string]bool             // Input.Paused, widened to every server at an address one of its servers is paused at
+	lead    []int32                      // per server: the index of its lead, -1 for a lead or a server alone at its address; nil when no address is shared
+	follows map[int32][]int32            // lead -> the others at its address, in rank order
+	before  map[int32]spool.LedgerServer // lead -> a follower's record of the address's last check, planned before the lead was listed (adopt)
+	paused  map[string]bool              // Input.Paused, widened to every server at an address one of its servers is paused at
 }
 
 // shareAddresses finds the addresses listed more than once. A paused
 // server pauses its address: the owner asked for the endpoint not to be
 // checked, whichever listing the request named (rule S8). More than
-// data.MaxShared servers at one address are led in groups of MaxShared.
+// spool.MaxShared servers at one address are led in groups of MaxShared.
 func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bool) sharing {
 	sh := sharing{paused: paused}
 	seen := newAddrTable(len(servers))
@@ -45,7 +46,7 @@ func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bo
 			}
 			sh.follows = map[int32][]int32{}
 		}
-		if len(sh.follows[k])+1 >= data.MaxShared {
+		if len(sh.follows[k])+1 >= spool.MaxShared {
 			seen.at[slot] = int32(i) + 1 // a full group: this one leads the next
 			continue
 		}
@@ -166,10 +167,10 @@ func better(a, b data.State) bool {
 // so that standing alone later it does not take it for its own check lost,
 // owed again at once off its slot (rule S2), as a follower's record does
 // not (mirror).
-func (sh *sharing) adopt(out []data.LedgerServer) {
+func (sh *sharing) adopt(out []spool.LedgerServer) {
 	for k, fs := range sh.follows {
 		e := &out[k]
-		var before data.LedgerServer // the address's last check planned before e was listed
+		var before spool.LedgerServer // the address's last check planned before e was listed
 		for _, f := range fs {
 			switch o := out[f]; {
 			case o.Planned <= e.Planned:
@@ -181,7 +182,7 @@ func (sh *sharing) adopt(out []data.LedgerServer) {
 		}
 		if before.Planned > e.Planned {
 			if sh.before == nil {
-				sh.before = map[int32]data.LedgerServer{}
+				sh.before = map[int32]spool.LedgerServer{}
 			}
 			sh.before[k] = before
 		}
@@ -191,7 +192,7 @@ func (sh *sharing) adopt(out []data.LedgerServer) {
 // view returns record e of server i as its address knows it: for a lead,
 // with the address's last check when it was planned before the lead was
 // listed (see adopt).
-func (sh *sharing) view(e data.LedgerServer, i int32) data.LedgerServer {
+func (sh *sharing) view(e spool.LedgerServer, i int32) spool.LedgerServer {
 	if o, ok := sh.before[i]; ok && o.Planned > e.Planned {
 		e.Planned, e.Reason, e.PrevPlanned, e.PrevReason = o.Planned, o.Reason, o.PrevPlanned, o.PrevReason
 	}
@@ -202,7 +203,7 @@ func (sh *sharing) view(e data.LedgerServer, i int32) data.LedgerServer {
 // i's address: a server listed later at an address never checked makes its
 // first check a new server's (rule S5); one joining an address already
 // checked is not new, and waits for the address's next check.
-func (sh *sharing) firstSeen(out []data.LedgerServer, i int) int64 {
+func (sh *sharing) firstSeen(out []spool.LedgerServer, i int) int64 {
 	t := out[i].FirstSeen
 	for _, f := range sh.follows[int32(i)] {
 		t = max(t, out[f].FirstSeen)
@@ -217,7 +218,7 @@ func (sh *sharing) firstSeen(out []data.LedgerServer, i int) int64 {
 // come to stand alone (its followers gone), the next plan works its due out
 // afresh from its own slot, rather than keeping the address's for up to a
 // cycle and then finding its own long past.
-func (sh *sharing) mirror(out []data.LedgerServer) {
+func (sh *sharing) mirror(out []spool.LedgerServer) {
 	for k, fs := range sh.follows {
 		out[k].Seen = 0
 		e := out[k]

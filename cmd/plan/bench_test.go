@@ -18,6 +18,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 	"plug.directory/prober/planner/sim"
 )
@@ -39,7 +42,7 @@ func mustPlanDirOf(b testing.TB, servers []data.Server) Config {
 	b.Helper()
 	dir := b.TempDir()
 	var buf bytes.Buffer
-	if err := data.WriteServers(&buf, servers); err != nil {
+	if err := lists.WriteServers(&buf, servers); err != nil {
 		b.Fatal(err)
 	}
 	list := filepath.Join(dir, "servers.csv")
@@ -47,10 +50,10 @@ func mustPlanDirOf(b testing.TB, servers []data.Server) Config {
 		b.Fatal(err)
 	}
 	// One journal of a result per server, folded into the state snapshot.
-	if err := os.MkdirAll(data.JournalDir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(data.Dir(dir).JournalDir(), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.Create(filepath.Join(data.JournalDir(dir), "seed.jsonl"))
+	f, err := os.Create(filepath.Join(data.Dir(dir).JournalDir(), "seed.jsonl"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -71,7 +74,7 @@ func mustPlanDirOf(b testing.TB, servers []data.Server) Config {
 		b.Fatal(err)
 	}
 	f.Close()
-	if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		b.Fatal(err)
 	}
 	cfg := Config{Servers: list, Data: dir, At: benchStart}
@@ -135,7 +138,7 @@ func BenchmarkPlanMinute(b *testing.B) {
 		b.Run(fmt.Sprintf("read_list/%d", n), func(b *testing.B) {
 			cpu := cpuTime()
 			for b.Loop() {
-				if _, _, err := data.ReadServers(cfg.Servers); err != nil {
+				if _, _, err := lists.ReadServers(cfg.Servers); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -144,7 +147,7 @@ func BenchmarkPlanMinute(b *testing.B) {
 		b.Run(fmt.Sprintf("load_states/%d", n), func(b *testing.B) {
 			cpu := cpuTime()
 			for b.Loop() {
-				if _, _, err := data.LoadStates(cfg.Data); err != nil {
+				if _, _, err := history.LoadStates(cfg.Data); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -153,7 +156,7 @@ func BenchmarkPlanMinute(b *testing.B) {
 		b.Run(fmt.Sprintf("read_ledger/%d", n), func(b *testing.B) {
 			cpu := cpuTime()
 			for b.Loop() {
-				if _, err := data.ReadLedger(cfg.Data); err != nil {
+				if _, err := spool.ReadLedger(cfg.Data); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -172,7 +175,7 @@ func BenchmarkPlanMinute(b *testing.B) {
 				}
 				b.StopTimer()
 				t, c := time.Now(), cpuTime()
-				if _, _, err := data.ReadServers(cfg.Servers); err != nil {
+				if _, _, err := lists.ReadServers(cfg.Servers); err != nil {
 					b.Fatal(err)
 				}
 				list, listCPU = list+time.Since(t), listCPU+cpuTime()-c

@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
+	"plug.directory/prober/data/spool/spooltest"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/planner/sim"
 )
@@ -85,18 +88,18 @@ func TestPlanOutputPinned(t *testing.T) {
 				s.ID, s.Added = "late-"+s.ID, cfg.At.Add(-time.Minute)
 				list = append(list, s)
 			}
-			data.SortServers(list)
+			lists.SortServers(list)
 			mustWriteList(t, cfg.Servers, list)
 		}
 		if err := planMinute(context.Background(), cfg, io.Discard, discard()); err != nil {
 			t.Fatal(err)
 		}
-		checks, bad, err := data.ReadPlan(cfg.Data, cfg.At)
+		checks, bad, err := spool.ReadPlan(cfg.Data, cfg.At)
 		if err != nil || len(bad) > 0 {
 			t.Fatalf("read plan: %v %v", err, bad)
 		}
 		fmt.Fprintf(&got, "%s %d checks plan %s ledger %s\n", cfg.At.Format("15:04"), len(checks),
-			fileSum(t, data.PlanPath(cfg.Data, cfg.At)), ledgerSum(t, cfg.Data))
+			fileSum(t, data.Dir(cfg.Data).Plan(cfg.At)), ledgerSum(t, cfg.Data))
 		// What the checks of every other minute found: failing one in
 		// seven; the other minutes' checks are lost, planned again.
 		if m%2 == 1 {
@@ -115,7 +118,9 @@ func TestPlanOutputPinned(t *testing.T) {
 			}
 		}
 		if len(results) > 0 {
-			mustJournal(t, cfg.Data, results...)
+			if err := spooltest.MustJournal(t, cfg.Data, "test-"+results[0].ID, results...).Close(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	testutil.Golden(t, "testdata/pinned.txt", []byte(got.String()))
@@ -135,7 +140,7 @@ func fileSum(t *testing.T, path string) string {
 // directory dir, its hosts in the order of their names, in hex.
 func ledgerSum(t *testing.T, dir string) string {
 	t.Helper()
-	l, err := data.ReadLedger(dir)
+	l, err := spool.ReadLedger(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +159,7 @@ func ledgerSum(t *testing.T, dir string) string {
 func mustWriteList(t *testing.T, path string, servers []data.Server) {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := data.WriteServers(&buf, servers); err != nil {
+	if err := lists.WriteServers(&buf, servers); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 )
 
@@ -81,7 +83,7 @@ func (s shape) servers(start time.Time) []data.Server {
 			out = append(out, sv)
 		}
 	}
-	data.SortServers(out)
+	lists.SortServers(out)
 	return out
 }
 
@@ -248,7 +250,7 @@ func TestPropertyRulesS2Again(t *testing.T) {
 	}
 	sim := MustHoldRules(t, s, 3*time.Hour)
 	e, ok := sim.Ledger.Lookup("p001028-again")
-	if !ok || e.Reason != data.CodeNew || e.Planned < time.Date(2026, 12, 2, 11, 36, 0, 0, time.UTC).Unix() {
+	if !ok || e.Reason != spool.CodeNew || e.Planned < time.Date(2026, 12, 2, 11, 36, 0, 0, time.UTC).Unix() {
 		t.Errorf("p001028-again's last check planned at %s (%s), want a new listing's first check once it stood alone at 11:35 (rule S5), not the address's check of 10:44:08 taken for its own",
 			time.Unix(e.Planned, 0).UTC().Format(time.RFC3339), e.Reason)
 	}
