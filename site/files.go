@@ -19,7 +19,7 @@ type ServerFile struct {
 	Tier   string       `json:"tier"`      // "hourly" or "daily" (rule S1)
 	Status data.Outcome `json:"status"`    // code of table O, paused and pending included
 	Label  string       `json:"label"`     // the exact words of table O
-	Reason string       `json:"reason"`    // short human reason of the last check; "" when none
+	Detail string       `json:"reason"`    // the last check's detail (data.Result.Detail), or why no check can reach it; "" when none
 
 	LastCheck      *Time    `json:"last_check"`                          // start of the last check
 	NextCheck      *Time    `json:"next_check"`                          // next planned start; null when paused or unknown
@@ -64,7 +64,7 @@ type Incident struct {
 	Status          data.Outcome `json:"status"`           // code of table O
 	Label           string       `json:"label"`            // its exact words
 	From            data.Outcome `json:"from"`             // the status before; "" for the first check ever
-	Reason          string       `json:"reason"`           // short reason of the check that started it; "" for a pause
+	Detail          string       `json:"reason"`           // detail of the check that started it; "" for a pause
 	Start           Time         `json:"start"`            // start of that check, or the publication that first saw the pause
 	End             *Time        `json:"end"`              // start of the next status; null while it lasts
 	DurationSeconds *int64       `json:"duration_seconds"` // End - Start; null while it lasts
@@ -85,7 +85,7 @@ type BadgeLinks struct {
 type LastResult struct {
 	Status        data.Outcome `json:"status"`
 	Label         string       `json:"label"`
-	Reason        string       `json:"reason"`
+	Detail        string       `json:"reason"`
 	Started       Time         `json:"started"`
 	LatencyMS     int64        `json:"latency_ms"`  // whole check, first request to last answer
 	HTTPStatus    int          `json:"http_status"` // last HTTP status seen; 0 when none
@@ -108,7 +108,7 @@ type LastResult struct {
 type Check struct {
 	Started   Time         `json:"started"`
 	Status    data.Outcome `json:"status"`
-	Reason    string       `json:"reason,omitempty"`
+	Detail    string       `json:"reason,omitempty"`
 	LatencyMS int64        `json:"latency_ms"`
 	Timings   *Phases      `json:"timings"` // where its time went; null when not measured (no connection, or checked before issue 19)
 }

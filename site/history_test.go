@@ -110,11 +110,11 @@ func TestHistory(t *testing.T) {
 			t.Errorf("incidents %s\nwant %s", g, want)
 		}
 		last := got.Incidents[0]
-		if last.End != nil || last.DurationSeconds != nil || last.Reason != "HTTP 401" {
+		if last.End != nil || last.DurationSeconds != nil || last.Detail != "HTTP 401" {
 			t.Errorf("ongoing incident %+v", last)
 		}
 		f503 := got.Incidents[4]
-		if f503.Reason != "HTTP 503" || f503.Status != data.Failing || f503.DurationSeconds == nil || *f503.DurationSeconds != 24*3600 {
+		if f503.Detail != "HTTP 503" || f503.Status != data.Failing || f503.DurationSeconds == nil || *f503.DurationSeconds != 24*3600 {
 			t.Errorf("failing incident %+v, want a day long", f503)
 		}
 	})

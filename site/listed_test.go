@@ -33,8 +33,8 @@ func TestPublishListedNotCheckable(t *testing.T) {
 	}
 	for id, w := range want {
 		sf := readServerFile(t, f, id)
-		if string(sf.Status) != w[0] || sf.Reason != w[1] || sf.Label != sf.Status.Label() {
-			t.Errorf("%s: status %q reason %q label %q, want %q %q", id, sf.Status, sf.Reason, sf.Label, w[0], w[1])
+		if string(sf.Status) != w[0] || sf.Detail != w[1] || sf.Label != sf.Status.Label() {
+			t.Errorf("%s: status %q reason %q label %q, want %q %q", id, sf.Status, sf.Detail, sf.Label, w[0], w[1])
 		}
 	}
 	if sf := readServerFile(t, f, "alpha"); sf.Rank != 1 || sf.URL != "https://alpha.example.com/mcp" {

@@ -153,8 +153,8 @@ func TestPublishRules(t *testing.T) {
 					t.Errorf("%s: status %q label %q, want %q %q", id, sf.Status, sf.Label, w[0], w[1])
 				}
 			}
-			if sf := readServerFile(t, f, "echo"); sf.Reason != "connection refused" || sf.FailingSince == nil || !sf.FailingSince.Equal(fixNow.Add(-50*time.Minute)) {
-				t.Errorf("echo: reason %q failing since %v", sf.Reason, sf.FailingSince)
+			if sf := readServerFile(t, f, "echo"); sf.Detail != "connection refused" || sf.FailingSince == nil || !sf.FailingSince.Equal(fixNow.Add(-50*time.Minute)) {
+				t.Errorf("echo: reason %q failing since %v", sf.Detail, sf.FailingSince)
 			}
 		}},
 		{"O_uptime_counts_only_working_needs_key_failing", func(t *testing.T, f *fixture) {

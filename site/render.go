@@ -99,11 +99,11 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	case s == nil || s.State.LastCheck.IsZero():
 		f.Status = data.Pending
 		if why := srv.NotCheckable(); why != "" { // no check can tell more (issue 11)
-			f.Status, f.Reason = data.NotCheckable, why
+			f.Status, f.Detail = data.NotCheckable, why
 		}
 	default:
 		f.Status = s.State.LastStatus
-		f.Reason = s.State.LastDetail
+		f.Detail = s.State.LastDetail
 	}
 	f.Label = f.Status.Label()
 	// The daily series ends on the day of the last check, a recorded fact:
@@ -146,7 +146,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	f.FailingSince = timePtr(s.State.FailingSince)
 	if r := s.Last; r != nil {
 		f.LastResult = &LastResult{
-			Status: r.Status, Label: r.Status.Label(), Reason: r.Detail, Started: Time{truncMS(r.Started)},
+			Status: r.Status, Label: r.Status.Label(), Detail: r.Detail, Started: Time{truncMS(r.Started)},
 			LatencyMS: r.Duration.Milliseconds(), HTTPStatus: r.HTTPStatus,
 			Protocol: r.Protocol, Era: era(r.Protocol, r.Transport), Transport: r.Transport,
 			ServerName: r.ServerName, ServerVersion: r.ServerVersion,
@@ -160,7 +160,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	earliest(certChange(s.Cert, now))
 	for i := len(s.Checks) - 1; i >= 0 && len(f.History) < HistoryLen; i-- {
 		c := s.Checks[i]
-		f.History = append(f.History, Check{Started: Time{time.UnixMilli(c.At).UTC()}, Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS, Timings: c.Phases})
+		f.History = append(f.History, Check{Started: Time{time.UnixMilli(c.At).UTC()}, Status: c.Status, Detail: c.Detail, LatencyMS: c.LatencyMS, Timings: c.Phases})
 	}
 	var e time.Time
 	f.Uptime.Day, e = s.uptime(now, dayWindow)

@@ -50,7 +50,7 @@ type summary struct {
 type pastCheck struct {
 	At        int64        `json:"t"` // start, Unix milliseconds
 	Status    data.Outcome `json:"s"`
-	Reason    string       `json:"r,omitempty"`
+	Detail    string       `json:"r,omitempty"`
 	LatencyMS int64        `json:"l,omitempty"`
 	Phases    *Phases      `json:"p,omitempty"` // where its time went; nil when not measured
 }
@@ -91,7 +91,7 @@ func (s *summary) apply(r data.Result) bool {
 	if found {
 		return false
 	}
-	s.Checks = slices.Insert(s.Checks, i, pastCheck{At: at, Status: r.Status, Reason: r.Detail, LatencyMS: r.Duration.Milliseconds(), Phases: phasesOf(r.Timings)})
+	s.Checks = slices.Insert(s.Checks, i, pastCheck{At: at, Status: r.Status, Detail: r.Detail, LatencyMS: r.Duration.Milliseconds(), Phases: phasesOf(r.Timings)})
 	s.State.Apply(r)
 	s.noteCert(r)
 	if s.Last == nil || r.Started.After(s.Last.Started) {
@@ -181,7 +181,7 @@ func summaryOf(f ServerFile) *summary {
 		return s
 	}
 	lr := f.LastResult
-	s.State = data.State{ID: f.ID, URL: f.URL, LastCheck: f.LastCheck.UTC(), LastStatus: lr.Status, LastDetail: lr.Reason,
+	s.State = data.State{ID: f.ID, URL: f.URL, LastCheck: f.LastCheck.UTC(), LastStatus: lr.Status, LastDetail: lr.Detail,
 		Protocol: lr.Protocol, Transport: lr.Transport}
 	if f.LastAnswered != nil {
 		s.State.LastAnswered = f.LastAnswered.UTC()
@@ -189,13 +189,13 @@ func summaryOf(f ServerFile) *summary {
 	if f.FailingSince != nil {
 		s.State.FailingSince = f.FailingSince.UTC()
 	}
-	s.Last = &data.Result{ID: f.ID, URL: f.URL, Status: lr.Status, Detail: lr.Reason, Started: lr.Started.UTC(),
+	s.Last = &data.Result{ID: f.ID, URL: f.URL, Status: lr.Status, Detail: lr.Detail, Started: lr.Started.UTC(),
 		Duration: time.Duration(lr.LatencyMS) * time.Millisecond, HTTPStatus: lr.HTTPStatus,
 		Protocol: lr.Protocol, Transport: lr.Transport, ServerName: lr.ServerName, ServerVersion: lr.ServerVersion,
 		ToolCount: lr.ToolCount, Tools: lr.Tools, Timings: resultTimings(lr.Timings), ToolProblems: lr.ToolProblems}
 	for i := len(f.History) - 1; i >= 0; i-- {
 		c := f.History[i]
-		s.Checks = append(s.Checks, pastCheck{At: c.Started.UnixMilli(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS, Phases: c.Timings})
+		s.Checks = append(s.Checks, pastCheck{At: c.Started.UnixMilli(), Status: c.Status, Detail: c.Detail, LatencyMS: c.LatencyMS, Phases: c.Timings})
 	}
 	return s
 }
