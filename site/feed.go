@@ -50,7 +50,7 @@ const feedCertificate = "certificate"
 func feedEntriesOf(id string, in []Incident, n int) []feedEntry {
 	out := make([]feedEntry, 0, min(n, len(in)))
 	for _, x := range in[:min(n, len(in))] {
-		out = append(out, feedEntry{ID: id, At: x.Start.UnixMilli(), Status: x.Status, From: x.From, Detail: x.Detail})
+		out = append(out, feedEntry{ID: id, At: x.Start.UnixMilli(), Status: x.Status, From: valueOf(x.From), Detail: valueOf(x.Detail)})
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +128,9 @@ func result(s data.Server, t time.Time, o data.Outcome, detail string) data.Resu
 		if o == data.NeedsKey {
 			r.HTTPStatus = 401
 		}
+	}
+	if code, ok := strings.CutPrefix(detail, "HTTP "); ok { // an answer came: its status
+		r.HTTPStatus, _ = strconv.Atoi(code)
 	}
 	if o == data.Working {
 		r.ServerName, r.ServerVersion = s.ID+"-server", "1.2.0"
