@@ -14,6 +14,9 @@ import (
 	"plug.directory/prober/data"
 )
 
+// fixContact is the operator's address of every fixture (Config.Contact).
+const fixContact = "stop-checks@example.org"
+
 // fixNow is the clock of every fixture.
 var fixNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
@@ -101,7 +104,7 @@ func (f *fixture) fold() {
 
 func (f *fixture) config() Config {
 	return Config{DataDir: f.dir, ServersPath: f.list, PausedPath: f.paused, OutDir: f.out,
-		Now: func() time.Time { return f.now }, Logger: slog.New(slog.DiscardHandler), Workers: 4}
+		Now: func() time.Time { return f.now }, Logger: slog.New(slog.DiscardHandler), Workers: 4, Contact: fixContact}
 }
 
 // MustPublish publishes and fails the test on error.

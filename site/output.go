@@ -279,7 +279,7 @@ func (p *publication) writeShared() error {
 	if err := p.writeFeed(); err != nil {
 		return err
 	}
-	probe := ProbeFacts()
+	probe := ProbeFacts(p.cfg.Contact)
 	pb, err := marshalFile(probe)
 	if err != nil {
 		return err

@@ -110,7 +110,7 @@ func TestInstalledMinuteKnowsItsHome(t *testing.T) {
 		}
 	}
 	metricsDir := filepath.Join(home, "textfile")
-	conf := "PROBER_PLAN_FLAGS=\"-first-check-soon\"\nPROBER_RUN_FLAGS=\"-lab\n  -resolve a.test:8443:127.0.0.2\"\nPROBER_METRICS=\"" + metricsDir + "\"\n"
+	conf := "PROBER_CONTACT=\"probe@lab.test\"\nPROBER_PLAN_FLAGS=\"-first-check-soon\"\nPROBER_RUN_FLAGS=\"-lab\n  -resolve a.test:8443:127.0.0.2\"\nPROBER_METRICS=\"" + metricsDir + "\"\n"
 	if err := os.WriteFile(filepath.Join(home, "etc", "prober.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

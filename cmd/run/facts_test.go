@@ -152,7 +152,7 @@ func TestFactsPublished(t *testing.T) {
 		}
 		s.wantPlainCheck(t, before, rs[0].Requests)
 		now := time.Now()
-		if _, err := site.Publish(context.Background(), site.Config{DataDir: dir, ServersPath: servers, OutDir: out, Now: func() time.Time { return now }, NoHTML: true}); err != nil {
+		if _, err := site.Publish(context.Background(), site.Config{Contact: "probe@example.org", DataDir: dir, ServersPath: servers, OutDir: out, Now: func() time.Time { return now }, NoHTML: true}); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(out, "servers", "facts.json"))
