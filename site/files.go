@@ -78,7 +78,13 @@ type BadgeLinks struct {
 	Latency  string `json:"latency"`     // badges-latency/<id>.json
 	Feed     string `json:"feed"`        // feeds/<id>.atom, its status changes as an Atom feed
 	Cert     string `json:"certificate"` // badges-certificate/<id>.json
-	Markdown string `json:"markdown"`    // the three badges as shields.io images, each linking to the server's page
+	Markdown string `json:"markdown"`    // the four badges as shields.io images, each linking to the server's page
+	// Strip is badges-strip/<id>.svg, the 90-day strip as an SVG that
+	// stands alone (colours inline), and StripMarkdown and StripHTML embed
+	// it in a README, linking to the server's page.
+	Strip         string `json:"strip"`
+	StripMarkdown string `json:"strip_markdown"`
+	StripHTML     string `json:"strip_html"`
 }
 
 // LastResult is what the last check found.
