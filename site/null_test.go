@@ -79,6 +79,35 @@ func TestNullWhereNothingApplies(t *testing.T) {
 	if n < 3*len(fixServers) {
 		t.Fatalf("walked %d JSON files, want the files of %d servers", n, len(fixServers))
 	}
+	// The schema says so: it refuses this very file with "" or 0 in
+	// place of any of those nulls.
+	sch := mustSchema(t, "server.schema.json")
+	b, err := os.ReadFile(filepath.Join(f.out, "servers", srvLocal.ID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path  []string
+		empty any
+	}{
+		{[]string{"url"}, ""}, {[]string{"reason"}, ""}, {[]string{"next_check_from"}, ""},
+		{[]string{"last_result", "http_status"}, 0}, {[]string{"last_result", "era"}, ""}, {[]string{"last_result", "transport"}, ""},
+		{[]string{"last_result", "protocol"}, ""}, {[]string{"last_result", "server_name"}, ""}, {[]string{"tool_definitions", "hash"}, ""},
+	} {
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		m := doc
+		for _, k := range c.path[:len(c.path)-1] {
+			m = m[k].(map[string]any)
+		}
+		m[c.path[len(c.path)-1]] = c.empty
+		bad, _ := json.Marshal(doc)
+		if sch.validate(bad) == nil {
+			t.Errorf("server.schema.json accepts %s = %#v", strings.Join(c.path, "."), c.empty)
+		}
+	}
 	delta := readServerFile(t, f, srvLocal.ID)
 	if delta.URL != nil || delta.NextCheckFrom != nil || delta.LastResult == nil || delta.LastResult.HTTPStatus != nil || delta.LastResult.Era != nil {
 		t.Errorf("delta (no address): url %v, next_check_from %v, last result %+v; want null", delta.URL, delta.NextCheckFrom, delta.LastResult)
@@ -134,6 +163,7 @@ func TestLatencyOfNoAnswer(t *testing.T) {
 	if !kept {
 		t.Errorf("the Parquet history lost the measured duration of the timed-out check")
 	}
+	validateTree(t, f.out)
 	// A publish that reads its record back gives the same.
 	f.now = fixNow.Add(time.Minute)
 	f.MustPublish()
