@@ -68,13 +68,14 @@ func uptimeStrip(days []Day) template.HTML {
 	b := make([]byte, 0, 200+len(days)*200)
 	b = fmt.Appendf(b, `<svg class="strip" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="uptime per day, last %d days">`,
 		len(days)*barStep, stripH, len(days)*barStep, stripH, len(days))
-	b = appendBars(b, days)
+	b = appendBars(b, days, true)
 	b = append(b, `</svg>`...)
 	return template.HTML(b)
 }
 
-// appendBars appends the bars of the strip, a rect a day from y = 0.
-func appendBars(b []byte, days []Day) []byte {
+// appendBars appends the bars of the strip, a rect a day from y = 0, each
+// with its day's figures as its title when titles is set.
+func appendBars(b []byte, days []Day, titles bool) []byte {
 	for i, d := range days {
 		// A rect a day, a thousand servers a minute: appended, not
 		// formatted. Titles hold only digits, dates and fixed words.
@@ -85,7 +86,12 @@ func appendBars(b []byte, days []Day) []byte {
 		b = append(b, dayPaint[class]...)
 		b = append(b, ` x="`...)
 		b = strconv.AppendInt(b, int64(i*barStep), 10)
-		b = append(b, `" y="0" width="`+strconv.Itoa(barWidth)+`" height="`+strconv.Itoa(stripH)+`" rx="1"><title>`...)
+		b = append(b, `" y="0" width="`+strconv.Itoa(barWidth)+`" height="`+strconv.Itoa(stripH)+`" rx="1"`...)
+		if !titles {
+			b = append(b, `/>`...)
+			continue
+		}
+		b = append(b, `><title>`...)
 		b = append(b, dayTitle(d)...)
 		b = append(b, `</title></rect>`...)
 	}
@@ -104,7 +110,9 @@ const (
 // document that stands alone, for a README's <img> (issue 20 point 2):
 // colours inline, a white ground (a dark page would swallow the grey
 // outlines), and under the bars the first and last days and the period's
-// uptime, which the page says around its strip.
+// uptime, which the page says around its strip. Its bars have no titles,
+// which an image does not show: so the file changes only when a day's
+// colour or the period's uptime does, not with every check.
 func stripFile(id string, days []Day) []byte {
 	w := len(days) * barStep
 	period := "no counted checks"
@@ -117,7 +125,7 @@ func stripFile(id string, days []Day) []byte {
 	b = fmt.Appendf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
 		w, stripFileH, w, stripFileH, template.HTMLEscapeString(label))
 	b = fmt.Appendf(b, `<title>%s</title><rect width="%d" height="%d" fill="#fff"/>`, template.HTMLEscapeString(label), w, stripFileH)
-	b = appendBars(b, days)
+	b = appendBars(b, days, false)
 	if len(days) > 0 {
 		text := func(x int, anchor, s string) {
 			b = fmt.Appendf(b, `<text x="%d" y="%d" font-family="Verdana,DejaVu Sans,sans-serif" font-size="%d" fill="#555" text-anchor="%s">%s</text>`,
