@@ -180,7 +180,7 @@ func TestMinuteReportsItsFailures(t *testing.T) {
 	if run := readLog(t, home, "run"); !strings.Contains(run, "run args: -data var/data -at 2030-01-01T00:00 -source 192.0.2.1 -v -metrics "+metricsDir+"/run.prom\n") {
 		t.Errorf("run.log %q: want PROBER_RUN_FLAGS passed", run)
 	}
-	if pub := readLog(t, home, "publish"); !strings.Contains(pub, " -out var/site -contact ops@lab.test\n") {
+	if pub := readLog(t, home, "publish"); !strings.Contains(pub, " -out var/site -contact ops@lab.test ") {
 		t.Errorf("publish.log %q: want PROBER_CONTACT passed as -contact", pub)
 	}
 }
