@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
 )
 
 // emptyValues returns the paths of the values in the JSON document b that
@@ -152,7 +153,7 @@ func TestLatencyOfNoAnswer(t *testing.T) {
 	if strings.Contains(string(b), "45005") {
 		t.Errorf("the file holds the timed-out check's duration 45005 ms as a latency")
 	}
-	hist, bad, err := data.ReadHistory(f.dir, fixNow.Add(-24*time.Hour), fixNow)
+	hist, bad, err := history.ReadHistory(f.dir, fixNow.Add(-24*time.Hour), fixNow)
 	if err != nil || len(bad) > 0 {
 		t.Fatal(err, bad)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/site"
 )
 
@@ -36,7 +38,7 @@ func demoLike(t *testing.T) string {
 		srv("fresh-2227", 7, "https://fresh.demo.test:8443/mcp"),
 	}
 	var list bytes.Buffer
-	if err := data.WriteServers(&list, servers); err != nil {
+	if err := lists.WriteServers(&list, servers); err != nil {
 		t.Fatal(err)
 	}
 	for name, b := range map[string][]byte{"servers.csv": list.Bytes(), "paused.txt": []byte("archive-2322\n")} {
@@ -44,7 +46,7 @@ func demoLike(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	j, err := data.CreateJournal(filepath.Join(dir, "data"), "run-example")
+	j, err := spool.CreateJournal(filepath.Join(dir, "data"), "run-example")
 	if err != nil {
 		t.Fatal(err)
 	}
