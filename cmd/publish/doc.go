@@ -1,8 +1,9 @@
 // Command publish writes the public files of the site from the data
 // directory: servers/<id>.json, index.json, probe.json, badges/<id>.json,
 // badges-strip/<id>.svg, the checks page and an HTML preview (rules
-// P1-P4). Only files whose bytes change are rewritten, each atomically. A -data directory that plan or run
-// never wrote to is an error, not an empty history.
+// P1-P4). Only files whose bytes change are rewritten, each atomically. A
+// -data directory that plan or run never wrote to is an error, not an
+// empty history.
 //
 //	publish -data DIR -servers servers.csv [-paused FILE] -out OUT -contact ADDRESS [-no-html] [-at TIME]
 //
