@@ -6,7 +6,7 @@ LDFLAGS := -X plug.directory/prober/data.version=$(VERSION)
 GO      ?= go
 CMDS    := plan run publish pause demo
 
-.PHONY: all build install test short vet lint tools demo fleet check bench screenshots clean
+.PHONY: all build install test short vet lint tools demo fleet check bench screenshots example-site clean
 
 all: build
 
@@ -66,6 +66,11 @@ check: build
 # it), into docs/screenshots; the README shows them.
 screenshots: tools
 	$(GO) test ./site -run '^TestPreviewInBrowser$$' -count=1 -screenshots $(CURDIR)/docs/screenshots
+
+# example-site: the example site build (examples/hugo), Hugo rendering the
+# site `make demo` published in demo-out/site into demo-out/hugo.
+example-site:
+	$(GO) run ./examples/hugo -site demo-out/site -out demo-out/hugo
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m ./...

@@ -21,6 +21,9 @@
 #                      deployment's -lab -ca-file FILE -resolve ... go here
 #   PROBER_METRICS     a directory for node_exporter's textfile collector
 #                      (run.prom, publish.prom, minute.prom); empty: none
+#   PROBER_CONTACT     the operator's e-mail address, which the checks page
+#                      and probe.json give (publish -contact); required:
+#                      without it publish fails and the last site stands
 #
 # A failed plan stops the minute: nothing is run and nothing published (the
 # last published site stands). A failed run is still followed by publish:
@@ -89,6 +92,7 @@ paused=${PROBER_PAUSED:-paused.txt}
 plan_flags=${PROBER_PLAN_FLAGS:-}
 run_flags=${PROBER_RUN_FLAGS:--source 87.236.197.37}
 metrics=${PROBER_METRICS:-}
+contact=${PROBER_CONTACT:-}
 cd "$home" 2>/dev/null || setup_failed "cannot enter the prober home $home (PROBER_HOME, or the directory above bin/minute.sh)"
 mkdir -p var/data var/site var/log 2>/dev/null || setup_failed "cannot make var/data, var/site and var/log in $home"
 in_home=1
@@ -129,7 +133,7 @@ else
 	status=1
 	failed run "run failed: what its checks recorded is published"
 fi
-if with_metrics publish flock -w 55 var/data/publish.lock bin/publish -data var/data -servers servers.csv -paused "$published_paused" -out var/site >>var/log/publish.log 2>&1; then
+if with_metrics publish flock -w 55 var/data/publish.lock bin/publish -data var/data -servers servers.csv -paused "$published_paused" -out var/site -contact "$contact" >>var/log/publish.log 2>&1; then
 	step publish 1
 else
 	status=1

@@ -194,7 +194,7 @@ func runnerLocked(mu *sync.Mutex, check runner.CheckerFunc) runner.CheckerFunc {
 }
 
 func (b *base) publish(dir string) (site.Stats, error) {
-	return site.Publish(context.Background(), site.Config{DataDir: dir, ServersPath: b.list(),
+	return site.Publish(context.Background(), site.Config{Contact: "probe@example.org", DataDir: dir, ServersPath: b.list(),
 		OutDir: filepath.Join(filepath.Dir(dir), "out"), Now: func() time.Time { return minute0.Add(90 * time.Second) },
 		Logger: slog.New(slog.DiscardHandler), Workers: 2, NoHTML: true})
 }

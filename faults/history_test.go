@@ -42,7 +42,7 @@ var historyNow = minute0.Add(10 * time.Minute)
 func (h *historyFixture) dir() string { return filepath.Join(h.root, "data") }
 
 func (h *historyFixture) config(root string) site.Config {
-	return site.Config{DataDir: filepath.Join(root, "data"), ServersPath: filepath.Join(root, "servers.csv"),
+	return site.Config{Contact: "probe@example.org", DataDir: filepath.Join(root, "data"), ServersPath: filepath.Join(root, "servers.csv"),
 		OutDir: filepath.Join(root, "out"), Now: func() time.Time { return historyNow }, Logger: slog.New(slog.DiscardHandler), Workers: 2, NoHTML: true}
 }
 

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 
 // siteConfig is the publish of the directory root: data/, servers.csv, out/.
 func siteConfig(root string) site.Config {
-	return site.Config{DataDir: filepath.Join(root, "data"), ServersPath: filepath.Join(root, "servers.csv"),
+	return site.Config{Contact: "probe@example.org", DataDir: filepath.Join(root, "data"), ServersPath: filepath.Join(root, "servers.csv"),
 		OutDir: filepath.Join(root, "out"), Now: func() time.Time { return minute0 }, Logger: slog.New(slog.DiscardHandler), Workers: 2}
 }
 

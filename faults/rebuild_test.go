@@ -31,7 +31,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 	paused := filepath.Join(root, "paused.txt")
 	os.WriteFile(paused, nil, 0o644)
 	var now time.Time
-	cfg := site.Config{DataDir: dir, ServersPath: b.list(), PausedPath: paused, OutDir: filepath.Join(root, "out"),
+	cfg := site.Config{Contact: "probe@example.org", DataDir: dir, ServersPath: b.list(), PausedPath: paused, OutDir: filepath.Join(root, "out"),
 		Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler), Workers: 2, NoHTML: true}
 	start := minute0.Add(-24 * time.Hour)
 	for h := range 24 {

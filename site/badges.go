@@ -2,6 +2,7 @@ package site
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"plug.directory/prober/data"
@@ -111,8 +112,16 @@ func badgeLinksOf(id string) BadgeLinks {
 		md = append(md, fmt.Sprintf("[![%s](https://img.shields.io/endpoint?url=%s/%s)](%s)", b.alt, siteURL, b.path, pageURL(id)))
 	}
 	l.Markdown = strings.Join(md, " ")
+	l.Strip = stripDir + "/" + id + ".svg"
+	alt := id + ": uptime per day, last " + strconv.Itoa(DailyLen) + " days"
+	l.StripMarkdown = fmt.Sprintf("[![%s](%s/%s)](%s)", alt, siteURL, l.Strip, pageURL(id))
+	l.StripHTML = fmt.Sprintf(`<a href="%s"><img src="%s/%s" alt="%s" width="%d" height="%d"></a>`, pageURL(id), siteURL, l.Strip, alt, DailyLen*barStep, stripFileH)
 	return l
 }
+
+// stripDir is the directory of the servers' standalone strips, beside
+// the badges' directories.
+const stripDir = "badges-strip"
 
 // badgeDirs are the directories of a server's badges, in the order of
 // badgesOf.

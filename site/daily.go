@@ -33,7 +33,9 @@ func (s *summary) daily(end, added time.Time) []Day {
 		a.counted++
 		if c.Status.Answered() {
 			a.answered++
-			a.lat = append(a.lat, c.LatencyMS)
+			if c.LatencyMS != nil {
+				a.lat = append(a.lat, *c.LatencyMS)
+			}
 			a.phases.add(c.Phases)
 		}
 	}
@@ -80,8 +82,8 @@ func (s *summary) medianLatency(now time.Time, w time.Duration) *int64 {
 	from, to := now.Add(-w).UnixMilli(), now.UnixMilli()
 	var lat []int64
 	for i := len(s.Checks) - 1; i >= 0 && s.Checks[i].At > from; i-- {
-		if c := s.Checks[i]; c.At <= to && c.Status.Answered() {
-			lat = append(lat, c.LatencyMS)
+		if c := s.Checks[i]; c.At <= to && c.Status.Answered() && c.LatencyMS != nil {
+			lat = append(lat, *c.LatencyMS)
 		}
 	}
 	if len(lat) == 0 {

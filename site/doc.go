@@ -2,11 +2,14 @@
 // plug.directory site build (rules P1-P4): one JSON file per server
 // (servers/<id>.json), an index of all servers (index.json), the facts of the
 // checks page (probe.json) and the page itself rendered from them
-// (checks.txt, checks.html), three shields.io badges per server (status,
-// 30-day uptime, latency: badges/, badges-uptime/, badges-latency/), Atom
-// feeds of status changes (feed.atom, feeds/<id>.atom), and a small HTML
+// (checks.txt, checks.html) with the operator's contact (Config.Contact),
+// four shields.io badges per server (status, 30-day uptime, latency,
+// certificate: badges/, badges-uptime/, badges-latency/,
+// badges-certificate/), its 90-day strip as an SVG that stands alone
+// (badges-strip/<id>.svg, for a README), Atom feeds of status changes (feed.atom, feeds/<id>.atom), and a small HTML
 // preview (index.html, servers/<id>.html) rendered only from the published
-// JSON. A server's file carries its 90-day daily series, its status
+// JSON. A value that does not apply is null, never "" or 0 (null.go). A
+// server's file carries its 90-day daily series, its status
 // changes (incidents) for a year and the changes of its tool definitions,
 // each carried forward from the file before and derived from the checks
 // that are new, so an incremental run reads no old history and a rebuild
@@ -28,7 +31,7 @@
 // render.go and summary.go compute what a server's file says, with
 // daily.go (the daily series), incidents.go (status changes), tools.go
 // (tool-definition changes), badges.go, feed.go (Atom) and svg.go (the
-// preview's strips); store.go is the site's record between runs.
+// strips and the latency chart); store.go is the site's record between runs.
 //
 // Only this package writes the public JSON.
 package site

@@ -34,6 +34,7 @@ func ExamplePublish() {
 		ServersPath: filepath.Join(dir, "servers.csv"),
 		OutDir:      filepath.Join(dir, "out"),
 		Now:         func() time.Time { return now },
+		Contact:     "probe@example.org",
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -111,9 +111,9 @@ func TestPublishCertificate(t *testing.T) {
 		f.now = f.now.Add(time.Minute)
 		f.MustPublish()
 		sf := readServerFile(t, f, "kilo")
-		if sf.Status != data.Failing || sf.Reason != data.DetailCertExpired || sf.Certificate == nil || !sf.Certificate.Expired ||
+		if sf.Status != data.Failing || valueOf(sf.Detail) != data.DetailCertExpired || sf.Certificate == nil || !sf.Certificate.Expired ||
 			sf.Certificate.Message != "failing: "+data.DetailCertExpired || sf.Certificate.TLSVersion != nil {
-			t.Errorf("status %s %q, certificate %+v; want failing with the check's words", sf.Status, sf.Reason, sf.Certificate)
+			t.Errorf("status %s %q, certificate %+v; want failing with the check's words", sf.Status, valueOf(sf.Detail), sf.Certificate)
 		}
 		if tm := sf.LastResult.Timings; tm == nil || tm.DNSMS != nil || *tm.TLSMS != 40 || tm.WaitMS != nil || len(tm.FirstByteMS) != 0 {
 			t.Errorf("timings %+v: want the failed handshake's and null where nothing happened", tm)

@@ -33,7 +33,7 @@ type feedEntry struct {
 	At     int64        `json:"at"` // start of the change, Unix ms
 	Status data.Outcome `json:"status"`
 	From   data.Outcome `json:"from"`
-	Reason string       `json:"reason,omitempty"`
+	Detail string       `json:"reason,omitempty"`
 	// A certificate coming to its end (server feeds only): Kind
 	// feedCertificate, the days it had left then, and its expiry (Unix
 	// ms). Status and From are empty.
@@ -50,7 +50,7 @@ const feedCertificate = "certificate"
 func feedEntriesOf(id string, in []Incident, n int) []feedEntry {
 	out := make([]feedEntry, 0, min(n, len(in)))
 	for _, x := range in[:min(n, len(in))] {
-		out = append(out, feedEntry{ID: id, At: x.Start.UnixMilli(), Status: x.Status, From: x.From, Reason: x.Reason})
+		out = append(out, feedEntry{ID: id, At: x.Start.UnixMilli(), Status: x.Status, From: valueOf(x.From), Detail: valueOf(x.Detail)})
 	}
 	return out
 }
@@ -104,7 +104,7 @@ func changeTitle(e feedEntry) string {
 		return e.ID + ": certificate " + expiryMessage(e.Days, false)
 	}
 	t := e.ID + ": " + e.Status.Label()
-	if d := beyondLabel(e.Status, e.Reason); d != "" && e.Status != data.Working {
+	if d := beyondLabel(e.Status, e.Detail); d != "" && e.Status != data.Working {
 		t += " (" + d + ")"
 	}
 	return t
@@ -146,7 +146,7 @@ func changeSummary(e feedEntry) string {
 	if e.From != "" {
 		s = e.ID + " went from " + e.From.Label() + " to " + e.Status.Label()
 	}
-	if d := beyondLabel(e.Status, e.Reason); d != "" {
+	if d := beyondLabel(e.Status, e.Detail); d != "" {
 		s += ": " + d
 	}
 	return s + ", at " + at + "."

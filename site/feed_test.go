@@ -144,13 +144,13 @@ func TestFeedWords(t *testing.T) {
 		e              feedEntry
 		title, summary string
 	}{
-		{"needs_key_OAuth_once", feedEntry{ID: "a", At: at, Status: data.NeedsKey, From: data.Working, Reason: "needs a key (OAuth)"},
+		{"needs_key_OAuth_once", feedEntry{ID: "a", At: at, Status: data.NeedsKey, From: data.Working, Detail: "needs a key (OAuth)"},
 			"a: needs a key (OAuth)", "a went from working to needs a key: OAuth, at 2026-12-02 12:00:00 UTC."},
-		{"refused_once", feedEntry{ID: "b", At: at, Status: data.Refused, Reason: "refused: HTTP 429"},
+		{"refused_once", feedEntry{ID: "b", At: at, Status: data.Refused, Detail: "refused: HTTP 429"},
 			"b: refused our check (HTTP 429)", "b was first checked: refused our check: HTTP 429, at 2026-12-02 12:00:00 UTC."},
-		{"failing_reason", feedEntry{ID: "c", At: at, Status: data.Failing, From: data.Working, Reason: "HTTP 502"},
+		{"failing_reason", feedEntry{ID: "c", At: at, Status: data.Failing, From: data.Working, Detail: "HTTP 502"},
 			"c: failing (HTTP 502)", "c went from working to failing: HTTP 502, at 2026-12-02 12:00:00 UTC."},
-		{"working_no_reason", feedEntry{ID: "d", At: at, Status: data.Working, Reason: "2 tools"},
+		{"working_no_reason", feedEntry{ID: "d", At: at, Status: data.Working, Detail: "2 tools"},
 			"d: working", "d was first checked: working: 2 tools, at 2026-12-02 12:00:00 UTC."},
 		{"paused_before_any_check", feedEntry{ID: "e", At: at, Status: data.Paused},
 			"e: checks paused at the owner's request", "e: checks paused at the owner's request from 2026-12-02 12:00:00 UTC; no check will come until the owner asks again."},

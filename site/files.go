@@ -13,17 +13,17 @@ const HistoryLen = 48
 // (rule P1). Times are RFC 3339 in UTC; a time that does not apply is null.
 type ServerFile struct {
 	ID     string       `json:"id"`
-	URL    string       `json:"url"` // "" for a server that only runs locally
+	URL    *string      `json:"url"` // null for a server that only runs locally
 	Rank   int          `json:"rank"`
 	Listed *Time        `json:"listed_at"` // when it was added to the ranked list; null when the list does not say
 	Tier   string       `json:"tier"`      // "hourly" or "daily" (rule S1)
 	Status data.Outcome `json:"status"`    // code of table O, paused and pending included
 	Label  string       `json:"label"`     // the exact words of table O
-	Reason string       `json:"reason"`    // short human reason of the last check; "" when none
+	Detail *string      `json:"reason"`    // the last check's detail (data.Result.Detail), or why no check can reach it; null when none
 
 	LastCheck      *Time    `json:"last_check"`                          // start of the last check
 	NextCheck      *Time    `json:"next_check"`                          // next planned start; null when paused or unknown
-	NextCheckFrom  string   `json:"next_check_from"`                     // "plan" (a plan file names it), "estimate" (from the rules) or ""
+	NextCheckFrom  *string  `json:"next_check_from"`                     // "plan" (a plan file names it) or "estimate" (from the rules); null with next_check
 	LastAnswered   *Time    `json:"last_answered"`                       // start of the last answered check
 	FailingSince   *Time    `json:"failing_since"`                       // start of the first failing check of the current streak
 	CadenceSeconds int64    `json:"cadence_seconds"`                     // usual pace of its tier
@@ -65,13 +65,13 @@ type Day struct {
 // starts with the check (or the pause) that changed the status and ends
 // where the next one starts.
 type Incident struct {
-	Status          data.Outcome `json:"status"`           // code of table O
-	Label           string       `json:"label"`            // its exact words
-	From            data.Outcome `json:"from"`             // the status before; "" for the first check ever
-	Reason          string       `json:"reason"`           // short reason of the check that started it; "" for a pause
-	Start           Time         `json:"start"`            // start of that check, or the publication that first saw the pause
-	End             *Time        `json:"end"`              // start of the next status; null while it lasts
-	DurationSeconds *int64       `json:"duration_seconds"` // End - Start; null while it lasts
+	Status          data.Outcome  `json:"status"`           // code of table O
+	Label           string        `json:"label"`            // its exact words
+	From            *data.Outcome `json:"from"`             // the status before; null for the first check ever
+	Detail          *string       `json:"reason"`           // detail of the check that started it; null for a pause
+	Start           Time          `json:"start"`            // start of that check, or the publication that first saw the pause
+	End             *Time         `json:"end"`              // start of the next status; null while it lasts
+	DurationSeconds *int64        `json:"duration_seconds"` // End - Start; null while it lasts
 }
 
 // BadgeLinks names a server's badges and feed, relative to the top of the
@@ -82,22 +82,28 @@ type BadgeLinks struct {
 	Latency  string `json:"latency"`     // badges-latency/<id>.json
 	Feed     string `json:"feed"`        // feeds/<id>.atom, its status changes as an Atom feed
 	Cert     string `json:"certificate"` // badges-certificate/<id>.json
-	Markdown string `json:"markdown"`    // the three badges as shields.io images, each linking to the server's page
+	Markdown string `json:"markdown"`    // the four badges as shields.io images, each linking to the server's page
+	// Strip is badges-strip/<id>.svg, the 90-day strip as an SVG that
+	// stands alone (colours inline), and StripMarkdown and StripHTML embed
+	// it in a README, linking to the server's page.
+	Strip         string `json:"strip"`
+	StripMarkdown string `json:"strip_markdown"`
+	StripHTML     string `json:"strip_html"`
 }
 
 // LastResult is what the last check found.
 type LastResult struct {
 	Status        data.Outcome `json:"status"`
 	Label         string       `json:"label"`
-	Reason        string       `json:"reason"`
+	Detail        *string      `json:"reason"` // data.Result.Detail; null when none
 	Started       Time         `json:"started"`
-	LatencyMS     int64        `json:"latency_ms"`  // whole check, first request to last answer
-	HTTPStatus    int          `json:"http_status"` // last HTTP status seen; 0 when none
-	Protocol      string       `json:"protocol"`    // protocol version learned; "" when none
-	Era           string       `json:"era"`         // "discover", "initialize", "legacy_sse" or ""
-	Transport     string       `json:"transport"`   // "streamable-http", "sse" or ""
-	ServerName    string       `json:"server_name"`
-	ServerVersion string       `json:"server_version"`
+	LatencyMS     *int64       `json:"latency_ms"`     // whole check, first request to last answer; null when no answer came (timed out, refused connection, DNS failure...)
+	HTTPStatus    *int         `json:"http_status"`    // last HTTP status seen; null when none
+	Protocol      *string      `json:"protocol"`       // protocol version learned; null when none
+	Era           *string      `json:"era"`            // "discover", "initialize" or "legacy_sse"; null when no protocol was learned
+	Transport     *string      `json:"transport"`      // "streamable-http" or "sse"; null when none
+	ServerName    *string      `json:"server_name"`    // null when the server did not say
+	ServerVersion *string      `json:"server_version"` // null when the server did not say
 	ToolCount     int          `json:"tool_count"`
 	Tools         []string     `json:"tools"`   // in the server's order
 	Timings       *Timings     `json:"timings"` // where its time went (issue 19); null when it opened no connection
@@ -114,9 +120,9 @@ type LastResult struct {
 type Check struct {
 	Started   Time         `json:"started"`
 	Status    data.Outcome `json:"status"`
-	Reason    string       `json:"reason,omitempty"`
-	LatencyMS int64        `json:"latency_ms"`
-	Timings   *Phases      `json:"timings"` // where its time went; null when not measured (no connection, or checked before issue 19)
+	Detail    string       `json:"reason,omitempty"`
+	LatencyMS *int64       `json:"latency_ms"` // null when no answer came
+	Timings   *Phases      `json:"timings"`    // where its time went; null when not measured (no connection, or checked before issue 19)
 }
 
 // UptimeSet is a server's uptime over three windows ending at publication.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,9 @@ import (
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
 )
+
+// fixContact is the operator's address of every fixture (Config.Contact).
+const fixContact = "stop-checks@example.org"
 
 // fixNow is the clock of every fixture.
 var fixNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -103,7 +107,7 @@ func (f *fixture) fold() {
 
 func (f *fixture) config() Config {
 	return Config{DataDir: f.dir, ServersPath: f.list, PausedPath: f.paused, OutDir: f.out,
-		Now: func() time.Time { return f.now }, Logger: slog.New(slog.DiscardHandler), Workers: 4}
+		Now: func() time.Time { return f.now }, Logger: slog.New(slog.DiscardHandler), Workers: 4, Contact: fixContact}
 }
 
 // MustPublish publishes and fails the test on error.
@@ -130,6 +134,9 @@ func result(s data.Server, t time.Time, o data.Outcome, detail string) data.Resu
 		if o == data.NeedsKey {
 			r.HTTPStatus = 401
 		}
+	}
+	if code, ok := strings.CutPrefix(detail, "HTTP "); ok { // an answer came: its status
+		r.HTTPStatus, _ = strconv.Atoi(code)
 	}
 	if o == data.Working {
 		r.ServerName, r.ServerVersion = s.ID+"-server", "1.2.0"

@@ -103,18 +103,21 @@ func TestHistory(t *testing.T) {
 	t.Run("incidents_newest_first", func(t *testing.T) {
 		var seq []string
 		for _, in := range got.Incidents {
-			seq = append(seq, string(in.From)+">"+string(in.Status))
+			seq = append(seq, string(valueOf(in.From))+">"+string(in.Status))
+			if in.From != nil && *in.From == "" {
+				t.Errorf("incident of %s: from %q, want null for the first check ever", in.Start, *in.From)
+			}
 		}
 		want := ">working working>failing failing>working working>refused refused>working working>needs_key"
 		if g := strings.Join(reverse(seq), " "); g != want {
 			t.Errorf("incidents %s\nwant %s", g, want)
 		}
 		last := got.Incidents[0]
-		if last.End != nil || last.DurationSeconds != nil || last.Reason != "HTTP 401" {
+		if last.End != nil || last.DurationSeconds != nil || valueOf(last.Detail) != "HTTP 401" {
 			t.Errorf("ongoing incident %+v", last)
 		}
 		f503 := got.Incidents[4]
-		if f503.Reason != "HTTP 503" || f503.Status != data.Failing || f503.DurationSeconds == nil || *f503.DurationSeconds != 24*3600 {
+		if valueOf(f503.Detail) != "HTTP 503" || f503.Status != data.Failing || f503.DurationSeconds == nil || *f503.DurationSeconds != 24*3600 {
 			t.Errorf("failing incident %+v, want a day long", f503)
 		}
 	})
@@ -160,7 +163,7 @@ func TestIncidentsPause(t *testing.T) {
 	f.MustPublish()
 	in := readServerFile(t, f, "foxtrot").Incidents
 	if len(in) != 3 || in[1].Status != data.Paused || !in[1].Start.Equal(fixNow) || in[1].End == nil || !in[1].End.Equal(fixNow.Add(time.Hour)) ||
-		in[0].Status != data.Working || in[0].From != data.Paused || !in[0].Start.Equal(fixNow.Add(90*time.Minute)) {
+		in[0].Status != data.Working || valueOf(in[0].From) != data.Paused || !in[0].Start.Equal(fixNow.Add(90*time.Minute)) {
 		t.Errorf("foxtrot incidents %+v, want working, paused an hour, working again", in)
 	}
 	// Its badges follow, though each run writes only the badges that change.

@@ -48,6 +48,7 @@ var htmlFuncs = template.FuncMap{
 		return fmt.Sprintf("%.2f %% (%s)", *u.Percent, data.Plural(u.Counted, "counted check"))
 	},
 	"plural": data.Plural,
+	"str":    valueOf[string],
 	"ms": func(v *int64) string {
 		if v == nil {
 			return "none"

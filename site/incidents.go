@@ -20,7 +20,7 @@ const incidentKeep = 366 * 24 * time.Hour
 type statusSpan struct {
 	Status data.Outcome
 	From   data.Outcome
-	Reason string
+	Detail string
 	Start  int64 // Unix ms
 	End    int64 // Unix ms; 0 while it lasts
 }
@@ -97,7 +97,7 @@ func (s *summary) deriveSpans() {
 			continue // a check planned before the pause was seen
 		}
 		if last := cur(); last == nil || last.Status != c.Status || last.End != 0 {
-			open(statusSpan{Status: c.Status, Reason: c.Reason, Start: c.At})
+			open(statusSpan{Status: c.Status, Detail: c.Detail, Start: c.At})
 		}
 	}
 	s.Spans = out
@@ -128,7 +128,7 @@ func (s *summary) incidents() []Incident {
 	out := make([]Incident, 0, len(s.Spans))
 	for i := len(s.Spans) - 1; i >= 0; i-- {
 		sp := s.Spans[i]
-		in := Incident{Status: sp.Status, Label: sp.Status.Label(), From: sp.From, Reason: sp.Reason, Start: Time{time.UnixMilli(sp.Start).UTC()}}
+		in := Incident{Status: sp.Status, Label: sp.Status.Label(), From: orNull(sp.From), Detail: orNull(sp.Detail), Start: Time{time.UnixMilli(sp.Start).UTC()}}
 		if sp.End != 0 {
 			in.End = timePtr(time.UnixMilli(sp.End))
 			d := (sp.End - sp.Start) / 1000
@@ -144,7 +144,7 @@ func spansOf(in []Incident) []statusSpan {
 	out := make([]statusSpan, 0, len(in))
 	for i := len(in) - 1; i >= 0; i-- {
 		x := in[i]
-		sp := statusSpan{Status: x.Status, From: x.From, Reason: x.Reason, Start: x.Start.UnixMilli()}
+		sp := statusSpan{Status: x.Status, From: valueOf(x.From), Detail: valueOf(x.Detail), Start: x.Start.UnixMilli()}
 		if x.End != nil {
 			sp.End = x.End.UnixMilli()
 		}

@@ -34,12 +34,12 @@ func TestPublishListedNotCheckable(t *testing.T) {
 	}
 	for id, w := range want {
 		sf := readServerFile(t, f, id)
-		if string(sf.Status) != w[0] || sf.Reason != w[1] || sf.Label != sf.Status.Label() {
-			t.Errorf("%s: status %q reason %q label %q, want %q %q", id, sf.Status, sf.Reason, sf.Label, w[0], w[1])
+		if string(sf.Status) != w[0] || valueOf(sf.Detail) != w[1] || sf.Label != sf.Status.Label() {
+			t.Errorf("%s: status %q reason %q label %q, want %q %q", id, sf.Status, valueOf(sf.Detail), sf.Label, w[0], w[1])
 		}
 	}
-	if sf := readServerFile(t, f, "alpha"); sf.Rank != 1 || sf.URL != "https://alpha.example.com/mcp" {
-		t.Errorf("alpha: rank %d url %q, want the first row's", sf.Rank, sf.URL)
+	if sf := readServerFile(t, f, "alpha"); sf.Rank != 1 || valueOf(sf.URL) != "https://alpha.example.com/mcp" {
+		t.Errorf("alpha: rank %d url %q, want the first row's", sf.Rank, valueOf(sf.URL))
 	}
 	var idx IndexFile
 	b, err := os.ReadFile(filepath.Join(f.out, "index.json"))
@@ -192,7 +192,7 @@ func TestPublishLostServerFile(t *testing.T) {
 	f.results(result(srvWorking, f.now.Add(-time.Minute), data.Working, ""))
 	f.MustPublish()
 	sf := readServerFile(t, f, "alpha")
-	if sf.URL != srvWorking.URL || sf.Status != data.Working || sf.Rank != srvWorking.Rank {
-		t.Errorf("alpha written again as %s %q rank %d, want working at %s rank %d", sf.Status, sf.URL, sf.Rank, srvWorking.URL, srvWorking.Rank)
+	if valueOf(sf.URL) != srvWorking.URL || sf.Status != data.Working || sf.Rank != srvWorking.Rank {
+		t.Errorf("alpha written again as %s %q rank %d, want working at %s rank %d", sf.Status, valueOf(sf.URL), sf.Rank, srvWorking.URL, srvWorking.Rank)
 	}
 }

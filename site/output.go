@@ -154,6 +154,9 @@ func (p *publication) renderOne(i int) error {
 			return err
 		}
 	}
+	if _, err := p.w.put(filepath.Join(out, stripDir, rel+".svg"), stripFile(id, f.Daily)); err != nil {
+		return err
+	}
 	p.noteFeed(id, feedEntriesOf(id, f.Incidents, ServerFeedLen))
 	if !p.cfg.NoHTML {
 		hb, err := serverHTML(f)
@@ -210,6 +213,7 @@ func (p *publication) removeServer(id string) error {
 		filepath.Join(p.cfg.OutDir, "badges-uptime", rel+".json"),
 		filepath.Join(p.cfg.OutDir, "badges-latency", rel+".json"),
 		filepath.Join(p.cfg.OutDir, "badges-certificate", rel+".json"),
+		filepath.Join(p.cfg.OutDir, stripDir, rel+".svg"),
 		filepath.Join(p.cfg.OutDir, "feeds", rel+".atom"),
 		olderPath(p.cfg.DataDir, id),
 	} {
@@ -223,7 +227,7 @@ func (p *publication) removeServer(id string) error {
 // sweepUnlisted removes, in a rebuild, the files of servers that are not
 // listed: without a state, the site does not know which were listed before.
 func (p *publication) sweepUnlisted() error {
-	for _, sub := range []string{"servers", "badges", "badges-uptime", "badges-latency", "badges-certificate", "feeds"} {
+	for _, sub := range []string{"servers", "badges", "badges-uptime", "badges-latency", "badges-certificate", stripDir, "feeds"} {
 		root := filepath.Join(p.cfg.OutDir, sub)
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if errors.Is(err, os.ErrNotExist) {
@@ -237,7 +241,9 @@ func (p *publication) sweepUnlisted() error {
 			if strings.Contains(filepath.Base(id), ".tmp-") {
 				return p.w.remove(path) // left by a publish that crashed
 			}
-			id = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(id, ".json"), ".html"), ".atom")
+			for _, ext := range []string{".json", ".html", ".atom", ".svg"} {
+				id = strings.TrimSuffix(id, ext)
+			}
 			if p.st.find(id) < 0 {
 				return p.w.remove(path)
 			}
@@ -280,7 +286,7 @@ func (p *publication) writeShared() error {
 	if err := p.writeFeed(); err != nil {
 		return err
 	}
-	probe := ProbeFacts()
+	probe := ProbeFacts(p.cfg.Contact)
 	pb, err := marshalFile(probe)
 	if err != nil {
 		return err

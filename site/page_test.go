@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,8 +37,12 @@ func squeeze(s string) string {
 	}, b.String())
 }
 
+// mangledContact is the address of the public text as its web page's
+// e-mail protection left it.
+const mangledContact = "[email protected]"
+
 func TestChecksPage(t *testing.T) {
-	page, err := RenderChecksText(ProbeFacts())
+	page, err := RenderChecksText(ProbeFacts(fixContact))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +53,16 @@ func TestChecksPage(t *testing.T) {
 		ref, err := os.ReadFile(filepath.Join("testdata", "checks-page.reference.txt"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The public text carries the operator's address as a web page's
+		// e-mail protection mangled it: the page must say the address
+		// configured instead, and never the mangled words.
+		if !bytes.Contains(ref, []byte(mangledContact)) {
+			t.Fatalf("the public text no longer has %q: revisit this test", mangledContact)
+		}
+		ref = bytes.ReplaceAll(ref, []byte(mangledContact), []byte(fixContact))
+		if bytes.Contains(page, []byte("email protected")) || !bytes.Contains(page, []byte("Write to "+fixContact+" with the server's name")) {
+			t.Errorf("the page does not give the configured contact %q in place of %q:\n%s", fixContact, mangledContact, page)
 		}
 		if got, want := squeeze(string(page)), squeeze(string(ref)); got != want {
 			i := 0
@@ -96,13 +111,13 @@ func TestChecksPageFollowsConstants(t *testing.T) {
 		{"S8_pause_within", func(p *Probe) { p.PauseWithinSecs = 48 * 3600 }, "within 48 hours"},
 		{"O_labels", func(p *Probe) { p.Outcomes[1].Label = "wants a key" }, `we show "wants a key"`},
 	}
-	base, err := RenderChecksText(ProbeFacts())
+	base, err := RenderChecksText(ProbeFacts(fixContact))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := ProbeFacts()
+			p := ProbeFacts(fixContact)
 			c.change(&p)
 			got, err := RenderChecksText(p)
 			if err != nil {
@@ -126,7 +141,7 @@ func TestChecksPageFollowsConstants(t *testing.T) {
 				t.Errorf("page holds the number %q, not one of the facts", m)
 			}
 		}
-		p := ProbeFacts()
+		p := ProbeFacts(fixContact)
 		for _, want := range []string{grouped(int64(p.Tiers[0].MaxRank)), grouped(int64(p.HostCaps.MaxPerDay)), span(p.Limits.CheckTimeoutSeconds),
 			span(p.PauseWithinSecs), span(p.Retry.AfterFailureSeconds), p.SourceAddresses[0], p.Calls.DiscoverFrom} {
 			if !strings.Contains(string(base), want) {
@@ -135,7 +150,7 @@ func TestChecksPageFollowsConstants(t *testing.T) {
 		}
 	})
 	t.Run("P2_missing_fact_is_an_error", func(t *testing.T) {
-		p := ProbeFacts()
+		p := ProbeFacts(fixContact)
 		p.Outcomes = p.Outcomes[:1]
 		if _, err := RenderChecksText(p); err == nil || !strings.Contains(err.Error(), "needs_key") {
 			t.Errorf("err = %v, want one naming the missing outcome", err)
@@ -156,6 +171,28 @@ func TestWords(t *testing.T) {
 	for _, c := range cases {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// TestContactRequired proves the operator's contact is required (issue 20
+// point 4): a publish without it, or with something that is no bare
+// address, fails before writing anything, naming the setting.
+func TestContactRequired(t *testing.T) {
+	for _, c := range []struct{ contact, want string }{
+		{"", "site config: contact: none given"},
+		{"stop checks", `site config: contact: "stop checks" is not a bare e-mail address`},
+		{"Ops <ops@example.org>", `site config: contact: "Ops <ops@example.org>" is not a bare e-mail address`},
+	} {
+		f := newFixture(t)
+		f.standard()
+		cfg := f.config()
+		cfg.Contact = c.contact
+		if _, err := Publish(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("contact %q: err %v, want %q", c.contact, err, c.want)
+		}
+		if _, err := os.Stat(f.out); !os.IsNotExist(err) {
+			t.Errorf("contact %q: %s written: %v", c.contact, f.out, err)
 		}
 	}
 }

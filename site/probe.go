@@ -24,6 +24,7 @@ type Probe struct {
 	Calls           CallFacts     `json:"calls"`             // what a check sends (N2-N4)
 	Limits          LimitFacts    `json:"limits"`            // N7-N10
 	PauseWithinSecs int64         `json:"pause_within_seconds"`
+	Contact         string        `json:"contact"`  // the operator's e-mail address, to which an owner writes to stop the checks (Config.Contact)
 	Outcomes        []OutcomeFact `json:"outcomes"` // table O
 }
 
@@ -81,8 +82,9 @@ type OutcomeFact struct {
 func secs(d time.Duration) int64 { return int64(d / time.Second) }
 
 // ProbeFacts returns the facts of the checks page from the constants of
-// package data and this build's version.
-func ProbeFacts() Probe {
+// package data, this build's version and the operator's contact address
+// (Config.Contact).
+func ProbeFacts(contact string) Probe {
 	p := Probe{
 		Version:         data.Version(),
 		UserAgent:       data.UserAgent(),
@@ -112,6 +114,7 @@ func ProbeFacts() Probe {
 			CheckTimeoutSeconds: secs(data.CheckTimeout),
 		},
 		PauseWithinSecs: secs(data.PauseWithin),
+		Contact:         contact,
 	}
 	for _, port := range data.AllowedPorts {
 		p.Limits.Ports = append(p.Limits.Ports, int(port))

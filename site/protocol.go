@@ -90,19 +90,7 @@ func (f supportFields) support() *data.ProtocolSupport {
 	if f.DiscoverVersions == nil && f.Session == nil && f.Answers == nil {
 		return nil
 	}
-	p := &data.ProtocolSupport{Versions: f.DiscoverVersions, Session: f.Session}
-	if f.Answers != nil {
-		p.Answers = *f.Answers
-	}
-	return p
-}
-
-// orNull returns nil for "", else a pointer to a copy of s.
-func orNull(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
+	return &data.ProtocolSupport{Versions: f.DiscoverVersions, Session: f.Session, Answers: valueOf(f.Answers)}
 }
 
 // ProtocolTotals counts the servers of index.json by how they last spoke

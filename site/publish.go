@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/mail"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,6 +31,10 @@ type Config struct {
 	Workers     int              // servers rendered and written in parallel; 0 means 8
 	PreviewRows int              // rows of index.html; 0 means 1000
 	NoHTML      bool             // skip the HTML preview (index.html, servers/<id>.html, checks.html)
+	// Contact is the operator's e-mail address, which the checks page and
+	// probe.json give to owners who want the checks stopped; required
+	// (CheckContact).
+	Contact string
 }
 
 // Validate reports a missing required field.
@@ -41,6 +46,24 @@ func (c Config) Validate() error {
 		return errors.New("site config: no ranked list")
 	case c.OutDir == "":
 		return errors.New("site config: no output directory")
+	}
+	if err := CheckContact(c.Contact); err != nil {
+		return fmt.Errorf("site config: contact: %w", err)
+	}
+	return nil
+}
+
+// CheckContact reports whether contact can be the operator's address on
+// the checks page: a bare e-mail address, "probe@example.org", without a
+// display name. The error says what is wrong, for the caller to name its
+// setting.
+func CheckContact(contact string) error {
+	if contact == "" {
+		return errors.New("none given: the operator's e-mail address, which the checks page and probe.json give owners who want the checks stopped, is required")
+	}
+	a, err := mail.ParseAddress(contact)
+	if err != nil || a.Name != "" || a.Address != contact {
+		return fmt.Errorf("%q is not a bare e-mail address (like probe@example.org)", contact)
 	}
 	return nil
 }

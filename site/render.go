@@ -74,7 +74,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	srv := l.Server
 	cadence := data.Tier(srv.Rank)
 	f := ServerFile{
-		ID: srv.ID, URL: srv.URL, Rank: srv.Rank, Tier: tierName(srv.Rank),
+		ID: srv.ID, URL: orNull(srv.URL), Rank: srv.Rank, Tier: tierName(srv.Rank),
 		CadenceSeconds: secs(cadence),
 		History:        []Check{}, Incidents: []Incident{}, ToolDefs: ToolDefinitions{Changes: []ToolChange{}},
 		Listed: timePtr(srv.Added), Badges: badgeLinksOf(srv.ID),
@@ -99,11 +99,11 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	case s == nil || s.State.LastCheck.IsZero():
 		f.Status = data.Pending
 		if why := srv.NotCheckable(); why != "" { // no check can tell more (issue 11)
-			f.Status, f.Reason = data.NotCheckable, why
+			f.Status, f.Detail = data.NotCheckable, orNull(why)
 		}
 	default:
 		f.Status = s.State.LastStatus
-		f.Reason = s.State.LastDetail
+		f.Detail = orNull(s.State.LastDetail)
 	}
 	f.Label = f.Status.Label()
 	// The daily series ends on the day of the last check, a recorded fact:
@@ -122,11 +122,11 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	// address no check can reach: it is never asked anything (issue 20).
 	if !l.Paused && srv.NotCheckable() == "" {
 		if !l.PlanNext.IsZero() && l.PlanNext.After(now) {
-			f.NextCheck, f.NextCheckFrom = timePtr(l.PlanNext), "plan"
+			f.NextCheck, f.NextCheckFrom = timePtr(l.PlanNext), orNull("plan")
 			earliest(l.PlanNext)
 		} else if s != nil {
 			if t := estimateNext(s.State, cadence); !t.IsZero() {
-				f.NextCheck, f.NextCheckFrom = timePtr(t), "estimate"
+				f.NextCheck, f.NextCheckFrom = timePtr(t), orNull("estimate")
 			}
 		}
 	}
@@ -146,10 +146,10 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	f.FailingSince = timePtr(s.State.FailingSince)
 	if r := s.Last; r != nil {
 		f.LastResult = &LastResult{
-			Status: r.Status, Label: r.Status.Label(), Reason: r.Detail, Started: Time{truncMS(r.Started)},
-			LatencyMS: r.Duration.Milliseconds(), HTTPStatus: r.HTTPStatus,
-			Protocol: r.Protocol, Era: era(r.Protocol, r.Transport), Transport: r.Transport,
-			ServerName: r.ServerName, ServerVersion: r.ServerVersion,
+			Status: r.Status, Label: r.Status.Label(), Detail: orNull(r.Detail), Started: Time{truncMS(r.Started)},
+			LatencyMS: latencyOf(*r), HTTPStatus: orNull(r.HTTPStatus),
+			Protocol: orNull(r.Protocol), Era: orNull(era(r.Protocol, r.Transport)), Transport: orNull(r.Transport),
+			ServerName: orNull(r.ServerName), ServerVersion: orNull(r.ServerVersion),
 			ToolCount: r.ToolCount, Tools: append([]string{}, r.Tools...), Timings: timingsOf(r),
 			supportFields: supportFieldsOf(r.Support),
 		}
@@ -162,7 +162,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	earliest(certChange(s.Cert, now))
 	for i := len(s.Checks) - 1; i >= 0 && len(f.History) < HistoryLen; i-- {
 		c := s.Checks[i]
-		f.History = append(f.History, Check{Started: Time{time.UnixMilli(c.At).UTC()}, Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS, Timings: c.Phases})
+		f.History = append(f.History, Check{Started: Time{time.UnixMilli(c.At).UTC()}, Status: c.Status, Detail: c.Detail, LatencyMS: c.LatencyMS, Timings: c.Phases})
 	}
 	var e time.Time
 	f.Uptime.Day, e = s.uptime(now, dayWindow)

@@ -51,8 +51,8 @@ type summary struct {
 type pastCheck struct {
 	At        int64        `json:"t"` // start, Unix milliseconds
 	Status    data.Outcome `json:"s"`
-	Reason    string       `json:"r,omitempty"`
-	LatencyMS int64        `json:"l,omitempty"`
+	Detail    string       `json:"r,omitempty"`
+	LatencyMS *int64       `json:"l,omitempty"` // nil when no answer came (latencyOf)
 	Phases    *Phases      `json:"p,omitempty"` // where its time went; nil when not measured
 }
 
@@ -92,7 +92,7 @@ func (s *summary) apply(r data.Result) bool {
 	if found {
 		return false
 	}
-	s.Checks = slices.Insert(s.Checks, i, pastCheck{At: at, Status: r.Status, Reason: r.Detail, LatencyMS: r.Duration.Milliseconds(), Phases: phasesOf(r.Timings)})
+	s.Checks = slices.Insert(s.Checks, i, pastCheck{At: at, Status: r.Status, Detail: r.Detail, LatencyMS: latencyOf(r), Phases: phasesOf(r.Timings)})
 	s.State.Apply(r)
 	s.noteCert(r)
 	s.noteProtocol(r)
@@ -167,7 +167,7 @@ func periodUptime(days []Day) Uptime {
 // when the file shows none. It is the inverse of render for everything
 // render shows; the checks older than the history are added by the caller.
 func summaryOf(f ServerFile) *summary {
-	s := &summary{Listed: data.Server{ID: f.ID, Rank: f.Rank, URL: f.URL}, Days: f.Daily, Spans: spansOf(f.Incidents), Tools: f.ToolDefs, SharedWith: f.SharedWith}
+	s := &summary{Listed: data.Server{ID: f.ID, Rank: f.Rank, URL: valueOf(f.URL)}, Days: f.Daily, Spans: spansOf(f.Incidents), Tools: f.ToolDefs, SharedWith: f.SharedWith}
 	if f.Listed != nil {
 		s.Listed.Added = f.Listed.UTC()
 	}
@@ -184,22 +184,22 @@ func summaryOf(f ServerFile) *summary {
 		return s
 	}
 	lr := f.LastResult
-	s.State = data.State{ID: f.ID, URL: f.URL, LastCheck: f.LastCheck.UTC(), LastStatus: lr.Status, LastDetail: lr.Reason,
-		Protocol: lr.Protocol, Transport: lr.Transport}
+	s.State = data.State{ID: f.ID, URL: valueOf(f.URL), LastCheck: f.LastCheck.UTC(), LastStatus: lr.Status, LastDetail: valueOf(lr.Detail),
+		Protocol: valueOf(lr.Protocol), Transport: valueOf(lr.Transport)}
 	if f.LastAnswered != nil {
 		s.State.LastAnswered = f.LastAnswered.UTC()
 	}
 	if f.FailingSince != nil {
 		s.State.FailingSince = f.FailingSince.UTC()
 	}
-	s.Last = &data.Result{ID: f.ID, URL: f.URL, Status: lr.Status, Detail: lr.Reason, Started: lr.Started.UTC(),
-		Duration: time.Duration(lr.LatencyMS) * time.Millisecond, HTTPStatus: lr.HTTPStatus,
-		Protocol: lr.Protocol, Transport: lr.Transport, ServerName: lr.ServerName, ServerVersion: lr.ServerVersion,
+	s.Last = &data.Result{ID: f.ID, URL: valueOf(f.URL), Status: lr.Status, Detail: valueOf(lr.Detail), Started: lr.Started.UTC(),
+		Duration: time.Duration(valueOf(lr.LatencyMS)) * time.Millisecond, HTTPStatus: valueOf(lr.HTTPStatus),
+		Protocol: valueOf(lr.Protocol), Transport: valueOf(lr.Transport), ServerName: valueOf(lr.ServerName), ServerVersion: valueOf(lr.ServerVersion),
 		ToolCount: lr.ToolCount, Tools: lr.Tools, Timings: resultTimings(lr.Timings), ToolProblems: lr.ToolProblems,
 		Support: lr.supportFields.support()}
 	for i := len(f.History) - 1; i >= 0; i-- {
 		c := f.History[i]
-		s.Checks = append(s.Checks, pastCheck{At: c.Started.UnixMilli(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS, Phases: c.Timings})
+		s.Checks = append(s.Checks, pastCheck{At: c.Started.UnixMilli(), Status: c.Status, Detail: c.Detail, LatencyMS: c.LatencyMS, Phases: c.Timings})
 	}
 	return s
 }

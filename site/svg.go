@@ -35,6 +35,17 @@ func dayClass(d Day) string {
 	return "failing"
 }
 
+// dayPaint is how each class of dayClass is drawn, as SVG presentation
+// attributes: inline, so that the strip needs no stylesheet, in the page
+// as in its file of its own (stripFile), which a README shows as an image.
+var dayPaint = map[string]string{
+	"working":  `fill="#2a8a2a"`,
+	"refused":  `fill="#b8860b"`,
+	"failing":  `fill="#c0392b"`,
+	"nodata":   `fill="#fff" stroke="#999" stroke-width="1"`,
+	"unlisted": `fill="#fafafa" stroke="#ddd" stroke-width="1" stroke-dasharray="2 2"`,
+}
+
 // dayTitle says a day's figures, as each bar's tooltip.
 func dayTitle(d Day) string {
 	switch {
@@ -54,22 +65,77 @@ func dayTitle(d Day) string {
 // each with a title giving its day and figures. Inline SVG: the preview
 // needs no script.
 func uptimeStrip(days []Day) template.HTML {
-	b := make([]byte, 0, 200+len(days)*160)
+	b := make([]byte, 0, 200+len(days)*200)
 	b = fmt.Appendf(b, `<svg class="strip" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="uptime per day, last %d days">`,
 		len(days)*barStep, stripH, len(days)*barStep, stripH, len(days))
+	b = appendBars(b, days, true)
+	b = append(b, `</svg>`...)
+	return template.HTML(b)
+}
+
+// appendBars appends the bars of the strip, a rect a day from y = 0, each
+// with its day's figures as its title when titles is set.
+func appendBars(b []byte, days []Day, titles bool) []byte {
 	for i, d := range days {
 		// A rect a day, a thousand servers a minute: appended, not
 		// formatted. Titles hold only digits, dates and fixed words.
+		class := dayClass(d)
 		b = append(b, `<rect class="day `...)
-		b = append(b, dayClass(d)...)
-		b = append(b, `" x="`...)
+		b = append(b, class...)
+		b = append(b, `" `...)
+		b = append(b, dayPaint[class]...)
+		b = append(b, ` x="`...)
 		b = strconv.AppendInt(b, int64(i*barStep), 10)
-		b = append(b, `" y="0" width="`+strconv.Itoa(barWidth)+`" height="`+strconv.Itoa(stripH)+`" rx="1"><title>`...)
+		b = append(b, `" y="0" width="`+strconv.Itoa(barWidth)+`" height="`+strconv.Itoa(stripH)+`" rx="1"`...)
+		if !titles {
+			b = append(b, `/>`...)
+			continue
+		}
+		b = append(b, `><title>`...)
 		b = append(b, dayTitle(d)...)
 		b = append(b, `</title></rect>`...)
 	}
-	b = append(b, `</svg>`...)
-	return template.HTML(b)
+	return b
+}
+
+// Geometry of the strip's file of its own, below the bars: a line of
+// text, its first and last days and the uptime of the period.
+const (
+	stripTextY = stripH + 15
+	stripFileH = stripH + 20
+	stripFont  = 11
+)
+
+// stripFile returns badges-strip/<id>.svg: the server's strip as an SVG
+// document that stands alone, for a README's <img> (issue 20 point 2):
+// colours inline, a white ground (a dark page would swallow the grey
+// outlines), and under the bars the first and last days and the period's
+// uptime, which the page says around its strip. Its bars have no titles,
+// which an image does not show: so the file changes only when a day's
+// colour or the period's uptime does, not with every check.
+func stripFile(id string, days []Day) []byte {
+	w := len(days) * barStep
+	period := "no counted checks"
+	if u := periodUptime(days); u.Percent != nil {
+		period = trimPercent(*u.Percent) + " %"
+	}
+	label := fmt.Sprintf("%s: uptime per day, last %d days: %s", id, len(days), period)
+	b := make([]byte, 0, 600+len(days)*200)
+	b = append(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"...)
+	b = fmt.Appendf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
+		w, stripFileH, w, stripFileH, template.HTMLEscapeString(label))
+	b = fmt.Appendf(b, `<title>%s</title><rect width="%d" height="%d" fill="#fff"/>`, template.HTMLEscapeString(label), w, stripFileH)
+	b = appendBars(b, days, false)
+	if len(days) > 0 {
+		text := func(x int, anchor, s string) {
+			b = fmt.Appendf(b, `<text x="%d" y="%d" font-family="Verdana,DejaVu Sans,sans-serif" font-size="%d" fill="#555" text-anchor="%s">%s</text>`,
+				x, stripTextY, stripFont, anchor, s)
+		}
+		text(0, "start", days[0].Date)
+		text(w/2, "middle", fmt.Sprintf("%d days: %s", len(days), period))
+		text(w, "end", days[len(days)-1].Date)
+	}
+	return append(b, "</svg>\n"...)
 }
 
 // Geometry of the latency chart, in SVG user units: narrow days, so that

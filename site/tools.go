@@ -15,7 +15,7 @@ const ToolChangesLen = 50
 // ToolDefinitions is what a server's file says of the tool definitions its
 // checks listed: their fingerprint, and when and how they changed.
 type ToolDefinitions struct {
-	Hash      string       `json:"hash"`       // SHA-256 of the canonical definitions of the last check that listed tools; "" when none did
+	Hash      *string      `json:"hash"`       // SHA-256 of the canonical definitions of the last check that listed tools; null when none did
 	Seen      *Time        `json:"seen"`       // start of that check
 	ChangedAt *Time        `json:"changed_at"` // start of the first check that listed the current definitions after others; null: never changed
 	Changes   []ToolChange `json:"changes"`    // newest first, at most ToolChangesLen
@@ -52,9 +52,9 @@ func (s *summary) applyTools(r data.Result, read func(hash string) ([]spool.Tool
 	if r.ToolsHash == "" || (t.Seen != nil && !at.After(t.Seen.Time)) {
 		return
 	}
-	if t.Hash != "" && t.Hash != r.ToolsHash {
-		c := ToolChange{At: Time{at}, From: t.Hash, To: r.ToolsHash, Added: []string{}, Removed: []string{}, Changed: []ToolFieldChange{}}
-		before, err1 := read(t.Hash)
+	if old := valueOf(t.Hash); old != "" && old != r.ToolsHash {
+		c := ToolChange{At: Time{at}, From: old, To: r.ToolsHash, Added: []string{}, Removed: []string{}, Changed: []ToolFieldChange{}}
+		before, err1 := read(old)
 		after, err2 := read(r.ToolsHash)
 		if err1 == nil && err2 == nil {
 			c.Details = true
@@ -64,7 +64,7 @@ func (s *summary) applyTools(r data.Result, read func(hash string) ([]spool.Tool
 		t.Changes = t.Changes[:min(len(t.Changes), ToolChangesLen)]
 		t.ChangedAt = timePtr(at)
 	}
-	t.Hash, t.Seen = r.ToolsHash, timePtr(at)
+	t.Hash, t.Seen = orNull(r.ToolsHash), timePtr(at)
 }
 
 // diffTools compares two definition sets by tool name.

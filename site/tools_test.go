@@ -49,7 +49,7 @@ func TestToolChanges(t *testing.T) {
 	t.Run("hash_and_changes", func(t *testing.T) {
 		h3, _ := spool.FingerprintTools([]spool.ToolDef{hostile})
 		h1, _ := spool.FingerprintTools([]spool.ToolDef{search, fetch})
-		if got.Hash != h3 || got.ChangedAt == nil || !got.ChangedAt.Equal(day(3)) || len(got.Changes) != 1 {
+		if valueOf(got.Hash) != h3 || got.ChangedAt == nil || !got.ChangedAt.Equal(day(3)) || len(got.Changes) != 1 {
 			t.Fatalf("tool definitions %+v", got)
 		}
 		want := ToolChange{At: Time{day(3)}, From: h1, To: h3, Details: true, Added: []string{}, Removed: []string{"fetch"},

@@ -40,7 +40,7 @@ func runMinuteScript(t *testing.T, home string, minute time.Time, runFlags strin
 		t.Skip("no flock(1) here; deploy/minute.sh needs it")
 	}
 	cmd := exec.CommandContext(t.Context(), "/bin/sh", minuteScript, minute.Format("2006-01-02T15:04"))
-	cmd.Env = append(append(os.Environ(), "PROBER_HOME="+home, "PROBER_RUN_FLAGS="+runFlags), env...)
+	cmd.Env = append(append(os.Environ(), "PROBER_HOME="+home, "PROBER_RUN_FLAGS="+runFlags, "PROBER_CONTACT=probe@lab.test"), env...)
 	out, err := cmd.CombinedOutput()
 	if len(out) > 0 {
 		t.Errorf("minute.sh wrote %q; want everything in var/log", out)

@@ -61,7 +61,7 @@ func TestExitConventions(t *testing.T) {
 	failures := map[string][]string{
 		"plan":    {"-servers", filepath.Join(dir, "missing.csv"), "-data", empty, "-at", "2030-01-01T00:00"},
 		"run":     {"-data", empty, "-at", "2030-01-01T00:00"},
-		"publish": {"-data", typo, "-servers", list, "-out", filepath.Join(dir, "site")},
+		"publish": {"-data", typo, "-servers", list, "-out", filepath.Join(dir, "site"), "-contact", "probe@demo.test"},
 		"pause":   {"-repo", "o/r", "-path", "paused.txt", "-server", "a-1", "-api", "http://127.0.0.1:1/", "-timeout", "5s"},
 		"demo":    {"-bin", bin, "-dir", foreign},
 	}
@@ -88,7 +88,7 @@ func TestExitConventions(t *testing.T) {
 	for _, c := range []tc{
 		{"run_url_help", []string{"-url", "-h"}, 0, "usage: run -url", ""},
 		{"run_url_flag", []string{"-url", "-json"}, 2, "", "want the server's address"},
-		{"publish_at_tomorrow", []string{"-data", typo, "-servers", list, "-out", dir, "-at", "tomorrow"}, 2, "",
+		{"publish_at_tomorrow", []string{"-data", typo, "-servers", list, "-out", dir, "-contact", "probe@demo.test", "-at", "tomorrow"}, 2, "",
 			`invalid value "tomorrow" for flag -at: not a time: want 2026-12-02T10:33 (UTC), or RFC 3339`},
 		{"run_past_minute_no_plan_hint", []string{"-data", empty, "-at", "2020-01-01T00:00"}, 1, "", "the minute has begun"},
 	} {

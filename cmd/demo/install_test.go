@@ -110,7 +110,7 @@ func TestInstalledMinuteKnowsItsHome(t *testing.T) {
 		}
 	}
 	metricsDir := filepath.Join(home, "textfile")
-	conf := "PROBER_PLAN_FLAGS=\"-first-check-soon\"\nPROBER_RUN_FLAGS=\"-lab\n  -resolve a.test:8443:127.0.0.2\"\nPROBER_METRICS=\"" + metricsDir + "\"\n"
+	conf := "PROBER_CONTACT=\"probe@lab.test\"\nPROBER_PLAN_FLAGS=\"-first-check-soon\"\nPROBER_RUN_FLAGS=\"-lab\n  -resolve a.test:8443:127.0.0.2\"\nPROBER_METRICS=\"" + metricsDir + "\"\n"
 	if err := os.WriteFile(filepath.Join(home, "etc", "prober.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestInstalledMinuteKnowsItsHome(t *testing.T) {
 // TestMinuteReportsItsFailures: a home that cannot be entered, a config that
 // does not parse and a failed run each reach syslog and minute.prom; the
 // environment's flags reach run (PROBER_RUN_FLAGS, as before the config
-// file).
+// file), and its contact publish (PROBER_CONTACT).
 func TestMinuteReportsItsFailures(t *testing.T) {
 	home := install(t, fakeCommands(t, map[string]int{"run": 1}))
 	script := filepath.Join(home, "bin", "minute.sh")
@@ -150,7 +150,7 @@ func TestMinuteReportsItsFailures(t *testing.T) {
 			success: map[string]float64{"setup": 0}},
 		"bad_config": {conf: "PROBER_RUN_FLAGS=\"-lab\n", syslog: "config " + home + "/etc/prober.conf does not parse",
 			success: map[string]float64{"setup": 0}},
-		"run_failed": {env: []string{"PROBER_RUN_FLAGS=-source 192.0.2.1 -v"},
+		"run_failed": {env: []string{"PROBER_RUN_FLAGS=-source 192.0.2.1 -v", "PROBER_CONTACT=ops@lab.test"},
 			syslog:  "run failed: what its checks recorded is published; var/log/run.log ends: run: the disk holding var/data/journal is full",
 			success: map[string]float64{"setup": 1, "plan": 1, "run": 0, "publish": 1}},
 	} {
@@ -179,5 +179,8 @@ func TestMinuteReportsItsFailures(t *testing.T) {
 	}
 	if run := readLog(t, home, "run"); !strings.Contains(run, "run args: -data var/data -at 2030-01-01T00:00 -source 192.0.2.1 -v -metrics "+metricsDir+"/run.prom\n") {
 		t.Errorf("run.log %q: want PROBER_RUN_FLAGS passed", run)
+	}
+	if pub := readLog(t, home, "publish"); !strings.Contains(pub, " -out var/site -contact ops@lab.test ") {
+		t.Errorf("publish.log %q: want PROBER_CONTACT passed as -contact", pub)
 	}
 }

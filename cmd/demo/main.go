@@ -32,6 +32,10 @@ const runGrace = time.Second
 // markerName marks a directory the demo made, which a later run may empty.
 const markerName = ".prober-demo"
 
+// demoContact is the operator's address the demo's site gives (publish
+// -contact): one of the demo's own domain, demo.test, which no mail reaches.
+const demoContact = "probe@demo.test"
+
 // Config is one demo run.
 type Config struct {
 	Bin     string           // directory of the built plan, run and publish
@@ -191,7 +195,7 @@ func demo(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 
 	fmt.Fprintf(out, "\n3. publish the JSON and the HTML preview\n")
-	if err := p.step(ctx, "publish", "-servers", ps.servers, "-paused", ps.paused, "-data", ps.data, "-out", ps.site); err != nil {
+	if err := p.step(ctx, "publish", "-servers", ps.servers, "-paused", ps.paused, "-data", ps.data, "-out", ps.site, "-contact", demoContact); err != nil {
 		return err
 	}
 	if err := fl.Close(); err != nil {

@@ -71,7 +71,10 @@ func summarize(ps paths, l listing, minute time.Time, fl *fleet.Fleet) ([]row, e
 		if err != nil {
 			return nil, err
 		}
-		r.Status, r.Label, r.Reason = f.Status, f.Label, f.Reason
+		r.Status, r.Label = f.Status, f.Label
+		if f.Detail != nil {
+			r.Reason = *f.Detail
+		}
 		if c, ok := planned[id]; ok {
 			r.Planned, r.Due = c.At, c.Due
 		}

@@ -32,6 +32,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.OutDir, "out", "", "output directory of the public files")
 	fs.BoolVar(&cfg.NoHTML, "no-html", false, "skip the HTML preview")
 	fs.IntVar(&cfg.PreviewRows, "preview-rows", 1000, "rows of index.html")
+	cli.ContactVar(fs, &cfg.Contact)
 	fs.StringVar(&metricsFile, "metrics", "", "after publishing, write metrics to this `FILE` (Prometheus text format, for node_exporter's textfile collector), replaced atomically")
 	cli.TimeVar(fs, &at, "at", "publish as of this `time` instead of now: "+cli.TimeForms)
 	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
@@ -39,6 +40,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if !at.IsZero() {
 		cfg.Now = func() time.Time { return at }
+	}
+	if err := site.CheckContact(cfg.Contact); err != nil {
+		return cli.Usage(fmt.Errorf("-contact: %w", err))
 	}
 	if err := cfg.Validate(); err != nil {
 		return cli.Usage(err)

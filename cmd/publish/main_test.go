@@ -10,11 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/metrics"
 )
+
+// contact is the operator's address the tests publish with.
+const contact = "stop-checks@example.org"
 
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
@@ -42,7 +46,7 @@ func TestRun(t *testing.T) {
 
 	t.Run("P1_publishes_the_files", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
-		args := []string{"-data", dataDir, "-servers", list, "-out", out, "-at", at.Format(time.RFC3339)}
+		args := []string{"-data", dataDir, "-servers", list, "-out", out, "-contact", contact, "-at", at.Format(time.RFC3339)}
 		if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 			t.Fatalf("run: %v\n%s", err, stderr.String())
 		}
@@ -53,6 +57,13 @@ func TestRun(t *testing.T) {
 			"servers/alpha.json", "servers/alpha.html", "badges/alpha.json", "servers/bravo.json"} {
 			if _, err := os.Stat(filepath.Join(out, rel)); err != nil {
 				t.Errorf("%s: %v", rel, err)
+			}
+		}
+		// The operator's contact is on the checks page and in probe.json,
+		// where the public text's mangled address was.
+		for _, rel := range []string{"checks.txt", "checks.html", "probe.json"} {
+			if b, _ := os.ReadFile(filepath.Join(out, rel)); !strings.Contains(string(b), contact) || strings.Contains(string(b), "email protected") {
+				t.Errorf("%s does not give the contact %s:\n%s", rel, contact, b)
 			}
 		}
 		var f struct {
@@ -66,7 +77,7 @@ func TestRun(t *testing.T) {
 	})
 	t.Run("P3_second_run_writes_nothing", func(t *testing.T) {
 		var stdout bytes.Buffer
-		args := []string{"-data", dataDir, "-servers", list, "-out", out, "-at", at.Format(time.RFC3339)}
+		args := []string{"-data", dataDir, "-servers", list, "-out", out, "-contact", contact, "-at", at.Format(time.RFC3339)}
 		if err := run(context.Background(), args, &stdout, new(bytes.Buffer)); err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +87,7 @@ func TestRun(t *testing.T) {
 	})
 	t.Run("metrics_file", func(t *testing.T) {
 		file := filepath.Join(dir, "publish.prom")
-		args := []string{"-data", dataDir, "-servers", list, "-out", out, "-at", at.Format(time.RFC3339), "-metrics", file}
+		args := []string{"-data", dataDir, "-servers", list, "-out", out, "-contact", contact, "-at", at.Format(time.RFC3339), "-metrics", file}
 		if err := run(context.Background(), args, new(bytes.Buffer), new(bytes.Buffer)); err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +109,7 @@ func TestRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			args := []string{"-data", d, "-servers", list, "-out", site, "-at", at.Format(time.RFC3339)}
+			args := []string{"-data", d, "-servers", list, "-out", site, "-contact", contact, "-at", at.Format(time.RFC3339)}
 			err := run(context.Background(), args, new(bytes.Buffer), new(bytes.Buffer))
 			if err == nil || !strings.Contains(err.Error(), "data directory "+d+": not written by plan or run") {
 				t.Errorf("-data %s: err %v, want a refusal naming it", d, err)
@@ -107,6 +118,28 @@ func TestRun(t *testing.T) {
 		for _, p := range []string{typo, site} {
 			if _, err := os.Stat(p); !os.IsNotExist(err) {
 				t.Errorf("%s exists after the refusal: %v", p, err)
+			}
+		}
+	})
+	t.Run("contact_is_required", func(t *testing.T) {
+		// In production as anywhere: a checks page without the operator's
+		// address would promise a way to stop the checks that is not there.
+		for _, c := range []struct{ contact, want string }{
+			{"", "-contact: none given"},
+			{"Probe <probe@example.org>", `-contact: "Probe <probe@example.org>" is not a bare e-mail address`},
+			{"probe", `-contact: "probe" is not a bare e-mail address`},
+		} {
+			site := filepath.Join(dir, "no-contact-site")
+			args := []string{"-data", dataDir, "-servers", list, "-out", site, "-at", at.Format(time.RFC3339)}
+			if c.contact != "" {
+				args = append(args, "-contact", c.contact)
+			}
+			err := run(context.Background(), args, new(bytes.Buffer), new(bytes.Buffer))
+			if code := cli.ExitCode("publish", err, new(bytes.Buffer)); code != cli.ExitUsage || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("-contact %q: exit %d, err %v; want %d naming -contact (%q)", c.contact, code, err, cli.ExitUsage, c.want)
+			}
+			if _, err := os.Stat(site); !os.IsNotExist(err) {
+				t.Errorf("-contact %q: %s exists after the refusal: %v", c.contact, site, err)
 			}
 		}
 	})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -19,10 +18,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"plug.directory/prober/data"
-	"plug.directory/prober/data/history"
-	"plug.directory/prober/data/lists"
-	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/site"
 )
@@ -140,47 +135,17 @@ func TestFactsPublished(t *testing.T) {
 		}
 	})
 	t.Run("S3_published", func(t *testing.T) {
-		dir, out := t.TempDir(), t.TempDir()
-		minute := time.Now().UTC().Truncate(time.Minute)
-		srv := data.Server{ID: "facts", Rank: 1, URL: s.url, Added: minute.Add(-time.Hour)}
-		var list bytes.Buffer
-		if err := lists.WriteServers(&list, []data.Server{srv}); err != nil {
-			t.Fatal(err)
-		}
-		servers := filepath.Join(t.TempDir(), "servers.csv")
-		if err := os.WriteFile(servers, list.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := spool.WritePlan(dir, minute, []data.PlannedCheck{{At: minute, Due: minute, ID: srv.ID, URL: srv.URL, Host: "mcp.test", Reason: data.ReasonNew, Rank: 1}}); err != nil {
-			t.Fatal(err)
-		}
+		c := planOneCheck(t, "facts", s.url)
 		before := s.counts()
-		if code, stdout, stderr := runArgs(t, append(lab, "-data", dir, "-at", minute.Format("2006-01-02T15:04"))...); code != 0 {
-			t.Fatalf("run: exit %d, %s %s", code, stdout, stderr)
-		}
-		rs, bad, err := history.ReadHistory(dir, minute, minute)
-		if err != nil || len(bad) > 0 || len(rs) != 1 {
-			t.Fatalf("history: %v %v %d results", err, bad, len(rs))
-		}
-		s.wantPlainCheck(t, before, rs[0].Requests)
-		now := time.Now()
-		if _, err := site.Publish(context.Background(), site.Config{DataDir: dir, ServersPath: servers, OutDir: out, Now: func() time.Time { return now }, NoHTML: true}); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(filepath.Join(out, "servers", "facts.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f site.ServerFile
-		if err := json.Unmarshal(b, &f); err != nil {
-			t.Fatal(err)
-		}
+		r := c.run(t, lab...)
+		s.wantPlainCheck(t, before, r.Requests)
+		f, out := c.publish(t, time.Now())
 		if c := f.Certificate; c == nil || !c.NotAfter.Equal(s.notAfter) || c.DaysLeft != 19 || c.Message != "expires in 19 days" || c.Warning ||
-			!c.SeenAt.Equal(rs[0].Started.Truncate(time.Millisecond)) {
+			!c.SeenAt.Equal(r.Started.Truncate(time.Millisecond)) {
 			t.Errorf("certificate %+v; want the server's, 19 days left, seen by the check", c)
 		}
 		tm := f.LastResult.Timings
-		if tm == nil || tm.ConnectMS == nil || tm.TLSMS == nil || tm.DNSMS != nil || len(tm.FirstByteMS) != rs[0].Requests || *tm.WaitMS < 2*answerDelay.Milliseconds() {
+		if tm == nil || tm.ConnectMS == nil || tm.TLSMS == nil || tm.DNSMS != nil || len(tm.FirstByteMS) != r.Requests || *tm.WaitMS < 2*answerDelay.Milliseconds() {
 			t.Errorf("published timings %+v; want connect, TLS, no lookup and the server's %v per answer", tm, answerDelay)
 		}
 		if p := f.Protocol; p == nil || p.Version != "2026-07-28" || p.Era != "discover" || !p.Speaks20260728 || p.Session == nil || *p.Session ||

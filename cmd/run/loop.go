@@ -27,6 +27,7 @@ type loopConfig struct {
 	Out            string // where publish writes the site
 	PublishMetrics string // after each publish, write its metrics to this file; "" for none
 	FirstCheckSoon bool   // servers listed at the first plan first checked as soon as the caps allow (plan -first-check-soon)
+	Contact        string // the operator's e-mail address, for publish (site.Config.Contact)
 }
 
 // Validate reports everything missing in c.
@@ -34,6 +35,9 @@ func (c loopConfig) Validate() error {
 	var errs []error
 	if c.Servers == "" || c.Out == "" {
 		errs = append(errs, errors.New("-loop needs -servers FILE and -out DIR for plan and publish"))
+	}
+	if err := site.CheckContact(c.Contact); err != nil {
+		errs = append(errs, fmt.Errorf("-contact: %w", err))
 	}
 	return errors.Join(append(errs, c.checksConfig.Validate())...)
 }
@@ -47,9 +51,10 @@ func runLoop(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&cfg.Servers, "servers", "", "ranked list `FILE` for plan and publish")
 	fs.StringVar(&cfg.Paused, "paused", "", "paused list `FILE` (or what plan -paused takes)")
 	fs.StringVar(&cfg.Out, "out", "", "`DIR` where publish writes the site")
+	cli.ContactVar(fs, &cfg.Contact)
 	fs.StringVar(&cfg.PublishMetrics, "publish-metrics", "", "after each publish, write its metrics to this `FILE`")
 	fs.BoolVar(&cfg.FirstCheckSoon, "first-check-soon", false, "as plan -first-check-soon (a fresh deployment's servers checked as soon as the caps allow)")
-	usage := "usage: run loop -data DIR -servers FILE [-paused FILE] -out DIR [-metrics FILE] [-publish-metrics FILE] [-first-check-soon]" +
+	usage := "usage: run loop -data DIR -servers FILE [-paused FILE] -out DIR -contact ADDRESS [-metrics FILE] [-publish-metrics FILE] [-first-check-soon]" +
 		"\n           [-concurrency N] [-grace D] [-timeout D] [-source ADDR] [-v] [-lab [-resolve host:port:addr]... [-ca-file FILE]]" +
 		"\n       (run -loop ... is the same; a minute at a time: run minute -h)"
 	if err := cli.ParseMode(fs, args, stdout, stderr, usage, func() error { return cfg.Validate() }); err != nil {
@@ -98,7 +103,7 @@ func planStep(cfg loopConfig, stdout, stderr io.Writer) (func(context.Context, t
 func publishStep(cfg loopConfig, stdout io.Writer, logger *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
 		started := time.Now()
-		st, err := site.Publish(ctx, site.Config{DataDir: cfg.Data, ServersPath: cfg.Servers, PausedPath: lists.LocalPausedList(cfg.Data, cfg.Paused), OutDir: cfg.Out, Logger: logger})
+		st, err := site.Publish(ctx, site.Config{DataDir: cfg.Data, ServersPath: cfg.Servers, PausedPath: lists.LocalPausedList(cfg.Data, cfg.Paused), OutDir: cfg.Out, Logger: logger, Contact: cfg.Contact})
 		if cfg.PublishMetrics != "" {
 			if merr := metrics.WritePublish(cfg.PublishMetrics, metrics.PublishOf(st, err, started, time.Now())); merr != nil {
 				err = errors.Join(err, merr)

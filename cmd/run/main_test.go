@@ -234,7 +234,7 @@ func TestModes(t *testing.T) {
 		{[]string{"-data", "var/data", "-at", "2026-12-02T10:33", "-source", "87.236.197.37", "-metrics", "m/run.prom"}, minute}, // minute.sh
 		{[]string{"-data", "d", "-concurrency", "10", "-v"}, minute},
 		{[]string{"minute", "-data", "d"}, minute},
-		{[]string{"-loop", "-data", "var/data", "-servers", "var/servers.csv", "-paused", "var/paused.txt", "-out", "var/site", "-source", "87.236.197.37"}, loop}, // the README
+		{[]string{"-loop", "-data", "var/data", "-servers", "var/servers.csv", "-paused", "var/paused.txt", "-out", "var/site", "-contact", "probe@plug.directory", "-source", "87.236.197.37"}, loop}, // the README
 		{[]string{"-loop", "-first-check-soon", "-data", "d", "-servers", "s", "-out", "o", "-metrics", "r.prom", "-publish-metrics", "p.prom", "-grace", "8s"}, loop},
 		{[]string{"-data", "d", "-servers", "s", "-out", "o", "-loop"}, loop},
 		{[]string{"loop", "-data", "d", "-servers", "s", "-out", "o"}, loop},

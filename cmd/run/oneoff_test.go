@@ -236,6 +236,16 @@ func TestOneOffJSON(t *testing.T) {
 				t.Fatalf("output does not follow testdata/oneoff.schema.json: %v\n%s", err, stdout)
 			}
 			out := instance.(map[string]any)
+			// What does not apply is null, never "" or 0 (issue 20): the
+			// schema refuses this very output with one of them.
+			for k, empty := range map[string]any{"http_status": float64(0), "protocol": "", "server_name": "", "url": ""} {
+				old := out[k]
+				out[k] = empty
+				if resolved.Validate(instance) == nil {
+					t.Errorf("the schema accepts %s = %#v", k, empty)
+				}
+				out[k] = old
+			}
 			if got := seen.Load(); got != c.requests || out["requests"] != float64(got) {
 				t.Errorf("server received %d requests, the output says %v, want %d", got, out["requests"], c.requests)
 			}

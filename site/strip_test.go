@@ -1,0 +1,170 @@
+package site
+
+import (
+	"bytes"
+	"encoding/xml"
+	"image/png"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// svgElement is an element of an SVG document and its attributes.
+type svgElement struct {
+	Name  string
+	Attrs map[string]string
+}
+
+// mustSVGElements parses b as a well-formed XML document and returns its
+// elements in document order.
+func mustSVGElements(t *testing.T, b []byte) []svgElement {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	var out []svgElement
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			depth++
+			el := svgElement{Name: e.Name.Local, Attrs: map[string]string{}}
+			for _, a := range e.Attr {
+				el.Attrs[a.Name.Local] = a.Value
+			}
+			if depth == 1 && (e.Name.Local != "svg" || e.Name.Space != "http://www.w3.org/2000/svg") {
+				t.Fatalf("root element {%s}%s, want an svg of the SVG namespace", e.Name.Space, e.Name.Local)
+			}
+			out = append(out, el)
+		case xml.EndElement:
+			depth--
+		}
+	}
+	return out
+}
+
+// TestStripFile proves issue 20 point 2's last item: each server's 90-day
+// strip is published as badges-strip/<id>.svg, an SVG document that
+// stands alone (well-formed, no stylesheet, a fill written on every
+// element that paints), whose bars are those of its page; the server's
+// JSON and page give the Markdown and HTML that embed it.
+func TestStripFile(t *testing.T) {
+	f := month(t)
+	for _, srv := range fixServers {
+		t.Run(srv.ID, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(f.out, "badges-strip", srv.ID+".svg"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sf := readServerFile(t, f, srv.ID)
+			els := mustSVGElements(t, b)
+			var bars []svgElement
+			for _, el := range els {
+				switch el.Name {
+				case "style", "link", "script", "image", "use", "foreignObject":
+					t.Errorf("a standalone strip holds a <%s>", el.Name)
+				case "rect", "text", "path", "line", "circle":
+					if el.Attrs["fill"] == "" || el.Attrs["style"] != "" {
+						t.Errorf("<%s %v>: no inline fill", el.Name, el.Attrs)
+					}
+				}
+				if el.Name == "rect" && strings.HasPrefix(el.Attrs["class"], "day ") {
+					bars = append(bars, el)
+				}
+			}
+			if len(bars) != DailyLen || len(sf.Daily) != DailyLen {
+				t.Fatalf("%d bars for %d days, want %d", len(bars), len(sf.Daily), DailyLen)
+			}
+			for i, d := range sf.Daily {
+				if want := `fill="` + bars[i].Attrs["fill"] + `"`; !strings.HasPrefix(dayPaint[dayClass(d)], want) {
+					t.Errorf("bar %d (%s): %s, want %s", i, d.Date, want, dayPaint[dayClass(d)])
+				}
+			}
+			root := els[0].Attrs
+			if root["width"] == "" || root["height"] == "" || root["viewBox"] == "" {
+				t.Errorf("root %v: want a width, a height and a viewBox (an <img> needs its size)", root)
+			}
+			text := string(b)
+			if !strings.Contains(text, ">"+sf.Daily[0].Date+"<") || !strings.Contains(text, ">"+sf.Daily[DailyLen-1].Date+"<") || !strings.Contains(text, "90 days: ") {
+				t.Errorf("the strip does not say its first and last days and the period's uptime:\n%.400s", text)
+			}
+			l := sf.Badges
+			url := siteURL + "/badges-strip/" + srv.ID + ".svg"
+			if l.Strip != "badges-strip/"+srv.ID+".svg" || !strings.Contains(l.StripMarkdown, "("+url+")") || !strings.Contains(l.StripHTML, `src="`+url+`"`) {
+				t.Errorf("badges %+v: want the strip's path and the snippets that embed %s", l, url)
+			}
+			page, err := os.ReadFile(filepath.Join(f.out, "servers", srv.ID+".html"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{l.StripMarkdown, strings.ReplaceAll(strings.ReplaceAll(l.StripHTML, "<", "&lt;"), ">", "&gt;"), `<img src="../badges-strip/` + srv.ID + `.svg"`} {
+				if !strings.Contains(strings.ReplaceAll(string(page), "&#34;", `"`), want) {
+					t.Errorf("the page does not show %s", want)
+				}
+			}
+		})
+	}
+}
+
+// TestStripFileInBrowser renders alpha's strip file alone, as an <img> on
+// a page of another colour, in headless Chromium, and reads the colours
+// back from the screenshot: its newest day green, the day a month ago it
+// mostly failed red, a day without checks white, not the black an SVG
+// styled by a page's CSS turns into as an image.
+func TestStripFileInBrowser(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium not installed (make test installs it as root with apt-get): the strip file is not rendered in a browser")
+	}
+	f := month(t)
+	dir := filepath.Join(f.out, "badges-strip")
+	page := filepath.Join(dir, "img.html")
+	if err := os.WriteFile(page, []byte(`<!doctype html><body style="margin:0;background:#f0f"><img src="alpha.svg" style="display:block"></body>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(t.TempDir(), "strip.png")
+	runChromium(t, chromium, 800, "--force-device-scale-factor=1", "--hide-scrollbars", "--screenshot="+shot, "file://"+page)
+	b, err := os.ReadFile(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf := readServerFile(t, f, srvWorking.ID)
+	pixel := func(day int) [3]uint8 {
+		c := img.At(img.Bounds().Min.X+day*barStep+barWidth/2, img.Bounds().Min.Y+stripH/2)
+		r, g, bl, _ := c.RGBA()
+		return [3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}
+	}
+	near := func(got, want [3]uint8) bool {
+		for i := range got {
+			if d := int(got[i]) - int(want[i]); d < -12 || d > 12 {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range []struct {
+		day  int
+		want [3]uint8
+	}{
+		{DailyLen - 1, [3]uint8{0x2a, 0x8a, 0x2a}},      // working
+		{DailyLen - 1 - 12, [3]uint8{0xc0, 0x39, 0x2b}}, // failing
+		{0, [3]uint8{0xff, 0xff, 0xff}},                 // no checks: white inside a grey outline
+	} {
+		got := pixel(c.day)
+		if class := dayClass(sf.Daily[c.day]); !near(got, c.want) {
+			t.Errorf("day %d (%s, %s) rendered #%02x%02x%02x, want about #%02x%02x%02x", c.day, sf.Daily[c.day].Date, class, got[0], got[1], got[2], c.want[0], c.want[1], c.want[2])
+		}
+	}
+}
