@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -196,28 +195,6 @@ func (b *base) publish(dir string) (site.Stats, error) {
 		Logger: slog.New(slog.DiscardHandler), Workers: 2, NoHTML: true})
 }
 
-// copyTree copies the directory from into to, which must not exist.
-func copyTree(tb testing.TB, from, to string) {
-	tb.Helper()
-	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // attributed fails tb for a published check not among its server's own
 // results: a flip must never move a result to another server.
 func (b *base) attributed(tb testing.TB, out string) {
@@ -283,7 +260,7 @@ func TestFlippedByte(t *testing.T) {
 			var worst time.Duration
 			for i := range flips {
 				root := filepath.Join(t.TempDir(), "c")
-				copyTree(t, b.root, root)
+				testutil.CopyTree(t, b.root, root)
 				dir := filepath.Join(root, "data")
 				path := tc.file(dir)
 				body, _ := os.ReadFile(path)

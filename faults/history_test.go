@@ -152,7 +152,7 @@ func TestDamagedHistory(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for i := range flips {
 				root := filepath.Join(t.TempDir(), "c")
-				copyTree(t, h.root, root)
+				testutil.CopyTree(t, h.root, root)
 				dir := filepath.Join(root, "data")
 				matches, _ := filepath.Glob(filepath.Join(data.ResultsDir(dir), "date=*", tc.file))
 				if len(matches) != 1 {

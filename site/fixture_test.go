@@ -16,6 +16,14 @@ import (
 // fixNow is the clock of every fixture.
 var fixNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if storyDir != "" {
+		os.RemoveAll(storyDir)
+	}
+	os.Exit(code)
+}
+
 // fixture is a data directory, a ranked list, a paused list and an output
 // directory.
 type fixture struct {
@@ -30,7 +38,12 @@ type fixture struct {
 
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
-	root := tb.TempDir()
+	return newFixtureAt(tb, tb.TempDir())
+}
+
+// newFixtureAt is newFixture in the directory root.
+func newFixtureAt(tb testing.TB, root string) *fixture {
+	tb.Helper()
 	f := &fixture{tb: tb, dir: filepath.Join(root, "data"), list: filepath.Join(root, "servers.csv"),
 		paused: filepath.Join(root, "paused.txt"), out: filepath.Join(root, "out"), now: fixNow}
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {

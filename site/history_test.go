@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
 
 // storyServer is listed 60 days before fixNow and checked twice a day:
@@ -32,37 +34,60 @@ func storyAt(day int) (data.Outcome, string) {
 	return data.Working, ""
 }
 
-// story publishes hotel's 60 days day by day, as the prober would, and
-// returns the fixture at fixNow. A check of day d at hour h takes
-// 100*(h+d%7) ms.
+// story returns, in a directory of t's own, hotel's 60 days published
+// day by day, as the prober would, at fixNow. A check of day d at hour h
+// takes 100*(h+d%7) ms. The 61 publishes are made once per test binary
+// (storyOnce) and each caller gets a copy of them.
 func story(t *testing.T) *fixture {
 	t.Helper()
-	f := newFixture(t)
-	f.writeServers([]data.Server{storyServer})
-	for day := 60; day >= 0; day-- {
-		var rs []data.Result
-		for _, h := range []int{3, 15} {
-			at := fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(time.Duration(h) * time.Hour)
-			if at.After(fixNow) {
-				continue
+	storyOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "site-story-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		storyDir = dir // TestMain removes it
+		f := newFixtureAt(t, dir)
+		f.writeServers([]data.Server{storyServer})
+		for day := 60; day >= 0; day-- {
+			var rs []data.Result
+			for _, h := range []int{3, 15} {
+				at := fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(time.Duration(h) * time.Hour)
+				if at.After(fixNow) {
+					continue
+				}
+				o, why := storyAt(day)
+				r := result(storyServer, at, o, why)
+				r.Duration = time.Duration(100*(h+day%7)) * time.Millisecond
+				rs = append(rs, r)
 			}
-			o, why := storyAt(day)
-			r := result(storyServer, at, o, why)
-			r.Duration = time.Duration(100*(h+day%7)) * time.Millisecond
-			rs = append(rs, r)
+			f.now = fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(20 * time.Hour)
+			if f.now.After(fixNow) {
+				f.now = fixNow
+			}
+			f.results(rs...)
+			f.fold()
+			f.MustPublish()
 		}
-		f.now = fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(20 * time.Hour)
-		if f.now.After(fixNow) {
-			f.now = fixNow
-		}
-		f.results(rs...)
-		f.fold()
-		f.MustPublish()
+		storyJournals = f.journal
+	})
+	if storyJournals == 0 {
+		t.Fatal("the story could not be built: see the first test that asked for it")
 	}
+	root := filepath.Join(t.TempDir(), "story")
+	testutil.CopyTree(t, storyDir, root)
+	f := newFixtureAt(t, root)
+	f.journal = storyJournals
 	return f
 }
 
+var (
+	storyOnce     sync.Once
+	storyDir      string // the story as built, removed by TestMain
+	storyJournals int    // journals the story wrote; 0 until it is built
+)
+
 func TestHistory(t *testing.T) {
+	t.Parallel()
 	f := story(t)
 	got := readServerFile(t, f, "hotel")
 	t.Run("daily_90_days_oldest_first", func(t *testing.T) {
@@ -148,6 +173,7 @@ func reverse(s []string) []string {
 }
 
 func TestIncidentsPause(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	f.MustPublish()
@@ -174,6 +200,7 @@ func TestIncidentsPause(t *testing.T) {
 }
 
 func TestIncidentsBounded(t *testing.T) {
+	t.Parallel()
 	s := &summary{}
 	at := fixNow.Add(-400 * 24 * time.Hour)
 	for i := range 2000 { // a flapping server, every 5 minutes, over a year ago and now

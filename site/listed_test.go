@@ -18,6 +18,7 @@ import (
 // with its reason from the first publish that lists it, never "not checked
 // yet" nor dropped (issue 11 point 2); duplicate ids keep the first row.
 func TestPublishListedNotCheckable(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	list := "id,rank,url,added\n" +
 		"alpha,1,https://alpha.example.com/mcp,2026-01-01T00:00:00Z\n" +
@@ -73,6 +74,7 @@ func TestPublishListedNotCheckable(t *testing.T) {
 // whole one unpublishes nothing: publish holds it to the last good list
 // plan keeps (issue 12 point 2).
 func TestPublishListCutShort(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	if _, _, _, err := (data.ListGuard{Dir: f.dir}).Read(f.list); err != nil { // as plan does
@@ -103,6 +105,7 @@ func TestPublishListCutShort(t *testing.T) {
 // resumes nothing on the site, also in a rebuild that has no published
 // pauses to keep: the last good copy plan kept stands (rules R2, P4).
 func TestPublishPausedListRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()                                                                           // foxtrot paused
 	if _, stale, err := data.LoadPausedList(f.dir, f.paused); err != nil || stale != nil { // as plan does
@@ -137,6 +140,7 @@ func TestPublishPausedListRefused(t *testing.T) {
 // history, uptime and incidents, not a new one (issue 12 point 2). Records
 // kept for a return are pruned after retiredKeep months.
 func TestPublishReturningServer(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	f.MustPublish()
@@ -181,6 +185,7 @@ func TestPublishReturningServer(t *testing.T) {
 // again with the server's address and listing from the ranked list, never
 // as a server with no address.
 func TestPublishLostServerFile(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	f.MustPublish()

@@ -37,6 +37,7 @@ func squeeze(s string) string {
 }
 
 func TestChecksPage(t *testing.T) {
+	t.Parallel()
 	page, err := RenderChecksText(ProbeFacts())
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +72,7 @@ func TestChecksPage(t *testing.T) {
 // from the facts: changing a fact changes the page, and no number appears
 // that the facts do not hold.
 func TestChecksPageFollowsConstants(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		change func(*Probe)
@@ -144,6 +146,7 @@ func TestChecksPageFollowsConstants(t *testing.T) {
 }
 
 func TestWords(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		got, want string
 	}{

@@ -11,6 +11,7 @@ import (
 // TestPreviewWording reads the preview pages of the standard fixture as a
 // reader would (issue 14.7).
 func TestPreviewWording(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	f.MustPublish()

@@ -106,6 +106,7 @@ func publicFiles(id string) []string {
 }
 
 func TestPublishGolden(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	st := f.MustPublish()
@@ -137,6 +138,7 @@ func TestPublishGolden(t *testing.T) {
 }
 
 func TestPublishRules(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		run  func(t *testing.T, f *fixture)

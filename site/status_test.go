@@ -17,6 +17,7 @@ import (
 // schema either way. A minute claimed by a run that died at its first
 // check (a full disk) is not a minute recorded (issue 18 point 3).
 func TestStatusFile(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	sch := mustSchema(t, "status.schema.json")
@@ -66,6 +67,7 @@ func TestStatusFile(t *testing.T) {
 // then says when it was published and whether checks are running, from
 // the same facts as status.json (stale after stale_after_seconds).
 func TestIndexFreshness(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	index := func() string {

@@ -18,6 +18,7 @@ import (
 // that finds it damaged names it and rebuilds the same site (issue 13,
 // point 4).
 func TestStore(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	f.MustPublish()
@@ -69,6 +70,7 @@ func TestStore(t *testing.T) {
 // publish removes them (a site build would ship them) and the site is as
 // before (issue 12, point 6).
 func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	f.MustPublish()

@@ -14,6 +14,7 @@ import (
 // window of a published server file by dot syntax, which `24h` keys
 // defeat, and the old keys still hold the same figures for one release.
 func TestJSONInTemplates(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	f.MustPublish()

@@ -16,6 +16,7 @@ import (
 // status stays working, and a rebuild from the Parquet history gives them
 // again.
 func TestToolProblemsPublished(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.standard()
 	r := result(srvWorking, fixNow.Add(-10*time.Minute), data.Working, "")
