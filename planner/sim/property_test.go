@@ -176,6 +176,7 @@ func propertyRand() *mathrand.Rand {
 // lead stands alone works its due out afresh (sharing.mirror) and checks it
 // at once.
 func TestPropertyRulesS4LeadLeft(t *testing.T) {
+	skipFixedInputInShort(t)
 	s := randomShape(rand.New(rand.NewPCG(0x38e1243176bd0a5a, 0)))
 	if s.seed != 17908784367184061063 || s.bigHost != 2919 {
 		t.Fatalf("randomShape no longer gives the failing input: %v", s)
@@ -198,6 +199,7 @@ func TestPropertyRulesS4LeadLeft(t *testing.T) {
 // 0x9bec065c592c65a5 is the same for a follower whose lead left
 // (p003026-again).
 func TestPropertyRulesS1LeadLeft(t *testing.T) {
+	skipFixedInputInShort(t)
 	for _, input := range []uint64{0xd09eee9290d3d851, 0x9bec065c592c65a5} {
 		t.Run(fmt.Sprintf("%#x", input), func(t *testing.T) {
 			MustHoldRules(t, randomShape(rand.New(rand.NewPCG(input, 0))), 3*time.Hour)
@@ -213,6 +215,7 @@ func TestPropertyRulesS1LeadLeft(t *testing.T) {
 // (rule S5). data.State.Apply now ignores an older check of the address
 // left.
 func TestPropertyRulesS5Moved(t *testing.T) {
+	skipFixedInputInShort(t)
 	MustHoldRules(t, randomShape(rand.New(rand.NewPCG(0x582eea7548fad8e2, 0))), 3*time.Hour)
 }
 
@@ -224,7 +227,18 @@ func TestPropertyRulesS5Moved(t *testing.T) {
 // check lost and planned again, due off its slot (rule S2). A follower now
 // takes only the checks made since it was listed (sharing.mirror).
 func TestPropertyRulesS2JoinedAlone(t *testing.T) {
+	skipFixedInputInShort(t)
 	MustHoldRules(t, randomShape(rand.New(rand.NewPCG(0xee6b439c2178d7b9, 0))), 3*time.Hour)
+}
+
+// skipFixedInputInShort skips a fixed input of TestPropertyRules in
+// -short, where TestPropertyRules' one case stands for them: each
+// simulates 3 hours of a shape of thousands of servers.
+func skipFixedInputInShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("3 simulated hours of thousands of servers: full mode only (go test without -short, make test)")
+	}
 }
 
 // TestPropertyRulesS2Again is an input TestPropertyRules failed on in a
