@@ -8,12 +8,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"plug.directory/prober/data"
-	"plug.directory/prober/internal/testutil"
 )
 
 // storyServer is listed 60 days before fixNow and checked twice a day:
@@ -36,17 +34,10 @@ func storyAt(day int) (data.Outcome, string) {
 
 // story returns, in a directory of t's own, hotel's 60 days published
 // day by day, as the prober would, at fixNow. A check of day d at hour h
-// takes 100*(h+d%7) ms. The 61 publishes are made once per test binary
-// (storyOnce) and each caller gets a copy of them.
+// takes 100*(h+d%7) ms. The 61 publishes are made once per test binary.
 func story(t *testing.T) *fixture {
 	t.Helper()
-	storyOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "site-story-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		storyDir = dir // TestMain removes it
-		f := newFixtureAt(t, dir)
+	return storyFixture.copy(t, func(f *fixture) {
 		f.writeServers([]data.Server{storyServer})
 		for day := 60; day >= 0; day-- {
 			var rs []data.Result
@@ -68,23 +59,11 @@ func story(t *testing.T) *fixture {
 			f.fold()
 			f.MustPublish()
 		}
-		storyJournals = f.journal
 	})
-	if storyJournals == 0 {
-		t.Fatal("the story could not be built: see the first test that asked for it")
-	}
-	root := filepath.Join(t.TempDir(), "story")
-	testutil.CopyTree(t, storyDir, root)
-	f := newFixtureAt(t, root)
-	f.journal = storyJournals
-	return f
 }
 
-var (
-	storyOnce     sync.Once
-	storyDir      string // the story as built, removed by TestMain
-	storyJournals int    // journals the story wrote; 0 until it is built
-)
+// storyFixture is story's.
+var storyFixture builtFixture
 
 func TestHistory(t *testing.T) {
 	t.Parallel()
@@ -174,8 +153,7 @@ func reverse(s []string) []string {
 
 func TestIncidentsPause(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	f.MustPublish()
 	// foxtrot is resumed an hour later and then answers.
 	f.now = fixNow.Add(time.Hour)

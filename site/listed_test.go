@@ -75,8 +75,7 @@ func TestPublishListedNotCheckable(t *testing.T) {
 // plan keeps (issue 12 point 2).
 func TestPublishListCutShort(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	if _, _, _, err := (data.ListGuard{Dir: f.dir}).Read(f.list); err != nil { // as plan does
 		t.Fatal(err)
 	}
@@ -106,8 +105,7 @@ func TestPublishListCutShort(t *testing.T) {
 // pauses to keep: the last good copy plan kept stands (rules R2, P4).
 func TestPublishPausedListRefused(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()                                                                           // foxtrot paused
+	f := newStandard(t)                                                                    // foxtrot paused
 	if _, stale, err := data.LoadPausedList(f.dir, f.paused); err != nil || stale != nil { // as plan does
 		t.Fatal(err, stale)
 	}
@@ -141,8 +139,7 @@ func TestPublishPausedListRefused(t *testing.T) {
 // kept for a return are pruned after retiredKeep months.
 func TestPublishReturningServer(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	f.MustPublish()
 	before := readServerFile(t, f, "alpha")
 	if len(before.History) == 0 {
@@ -186,8 +183,7 @@ func TestPublishReturningServer(t *testing.T) {
 // as a server with no address.
 func TestPublishLostServerFile(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	f.MustPublish()
 	if err := os.Remove(filepath.Join(f.out, "servers", "alpha.json")); err != nil {
 		t.Fatal(err)

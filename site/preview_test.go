@@ -12,8 +12,7 @@ import (
 // reader would (issue 14.7).
 func TestPreviewWording(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	f.MustPublish()
 	page := func(rel string) string {
 		t.Helper()

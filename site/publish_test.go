@@ -107,8 +107,7 @@ func publicFiles(id string) []string {
 
 func TestPublishGolden(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	st := f.MustPublish()
 	if !st.Rebuilt || st.Servers != len(fixServers) || len(st.Bad) != 0 {
 		t.Errorf("stats = %+v, want a rebuild of %d servers without bad input", st, len(fixServers))
@@ -409,8 +408,7 @@ func TestPublishRules(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
-			f.standard()
+			f := newStandard(t)
 			f.MustPublish()
 			c.run(t, f)
 			validateTree(t, f.out)

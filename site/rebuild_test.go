@@ -20,8 +20,7 @@ import (
 // -short it publishes 10 of the 24 hours, each change among them.
 func TestRebuildSameTree(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	search := data.ToolDef{Name: "search", Description: "search the docs"}
 	fetch := data.ToolDef{Name: "fetch", Description: "fetch a page"}
 	for h := range 24 {
@@ -103,8 +102,7 @@ func excerpt(b []byte, i int) string {
 // that a later rebuild keeps it there.
 func TestPauseRecordTakesPublishedPauses(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	f.MustPublish() // foxtrot paused at fixNow
 	if err := os.Remove(data.PauseRecordPath(f.dir)); err != nil {
 		t.Fatal(err) // as before the record existed

@@ -18,8 +18,7 @@ import (
 // check (a full disk) is not a minute recorded (issue 18 point 3).
 func TestStatusFile(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	sch := mustSchema(t, "status.schema.json")
 	read := func() (Status, []byte) {
 		t.Helper()
@@ -68,8 +67,7 @@ func TestStatusFile(t *testing.T) {
 // the same facts as status.json (stale after stale_after_seconds).
 func TestIndexFreshness(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	index := func() string {
 		t.Helper()
 		f.MustPublish()

@@ -19,8 +19,7 @@ import (
 // point 4).
 func TestStore(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	f.MustPublish()
 	want := testutil.MustTree(t, f.out)
 	path := storePath(f.dir)
@@ -71,8 +70,7 @@ func TestStore(t *testing.T) {
 // before (issue 12, point 6).
 func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	f.MustPublish()
 	want := testutil.MustTree(t, f.out)
 	if _, err := os.Stat(unfinishedPath(f.dir)); !os.IsNotExist(err) {

@@ -15,8 +15,7 @@ import (
 // defeat, and the old keys still hold the same figures for one release.
 func TestJSONInTemplates(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	f.MustPublish()
 	b, err := os.ReadFile(filepath.Join(f.out, "servers", "alpha.json"))
 	if err != nil {

@@ -17,8 +17,7 @@ import (
 // again.
 func TestToolProblemsPublished(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	r := result(srvWorking, fixNow.Add(-10*time.Minute), data.Working, "")
 	r.ToolProblems = []data.ToolProblem{
 		{Tool: "bad name!", Rule: data.ToolRuleName, Message: `name has "!" at byte 8; only A-Z a-z 0-9 _ - . are allowed`},
