@@ -82,7 +82,7 @@ func month(t *testing.T) *fixture {
 // (the preview itself has none); with -screenshots it also writes PNGs.
 func TestPreviewInBrowser(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs Chromium 20 times (about 20 s): full mode only, run without -short")
+		t.Skip("runs Chromium 20 times (about 20 s): full mode only, make test runs it")
 	}
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {

@@ -237,7 +237,7 @@ func TestPropertyRulesS2JoinedAlone(t *testing.T) {
 func skipFixedInputInShort(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("3 simulated hours of thousands of servers: full mode only (go test without -short, make test)")
+		t.Skip("3 simulated hours of thousands of servers: full mode only, make test runs it")
 	}
 }
 
@@ -255,7 +255,7 @@ func TestPropertyRulesS2Again(t *testing.T) {
 // every one of its hourly servers gets its fair share.
 func TestPropertyTenThousandOnOneHost(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two simulated hours of 11,500 servers: not in -short")
+		t.Skip("two simulated hours of 11,500 servers: full mode only, make test runs it")
 	}
 	s := shape{seed: 42, bigHost: 10_000, crowded: []int{500}, singles: 1000, late: 0.01, churn: 0.005, failing: 0.1, pausedPct: 0.005}
 	sim := MustHoldRules(t, s, 2*time.Hour)
