@@ -102,3 +102,62 @@ func SharedAddresses(servers []Server) map[string][]string {
 	}
 	return out
 }
+
+// FastHostOf returns HostOf(rawURL), parsing the common shape
+// scheme://host[:port][/path] by hand: the planner needs the host of every
+// server every minute, and url.Parse of a million addresses takes a third
+// of a second. Anything unusual goes to HostOf.
+func FastHostOf(rawURL string) string {
+	i := strings.Index(rawURL, "://")
+	if i <= 0 {
+		return HostOf(rawURL)
+	}
+	for _, c := range []byte(rawURL[:i]) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return HostOf(rawURL)
+		}
+	}
+	rest := rawURL[i+3:]
+	end := len(rest)
+	for k := 0; k < len(rest); k++ {
+		c := rest[k]
+		if c <= ' ' || c == 0x7f || c == '%' || c >= 0x80 {
+			return HostOf(rawURL) // let url.Parse judge escapes and control bytes
+		}
+		if end == len(rest) && (c == '/' || c == '?' || c == '#') {
+			end = k
+		}
+	}
+	auth := rest[:end]
+	colon := -1
+	upper := false
+	for k := 0; k < len(auth); k++ {
+		c := auth[k]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '.':
+			if colon >= 0 && !('0' <= c && c <= '9') {
+				return HostOf(rawURL)
+			}
+		case 'A' <= c && c <= 'Z':
+			if colon >= 0 {
+				return HostOf(rawURL)
+			}
+			upper = true
+		case c == ':' && colon < 0:
+			colon = k
+		default:
+			return HostOf(rawURL)
+		}
+	}
+	host := auth
+	if colon >= 0 {
+		host = auth[:colon]
+	}
+	if host == "" {
+		return HostOf(rawURL)
+	}
+	if upper {
+		host = strings.ToLower(host)
+	}
+	return strings.TrimSuffix(host, ".")
+}

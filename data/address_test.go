@@ -1,10 +1,7 @@
 package data
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
-	"time"
 )
 
 // TestAddressKey: the spellings of one address as the check dials it are
@@ -35,27 +32,4 @@ func TestAddressKey(t *testing.T) {
 			t.Errorf("%q taken as its own key, but its key is %q", c.in, c.want)
 		}
 	}
-}
-
-// TestPlanLineShared: a check for MaxShared servers of the longest ids and
-// addresses, every byte one JSON escapes to six, fits a plan line and reads
-// back whole.
-func TestPlanLineShared(t *testing.T) {
-	dir := t.TempDir()
-	minute := t0.Add(time.Hour)
-	long := func(n int) string { return strings.Repeat("<", n) }
-	c := PlannedCheck{At: minute, ID: long(MaxIDBytes), URL: "https://a.example/" + long(MaxAddressBytes-18), Host: "a.example",
-		Reason: ReasonRoutine, Due: minute, Rank: 1}
-	for range MaxShared - 1 {
-		c.Also = append(c.Also, Listing{ID: long(MaxIDBytes), URL: c.URL})
-	}
-	if err := WritePlan(dir, minute, []PlannedCheck{c}); err != nil {
-		t.Fatal(err)
-	}
-	got, bad, err := ReadPlan(dir, minute)
-	if err != nil || len(bad) > 0 || len(got) != 1 || len(got[0].Also) != MaxShared-1 {
-		t.Fatalf("read back %d checks (bad %v, err %v), want the one with %d others", len(got), bad, err, MaxShared-1)
-	}
-	b, _ := json.Marshal(c)
-	t.Logf("the line takes %d of %d bytes", len(b), MaxPlanLine)
 }

@@ -141,3 +141,15 @@ func jsonRuneLen(c rune, rest string) int {
 	}
 	return utf8.RuneLen(c)
 }
+
+// The bounds of a row of the ranked list: every id and address planned
+// fits in a plan line any reader takes.
+const (
+	// MaxAddressBytes is the longest address checked (the limit browsers and
+	// CDNs commonly keep); a longer one is listed as not checkable,
+	// DetailAddressTooLong.
+	MaxAddressBytes = 2048
+	// MaxIDBytes is the longest server id; a row with a longer one is set
+	// aside.
+	MaxIDBytes = 256
+)

@@ -9,6 +9,9 @@ import (
 	"unicode/utf8"
 )
 
+// t0 is the domain tests' clock: datatest cannot be imported here, it imports data.
+var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+
 // TestResultBound holds Result.Bound to its promises on hostile answers:
 // the encoding stays under MaxRecordedBytes, each cut text ends with the
 // marker and stays valid UTF-8, the tool count stays exact, and a result

@@ -1,13 +1,27 @@
-// Package data holds the prober's domain types (Server, PlannedCheck, Result,
-// State), the published facts of the checks page (policy.go), and their storage
-// on disk: the ranked list, the paused list, plan files, the result journal, the
-// per-server state and the Parquet history.
+// Package data is the prober's domain: the types every package passes
+// around (Server, PlannedCheck, Result and its Stamp, State, Outcome), the
+// published facts of the checks page (policy.go), the bounds of what is
+// recorded (bound.go), addresses and their one spelling (address.go), the
+// stable hash of slots (hash.go), the details an outcome is given
+// (detail.go), timings, TLS facts and the problems of tool definitions.
 //
-// The prober's own binary files (state, ledger, the site's record) share
-// one codec (codec.go); files found damaged are set aside (damaged.go), and
-// the state, derived from the history, is rebuilt from it (staterebuild.go).
-// Every file is replaced atomically (atomic.go).
+// Storage is not here. As litestream keeps its domain in its root package
+// and each replica backend in a package of its own, each format the prober
+// stores lives in a package named for it, and every one of them imports
+// data, never the reverse:
 //
-// Every other package of the prober depends on data; data depends on none of
-// them. It is the only package that imports parquet-go.
+//   - data/lists: the two lists a person edits (the ranked servers list, the
+//     paused list), their guard against a list that shrank, the notice of bad
+//     rows, and the record of pause changes;
+//   - data/spool: the files a minute passes along (plan files, result
+//     journals, the planner's ledger, the minute markers, stored tool
+//     definitions);
+//   - data/history: the Parquet history, its compaction, second copy and
+//     scrub, and the per-server state derived from it (the only importer of
+//     parquet-go);
+//   - internal/durable: the file plumbing the stores and the site share
+//     (atomic replacement, locks, damaged files set aside, the checksummed
+//     binary codec and checksummed lines).
+//
+// data itself depends on no package of the prober.
 package data

@@ -41,8 +41,3 @@ const (
 	MaxCertNamesBytes = 8 << 10 // their encoding at most
 	maxCertNameBytes  = 256     // each name's encoding at most
 )
-
-// ReasonCertExpired is the reason a check gives for a certificate that has
-// expired (table O: failing, a TLS error); the site says an expired
-// certificate in the same words.
-const ReasonCertExpired = "TLS: certificate has expired"

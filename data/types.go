@@ -16,21 +16,21 @@ type Server struct {
 	Added time.Time // when it was listed
 
 	// BadAddress is why the address listed cannot be checked at all
-	// (ReasonAddressUnparsable, ReasonAddressTooLong; URL is then ""), ""
+	// (DetailAddressUnparsable, DetailAddressTooLong; URL is then ""), ""
 	// for an address that parses or none. Such a server is listed, shown
 	// not_checkable, and never planned.
 	BadAddress string
 }
 
 // NotCheckable returns why no check of s can tell more than not_checkable
-// (table O): its BadAddress, ReasonNoAddress when it is listed without an
+// (table O): its BadAddress, DetailNoAddress when it is listed without an
 // address, "" when it has one to check.
 func (s Server) NotCheckable() string {
 	switch {
 	case s.BadAddress != "":
 		return s.BadAddress
 	case s.URL == "":
-		return ReasonNoAddress
+		return DetailNoAddress
 	}
 	return ""
 }

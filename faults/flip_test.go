@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/planner"
 	"plug.directory/prober/runner"
@@ -78,7 +81,7 @@ func baseServers() []data.Server {
 func writeList(tb testing.TB, path string, servers []data.Server) {
 	tb.Helper()
 	var buf bytes.Buffer
-	if err := data.WriteServers(&buf, servers); err != nil {
+	if err := lists.WriteServers(&buf, servers); err != nil {
 		tb.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -94,7 +97,7 @@ func MustBase(tb testing.TB) *base {
 	// Four folded runs: two in a snapshot (rebuilt), two deltas after it.
 	for r := range 4 {
 		at := minute0.Add(-3*time.Hour + time.Duration(r)*time.Minute)
-		j, err := data.CreateJournal(b.dir(), fmt.Sprintf("run-%d", r))
+		j, err := spool.CreateJournal(b.dir(), fmt.Sprintf("run-%d", r))
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -108,14 +111,14 @@ func MustBase(tb testing.TB) *base {
 			}
 		}
 		j.Close()
-		if _, err := data.Fold(b.dir(), slog.New(slog.DiscardHandler)); err != nil {
+		if _, err := history.Fold(b.dir(), slog.New(slog.DiscardHandler)); err != nil {
 			tb.Fatal(err)
 		}
 		if r == 1 {
-			if _, err := data.RebuildState(b.dir()); err != nil {
+			if _, err := history.RebuildState(b.dir()); err != nil {
 				tb.Fatal(err)
 			}
-			os.RemoveAll(data.DamagedDir(b.dir()))
+			os.RemoveAll(data.Dir(b.dir()).Damaged())
 		}
 	}
 	// A plan and its ledger, and the minute run.
@@ -131,7 +134,7 @@ func MustBase(tb testing.TB) *base {
 	if _, err := b.publish(b.dir()); err != nil {
 		tb.Fatal(err)
 	}
-	states, bad, err := data.LoadStates(b.dir())
+	states, bad, err := history.LoadStates(b.dir())
 	if err != nil || len(bad) > 0 {
 		tb.Fatal(err, bad)
 	}
@@ -153,30 +156,30 @@ func (b *base) result(s data.Server, at time.Time, o data.Outcome) data.Result {
 // plan plans minute in dir as plan does: a damaged ledger is rebuilt
 // from the plans.
 func (b *base) plan(dir string, minute time.Time) error {
-	unlock, err := data.LockPlans(dir)
+	unlock, err := spool.LockPlans(dir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	l, err := data.ReadLedger(dir)
-	if errors.Is(err, data.ErrLedgerCorrupt) {
-		l, _ = data.RebuildLedger(dir, minute)
+	l, err := spool.ReadLedger(dir)
+	if errors.Is(err, spool.ErrLedgerCorrupt) {
+		l, _ = spool.RebuildLedger(dir, minute)
 	} else if err != nil {
 		return err
 	}
 	p := planner.Planner{Now: func() time.Time { return minute.Add(-30 * time.Second) }, Logger: slog.New(slog.DiscardHandler)}
 	rep, err := p.Plan(minute, planner.Input{Servers: b.servers,
 		StatesOf: func(keep func(string) bool) (map[string]data.State, error) {
-			states, _, err := data.LoadStatesOf(dir, keep)
+			states, _, err := history.LoadStatesOf(dir, keep)
 			return states, err
 		}}, l)
 	if err != nil {
 		return err
 	}
-	if err := data.WriteLedger(dir, l); err != nil {
+	if err := spool.WriteLedger(dir, l); err != nil {
 		return err
 	}
-	return data.WritePlan(dir, minute, rep.Checks)
+	return spool.WritePlan(dir, minute, rep.Checks)
 }
 
 // run runs minute in dir, each check answering as the truth says.
@@ -287,7 +290,7 @@ func TestFlippedByte(t *testing.T) {
 				what := fmt.Sprintf("flip %d at byte %d of %s", i, at, filepath.Base(path))
 
 				start := time.Now()
-				states, bad, err := data.LoadStates(dir)
+				states, bad, err := history.LoadStates(dir)
 				if d := time.Since(start); d > worst {
 					worst = d
 				}

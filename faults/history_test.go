@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/site"
@@ -25,7 +27,7 @@ import (
 // history is a data directory whose Parquet history has files of every
 // age: a day compacted (two runs of yesterday merged), and today's parts
 // (three runs), with the site published from it.
-type history struct {
+type historyFixture struct {
 	root    string
 	servers []data.Server
 	checks  int                 // checks recorded
@@ -37,16 +39,16 @@ type history struct {
 // minutes before it.
 var historyNow = minute0.Add(10 * time.Minute)
 
-func (h *history) dir() string { return filepath.Join(h.root, "data") }
+func (h *historyFixture) dir() string { return filepath.Join(h.root, "data") }
 
-func (h *history) config(root string) site.Config {
+func (h *historyFixture) config(root string) site.Config {
 	return site.Config{DataDir: filepath.Join(root, "data"), ServersPath: filepath.Join(root, "servers.csv"),
 		OutDir: filepath.Join(root, "out"), Now: func() time.Time { return historyNow }, Logger: slog.New(slog.DiscardHandler), Workers: 2, NoHTML: true}
 }
 
-func mustHistory(tb testing.TB) *history {
+func mustHistory(tb testing.TB) *historyFixture {
 	tb.Helper()
-	h := &history{root: tb.TempDir(), servers: baseServers(), minutes: map[string][]string{}}
+	h := &historyFixture{root: tb.TempDir(), servers: baseServers(), minutes: map[string][]string{}}
 	if err := os.MkdirAll(h.dir(), 0o755); err != nil {
 		tb.Fatal(err)
 	}
@@ -56,8 +58,8 @@ func mustHistory(tb testing.TB) *history {
 		minute0, minute0.Add(time.Minute), minute0.Add(2 * time.Minute), // today: parts
 	}
 	for _, at := range runs {
-		name := "run-" + at.Format(data.RunJournalLayout) + "-4242"
-		j, err := data.CreateJournal(h.dir(), name)
+		name := data.RunJournal(at, 4242)
+		j, err := spool.CreateJournal(h.dir(), name)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -71,7 +73,7 @@ func mustHistory(tb testing.TB) *history {
 			h.checks++
 		}
 		j.Close()
-		if _, err := data.Fold(h.dir(), slog.New(slog.DiscardHandler)); err != nil {
+		if _, err := history.Fold(h.dir(), slog.New(slog.DiscardHandler)); err != nil {
 			tb.Fatal(err)
 		}
 		h.minutes["part-"+name+".parquet"] = []string{at.Format("15:04")}
@@ -106,7 +108,7 @@ func pagesEnd(tb testing.TB, b []byte) int {
 // runs, and what could not be read.
 func historyChecks(tb testing.TB, dir string) (int, []error) {
 	tb.Helper()
-	rs, bad, err := data.ReadHistory(dir, minute0.Add(-48*time.Hour), minute0.Add(24*time.Hour))
+	rs, bad, err := history.ReadHistory(dir, minute0.Add(-48*time.Hour), minute0.Add(24*time.Hour))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -133,11 +135,11 @@ func TestDamagedHistory(t *testing.T) {
 		after string // "scrub" or "rebuild"
 		both  bool   // its second copy damaged too
 	}{
-		{"part-run-" + minute0.Add(time.Minute).Format(data.RunJournalLayout) + "-4242.parquet", "scrub", false},
-		{"part-run-" + minute0.Add(time.Minute).Format(data.RunJournalLayout) + "-4242.parquet", "rebuild", false},
+		{"part-" + data.RunJournal(minute0.Add(time.Minute), 4242) + ".parquet", "scrub", false},
+		{"part-" + data.RunJournal(minute0.Add(time.Minute), 4242) + ".parquet", "rebuild", false},
 		{"merged-000001.parquet", "scrub", false},
 		{"merged-000001.parquet", "rebuild", false},
-		{"part-run-" + minute0.Add(time.Minute).Format(data.RunJournalLayout) + "-4242.parquet", "scrub", true},
+		{"part-" + data.RunJournal(minute0.Add(time.Minute), 4242) + ".parquet", "scrub", true},
 		{"merged-000001.parquet", "rebuild", true},
 	} {
 		name := strings.TrimSuffix(tc.file, ".parquet") + "_" + tc.after
@@ -149,15 +151,15 @@ func TestDamagedHistory(t *testing.T) {
 				root := filepath.Join(t.TempDir(), "c")
 				testutil.CopyTree(t, h.root, root)
 				dir := filepath.Join(root, "data")
-				matches, _ := filepath.Glob(filepath.Join(data.ResultsDir(dir), "date=*", tc.file))
+				matches, _ := filepath.Glob(filepath.Join(data.Dir(dir).Results(), "date=*", tc.file))
 				if len(matches) != 1 {
 					t.Fatalf("%s: %v", tc.file, matches)
 				}
 				path := matches[0]
 				targets := []string{path}
 				if tc.both {
-					rel, _ := filepath.Rel(data.ResultsDir(dir), path)
-					targets = append(targets, filepath.Join(data.ReplicaDir(dir), rel))
+					rel, _ := filepath.Rel(data.Dir(dir).Results(), path)
+					targets = append(targets, filepath.Join(data.Dir(dir).Replica(), rel))
 				}
 				var what string
 				for _, p := range targets {
@@ -172,7 +174,7 @@ func TestDamagedHistory(t *testing.T) {
 				}
 				switch tc.after {
 				case "scrub":
-					if _, err := data.Scrub(dir, slog.New(slog.DiscardHandler)); err != nil {
+					if _, err := history.Scrub(dir, slog.New(slog.DiscardHandler)); err != nil {
 						t.Fatalf("%sscrub: %v", what, err)
 					}
 				case "rebuild":
@@ -206,15 +208,15 @@ func TestDamagedHistory(t *testing.T) {
 						!strings.Contains(status.HistoryLost[0].Text, "lost to a damaged file") {
 						t.Fatalf("%sstatus.json history_lost %+v, want the minutes %v", what, status.HistoryLost, h.minutes[tc.file])
 					}
-					damage, _, err := data.ReadHistoryDamage(dir)
+					damage, _, err := history.ReadHistoryDamage(dir)
 					if err != nil || len(damage) != 1 || damage[0].Restored {
 						t.Fatalf("%srecorded damage %+v %v", what, damage, err)
 					}
 				}
 				// What DuckDB reads: every file under results/ reads whole.
-				files, _ := filepath.Glob(filepath.Join(data.ResultsDir(dir), "date=*", "*.parquet"))
+				files, _ := data.Dir(dir).ResultParts()
 				for _, f := range files {
-					if _, err := data.ReadParquet(f); err != nil {
+					if _, err := history.ReadParquet(f); err != nil {
 						t.Fatalf("%sa damaged file left under results/: %v", what, err)
 					}
 				}

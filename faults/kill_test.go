@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
+	"plug.directory/prober/internal/durable"
 	"plug.directory/prober/site"
 )
 
@@ -45,7 +48,7 @@ func temporaries(tb testing.TB, out string) []string {
 	tb.Helper()
 	var tmps []string
 	filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && data.IsTempName(d.Name()) {
+		if err == nil && !d.IsDir() && durable.IsTempName(d.Name()) {
 			tmps = append(tmps, path)
 		}
 		return nil
@@ -72,14 +75,14 @@ func TestKilledPublish(t *testing.T) {
 		servers = append(servers, data.Server{ID: id, Rank: i + 1, URL: "https://h" + fmt.Sprint(i%300) + ".example/" + id, Added: minute0.Add(-48 * time.Hour)})
 	}
 	var buf bytes.Buffer
-	if err := data.WriteServers(&buf, servers); err != nil {
+	if err := lists.WriteServers(&buf, servers); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(root, "servers.csv"), buf.Bytes(), 0o644)
 	// results journals a check of every server, k minutes before minute0:
 	// a publish then rewrites every server's files.
 	results := func(k int) {
-		j, err := data.CreateJournal(dir, fmt.Sprintf("run-%d", k))
+		j, err := spool.CreateJournal(dir, fmt.Sprintf("run-%d", k))
 		if err != nil {
 			t.Fatal(err)
 		}

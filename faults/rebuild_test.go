@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/site"
@@ -36,8 +38,8 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 	start := minute0.Add(-24 * time.Hour)
 	for h := range 24 {
 		at := start.Add(time.Duration(h) * time.Hour)
-		name := "run-" + at.Format(data.RunJournalLayout) + "-4242"
-		j, err := data.CreateJournal(dir, name)
+		name := data.RunJournal(at, 4242)
+		j, err := spool.CreateJournal(dir, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +50,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 				Started: started, Finished: started.Add(time.Second), Duration: time.Second}
 			if o == data.Working {
 				r.Tools, r.ToolCount = []string{"search"}, 1
-				r.ToolsHash, r.ToolDefs = data.FingerprintTools([]data.ToolDef{{Name: "search", Description: fmt.Sprint("v", h/6)}})
+				r.ToolsHash, r.ToolDefs = spool.FingerprintTools([]spool.ToolDef{{Name: "search", Description: fmt.Sprint("v", h/6)}})
 			}
 			if err := j.Append(r); err != nil {
 				t.Fatal(err)
@@ -57,7 +59,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 		j.Close()
 		// The store of definitions ages its sets by their files' times:
 		// on the test's clock, in 2030, they are as new as its runs.
-		sets, _ := filepath.Glob(filepath.Join(data.ToolDefsDir(dir), "*"))
+		sets, _ := filepath.Glob(filepath.Join(data.Dir(dir).ToolDefs(), "*"))
 		for _, set := range sets {
 			os.Chtimes(set, at, at)
 		}
@@ -68,7 +70,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 			os.WriteFile(paused, nil, 0o644)
 		}
 		if h%4 != 1 { // every fourth run is killed before its fold: the next one folds it
-			if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+			if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}
 			if err := runner.CompactHistory(dir, at.Add(time.Minute), slog.New(slog.DiscardHandler)); err != nil {
@@ -77,13 +79,13 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 		}
 		if h%7 == 6 {
 			// A byte of the newest part flipped, found by the next scrub.
-			parts, _ := filepath.Glob(filepath.Join(data.ResultsDir(dir), "date=*", "part-*.parquet"))
+			parts, _ := filepath.Glob(filepath.Join(data.Dir(dir).Results(), "date=*", "part-*.parquet"))
 			if len(parts) > 0 {
 				p := parts[len(parts)-1]
 				body, _ := os.ReadFile(p)
 				body[4+h%(pagesEnd(t, body)-4)] ^= 0x10
 				os.WriteFile(p, body, 0o644)
-				if st, err := data.Scrub(dir, slog.New(slog.DiscardHandler)); err != nil || len(st.Repaired) != 1 {
+				if st, err := history.Scrub(dir, slog.New(slog.DiscardHandler)); err != nil || len(st.Repaired) != 1 {
 					t.Fatalf("scrub after a flip in %s: %+v %v", p, st, err)
 				}
 			}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
 )
 
 // TestRunHistoryDamage (issue 18 point 1): the run's metrics count the
@@ -16,12 +16,12 @@ func TestRunHistoryDamage(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 19, 26, 0, 0, time.UTC)
 	tests := []struct {
 		name     string
-		damage   []data.HistoryDamage
+		damage   []history.HistoryDamage
 		restored float64
 		lost     map[string]string // label file -> minutes
 	}{
 		{name: "none"},
-		{name: "restored_and_lost", restored: 2, lost: map[string]string{"results/date=2026-12-02/part-run-20261202T1925-42.parquet": "19:25"}, damage: []data.HistoryDamage{
+		{name: "restored_and_lost", restored: 2, lost: map[string]string{"results/date=2026-12-02/part-run-20261202T1925-42.parquet": "19:25"}, damage: []history.HistoryDamage{
 			{File: "results/date=2026-12-02/part-run-20261202T1901-42.parquet", Day: "2026-12-02", Minutes: []string{"19:01"}, Restored: true},
 			{File: "results/date=2026-12-01/merged-000001.parquet", Day: "2026-12-01", Restored: true},
 			{File: "results/date=2026-12-02/part-run-20261202T1925-42.parquet", Day: "2026-12-02", Minutes: []string{"19:25"}},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // PlanFigures are what only the planner knows of deferrals and host caps,
@@ -29,8 +30,8 @@ func ReadPlanFigures(dir string, minute time.Time) (PlanFigures, error) {
 	var pf PlanFigures
 	minute = minute.UTC().Truncate(time.Minute)
 	end := minute.Add(time.Minute)
-	checks, _, err := data.ReadPlan(dir, minute) // the run names bad lines; figures count the rest
-	if err != nil && !errors.Is(err, data.ErrNoPlan) {
+	checks, _, err := spool.ReadPlan(dir, minute) // the run names bad lines; figures count the rest
+	if err != nil && !errors.Is(err, spool.ErrNoPlan) {
 		return pf, fmt.Errorf("read plan figures: %w", err)
 	}
 	for _, c := range checks {
@@ -39,7 +40,7 @@ func ReadPlanFigures(dir string, minute time.Time) (PlanFigures, error) {
 			pf.LongestPlanned = max(pf.LongestPlanned, c.At.Sub(c.Due))
 		}
 	}
-	l, err := data.ReadLedger(dir)
+	l, err := spool.ReadLedger(dir)
 	if err != nil {
 		return pf, fmt.Errorf("read plan figures: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
 )
 
 // Run is what one minute's run reports.
@@ -28,7 +29,7 @@ type Run struct {
 
 	Plan PlanFigures // from the plan file and the ledger; see ReadPlanFigures
 
-	HistoryDamage []data.HistoryDamage // history files found damaged, ever (data.ReadHistoryDamage)
+	HistoryDamage []history.HistoryDamage // history files found damaged, ever (history.ReadHistoryDamage)
 }
 
 // Check keys completed checks: the outcome and why the check was planned
@@ -95,7 +96,7 @@ func latenessSummary(name string, ls []time.Duration) prometheus.Metric {
 // restored from their second copy, and one series per file that could not
 // be, naming the day and minutes of the checks it took (the series stays,
 // so an alert on it holds until an operator clears the record).
-func addHistoryDamage(f *family, hs []data.HistoryDamage) {
+func addHistoryDamage(f *family, hs []history.HistoryDamage) {
 	restored := 0
 	lost := prometheus.NewDesc(namespace+"_history_lost_checks", "A history file damaged in both copies: its checks are lost; by its file, the day and the minutes (HH:MM UTC, \"\" for the whole day) of its runs.", []string{"file", "day", "minutes"}, nil)
 	for _, h := range hs {

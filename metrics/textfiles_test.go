@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
 	"plug.directory/prober/site"
 )
 
@@ -27,7 +28,7 @@ func writeBoth(t *testing.T, dir string) {
 	t0 := time.Date(2026, 12, 2, 10, 34, 0, 0, time.UTC)
 	run := Run{Minute: t0.Add(-time.Minute), Finished: t0, OK: true, Planned: 3,
 		Checks: map[Check]int{{data.Working, data.ReasonRoutine}: 3}, Lateness: []time.Duration{time.Millisecond}, Plan: PlanFigures{Known: true},
-		HistoryDamage: []data.HistoryDamage{{File: "results/date=2026-12-02/part-run-20261202T1025-42.parquet", Day: "2026-12-02", Minutes: []string{"10:25"}}}}
+		HistoryDamage: []history.HistoryDamage{{File: "results/date=2026-12-02/part-run-20261202T1025-42.parquet", Day: "2026-12-02", Minutes: []string{"10:25"}}}}
 	if err := WriteRun(filepath.Join(dir, "run.prom"), run); err != nil {
 		t.Fatal(err)
 	}

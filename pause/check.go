@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 )
 
 // LineChange is one line a pull request adds to or removes from the list.
@@ -131,23 +132,23 @@ func (r *Repo) CheckPullRequest(ctx context.Context, number int, servers []data.
 
 // judge fills v from the two versions of the list.
 func (v *Verdict) judge(before, after []byte, servers []data.Server) {
-	headList, bad, _ := data.ParsePausedList(v.Path, bytes.NewReader(after))
+	headList, bad, _ := lists.ParsePausedList(v.Path, bytes.NewReader(after))
 	for _, e := range bad {
 		v.Problems = append(v.Problems, e.Error())
 	}
-	baseList, _, _ := data.ParsePausedList(v.Path, bytes.NewReader(before))
+	baseList, _, _ := lists.ParsePausedList(v.Path, bytes.NewReader(before))
 	added, removed := lineDiff(before, after)
 
-	entryAt := func(l data.PausedList, line int) (data.PausedEntry, bool) {
+	entryAt := func(l lists.PausedList, line int) (lists.PausedEntry, bool) {
 		for _, e := range l.Entries {
 			if e.Line == line {
 				return e, true
 			}
 		}
-		return data.PausedEntry{}, false
+		return lists.PausedEntry{}, false
 	}
-	names := func(e data.PausedEntry) []string {
-		m, _ := data.PausedList{Entries: []data.PausedEntry{e}}.Match(servers)
+	names := func(e lists.PausedEntry) []string {
+		m, _ := lists.PausedList{Entries: []lists.PausedEntry{e}}.Match(servers)
 		ids := make([]string, 0, len(m))
 		for id := range m {
 			ids = append(ids, id)

@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/internal/durable"
 )
 
 // ErrNoGoodCopy is returned by Fetch when the list cannot be read from GitHub
@@ -43,7 +45,7 @@ const lastGoodMeta = "last-good.json"
 
 // LastGoodPath returns where Fetch keeps the last good copy of the paused
 // list under the data directory dataDir.
-func LastGoodPath(dataDir string) string { return data.PausedCopyPath(dataDir) }
+func LastGoodPath(dataDir string) string { return data.Dir(dataDir).PausedCopy() }
 
 // copyMeta describes the last good copy; it is written after the copy, so a
 // crash in between leaves an ETag that no longer matches, which only costs
@@ -68,7 +70,7 @@ type Fetcher struct {
 }
 
 // Fetch brings the last good copy of the paused list named by spec up to
-// date and returns its local path, for data.ReadPausedList. It asks GitHub
+// date and returns its local path, for lists.ReadPausedList. It asks GitHub
 // conditionally with the ETag of the copy, so an unchanged file costs a 304.
 //
 // Rule R2: any failure (network, 5xx, rate limit, a file that is not a
@@ -100,7 +102,7 @@ func (f *Fetcher) Fetch(ctx context.Context, spec Spec) (path string, warn, err 
 		etag = meta.ETag
 	}
 	got, resp, ferr := getFile(ctx, f.Client, spec.Owner, spec.Repo, spec.Path, spec.Ref, etag)
-	var list data.PausedList
+	var list lists.PausedList
 	if ferr == nil && !got.NotModified {
 		list, ferr = checkList(spec, got.Content)
 	}
@@ -131,7 +133,7 @@ func (f *Fetcher) Fetch(ctx context.Context, spec Spec) (path string, warn, err 
 		return path, nil, nil
 	}
 
-	if err := data.WriteFileAtomic(path, got.Content, 0o644); err != nil {
+	if err := durable.WriteFileAtomic(path, got.Content, 0o644); err != nil {
 		if haveCopy {
 			// The old copy is whole (the write is atomic) and still stands.
 			warn = fmt.Errorf("fetch paused list %s: %w; %s", spec, err, meta.standing(now))
@@ -160,8 +162,8 @@ func (f *Fetcher) now() time.Time {
 
 // checkList refuses a version of the list with any bad line, naming each by
 // spec:line.
-func checkList(spec Spec, content []byte) (data.PausedList, error) {
-	list, bad, err := data.ParsePausedList(spec.String(), bytes.NewReader(content))
+func checkList(spec Spec, content []byte) (lists.PausedList, error) {
+	list, bad, err := lists.ParsePausedList(spec.String(), bytes.NewReader(content))
 	if err != nil {
 		return list, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
@@ -205,7 +207,7 @@ func writeMeta(path string, m copyMeta) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return data.WriteFileAtomic(path, append(b, '\n'), 0o644)
+	return durable.WriteFileAtomic(path, append(b, '\n'), 0o644)
 }
 
 // retryAt returns when GitHub allows the next request after a failure: the

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/pause/pausetest"
 )
 
@@ -49,7 +50,7 @@ func fetchAt(t *testing.T, f *pausetest.GitHub, dir string, now time.Time) (path
 // ids of testServers it pauses.
 func mustPausedIDs(t *testing.T, path string) string {
 	t.Helper()
-	list, err := data.ReadPausedList(path)
+	list, err := lists.ReadPausedList(path)
 	if err != nil {
 		t.Fatalf("ReadPausedList(%s): %v", path, err)
 	}

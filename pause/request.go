@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 )
 
 // DefaultBase is the branch a pause request targets when none is given.
@@ -169,14 +170,14 @@ func isRequestBranch(ref, prefix string) bool {
 
 // requestEntry checks that server makes exactly one valid line of the list,
 // by the list's own parser.
-func requestEntry(path, server string) (data.PausedEntry, error) {
+func requestEntry(path, server string) (lists.PausedEntry, error) {
 	server = strings.TrimSpace(server)
 	if server == "" || strings.ContainsAny(server, "#\r\n") {
-		return data.PausedEntry{}, fmt.Errorf("server %q cannot be a line of %s", server, path)
+		return lists.PausedEntry{}, fmt.Errorf("server %q cannot be a line of %s", server, path)
 	}
-	list, bad, _ := data.ParsePausedList(path, strings.NewReader(server))
+	list, bad, _ := lists.ParsePausedList(path, strings.NewReader(server))
 	if len(bad) > 0 {
-		return data.PausedEntry{}, bad[0]
+		return lists.PausedEntry{}, bad[0]
 	}
 	return list.Entries[0], nil
 }
@@ -185,17 +186,17 @@ func requestEntry(path, server string) (data.PausedEntry, error) {
 // directly or, given the ranked list, through another line naming the same
 // servers; and ErrNotListed when the ranked list is given and entry names
 // none of its servers.
-func refuseListed(path string, content []byte, entry data.PausedEntry, servers []data.Server) error {
-	list, _, _ := data.ParsePausedList(path, bytes.NewReader(content))
+func refuseListed(path string, content []byte, entry lists.PausedEntry, servers []data.Server) error {
+	list, _, _ := lists.ParsePausedList(path, bytes.NewReader(content))
 	for _, e := range list.Entries {
-		if e.Value == entry.Value || (e.IsAddress() && entry.IsAddress() && data.NormalizeAddress(e.Value) == data.NormalizeAddress(entry.Value)) {
+		if e.Value == entry.Value || (e.IsAddress() && entry.IsAddress() && lists.NormalizeAddress(e.Value) == lists.NormalizeAddress(entry.Value)) {
 			return fmt.Errorf("%s:%d: %q %w", path, e.Line, entry.Value, ErrAlreadyListed)
 		}
 	}
 	if servers == nil {
 		return nil
 	}
-	named, _ := data.PausedList{Entries: []data.PausedEntry{entry}}.Match(servers)
+	named, _ := lists.PausedList{Entries: []lists.PausedEntry{entry}}.Match(servers)
 	if len(named) == 0 {
 		return fmt.Errorf("%q %w", entry.Value, ErrNotListed)
 	}

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 )
 
 // SpecPrefix starts a paused-list source that lives on GitHub, as in
 // "github:OWNER/REPO/PATH[@REF]". Anything else is a local file.
-const SpecPrefix = data.PausedRemotePrefix
+const SpecPrefix = lists.PausedRemotePrefix
 
 // Spec names a paused list kept in a GitHub repository.
 type Spec struct {

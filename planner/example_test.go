@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 )
 
@@ -15,7 +16,7 @@ func ExamplePlanner_Plan() {
 	first := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	now := first.Add(-time.Minute)
 	p := planner.Planner{Now: func() time.Time { return now }}
-	l := data.NewLedger()
+	l := spool.NewLedger()
 	list := []data.Server{{ID: "weather", Rank: 1, URL: "https://tools.example.net/weather"}}
 	if _, err := p.Plan(first, planner.Input{Servers: list}, l); err != nil {
 		fmt.Println(err)

@@ -1,6 +1,9 @@
 package planner
 
-import "plug.directory/prober/data"
+import (
+	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
+)
 
 // addresses holds what each server's address hashes to: the ledger notices
 // a new address by its hash, and hosts are told apart by two hashes of
@@ -21,11 +24,11 @@ func (p *pass) hashAddresses() {
 	inParallel(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s := &servers[i]
-			a.urlHash[i] = data.URLHash(s.URL)
+			a.urlHash[i] = spool.URLHash(s.URL)
 			if h := hostOf(s.URL); h != "" {
 				a.keyHash[i] = a.urlHash[i] // nearly every address is its own key
 				if k := data.AddressKey(s.URL); k != s.URL {
-					a.keyHash[i] = data.URLHash(k)
+					a.keyHash[i] = spool.URLHash(k)
 				}
 				a.hostName[i] = h
 				a.hostHash[2*i], a.hostHash[2*i+1] = data.StableHash(h, 0x686f7374), data.StableHash(h, 0x6e616d65)

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // hostWork is one host during a plan: its stretch, and the starts counted
@@ -13,7 +14,7 @@ type hostWork struct {
 	name    string
 	stretch int64  // eighths (see hostStretch)
 	used    uint64 // seconds of the minute taken, one bit each
-	starts  []data.HostStart
+	starts  []spool.HostStart
 	changed bool
 }
 

@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // matched is the ledger matched to the list: a record for each listed
 // server, and the servers whose state must be looked at.
 type matched struct {
-	out     []data.LedgerServer // the ledger's records, in the list's order
-	look    []int32             // servers whose state is looked at
-	removed int                 // records of servers no longer listed
+	out     []spool.LedgerServer // the ledger's records, in the list's order
+	look    []int32              // servers whose state is looked at
+	removed int                  // records of servers no longer listed
 }
 
 // matchLedger finds each listed server's record, side by side on every
@@ -28,7 +29,7 @@ func (p *pass) matchLedger() {
 	prev := matchRecords(old, servers)
 	m := matched{out: old}
 	if len(old) != n || !sequential(prev) {
-		m.out = make([]data.LedgerServer, n)
+		m.out = make([]spool.LedgerServer, n)
 	}
 	var mu sync.Mutex
 	found := 0
@@ -38,14 +39,14 @@ func (p *pass) matchLedger() {
 		for i := lo; i < hi; i++ {
 			s := &servers[i]
 			host := hosts.ofServer[i]
-			var e data.LedgerServer
+			var e spool.LedgerServer
 			ok := prev[i] >= 0
 			if ok {
 				e = old[prev[i]]
 				mineFound++
 			}
 			if !ok || e.URLHash != addrs.urlHash[i] {
-				e = data.LedgerServer{ID: s.ID, URLHash: addrs.urlHash[i], FirstSeen: start} // listed, or at a new address: a new server
+				e = spool.LedgerServer{ID: s.ID, URLHash: addrs.urlHash[i], FirstSeen: start} // listed, or at a new address: a new server
 			}
 			e.Rank = int32(s.Rank)
 			if host == pausedHost { // rule S8
@@ -77,7 +78,7 @@ func (p *pass) matchLedger() {
 // matchRecords returns for each listed server the index of its record in
 // old, -1 for none. Both are in rank order, so walking them side by side
 // finds nearly every record; those whose rank changed are matched by id.
-func matchRecords(old []data.LedgerServer, list []data.Server) []int32 {
+func matchRecords(old []spool.LedgerServer, list []data.Server) []int32 {
 	prev := make([]int32, len(list))
 	var lost []int // list servers not found in place
 	loose := map[string]int32{}

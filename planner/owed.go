@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // collectOwed reads the states of the servers looked at, works out their
@@ -81,7 +82,7 @@ func (p *pass) collectOwed() error {
 // Input.Running): its minute has begun, no run of it is going, and no
 // result came from it (a result starts at its planned second or later,
 // rule S9).
-func (p *pass) lost(e data.LedgerServer, st data.State, has bool) bool {
+func (p *pass) lost(e spool.LedgerServer, st data.State, has bool) bool {
 	if e.Planned == 0 || has && st.LastCheck.Unix() >= e.Planned {
 		return false
 	}
@@ -94,7 +95,7 @@ func (p *pass) lost(e data.LedgerServer, st data.State, has bool) bool {
 // lost check (see pass.lost) is owed again from its planned second, with
 // its reason: ahead of routine checks, behind new ones and retries (rule
 // S4).
-func (p *pass) owed(e data.LedgerServer, cad cadence, st data.State, has, lost bool) (why class, due int64) {
+func (p *pass) owed(e spool.LedgerServer, cad cadence, st data.State, has, lost bool) (why class, due int64) {
 	gap := int64(data.RetryAfterFailure / time.Second)
 	last := e.Planned
 	var lastCheck int64
@@ -106,9 +107,9 @@ func (p *pass) owed(e data.LedgerServer, cad cadence, st data.State, has, lost b
 	case lost:
 		why, due = classAgain, e.Planned
 		switch e.Reason {
-		case data.CodeNew:
+		case spool.CodeNew:
 			why = classNew
-		case data.CodeRetry:
+		case spool.CodeRetry:
 			why = classRetry
 		}
 	case !has && e.Planned == 0:
@@ -123,7 +124,7 @@ func (p *pass) owed(e data.LedgerServer, cad cadence, st data.State, has, lost b
 	case !has:
 		// Planned, no result yet: still running, or lost. A lost first
 		// check is planned again once it should long have finished.
-		if e.Reason == data.CodeNew && e.Planned+int64(data.NewServerTarget/time.Second) <= p.start {
+		if e.Reason == spool.CodeNew && e.Planned+int64(data.NewServerTarget/time.Second) <= p.start {
 			why, due = classNew, e.Planned+int64(data.NewServerTarget/time.Second)
 		} else {
 			why, due = classRoutine, cad.next(e.Planned+gap)

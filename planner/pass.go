@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"sync"
 
-	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // pass is one planning pass of Planner.Plan: what it plans from, and what
@@ -15,7 +15,7 @@ type pass struct {
 	start int64 // unix s: the minute planned
 	now   int64 // unix s: when the plan is made
 	in    Input
-	l     *data.Ledger
+	l     *spool.Ledger
 	rep   *Report
 
 	addrs addresses   // hashAddresses: what each server's address hashes to

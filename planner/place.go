@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // placeAll places the checks owed, in the order of rule S4 (new, then
@@ -100,7 +101,7 @@ func place(h *hostWork, start, from int64, why class) (int64, bool) {
 			continue
 		}
 		i := lowerBound(h.starts, second)
-		h.starts = slices.Insert(slices.Clip(h.starts), i, data.MakeHostStart(second, isNew))
+		h.starts = slices.Insert(slices.Clip(h.starts), i, spool.MakeHostStart(second, isNew))
 		h.used |= 1 << (second - start)
 		h.changed = true
 		return second, true
@@ -110,7 +111,7 @@ func place(h *hostWork, start, from int64, why class) (int64, bool) {
 
 // newNear reports whether a new server's first check starts on the host
 // less than spacing seconds from x.
-func newNear(starts []data.HostStart, x, spacing int64) bool {
+func newNear(starts []spool.HostStart, x, spacing int64) bool {
 	for i := lowerBound(starts, x-spacing+1); i < len(starts) && starts[i].Unix() < x+spacing; i++ {
 		if starts[i].New() {
 			return true
@@ -120,14 +121,14 @@ func newNear(starts []data.HostStart, x, spacing int64) bool {
 }
 
 // lowerBound returns the index of the first start at or after unix second u.
-func lowerBound(starts []data.HostStart, u int64) int {
-	v := data.MakeHostStart(u, false)
+func lowerBound(starts []spool.HostStart, u int64) int {
+	v := spool.MakeHostStart(u, false)
 	return sort.Search(len(starts), func(i int) bool { return starts[i] >= v })
 }
 
 // takeBack undoes what planning the minute starting at start recorded, so
 // it can be planned again: it is the ledger's last minute.
-func takeBack(l *data.Ledger, start int64) {
+func takeBack(l *spool.Ledger, start int64) {
 	for h, starts := range l.Hosts {
 		if i := lowerBound(starts, start); i < len(starts) {
 			l.Hosts[h] = slices.Clip(starts[:i])
@@ -142,7 +143,7 @@ func takeBack(l *data.Ledger, start int64) {
 
 // pruneHosts forgets starts that no window holding the minute starting at
 // start, or a later one, can contain.
-func pruneHosts(l *data.Ledger, start int64) {
+func pruneHosts(l *spool.Ledger, start int64) {
 	keep := start - int64(24*time.Hour/time.Second) + 1
 	for h, starts := range l.Hosts {
 		i := lowerBound(starts, keep)

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 )
 
 // Config is what PlanMinute reads and writes: the one code path of `plan`
@@ -28,7 +31,7 @@ type Config struct {
 	FirstCheckSoon bool
 
 	// AcceptShrink takes a ranked list that lost more than
-	// data.DefaultMaxShrink of the last good list's servers at once.
+	// lists.DefaultMaxShrink of the last good list's servers at once.
 	AcceptShrink bool
 
 	// FetchPaused, when set, brings a paused list kept elsewhere (GitHub)
@@ -41,7 +44,7 @@ type Config struct {
 	Logger *slog.Logger     // nil means no logs
 
 	// writePlan writes the plan file after the ledger; nil means
-	// data.WritePlan. Tests make it fail, as a plan killed in between.
+	// spool.WritePlan. Tests make it fail, as a plan killed in between.
 	writePlan func(dir string, minute time.Time, checks []data.PlannedCheck) error
 }
 
@@ -140,7 +143,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	logger := cfg.logger()
 	minute := cfg.NextMinute()
 	sum := Summary{Report: Report{Minute: minute}}
-	unlock, err := data.LockPlans(cfg.Data)
+	unlock, err := spool.LockPlans(cfg.Data)
 	if err != nil {
 		return sum, err
 	}
@@ -160,7 +163,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 		// The clock's own next minute, behind the ledger: the clock went
 		// backwards (an -at of an earlier minute is the operator's).
 		sum.ClockBack = minute.Equal(cfg.Time().UTC().Truncate(time.Minute).Add(time.Minute))
-		if _, err := os.Stat(data.PlanPath(cfg.Data, minute)); err == nil {
+		if _, err := os.Stat(data.Dir(cfg.Data).Plan(minute)); err == nil {
 			sum.Kept = true
 			return sum, nil
 		}
@@ -170,7 +173,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	repairLedger(cfg.Data, minute, in.ledger, logger)
 	// The runs going are read before the states: a run that ends in
 	// between has its results in its journal by then.
-	running, err := data.LiveRuns(cfg.Data)
+	running, err := spool.LiveRuns(cfg.Data)
 	if err != nil {
 		return sum, fmt.Errorf("plan %s: %w", minute.Format(time.RFC3339), err)
 	}
@@ -194,17 +197,17 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	// The ledger first: should we die between the two, the checks are
 	// counted but not run, which spares the hosts; the other way round they
 	// would run uncounted. The next plan repairs it (repairLedger).
-	if err := data.WriteLedger(cfg.Data, in.ledger); err != nil {
+	if err := spool.WriteLedger(cfg.Data, in.ledger); err != nil {
 		return sum, err
 	}
 	writePlan := cfg.writePlan
 	if writePlan == nil {
-		writePlan = data.WritePlan
+		writePlan = spool.WritePlan
 	}
 	if err := writePlan(cfg.Data, minute, rep.Checks); err != nil {
 		return sum, err
 	}
-	sum.Path = data.PlanPath(cfg.Data, minute)
+	sum.Path = data.Dir(cfg.Data).Plan(minute)
 	logger.Info("plan timings", "servers", len(in.servers), "load", loaded.Sub(began), "plan", planned.Sub(loaded), "write", time.Since(planned))
 	return sum, nil
 }
@@ -213,17 +216,17 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 // never written (a plan killed between the ledger and the plan file): its
 // checks, counted but never to run, are owed again in minute, and their
 // starts no longer count toward the host caps.
-func repairLedger(dir string, minute time.Time, l *data.Ledger, logger *slog.Logger) {
+func repairLedger(dir string, minute time.Time, l *spool.Ledger, logger *slog.Logger) {
 	last := l.LastMinute
 	if last == 0 || last >= minute.Unix() {
 		return
 	}
-	if _, err := os.Stat(data.PlanPath(dir, time.Unix(last, 0))); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(data.Dir(dir).Plan(time.Unix(last, 0))); !errors.Is(err, os.ErrNotExist) {
 		return
 	}
 	takeBack(l, last)
 	logger.Warn("the plan of the ledger's last minute was never written (plan stopped between the ledger and the plan file): its checks are planned again",
-		"minute", time.Unix(last, 0).UTC().Format(time.RFC3339), "plan", data.PlanPath(dir, time.Unix(last, 0)))
+		"minute", time.Unix(last, 0).UTC().Format(time.RFC3339), "plan", data.Dir(dir).Plan(time.Unix(last, 0)))
 }
 
 // ReadPaused reads the paused list (rule R1): a local file, its last good
@@ -231,14 +234,14 @@ func repairLedger(dir string, minute time.Time, l *data.Ledger, logger *slog.Log
 // does not parse (rule R2), or, when remote, the copy FetchPaused keeps of
 // a list on GitHub. With no good copy at all it is an error, so no plan is
 // made without it. "" means no paused list.
-func ReadPaused(dir, path string, remote bool, logger *slog.Logger) (data.PausedList, error) {
+func ReadPaused(dir, path string, remote bool, logger *slog.Logger) (lists.PausedList, error) {
 	if path == "" {
-		return data.PausedList{}, nil
+		return lists.PausedList{}, nil
 	}
 	if remote {
-		return data.ReadPausedList(path)
+		return lists.ReadPausedList(path)
 	}
-	list, stale, err := data.LoadPausedList(dir, path)
+	list, stale, err := lists.LoadPausedList(dir, path)
 	if stale != nil {
 		logger.Warn("paused list not taken", "err", stale)
 	}
@@ -247,7 +250,7 @@ func ReadPaused(dir, path string, remote bool, logger *slog.Logger) (data.Paused
 
 // PausedIDs returns the ids of the listed servers the paused list names,
 // logging the entries that name none.
-func PausedIDs(p data.PausedList, servers []data.Server, logger *slog.Logger) map[string]bool {
+func PausedIDs(p lists.PausedList, servers []data.Server, logger *slog.Logger) map[string]bool {
 	if len(p.Entries) == 0 {
 		return nil
 	}
@@ -262,12 +265,12 @@ func PausedIDs(p data.PausedList, servers []data.Server, logger *slog.Logger) ma
 // kept in the data directory (a zero guard reads it unguarded), logging each
 // bad row and one line counting them. A list refused stands aside for the
 // last good one; with none it is an error. The same bad rows are logged
-// once a day (data.ListRowsToSay), not every minute. Servers whose address cannot be
+// once a day (lists.ListRowsToSay), not every minute. Servers whose address cannot be
 // checked are listed (the site shows them not_checkable) but not planned.
-func ReadServers(path string, guard data.ListGuard, logger *slog.Logger) ([]data.Server, error) {
+func ReadServers(path string, guard lists.ListGuard, logger *slog.Logger) ([]data.Server, error) {
 	servers, bad, stale, err := guard.Read(path)
-	sum := data.SummarizeRows(path, servers, bad)
-	if data.ListRowsToSay(guard.Dir, bad, sum, time.Now()) { // once a day while they stay
+	sum := lists.SummarizeRows(path, servers, bad)
+	if lists.ListRowsToSay(guard.Dir, bad, sum, time.Now()) { // once a day while they stay
 		for _, b := range bad {
 			logger.Warn("bad row of the ranked list", "err", b)
 		}
@@ -284,8 +287,8 @@ func ReadServers(path string, guard data.ListGuard, logger *slog.Logger) ([]data
 // inputs is everything one plan reads.
 type inputs struct {
 	servers []data.Server
-	paused  data.PausedList
-	ledger  *data.Ledger
+	paused  lists.PausedList
+	ledger  *spool.Ledger
 	rebuilt bool // the ledger was damaged and rebuilt from the plans
 }
 
@@ -298,7 +301,7 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 	errs := make([]error, 3)
 	wg.Go(func() {
 		t := time.Now()
-		in.servers, errs[0] = ReadServers(cfg.Servers, data.ListGuard{Dir: cfg.Data, Accept: cfg.AcceptShrink}, logger)
+		in.servers, errs[0] = ReadServers(cfg.Servers, lists.ListGuard{Dir: cfg.Data, Accept: cfg.AcceptShrink}, logger)
 		logger.Info("read ranked list", "took", time.Since(t))
 	})
 	wg.Go(func() {
@@ -323,7 +326,7 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 // logging each bad journal line.
 func loadStates(dir string, keep func(id string) bool, logger *slog.Logger) (map[string]data.State, error) {
 	t := time.Now()
-	states, bad, err := data.LoadStatesOf(dir, keep)
+	states, bad, err := history.LoadStatesOf(dir, keep)
 	logger.Info("load states", "took", time.Since(t), "states", len(states))
 	for _, b := range bad {
 		logger.Warn("skipped a bad result", "err", b)
@@ -332,20 +335,20 @@ func loadStates(dir string, keep func(id string) bool, logger *slog.Logger) (map
 }
 
 // readLedger reads the ledger; a damaged one is kept aside and made again
-// from the plans of the last day (data.RebuildLedger), so that the hosts'
+// from the plans of the last day (spool.RebuildLedger), so that the hosts'
 // recent checks still count and planning goes on. The caller holds the
 // plans' lock.
-func readLedger(cfg Config, logger *slog.Logger) (*data.Ledger, bool, error) {
-	l, err := data.ReadLedger(cfg.Data)
-	if !errors.Is(err, data.ErrLedgerCorrupt) {
+func readLedger(cfg Config, logger *slog.Logger) (*spool.Ledger, bool, error) {
+	l, err := spool.ReadLedger(cfg.Data)
+	if !errors.Is(err, spool.ErrLedgerCorrupt) {
 		return l, false, err
 	}
-	path := data.LedgerPath(cfg.Data)
+	path := data.Dir(cfg.Data).Ledger()
 	aside := path + ".corrupt-" + cfg.Time().UTC().Format("20060102T150405")
 	if rerr := os.Rename(path, aside); rerr != nil {
 		return nil, false, errors.Join(err, rerr)
 	}
-	l, bad := data.RebuildLedger(cfg.Data, cfg.NextMinute())
+	l, bad := spool.RebuildLedger(cfg.Data, cfg.NextMinute())
 	logger.Error("ledger damaged: kept aside and rebuilt from the plans of the last 24 h", "err", err, "aside", aside,
 		"servers", len(l.Servers), "hosts", len(l.Hosts))
 	for _, b := range bad {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // ErrPast is returned by Plan for a minute that has begun: a check is never
@@ -27,16 +28,16 @@ type Planner struct {
 
 // Input is what one plan is made from.
 type Input struct {
-	Servers []data.Server         // the ranked list in its order (data.SortServers)
+	Servers []data.Server         // the ranked list in its order (lists.SortServers)
 	Paused  map[string]bool       // ids of servers not to check (rule S8)
 	States  map[string]data.State // what the runner learned, by server id
 	// StatesOf, used when States is nil, reads the states of the servers
-	// whose id keep keeps (nil: every one), as data.LoadStatesOf. A plan
+	// whose id keep keeps (nil: every one), as history.LoadStatesOf. A plan
 	// looks at the state of only the servers that may be owed a check, a
 	// few thousand of a million, so it need not read the rest.
 	StatesOf func(keep func(id string) bool) (map[string]data.State, error)
 	// Running holds the minutes (unix s) whose run is still going
-	// (data.LiveRuns), read before the states. A check planned in a
+	// (spool.LiveRuns), read before the states. A check planned in a
 	// minute that has begun, with no result and no run going, was lost
 	// (a killed run, a plan that could not be read or was never written)
 	// and is owed again at once. nil: no run is going.
@@ -97,14 +98,14 @@ const (
 )
 
 // code returns the reason the ledger records for a check of class c.
-func (c class) code() data.ReasonCode {
+func (c class) code() spool.ReasonCode {
 	switch c {
 	case classNew:
-		return data.CodeNew
+		return spool.CodeNew
 	case classRetry:
-		return data.CodeRetry
+		return spool.CodeRetry
 	default:
-		return data.CodeRoutine
+		return spool.CodeRoutine
 	}
 }
 
@@ -123,7 +124,7 @@ const (
 // in.StatesOf, after which l is to be read again.
 //
 // Its steps are those of one pass (see pass.run).
-func (p *Planner) Plan(at time.Time, in Input, l *data.Ledger) (Report, error) {
+func (p *Planner) Plan(at time.Time, in Input, l *spool.Ledger) (Report, error) {
 	start := at.Unix()
 	rep := Report{Minute: at.UTC()}
 	if start%minute != 0 || at.Nanosecond() != 0 {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 )
 
 // recoveryStart is the first minute the recovery tests plan.
@@ -36,7 +38,7 @@ func mustDirWorld(tb testing.TB) *dirWorld {
 			URL: fmt.Sprintf("https://h%03d.example/mcp", i), Added: recoveryStart.Add(-48 * time.Hour)})
 	}
 	var buf bytes.Buffer
-	if err := data.WriteServers(&buf, w.servers); err != nil {
+	if err := lists.WriteServers(&buf, w.servers); err != nil {
 		tb.Fatal(err)
 	}
 	list := filepath.Join(dir, "servers.csv")
@@ -74,9 +76,9 @@ func (w *dirWorld) mustPlan(minute time.Time) Summary {
 
 // journal writes results to a run's journal, named as the runner names
 // it, and returns it still locked, as a run in flight holds it.
-func (w *dirWorld) journal(name string, results []data.Result) *data.Journal {
+func (w *dirWorld) journal(name string, results []data.Result) *spool.Journal {
 	w.tb.Helper()
-	j, err := data.CreateJournal(w.cfg.Data, name)
+	j, err := spool.CreateJournal(w.cfg.Data, name)
 	if err != nil {
 		w.tb.Fatal(err)
 	}
@@ -91,9 +93,9 @@ func (w *dirWorld) journal(name string, results []data.Result) *data.Journal {
 // run plays the run of minute: it reads the plan and journals a working
 // result for the first n checks (all for n < 0), then stops, as a run
 // killed before it started the rest. The journal is left locked when live.
-func (w *dirWorld) run(minute time.Time, n int, live bool) (*data.Journal, []data.PlannedCheck) {
+func (w *dirWorld) run(minute time.Time, n int, live bool) (*spool.Journal, []data.PlannedCheck) {
 	w.tb.Helper()
-	checks, _, err := data.ReadPlan(w.cfg.Data, minute)
+	checks, _, err := spool.ReadPlan(w.cfg.Data, minute)
 	if err != nil {
 		w.tb.Fatalf("run %s: %v", minute.Format(time.RFC3339), err)
 	}
@@ -105,7 +107,7 @@ func (w *dirWorld) run(minute time.Time, n int, live bool) (*data.Journal, []dat
 		results = append(results, data.Result{ID: c.ID, URL: c.URL, Host: c.Host, Reason: c.Reason, Status: data.Working,
 			Planned: c.At, Started: c.At, Finished: c.At.Add(time.Second)})
 	}
-	j := w.journal(fmt.Sprintf("run-%s-%d", minute.Format(data.RunJournalLayout), 4242), results)
+	j := w.journal(data.RunJournal(minute, 4242), results)
 	if !live {
 		j.Close()
 	}
@@ -191,10 +193,10 @@ func TestRecovery(t *testing.T) {
 	t.Run("S4_unreadable_plan_redone_next_minute", func(t *testing.T) {
 		w := mustDirWorld(t)
 		m, sum := w.busyMinute()
-		if err := os.WriteFile(data.PlanPath(w.cfg.Data, m), []byte("{\"at\": garbage\n"), 0o644); err != nil {
+		if err := os.WriteFile(data.Dir(w.cfg.Data).Plan(m), []byte("{\"at\": garbage\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if checks, bad, err := data.ReadPlan(w.cfg.Data, m); err != nil || len(checks) != 0 || len(bad) != 1 {
+		if checks, bad, err := spool.ReadPlan(w.cfg.Data, m); err != nil || len(checks) != 0 || len(bad) != 1 {
 			t.Fatalf("the damaged plan reads back %d checks, %d bad lines (%v), want 0 and its one line named", len(checks), len(bad), err)
 		}
 		got := w.planAndRun(m.Add(time.Minute))
@@ -208,7 +210,7 @@ func TestRecovery(t *testing.T) {
 	t.Run("S4_not_run_before_a_ledger_rebuild_redone_next_minute", func(t *testing.T) {
 		w := mustDirWorld(t)
 		m, sum := w.busyMinute() // planned, never run
-		if err := os.WriteFile(data.LedgerPath(w.cfg.Data), []byte("PDLEDGER damaged"), 0o644); err != nil {
+		if err := os.WriteFile(data.Dir(w.cfg.Data).Ledger(), []byte("PDLEDGER damaged"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		next := w.mustPlan(m.Add(time.Minute))
@@ -237,7 +239,7 @@ func TestRecovery(t *testing.T) {
 			if !errors.Is(err, killed) {
 				t.Fatalf("plan %s: %v, want the injected kill", next, err)
 			}
-			l, err := data.ReadLedger(w.cfg.Data)
+			l, err := spool.ReadLedger(w.cfg.Data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +255,7 @@ func TestRecovery(t *testing.T) {
 		if len(lostIDs) == 0 {
 			t.Fatal("no check planned while the plan was killed")
 		}
-		if _, _, err := data.ReadPlan(w.cfg.Data, next); !errors.Is(err, data.ErrNoPlan) {
+		if _, _, err := spool.ReadPlan(w.cfg.Data, next); !errors.Is(err, spool.ErrNoPlan) {
 			t.Fatalf("plan file of the killed plan: %v", err)
 		}
 		w.cfg.writePlan = nil
@@ -271,7 +273,7 @@ func TestRecovery(t *testing.T) {
 				t.Errorf("%s, in the ledger but not the plan of the killed %s, not planned in %s", id, next.Format("15:04"), after.Format("15:04"))
 			}
 		}
-		l, err := data.ReadLedger(w.cfg.Data)
+		l, err := spool.ReadLedger(w.cfg.Data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,10 +303,10 @@ func TestClockBack(t *testing.T) {
 			!strings.Contains(sum.String(), "never planned, so it is planned now") {
 			t.Errorf("after a step back of 1 h: %q", sum)
 		}
-		if _, _, err := data.ReadPlan(w.cfg.Data, back); err != nil {
+		if _, _, err := spool.ReadPlan(w.cfg.Data, back); err != nil {
 			t.Errorf("no plan of %s for the run: %v", back.Format("15:04"), err)
 		}
-		l, err := data.ReadLedger(w.cfg.Data)
+		l, err := spool.ReadLedger(w.cfg.Data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +335,7 @@ func TestRecoveryNewServerCountedAgain(t *testing.T) {
 	w.run(recoveryStart, -1, false)
 	fresh := data.Server{ID: "fresh", Rank: 201, URL: "https://fresh.example/mcp", Added: recoveryStart.Add(30 * time.Second)}
 	var buf bytes.Buffer
-	if err := data.WriteServers(&buf, append(w.servers, fresh)); err != nil {
+	if err := lists.WriteServers(&buf, append(w.servers, fresh)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(w.cfg.Servers, buf.Bytes(), 0o644); err != nil {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // sharing is the servers listed at one address (data.AddressKey; issue 14
@@ -19,7 +20,7 @@ type sharing struct {
 // shareAddresses finds the addresses listed more than once. A paused
 // server pauses its address: the owner asked for the endpoint not to be
 // checked, whichever listing the request named (rule S8). More than
-// data.MaxShared servers at one address are led in groups of MaxShared.
+// spool.MaxShared servers at one address are led in groups of MaxShared.
 func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bool) sharing {
 	sh := sharing{paused: paused}
 	seen := newAddrTable(len(servers))
@@ -44,7 +45,7 @@ func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bo
 			}
 			sh.follows = map[int32][]int32{}
 		}
-		if len(sh.follows[k])+1 >= data.MaxShared {
+		if len(sh.follows[k])+1 >= spool.MaxShared {
 			seen.at[slot] = int32(i) + 1 // a full group: this one leads the next
 			continue
 		}
@@ -159,7 +160,7 @@ func better(a, b data.State) bool {
 // another of its servers may hold (the one that led before, or a follower
 // mirroring it), so that a new lead neither checks the address again at
 // once nor takes a check in flight for lost.
-func (sh *sharing) adopt(out []data.LedgerServer) {
+func (sh *sharing) adopt(out []spool.LedgerServer) {
 	for k, fs := range sh.follows {
 		e := &out[k]
 		for _, f := range fs {
@@ -175,7 +176,7 @@ func (sh *sharing) adopt(out []data.LedgerServer) {
 // i's address: a server listed later at an address never checked makes its
 // first check a new server's (rule S5); one joining an address already
 // checked is not new, and waits for the address's next check.
-func (sh *sharing) firstSeen(out []data.LedgerServer, i int) int64 {
+func (sh *sharing) firstSeen(out []spool.LedgerServer, i int) int64 {
 	t := out[i].FirstSeen
 	for _, f := range sh.follows[int32(i)] {
 		t = max(t, out[f].FirstSeen)
@@ -190,7 +191,7 @@ func (sh *sharing) firstSeen(out []data.LedgerServer, i int) int64 {
 // come to stand alone (its followers gone), the next plan works its due out
 // afresh from its own slot, rather than keeping the address's for up to a
 // cycle and then finding its own long past.
-func (sh *sharing) mirror(out []data.LedgerServer) {
+func (sh *sharing) mirror(out []spool.LedgerServer) {
 	for k, fs := range sh.follows {
 		out[k].Seen = 0
 		e := out[k]

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
 )
 
 // childEnv names, for the test binary re-executed as a child process.
@@ -133,16 +134,16 @@ func TestCrash(t *testing.T) {
 		t.Fatal("no child completed any check: the test proves nothing")
 	}
 	// The next run folds what the killed ones left.
-	if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	parts, err := filepath.Glob(filepath.Join(data.ResultsDir(dir), "*", "*.parquet"))
+	parts, err := filepath.Glob(filepath.Join(data.Dir(dir).Results(), "*", "*.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]int{}
 	for _, p := range parts {
-		rs, err := data.ReadParquet(p)
+		rs, err := history.ReadParquet(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +161,7 @@ func TestCrash(t *testing.T) {
 			t.Errorf("check %s is %d times in the history", id, k)
 		}
 	}
-	if left, _ := filepath.Glob(filepath.Join(data.JournalDir(dir), "*.jsonl")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(data.Dir(dir).JournalDir(), "*.jsonl")); len(left) != 0 {
 		t.Errorf("journals left after the fold: %v", left)
 	}
 	t.Logf("%d checks reported complete, %d in the history", len(completed), len(seen))

@@ -4,7 +4,7 @@
 // run on the machine (rule S9), and journals each result, fsynced, the
 // moment its check ends, so that a run killed at any moment loses no
 // completed check. At the end it folds the journals into the Parquet history
-// and the per-server state (data.Fold) and compacts the history
+// and the per-server state (history.Fold) and compacts the history
 // (CompactHistory).
 //
 // The one-server check itself lives in runner/check; this package only sees

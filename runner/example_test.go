@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/runner"
 )
 
@@ -17,7 +18,7 @@ func ExampleRun() {
 	dir, _ := os.MkdirTemp("", "example-run-")
 	defer os.RemoveAll(dir)
 	minute := time.Date(2026, 12, 2, 10, 33, 0, 0, time.UTC)
-	data.WritePlan(dir, minute, []data.PlannedCheck{
+	spool.WritePlan(dir, minute, []data.PlannedCheck{
 		{At: minute, ID: "docs", URL: "https://docs.example/mcp", Host: "docs.example", Reason: data.ReasonRoutine},
 		{At: minute.Add(time.Second), ID: "wiki", URL: "https://docs.example/wiki/mcp", Host: "docs.example", Reason: data.ReasonNew},
 	})

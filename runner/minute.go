@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/durable"
 )
 
 // ErrMinuteTaken is returned by Run when the minute was already run, or is
@@ -28,23 +29,23 @@ type minuteMarker struct {
 }
 
 // markerPath returns the marker of the run of minute.
-func markerPath(dir string, minute time.Time) string { return data.MinuteMarkerPath(dir, minute) }
+func markerPath(dir string, minute time.Time) string { return data.Dir(dir).MinuteMarker(minute) }
 
 // claimMinute creates the minute's marker, or fails with ErrMinuteTaken
 // naming who claimed it (see claimMinuteWith).
 func claimMinute(dir string, minute, now time.Time, pid int) error {
-	return claimMinuteWith(data.Files{}, dir, minute, now, pid)
+	return claimMinuteWith(durable.Files{}, dir, minute, now, pid)
 }
 
 // claimMinuteWith creates the minute's marker through fs, whole or not at
-// all (data.Files.CreateFileAtomic): of two runs started together exactly
+// all (durable.Files.CreateFileAtomic): of two runs started together exactly
 // one wins, and a full disk leaves no marker, so the minute can be claimed
 // once there is room. A marker that does not decode (torn by an older
 // version, or damaged) is no claim: it is set aside and the minute claimed.
 // The marker is never removed by the run, so a run killed half-way is not
 // run again either (its completed checks are in its journal, and running
 // the rest twice would break the host caps the planner counted).
-func claimMinuteWith(fs data.Files, dir string, minute, now time.Time, pid int) error {
+func claimMinuteWith(fs durable.Files, dir string, minute, now time.Time, pid int) error {
 	path := markerPath(dir, minute)
 	host, _ := os.Hostname()
 	b, _ := json.Marshal(minuteMarker{PID: pid, Host: host, Claimed: now.UTC()})
@@ -71,8 +72,8 @@ func claimMinuteWith(fs data.Files, dir string, minute, now time.Time, pid int) 
 // replaceDamagedMarker sets the damaged marker at path aside and claims
 // the minute with b, under a lock, so that of two runs finding it only one
 // claims; ok reports that another run's whole marker was found instead.
-func replaceDamagedMarker(fs data.Files, path string, b []byte, pid int) (m minuteMarker, ok bool, err error) {
-	unlock, err := data.LockFile(filepath.Join(filepath.Dir(path), ".claim.lock"))
+func replaceDamagedMarker(fs durable.Files, path string, b []byte, pid int) (m minuteMarker, ok bool, err error) {
+	unlock, err := durable.LockFile(filepath.Join(filepath.Dir(path), ".claim.lock"))
 	if err != nil {
 		return m, false, err
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"plug.directory/prober/data"
+	"plug.directory/prober/internal/durable"
 )
 
 // TestClaimMinute: a claim is written whole or not at all: a full disk
@@ -20,7 +20,7 @@ func TestClaimMinute(t *testing.T) {
 	t.Parallel()
 	minute := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	now := minute.Add(-time.Second)
-	diskFull := data.Files{Write: func(*os.File, []byte) (int, error) { return 0, syscall.ENOSPC }}
+	diskFull := durable.Files{Write: func(*os.File, []byte) (int, error) { return 0, syscall.ENOSPC }}
 	t.Run("disk_full_then_room", func(t *testing.T) {
 		dir := t.TempDir()
 		err := claimMinuteWith(diskFull, dir, minute, now, 41)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/planner"
 )
 
@@ -35,7 +37,7 @@ func TestKilledRunReplanned(t *testing.T) {
 		list = append(list, data.Server{ID: id, Rank: i + 1, URL: "https://" + host + ":8443/mcp/" + id, Added: minute0.Add(-48 * time.Hour)})
 	}
 	var buf bytes.Buffer
-	if err := data.WriteServers(&buf, list); err != nil {
+	if err := lists.WriteServers(&buf, list); err != nil {
 		t.Fatal(err)
 	}
 	csv := filepath.Join(dir, "servers.csv")
@@ -73,7 +75,7 @@ func TestKilledRunReplanned(t *testing.T) {
 
 	// A check may be journaled and killed before it said so: what is done
 	// is what the journal holds.
-	states, bad, err := data.LoadStates(dir)
+	states, bad, err := history.LoadStates(dir)
 	if err != nil || len(bad) > 0 {
 		t.Fatalf("load states: %v %v", err, bad)
 	}

@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/spool"
 )
 
 // DefaultConcurrency is how many checks may be in flight at once when
@@ -47,8 +48,8 @@ type Config struct {
 	Logger      *slog.Logger  // nil means no logs
 	PID         int           // names the journal and the minute marker; 0 means os.Getpid()
 
-	// Fold folds the journals at the end of the run; nil means data.Fold.
-	Fold func(dir string, logger *slog.Logger) (data.FoldStats, error)
+	// Fold folds the journals at the end of the run; nil means history.Fold.
+	Fold func(dir string, logger *slog.Logger) (history.FoldStats, error)
 	// Compact then compacts the history as of now; nil means
 	// CompactHistory.
 	Compact func(dir string, now time.Time, logger *slog.Logger) error
@@ -59,20 +60,20 @@ type Config struct {
 const PartsPerCompaction = 60
 
 // CompactHistory is what a run does after its fold: it compacts the days
-// before now's into one file each (data.Compact) and merges today's parts
-// once there are PartsPerCompaction of them (data.CompactParts), so a day
+// before now's into one file each (history.Compact) and merges today's parts
+// once there are PartsPerCompaction of them (history.CompactParts), so a day
 // stays a few files for DuckDB and the publisher; then it scrubs the next
-// slice of the history (data.Scrub).
+// slice of the history (history.Scrub).
 func CompactHistory(dir string, now time.Time, logger *slog.Logger) error {
-	if _, err := data.Compact(dir, now, logger); err != nil {
+	if _, err := history.Compact(dir, now, logger); err != nil {
 		return err
 	}
-	if _, err := data.CompactParts(dir, now, PartsPerCompaction, logger); err != nil {
+	if _, err := history.CompactParts(dir, now, PartsPerCompaction, logger); err != nil {
 		return err
 	}
 	// Every file of the history and its second copy is read once a day,
 	// a slice a minute: a damaged one is restored before a reader needs it.
-	_, err := data.Scrub(dir, logger)
+	_, err := history.Scrub(dir, logger)
 	return err
 }
 
@@ -108,7 +109,7 @@ func (c *Config) defaults() {
 		c.PID = os.Getpid()
 	}
 	if c.Fold == nil {
-		c.Fold = data.Fold
+		c.Fold = history.Fold
 	}
 	if c.Compact == nil {
 		c.Compact = CompactHistory
@@ -123,12 +124,12 @@ type Summary struct {
 	Outcomes    map[data.Outcome]int // completed checks per outcome
 	Checks      map[CheckKind]int    // completed checks per outcome and why they were planned
 	Lateness    []time.Duration      // start lateness of each completed check, in the order they ended
-	Interrupted int                  // checks cancelled at shutdown (see InterruptedPath)
+	Interrupted int                  // checks cancelled at shutdown (see data.Dir.Interrupted)
 	NotStarted  int                  // checks not started because the run was stopped
 	MaxLateness time.Duration        // latest start after its planned second
 	P99Lateness time.Duration        // 99th percentile of start lateness
 	Journal     string               // the run's journal file
-	Fold        data.FoldStats
+	Fold        history.FoldStats
 }
 
 // CheckKind sorts a run's completed checks for its metrics: the outcome,
@@ -136,17 +137,6 @@ type Summary struct {
 type CheckKind struct {
 	Status data.Outcome
 	Reason string
-}
-
-// InterruptedPath returns the file where checks cancelled at shutdown are
-// recorded, one JSON object a line. They are kept out of the history and
-// the state: a half check says nothing about the server, and the planner,
-// seeing no result, plans it again.
-func InterruptedPath(dir string) string { return filepath.Join(dir, "run", "interrupted.jsonl") }
-
-// JournalName returns the journal name of a run of minute by process pid.
-func JournalName(minute time.Time, pid int) string {
-	return fmt.Sprintf("run-%s-%d", minute.UTC().Format(data.RunJournalLayout), pid)
 }
 
 // Run runs the plan of minute (truncated to the minute, UTC). It reads the
@@ -168,11 +158,11 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	cfg.defaults()
 	minute = minute.UTC().Truncate(time.Minute)
 	sum := Summary{Minute: minute}
-	checks, bad, err := data.ReadPlan(cfg.Dir, minute)
+	checks, bad, err := spool.ReadPlan(cfg.Dir, minute)
 	for _, b := range bad {
 		cfg.Logger.Warn("skipped a bad line of the plan", "err", b)
 	}
-	if errors.Is(err, data.ErrNoPlan) {
+	if errors.Is(err, spool.ErrNoPlan) {
 		hint := "plan writes it: plan -at " + minute.Format("2006-01-02T15:04")
 		if !cfg.Clock.Now().Before(minute) {
 			hint = "none can be written now: the minute has begun, and plan plans only minutes to come"
@@ -191,7 +181,7 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 		return sum, err
 	}
 	defer starts.close()
-	j, err := data.CreateJournal(cfg.Dir, JournalName(minute, cfg.PID))
+	j, err := spool.CreateJournal(cfg.Dir, data.RunJournal(minute, cfg.PID))
 	if err != nil {
 		return sum, err
 	}
@@ -233,7 +223,7 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 type run struct {
 	cfg     Config
 	starts  *startLog
-	journal *data.Journal
+	journal *spool.Journal
 	sem     chan struct{}
 	began   lap // when the run began: lateness is measured from it on the monotonic clock
 
@@ -412,14 +402,14 @@ func (r *run) fail(err error) {
 	}
 }
 
-// interruptedRecord is one line of InterruptedPath.
+// interruptedRecord is one line of data.Dir.Interrupted.
 type interruptedRecord struct {
 	Interrupted time.Time   `json:"interrupted"`
 	Result      data.Result `json:"result"`
 }
 
 // recordInterrupted appends a check cancelled at shutdown, bounded, to
-// InterruptedPath.
+// data.Dir.Interrupted.
 func (r *run) recordInterrupted(res data.Result) {
 	r.count(func() { r.interrupted++ })
 	r.cfg.Logger.Warn("check interrupted at shutdown", "id", res.ID, "url", res.URL)
@@ -431,7 +421,7 @@ func (r *run) recordInterrupted(res data.Result) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	path := InterruptedPath(r.cfg.Dir)
+	path := data.Dir(r.cfg.Dir).Interrupted()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err == nil {
 		_, err = f.Write(append(line, '\n'))

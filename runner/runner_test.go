@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/spool"
 )
 
 var minute0 = time.Date(2026, 12, 2, 10, 33, 0, 0, time.UTC)
@@ -57,7 +59,7 @@ func workingAfter(clock Clock, d time.Duration, maxInFlight *atomic.Int64) *fake
 // MustPlan writes the plan of minute: check i is "<host>/<id>" at offset.
 func MustPlan(tb testing.TB, dir string, minute time.Time, checks ...data.PlannedCheck) {
 	tb.Helper()
-	if err := data.WritePlan(dir, minute, checks); err != nil {
+	if err := spool.WritePlan(dir, minute, checks); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -69,14 +71,14 @@ func planned(id, host string, at time.Time) data.PlannedCheck {
 
 // noFold leaves the journals for the test to read: Parquet's zstd encoders
 // are pooled across goroutines, which a synctest bubble does not allow.
-func noFold(string, *slog.Logger) (data.FoldStats, error) { return data.FoldStats{}, nil }
+func noFold(string, *slog.Logger) (history.FoldStats, error) { return history.FoldStats{}, nil }
 
 func noCompact(string, time.Time, *slog.Logger) error { return nil }
 
 // MustHistory folds and returns every result of the days around minute0.
 func MustHistory(tb testing.TB, dir string) []data.Result {
 	tb.Helper()
-	if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		tb.Fatal(err)
 	}
 	return MustJournaled(tb, dir)
@@ -86,7 +88,7 @@ func MustHistory(tb testing.TB, dir string) []data.Result {
 // synctest epoch, folded or not.
 func MustJournaled(tb testing.TB, dir string) []data.Result {
 	tb.Helper()
-	rs, bad, err := data.ReadHistory(dir, time.Date(1999, 12, 30, 0, 0, 0, 0, time.UTC), minute0.Add(24*time.Hour))
+	rs, bad, err := history.ReadHistory(dir, time.Date(1999, 12, 30, 0, 0, 0, 0, time.UTC), minute0.Add(24*time.Hour))
 	if err != nil || len(bad) > 0 {
 		tb.Fatalf("read history: %v %v", err, bad)
 	}
@@ -280,7 +282,7 @@ func TestRules(t *testing.T) {
 	bubble(t, "no_plan_is_an_error_and_claims_nothing", func(t *testing.T, now time.Time) {
 		dir := t.TempDir()
 		cfg := Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: slog.New(slog.DiscardHandler), Fold: noFold, Compact: noCompact}
-		if _, err := Run(t.Context(), cfg, now); !errors.Is(err, data.ErrNoPlan) {
+		if _, err := Run(t.Context(), cfg, now); !errors.Is(err, spool.ErrNoPlan) {
 			t.Fatalf("err = %v, want ErrNoPlan", err)
 		}
 		MustPlan(t, dir, now, planned("s1", "h.lab.test", now))
@@ -374,12 +376,12 @@ func TestShutdown(t *testing.T) {
 		if len(rs) != 2 {
 			t.Errorf("history has %d results, want the 2 that finished (interrupted ones stay out)", len(rs))
 		}
-		b, err := os.ReadFile(InterruptedPath(dir))
+		b, err := os.ReadFile(data.Dir(dir).Interrupted())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := strings.Count(string(b), "\n"); n != 8 {
-			t.Errorf("%s has %d lines, want 8 interrupted checks", InterruptedPath(dir), n)
+			t.Errorf("%s has %d lines, want 8 interrupted checks", data.Dir(dir).Interrupted(), n)
 		}
 	})
 }
@@ -449,7 +451,7 @@ func TestRunCompactsPastDays(t *testing.T) {
 	dir := t.TempDir()
 	yesterday := minute0.Add(-24 * time.Hour)
 	for i := range 3 {
-		j, err := data.CreateJournal(dir, fmt.Sprintf("run-old-%d", i))
+		j, err := spool.CreateJournal(dir, fmt.Sprintf("run-old-%d", i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -459,7 +461,7 @@ func TestRunCompactsPastDays(t *testing.T) {
 		}
 		j.Close()
 	}
-	if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	MustPlan(t, dir, minute0, planned("s1", "h.lab.test", minute0))
@@ -467,7 +469,7 @@ func TestRunCompactsPastDays(t *testing.T) {
 	if _, err := Run(context.Background(), Config{Dir: dir, Checker: workingAfter(clock, 0, nil), Clock: clock, Logger: slog.New(slog.DiscardHandler)}, minute0); err != nil {
 		t.Fatal(err)
 	}
-	old, _ := filepath.Glob(filepath.Join(data.ResultsDir(dir), "date="+yesterday.Format("2006-01-02"), "*.parquet"))
+	old, _ := filepath.Glob(filepath.Join(data.Dir(dir).Results(), "date="+yesterday.Format("2006-01-02"), "*.parquet"))
 	if len(old) != 1 || !strings.Contains(old[0], "merged-") {
 		t.Errorf("yesterday's files after the run: %v, want one merged file", old)
 	}

@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
+	"plug.directory/prober/internal/durable"
 )
 
 var (
@@ -37,7 +40,7 @@ func benchList(tb testing.TB, f *fixture, n int) []data.Server {
 		tb.Fatal(err)
 	}
 	w := bufio.NewWriterSize(fl, 1<<20)
-	if err := data.WriteServers(w, servers); err != nil {
+	if err := lists.WriteServers(w, servers); err != nil {
 		tb.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {
@@ -50,12 +53,12 @@ func benchList(tb testing.TB, f *fixture, n int) []data.Server {
 }
 
 // benchLedger returns a planner's ledger naming every server's next check.
-func benchLedger(servers []data.Server) *data.Ledger {
-	l := data.NewLedger()
+func benchLedger(servers []data.Server) *spool.Ledger {
+	l := spool.NewLedger()
 	l.Created, l.LastMinute = fixNow.Add(-48*time.Hour).Unix(), fixNow.Unix()
 	for i, s := range servers {
 		cad := data.Tier(s.Rank)
-		l.Servers = append(l.Servers, data.LedgerServer{ID: s.ID, Rank: int32(s.Rank), URLHash: data.URLHash(s.URL), FirstSeen: l.Created,
+		l.Servers = append(l.Servers, spool.LedgerServer{ID: s.ID, Rank: int32(s.Rank), URLHash: spool.URLHash(s.URL), FirstSeen: l.Created,
 			NextDue: fixNow.Add(time.Duration(i%86400) * time.Second).Unix(), Cadence: int32(cad / time.Second)})
 	}
 	return l
@@ -76,7 +79,7 @@ func benchState(tb testing.TB, f *fixture, servers []data.Server) {
 	}
 	st.Rows = make([]row, len(servers))
 	for i, s := range servers { // ids are zero-padded: already sorted
-		st.Rows[i] = row{ID: s.ID, Rank: s.Rank, URLSum: data.URLHash(s.URL), Status: data.Working,
+		st.Rows[i] = row{ID: s.ID, Rank: s.Rank, URLSum: spool.URLHash(s.URL), Status: data.Working,
 			LastCheck: fixNow.Add(-time.Hour).UnixMilli(), Uptime7d: 9950, Tools: 3,
 			PlanNext: fixNow.Add(time.Duration(i%86400)*time.Second).Unix() * 1000}
 	}
@@ -85,7 +88,7 @@ func benchState(tb testing.TB, f *fixture, servers []data.Server) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := data.WriteFileAtomic(storePath(f.dir), b, 0o644); err != nil {
+	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), b, 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	if err := newWriter().replace(filepath.Join(f.out, "index.json"), encodeIndex(st)); err != nil {
@@ -125,7 +128,7 @@ func benchIncremental(b *testing.B, html bool) {
 		warm[j] = result(servers[j], fixNow.Add(-time.Hour), data.Working, "")
 	}
 	f.results(warm...)
-	if err := data.WriteLedger(f.dir, ledger); err != nil {
+	if err := spool.WriteLedger(f.dir, ledger); err != nil {
 		b.Fatal(err)
 	}
 	if st, err := Publish(context.Background(), cfg); err != nil || st.Rebuilt || st.Rendered > 2*pool {
@@ -143,7 +146,7 @@ func benchIncremental(b *testing.B, html bool) {
 			ledger.Servers[j].NextDue = f.now.Add(data.Tier(servers[j].Rank)).Unix()
 		}
 		f.results(rs...)
-		if err := data.WriteLedger(f.dir, ledger); err != nil {
+		if err := spool.WriteLedger(f.dir, ledger); err != nil {
 			b.Fatal(err)
 		}
 		runtime.GC()
@@ -192,7 +195,7 @@ func reportPeakRSS(b *testing.B) {
 func BenchmarkPublishFull(b *testing.B) {
 	f := newFixture(b)
 	servers := benchList(b, f, *benchServers)
-	if err := data.WriteLedger(f.dir, benchLedger(servers)); err != nil {
+	if err := spool.WriteLedger(f.dir, benchLedger(servers)); err != nil {
 		b.Fatal(err)
 	}
 	cfg := f.config()

@@ -66,7 +66,7 @@ func certificateOf(c *certSeen, now time.Time) *Certificate {
 func expiryMessage(days int, expired bool) string {
 	switch {
 	case expired:
-		return data.Failing.Label() + ": " + data.ReasonCertExpired
+		return data.Failing.Label() + ": " + data.DetailCertExpired
 	case days == 0:
 		return "expires today"
 	case days == 1:

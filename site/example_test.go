@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/site"
 )
 
@@ -21,9 +23,9 @@ func ExamplePublish() {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	srv := data.Server{ID: "alpha", Rank: 1, URL: "https://alpha.example.com/mcp", Added: now.Add(-time.Hour)}
 	var list bytes.Buffer
-	_ = data.WriteServers(&list, []data.Server{srv})
+	_ = lists.WriteServers(&list, []data.Server{srv})
 	_ = os.WriteFile(filepath.Join(dir, "servers.csv"), list.Bytes(), 0o644)
-	j, _ := data.CreateJournal(filepath.Join(dir, "data"), "run-example")
+	j, _ := spool.CreateJournal(filepath.Join(dir, "data"), "run-example")
 	_ = j.Append(data.Result{ID: srv.ID, URL: srv.URL, Status: data.NeedsKey, Detail: "HTTP 401", Started: now.Add(-time.Minute)})
 	_ = j.Close()
 

@@ -72,8 +72,8 @@ func TestPublishCertificate(t *testing.T) {
 		{"3_days_left", notAfter.Add(-3*24*time.Hour - time.Hour), 3, true, "expires in 3 days",
 			Badge{1, CertificateBadgeLabel, "expires in 3 days", certColorLast},
 			[]string{"kilo: certificate expires in 3 days", "kilo: certificate expires in 14 days", "kilo: working"}},
-		{"O_expired_is_failing", notAfter.Add(time.Minute), -1, true, "failing: " + data.ReasonCertExpired,
-			Badge{1, CertificateBadgeLabel, "failing: " + data.ReasonCertExpired, certColorExpired},
+		{"O_expired_is_failing", notAfter.Add(time.Minute), -1, true, "failing: " + data.DetailCertExpired,
+			Badge{1, CertificateBadgeLabel, "failing: " + data.DetailCertExpired, certColorExpired},
 			[]string{"kilo: certificate expires in 3 days", "kilo: certificate expires in 14 days", "kilo: working"}},
 	}
 	for _, st := range steps {
@@ -105,15 +105,15 @@ func TestPublishCertificate(t *testing.T) {
 		})
 	}
 	t.Run("O_check_meets_the_expired_certificate", func(t *testing.T) {
-		failed := result(srv, f.now, data.Failing, data.ReasonCertExpired)
+		failed := result(srv, f.now, data.Failing, data.DetailCertExpired)
 		failed.TLS = &data.TLSInfo{NotAfter: notAfter, Issuer: r.TLS.Issuer, Names: r.TLS.Names} // no version: the handshake failed
 		failed.Timings = &data.Timings{Connect: fixDur(20 * time.Millisecond), TLS: fixDur(40 * time.Millisecond)}
 		f.results(failed)
 		f.now = f.now.Add(time.Minute)
 		f.MustPublish()
 		sf := readServerFile(t, f, "kilo")
-		if sf.Status != data.Failing || sf.Reason != data.ReasonCertExpired || sf.Certificate == nil || !sf.Certificate.Expired ||
-			sf.Certificate.Message != "failing: "+data.ReasonCertExpired || sf.Certificate.TLSVersion != nil {
+		if sf.Status != data.Failing || sf.Reason != data.DetailCertExpired || sf.Certificate == nil || !sf.Certificate.Expired ||
+			sf.Certificate.Message != "failing: "+data.DetailCertExpired || sf.Certificate.TLSVersion != nil {
 			t.Errorf("status %s %q, certificate %+v; want failing with the check's words", sf.Status, sf.Reason, sf.Certificate)
 		}
 		if tm := sf.LastResult.Timings; tm == nil || tm.DNSMS != nil || *tm.TLSMS != 40 || tm.WaitMS != nil || len(tm.FirstByteMS) != 0 {

@@ -132,7 +132,7 @@ func beyondLabel(o data.Outcome, reason string) string {
 func changeSummary(e feedEntry) string {
 	if e.Kind == feedCertificate {
 		return "The certificate of " + e.ID + " " + expiryMessage(e.Days, false) + ", at " +
-			time.UnixMilli(e.NotAfter).UTC().Format("2006-01-02 15:04:05 UTC") + "; once it has expired, every check fails (" + data.ReasonCertExpired + ")."
+			time.UnixMilli(e.NotAfter).UTC().Format("2006-01-02 15:04:05 UTC") + "; once it has expired, every check fails (" + data.DetailCertExpired + ")."
 	}
 	at := time.UnixMilli(e.At).UTC().Format("2006-01-02 15:04:05 UTC")
 	if e.Status == data.Paused {

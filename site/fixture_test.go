@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/testutil"
 )
 
@@ -106,7 +109,7 @@ func newStandard(t *testing.T) *fixture {
 func (f *fixture) writeServers(servers []data.Server) {
 	f.tb.Helper()
 	var buf bytes.Buffer
-	if err := data.WriteServers(&buf, servers); err != nil {
+	if err := lists.WriteServers(&buf, servers); err != nil {
 		f.tb.Fatal(err)
 	}
 	f.writeFile(f.list, buf.Bytes())
@@ -139,7 +142,7 @@ func (f *fixture) writeFile(path string, b []byte) {
 func (f *fixture) results(rs ...data.Result) {
 	f.tb.Helper()
 	f.journal++
-	j, err := data.CreateJournal(f.dir, "run-"+strings.Repeat("0", 3)+string(rune('a'+f.journal%26))+time.Now().Format("150405.000000000"))
+	j, err := spool.CreateJournal(f.dir, "run-"+strings.Repeat("0", 3)+string(rune('a'+f.journal%26))+time.Now().Format("150405.000000000"))
 	if err != nil {
 		f.tb.Fatal(err)
 	}
@@ -156,7 +159,7 @@ func (f *fixture) results(rs ...data.Result) {
 // fold folds the finished journals into Parquet, as a run does.
 func (f *fixture) fold() {
 	f.tb.Helper()
-	if _, err := data.Fold(f.dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := history.Fold(f.dir, slog.New(slog.DiscardHandler)); err != nil {
 		f.tb.Fatal(err)
 	}
 }
@@ -241,10 +244,10 @@ func (f *fixture) standard() {
 	f.fold()
 	// The planner's ledger: golf's first check is planned, alpha's host caps
 	// stretch its cadence to two hours.
-	l := data.NewLedger()
+	l := spool.NewLedger()
 	l.Created, l.LastMinute = fixNow.Add(-100*24*time.Hour).Unix(), fixNow.Unix()
 	for _, s := range fixServers {
-		e := data.LedgerServer{ID: s.ID, Rank: int32(s.Rank), URLHash: data.URLHash(s.URL), Cadence: int32(data.Tier(s.Rank) / time.Second)}
+		e := spool.LedgerServer{ID: s.ID, Rank: int32(s.Rank), URLHash: spool.URLHash(s.URL), Cadence: int32(data.Tier(s.Rank) / time.Second)}
 		switch s.ID {
 		case srvNew.ID:
 			e.NextDue = fixNow.Add(2 * time.Minute).Unix()
@@ -253,7 +256,7 @@ func (f *fixture) standard() {
 		}
 		l.Servers = append(l.Servers, e)
 	}
-	if err := data.WriteLedger(f.dir, l); err != nil {
+	if err := spool.WriteLedger(f.dir, l); err != nil {
 		f.tb.Fatal(err)
 	}
 	// The latest checks are still in a journal.

@@ -83,7 +83,7 @@ type serverPage struct {
 // servers/<id>.json (every field of ServerFile is in the JSON), so the
 // preview shows only what the JSON says.
 func serverHTML(f ServerFile) ([]byte, error) {
-	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/")), CertExpired: data.ReasonCertExpired}
+	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/")), CertExpired: data.DetailCertExpired}
 	p.Base = f.ID[strings.LastIndexByte(f.ID, '/')+1:]
 	var buf bytes.Buffer
 	buf.Grow(32 << 10)

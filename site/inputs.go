@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 )
 
 // readLists reads the ranked list and the paused list when either changed
@@ -33,11 +35,11 @@ func (p *publication) readLists() error {
 	}
 	// Held to the last good list plan took: a list cut short unpublishes
 	// no server (issue 12).
-	servers, bad, stale, err := data.ListGuard{Dir: p.cfg.DataDir, ReadOnly: true}.Read(p.cfg.ServersPath)
+	servers, bad, stale, err := lists.ListGuard{Dir: p.cfg.DataDir, ReadOnly: true}.Read(p.cfg.ServersPath)
 	// Plan says the same rows too: whichever reads them first says them,
-	// once a day while they stay (data.ListRowsToSay); each still counts.
-	sum := data.SummarizeRows(p.cfg.ServersPath, servers, bad)
-	say := data.ListRowsToSay(p.cfg.DataDir, bad, sum, p.now)
+	// once a day while they stay (lists.ListRowsToSay); each still counts.
+	sum := lists.SummarizeRows(p.cfg.ServersPath, servers, bad)
+	say := lists.ListRowsToSay(p.cfg.DataDir, bad, sum, p.now)
 	for _, b := range bad {
 		if say {
 			p.bad(b)
@@ -62,7 +64,7 @@ func (p *publication) readLists() error {
 	}
 	paused := oldPaused
 	if p.cfg.PausedPath != "" {
-		list, err := data.ReadPausedList(p.cfg.PausedPath)
+		list, err := lists.ReadPausedList(p.cfg.PausedPath)
 		if err != nil {
 			// Rule R2: a list that cannot be read resumes nothing; the
 			// last good copy plan kept stands (a rebuilt record has no
@@ -70,7 +72,7 @@ func (p *publication) readLists() error {
 			// before; it is read again next run.
 			p.bad(err)
 			pausedSig = st.Meta.Paused
-			if good, gerr := data.ReadPausedList(data.PausedLocalCopyPath(p.cfg.DataDir)); gerr == nil {
+			if good, gerr := lists.ReadPausedList(data.Dir(p.cfg.DataDir).PausedLocalCopy()); gerr == nil {
 				list, err = good, nil
 			}
 		}
@@ -104,7 +106,7 @@ func (p *publication) readLists() error {
 	slices.SortFunc(byID, func(a, b data.Server) int { return strings.Compare(a.ID, b.ID) })
 	rows := make([]row, len(byID))
 	for i, s := range byID {
-		r := row{ID: s.ID, Rank: s.Rank, URLSum: data.URLHash(s.URL), Paused: paused(s.ID), Status: data.Pending, Uptime7d: -1, Tools: -1}
+		r := row{ID: s.ID, Rank: s.Rank, URLSum: spool.URLHash(s.URL), Paused: paused(s.ID), Status: data.Pending, Uptime7d: -1, Tools: -1}
 		if j := st.find(s.ID); j >= 0 {
 			old := st.Rows[j]
 			r.Status, r.LastCheck, r.Uptime7d, r.Tools = old.Status, old.LastCheck, old.Uptime7d, old.Tools
@@ -151,7 +153,7 @@ func (p *publication) lostRecords() bool {
 // planner's ledger. A ledger that cannot be read is skipped: the files keep
 // what they said, and the next run tries again.
 func (p *publication) readLedger() {
-	l, err := data.ReadLedger(p.cfg.DataDir)
+	l, err := spool.ReadLedger(p.cfg.DataDir)
 	if err != nil {
 		p.bad(err)
 		return
@@ -160,7 +162,7 @@ func (p *publication) readLedger() {
 	// Order does: most are found in step, without an index.
 	for k, i := range p.st.Order {
 		r := &p.st.Rows[i]
-		var e data.LedgerServer
+		var e spool.LedgerServer
 		ok := k < len(l.Servers) && l.Servers[k].ID == r.ID
 		if ok {
 			e = l.Servers[k]
@@ -201,11 +203,10 @@ func (p *publication) readResults() error {
 			p.stats.Results++
 		}
 	}
-	journals, err := filepath.Glob(filepath.Join(data.JournalDir(p.cfg.DataDir), "*.jsonl"))
+	journals, err := data.Dir(p.cfg.DataDir).Journals()
 	if err != nil {
 		return fmt.Errorf("list journals: %w", err)
 	}
-	sort.Strings(journals)
 	seen := map[string]bool{}
 	for _, j := range journals {
 		name := filepath.Base(j)
@@ -218,7 +219,7 @@ func (p *publication) readResults() error {
 		if mark.Size == fi.Size() {
 			continue
 		}
-		rs, bad, err := data.ReadJournal(j)
+		rs, bad, err := spool.ReadJournal(j)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -239,12 +240,11 @@ func (p *publication) readResults() error {
 			delete(m.Journals, name)
 		}
 	}
-	parts, err := filepath.Glob(filepath.Join(data.ResultsDir(p.cfg.DataDir), "date=*", "*.parquet"))
+	parts, err := data.Dir(p.cfg.DataDir).ResultParts()
 	if err != nil {
 		return fmt.Errorf("list results: %w", err)
 	}
-	sort.Strings(parts)
-	oldDay := "date=" + oldest.Format("2006-01-02")
+	oldDay := oldest.Format("2006-01-02")
 	seen = map[string]bool{}
 	for _, part := range parts {
 		rel, _ := filepath.Rel(p.cfg.DataDir, part)
@@ -253,20 +253,20 @@ func (p *publication) readResults() error {
 			continue // compacted or removed meanwhile
 		}
 		seen[rel] = true
-		if filepath.Base(filepath.Dir(part)) < oldDay || m.Parts[rel] == fi.Size() {
+		if data.DayOf(filepath.Dir(part)) < oldDay || m.Parts[rel] == fi.Size() {
 			m.Parts[rel] = fi.Size()
 			continue
 		}
-		rs, err := data.ReadParquet(part)
+		rs, err := history.ReadParquet(part)
 		if err != nil {
 			// Set aside, so reported once, and restored from its second
 			// copy when that reads.
-			restored, rerr := data.RecoverParquet(p.cfg.DataDir, part, err)
+			restored, rerr := history.RecoverParquet(p.cfg.DataDir, part, err)
 			p.bad(rerr)
 			if !restored {
 				continue
 			}
-			if rs, err = data.ReadParquet(part); err != nil {
+			if rs, err = history.ReadParquet(part); err != nil {
 				p.bad(err)
 				continue
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 )
 
 // TestPublishListedNotCheckable: a server listed without an address, or
@@ -29,8 +30,8 @@ func TestPublishListedNotCheckable(t *testing.T) {
 	f.writeFile(f.list, []byte(list))
 	st := f.MustPublish()
 	want := map[string][2]string{
-		"alpha": {"pending", ""}, "local": {"not_checkable", data.ReasonNoAddress},
-		"long": {"not_checkable", data.ReasonAddressTooLong}, "bad": {"not_checkable", data.ReasonAddressUnparsable},
+		"alpha": {"pending", ""}, "local": {"not_checkable", data.DetailNoAddress},
+		"long": {"not_checkable", data.DetailAddressTooLong}, "bad": {"not_checkable", data.DetailAddressUnparsable},
 	}
 	for id, w := range want {
 		sf := readServerFile(t, f, id)
@@ -76,7 +77,7 @@ func TestPublishListedNotCheckable(t *testing.T) {
 func TestPublishListCutShort(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
-	if _, _, _, err := (data.ListGuard{Dir: f.dir}).Read(f.list); err != nil { // as plan does
+	if _, _, _, err := (lists.ListGuard{Dir: f.dir}).Read(f.list); err != nil { // as plan does
 		t.Fatal(err)
 	}
 	f.MustPublish()
@@ -93,7 +94,7 @@ func TestPublishListCutShort(t *testing.T) {
 	}
 	found := false
 	for _, e := range st.Bad {
-		found = found || strings.Contains(e.Error(), data.ErrListShrank.Error())
+		found = found || strings.Contains(e.Error(), lists.ErrListShrank.Error())
 	}
 	if !found {
 		t.Errorf("bad = %v, want the refusal named", st.Bad)
@@ -105,8 +106,8 @@ func TestPublishListCutShort(t *testing.T) {
 // pauses to keep: the last good copy plan kept stands (rules R2, P4).
 func TestPublishPausedListRefused(t *testing.T) {
 	t.Parallel()
-	f := newStandard(t)                                                                    // foxtrot paused
-	if _, stale, err := data.LoadPausedList(f.dir, f.paused); err != nil || stale != nil { // as plan does
+	f := newStandard(t)                                                                     // foxtrot paused
+	if _, stale, err := lists.LoadPausedList(f.dir, f.paused); err != nil || stale != nil { // as plan does
 		t.Fatal(err, stale)
 	}
 	f.MustPublish()
@@ -152,7 +153,7 @@ func TestPublishReturningServer(t *testing.T) {
 		}
 	}
 	f.writeServers(rest)
-	if _, _, _, err := (data.ListGuard{Dir: f.dir, Accept: true}).Read(f.list); err != nil { // plan takes the shorter list
+	if _, _, _, err := (lists.ListGuard{Dir: f.dir, Accept: true}).Read(f.list); err != nil { // plan takes the shorter list
 		t.Fatal(err)
 	}
 	f.MustPublish()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // renderAll renders every candidate server, in parallel.
@@ -106,7 +107,7 @@ func (p *publication) renderOne(i int) error {
 	// runs did.
 	pending := p.pending[id]
 	slices.SortStableFunc(pending, func(a, b data.Result) int { return a.Started.Compare(b.Started) })
-	read := func(hash string) ([]data.ToolDef, error) { return data.ReadToolDefs(p.cfg.DataDir, hash) }
+	read := func(hash string) ([]spool.ToolDef, error) { return spool.ReadToolDefs(p.cfg.DataDir, hash) }
 	for _, res := range pending {
 		s.apply(res) // a new address starts the summary afresh, its tools too
 		s.applyTools(res, read)

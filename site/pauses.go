@@ -7,25 +7,26 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 )
 
-// recordPauses reads the pause record (data.ReadPauseRecord) and appends a
+// recordPauses reads the pause record (lists.ReadPauseRecord) and appends a
 // change, at now, for every listed server whose paused state is not the
 // record's last: before any server is rendered, so that the files
 // published and the record agree.
 func (p *publication) recordPauses() error {
-	pauses, bad, err := data.ReadPauseRecord(p.cfg.DataDir)
+	pauses, bad, err := lists.ReadPauseRecord(p.cfg.DataDir)
 	if err != nil {
 		return err
 	}
 	for _, b := range bad {
 		p.bad(b)
 	}
-	var changes []data.PauseChange
+	var changes []lists.PauseChange
 	for _, r := range p.st.Rows {
 		cs := pauses[r.ID]
 		if paused := len(cs) > 0 && cs[len(cs)-1].Paused; paused != r.Paused {
-			c := data.PauseChange{ID: r.ID, Paused: r.Paused, At: truncMS(p.now)}
+			c := lists.PauseChange{ID: r.ID, Paused: r.Paused, At: truncMS(p.now)}
 			if r.Paused && len(cs) == 0 {
 				// Paused before there was a record: since when its file says.
 				if at, ok := p.publishedPauseStart(r.ID); ok {
@@ -37,7 +38,7 @@ func (p *publication) recordPauses() error {
 		}
 	}
 	p.pauses = pauses
-	return data.AppendPauseRecord(p.cfg.DataDir, changes)
+	return lists.AppendPauseRecord(p.cfg.DataDir, changes)
 }
 
 // publishedPauseStart returns the start of the pause the published file
@@ -62,7 +63,7 @@ func (p *publication) publishedPauseStart(id string) (time.Time, bool) {
 // applyPauses sets the pauses of s from the record: every recorded change
 // when s is new (a rebuild, or its file was lost), then the current one at
 // the time it was recorded.
-func (s *summary) applyPauses(changes []data.PauseChange, paused, fresh bool, now time.Time) {
+func (s *summary) applyPauses(changes []lists.PauseChange, paused, fresh bool, now time.Time) {
 	if fresh {
 		for _, c := range changes {
 			s.setPaused(c.Paused, c.At)

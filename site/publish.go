@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/internal/durable"
 )
 
 // Config says what to publish and where. The zero value of every optional
@@ -127,7 +130,7 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 // lockSite takes the lock of the site's record, waiting for another
 // publisher to finish.
 func lockSite(dataDir string) (unlock func() error, err error) {
-	return data.LockFile(filepath.Join(dataDir, "site", ".publish.lock"))
+	return durable.LockFile(filepath.Join(dataDir, "site", ".publish.lock"))
 }
 
 // publication is one run of Publish.
@@ -149,9 +152,9 @@ type publication struct {
 	indexChanged atomic.Bool
 	oldest       time.Time // results started before are not read
 	feedMu       sync.Mutex
-	feedNew      map[string][]feedEntry        // newest status changes of the servers rendered, by id
-	pauses       map[string][]data.PauseChange // the pause record, by id (recordPauses)
-	mark         time.Time                     // end of the last step, for phase
+	feedNew      map[string][]feedEntry         // newest status changes of the servers rendered, by id
+	pauses       map[string][]lists.PauseChange // the pause record, by id (recordPauses)
+	mark         time.Time                      // end of the last step, for phase
 }
 
 func (p *publication) bad(err error) {
@@ -187,7 +190,7 @@ func (p *publication) run(ctx context.Context) error {
 		return err
 	}
 	if p.stats.Rebuilt {
-		states, bad, err := data.LoadStates(p.cfg.DataDir)
+		states, bad, err := history.LoadStates(p.cfg.DataDir)
 		for _, b := range bad {
 			p.bad(b)
 		}
@@ -260,7 +263,7 @@ func (p *publication) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = data.WriteFileAtomic(storePath(p.cfg.DataDir), b, 0o644)
+	err = durable.WriteFileAtomic(data.Dir(p.cfg.DataDir).SiteStore(), b, 0o644)
 	p.phase("save state")
 	return err
 }

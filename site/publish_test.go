@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/internal/testutil"
 )
 
@@ -352,7 +353,7 @@ func TestPublishRules(t *testing.T) {
 		}},
 		{"corrupt_site_state_is_named_and_rebuilt", func(t *testing.T, f *fixture) {
 			want := testutil.MustTree(t, f.out)
-			if err := os.WriteFile(storePath(f.dir), []byte("not a state"), 0o644); err != nil {
+			if err := os.WriteFile(data.Dir(f.dir).SiteStore(), []byte("not a state"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			st := f.MustPublish()
@@ -372,11 +373,11 @@ func TestPublishRules(t *testing.T) {
 			}
 		}},
 		{"bad_parquet_and_journal_lines_are_named_and_skipped", func(t *testing.T, f *fixture) {
-			bad := filepath.Join(data.ResultsDir(f.dir), "date=2026-12-02", "part-broken.parquet")
+			bad := filepath.Join(data.Dir(f.dir).Results(), "date=2026-12-02", "part-broken.parquet")
 			if err := os.WriteFile(bad, []byte("PAR1 not really"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			j := filepath.Join(data.JournalDir(f.dir), "run-broken.jsonl")
+			j := filepath.Join(data.Dir(f.dir).JournalDir(), "run-broken.jsonl")
 			good, _ := json.Marshal(result(srvKey, fixNow.Add(-5*time.Second), data.NeedsKey, "HTTP 401"))
 			if err := os.WriteFile(j, append(append([]byte("{not json\n"), good...), '\n'), 0o644); err != nil {
 				t.Fatal(err)
@@ -397,7 +398,7 @@ func TestPublishRules(t *testing.T) {
 		{"empty_list_publishes_nothing", func(t *testing.T, f *fixture) {
 			want := testutil.MustTree(t, f.out)
 			f.writeFile(f.list, []byte("id,rank,url,added\n"))
-			if _, err := Publish(context.Background(), f.config()); !errors.Is(err, data.ErrEmptyList) {
+			if _, err := Publish(context.Background(), f.config()); !errors.Is(err, lists.ErrEmptyList) {
 				t.Errorf("err = %v, want ErrEmptyList", err)
 			}
 			if got := testutil.MustTree(t, f.out); len(got) != len(want) {

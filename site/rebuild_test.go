@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/testutil"
 )
 
@@ -21,12 +23,12 @@ import (
 func TestRebuildSameTree(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
-	search := data.ToolDef{Name: "search", Description: "search the docs"}
-	fetch := data.ToolDef{Name: "fetch", Description: "fetch a page"}
+	search := spool.ToolDef{Name: "search", Description: "search the docs"}
+	fetch := spool.ToolDef{Name: "fetch", Description: "fetch a page"}
 	for h := range 24 {
 		f.now = fixNow.Add(time.Duration(h)*time.Hour + 7*time.Second)
 		at := f.now.Add(-5*time.Minute + 123456789*time.Nanosecond) // a run records nanoseconds
-		defs := []data.ToolDef{search, fetch}
+		defs := []spool.ToolDef{search, fetch}
 		if h >= 12 {
 			defs = defs[:1]
 		}
@@ -51,7 +53,7 @@ func TestRebuildSameTree(t *testing.T) {
 		f.MustPublish()
 	}
 	incremental := testutil.MustTree(t, f.out)
-	for _, path := range []string{f.out, storePath(f.dir)} {
+	for _, path := range []string{f.out, data.Dir(f.dir).SiteStore()} {
 		if err := os.RemoveAll(path); err != nil {
 			t.Fatal(err)
 		}
@@ -104,12 +106,12 @@ func TestPauseRecordTakesPublishedPauses(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
 	f.MustPublish() // foxtrot paused at fixNow
-	if err := os.Remove(data.PauseRecordPath(f.dir)); err != nil {
+	if err := os.Remove(data.Dir(f.dir).PauseRecord()); err != nil {
 		t.Fatal(err) // as before the record existed
 	}
 	f.now = fixNow.Add(time.Hour)
 	f.MustPublish()
-	pauses, bad, err := data.ReadPauseRecord(f.dir)
+	pauses, bad, err := lists.ReadPauseRecord(f.dir)
 	if err != nil || len(bad) > 0 {
 		t.Fatal(bad, err)
 	}

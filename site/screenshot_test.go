@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // screenshots, when set, is where TestPreviewInBrowser writes its PNGs
@@ -67,7 +68,7 @@ func month(t *testing.T) *fixture {
 	}
 	f.results(rs...)
 	f.fold()
-	if err := data.MarkMinuteRecorded(f.dir, fixNow.Add(-time.Minute)); err != nil { // the checks are running
+	if err := spool.MarkMinuteRecorded(f.dir, fixNow.Add(-time.Minute)); err != nil { // the checks are running
 		t.Fatal(err)
 	}
 	f.MustPublish()

@@ -3,7 +3,8 @@ package site
 import (
 	"time"
 
-	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/spool"
 )
 
 // StatusStaleAfter is how long after the last publish, or the last minute
@@ -18,7 +19,7 @@ const StatusStaleAfter = 5 * time.Minute
 type Status struct {
 	Published          Time  `json:"published"`            // this publish
 	LastMinuteRun      *Time `json:"last_minute_run"`      // the latest minute a run claimed; null when none has
-	LastMinuteRecorded *Time `json:"last_minute_recorded"` // the latest minute whose run recorded every planned check (data.MarkMinuteRecorded); null when none has
+	LastMinuteRecorded *Time `json:"last_minute_recorded"` // the latest minute whose run recorded every planned check (spool.MarkMinuteRecorded); null when none has
 	StaleAfterSeconds  int64 `json:"stale_after_seconds"`  // warn when published or last_minute_recorded is older than this
 
 	HistoryLost []LostChecks `json:"history_lost"` // checks the history lost to a file damaged in both its copies, oldest found first; [] when none
@@ -40,17 +41,17 @@ type LostChecks struct {
 // be read in part is passed to bad, the rest shown.
 func statusOf(dir string, now time.Time, bad func(error)) (Status, error) {
 	s := Status{Published: Time{truncMS(now)}, StaleAfterSeconds: int64(StatusStaleAfter / time.Second)}
-	last, err := data.LastMinuteRun(dir)
+	last, err := spool.LastMinuteRun(dir)
 	if err != nil {
 		return s, err
 	}
 	s.LastMinuteRun = timePtr(last)
-	recorded, err := data.LastMinuteRecorded(dir)
+	recorded, err := spool.LastMinuteRecorded(dir)
 	if err != nil {
 		bad(err)
 	}
 	s.LastMinuteRecorded = timePtr(recorded)
-	damage, unread, err := data.ReadHistoryDamage(dir)
+	damage, unread, err := history.ReadHistoryDamage(dir)
 	for _, b := range append(unread, err) {
 		if b != nil {
 			bad(b)

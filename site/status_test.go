@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // TestStatusFile: status.json says when the site was published, the
@@ -40,7 +41,7 @@ func TestStatusFile(t *testing.T) {
 		t.Errorf("before any run: %s", b)
 	}
 	for _, m := range []time.Time{fixNow.Add(-3 * time.Minute), fixNow.Add(-time.Minute), fixNow.Add(-2 * time.Minute)} {
-		p := data.MinuteMarkerPath(f.dir, m.Truncate(time.Minute))
+		p := data.Dir(f.dir).MinuteMarker(m.Truncate(time.Minute))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +50,7 @@ func TestStatusFile(t *testing.T) {
 		}
 	}
 	recorded := fixNow.Add(-3 * time.Minute).Truncate(time.Minute)
-	if err := data.MarkMinuteRecorded(f.dir, recorded); err != nil {
+	if err := spool.MarkMinuteRecorded(f.dir, recorded); err != nil {
 		t.Fatal(err)
 	}
 	f.now = fixNow.Add(20 * time.Second)
@@ -81,7 +82,7 @@ func TestIndexFreshness(t *testing.T) {
 	if p := index(); !strings.Contains(p, overall+".</p>") || !strings.Contains(p, "<strong>checks have stopped</strong>: no minute recorded yet") {
 		t.Errorf("before any minute was recorded, the index does not say so:\n%s", p)
 	}
-	if err := data.MarkMinuteRecorded(f.dir, fixNow.Add(-time.Minute)); err != nil {
+	if err := spool.MarkMinuteRecorded(f.dir, fixNow.Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	p := index()

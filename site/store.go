@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/durable"
 )
 
 // storeMagic starts state.bin; a file without it is not ours, or of an
@@ -76,8 +77,6 @@ func newStore() *store {
 	return &store{Meta: meta{Journals: map[string]journalMark{}, Parts: map[string]int64{}, Plans: map[string]fileSig{}}}
 }
 
-func storePath(dataDir string) string { return filepath.Join(dataDir, "site", "state.bin") }
-
 // olderPath is where the checks of a server older than its published
 // history, but within the uptime windows, are kept.
 func olderPath(dataDir, id string) string {
@@ -122,7 +121,7 @@ func (s *store) encode() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode site state: %w", err)
 	}
-	e := data.NewEncoder(storeMagic, len(mb)+len(s.Rows)*64)
+	e := durable.NewEncoder(storeMagic, len(mb)+len(s.Rows)*64)
 	e.String(string(mb))
 	e.Uvarint(uint64(len(s.Rows)))
 	for _, r := range s.Rows {
@@ -147,9 +146,9 @@ func (s *store) encode() ([]byte, error) {
 var errCorrupt = errors.New("corrupt site state")
 
 // decodeStore reads what encode wrote, from the file's text and its
-// CRC-32C as data.ReadSummed returns them. Errors wrap errCorrupt.
+// CRC-32C as durable.ReadSummed returns them. Errors wrap errCorrupt.
 func decodeStore(text string, sum uint32) (*store, error) {
-	d, err := data.NewDecoder(text, sum, storeMagic, errCorrupt)
+	d, err := durable.NewDecoder(text, sum, storeMagic, errCorrupt)
 	if err != nil {
 		return nil, err
 	}
@@ -202,8 +201,8 @@ func decodeStore(text string, sum uint32) (*store, error) {
 // loadStore reads DATA/site/state.bin. A missing one is (nil, nil): the
 // site is built afresh; so is a damaged one, with the error naming it.
 func loadStore(dataDir string) (*store, error) {
-	path := storePath(dataDir)
-	text, sum, err := data.ReadSummed(path)
+	path := data.Dir(dataDir).SiteStore()
+	text, sum, err := durable.ReadSummed(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -231,7 +230,7 @@ func beginPublish(dataDir, out string) (removed int, err error) {
 	mark := unfinishedPath(dataDir)
 	if _, err := os.Stat(mark); err == nil {
 		err := filepath.WalkDir(out, func(path string, e os.DirEntry, err error) error {
-			if err == nil && !e.IsDir() && data.IsTempName(e.Name()) && os.Remove(path) == nil {
+			if err == nil && !e.IsDir() && durable.IsTempName(e.Name()) && os.Remove(path) == nil {
 				removed++
 			}
 			return nil
@@ -240,7 +239,7 @@ func beginPublish(dataDir, out string) (removed int, err error) {
 			return removed, fmt.Errorf("remove temporary files under %s: %w", out, err)
 		}
 	}
-	return removed, data.WriteFileAtomic(mark, nil, 0o644)
+	return removed, durable.WriteFileAtomic(mark, nil, 0o644)
 }
 
 // finishPublish removes the unfinished mark of a publish that ended.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/durable"
 	"plug.directory/prober/internal/testutil"
 )
 
@@ -22,8 +23,8 @@ func TestStore(t *testing.T) {
 	f := newStandard(t)
 	f.MustPublish()
 	want := testutil.MustTree(t, f.out)
-	path := storePath(f.dir)
-	text, sum, err := data.ReadSummed(path)
+	path := data.Dir(f.dir).SiteStore()
+	text, sum, err := durable.ReadSummed(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,5 +103,5 @@ func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
 	}
 }
 
-// crc32c returns the CRC-32C of b, as data.ReadSummed sums a file.
+// crc32c returns the CRC-32C of b, as durable.ReadSummed sums a file.
 func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // ToolChangesLen is how many tool-definition changes a server's file keeps,
@@ -41,9 +42,9 @@ type ToolFieldChange struct {
 
 // applyTools records a change of definitions when r, newer than the last
 // check that listed tools, lists others. read returns a stored set (see
-// data.ReadToolDefs); a set it cannot return leaves the change without
+// spool.ReadToolDefs); a set it cannot return leaves the change without
 // details.
-func (s *summary) applyTools(r data.Result, read func(hash string) ([]data.ToolDef, error)) {
+func (s *summary) applyTools(r data.Result, read func(hash string) ([]spool.ToolDef, error)) {
 	t := &s.Tools
 	// At the history's precision: a result read from a journal not folded
 	// yet carries nanoseconds, the same read from Parquet milliseconds.
@@ -67,8 +68,8 @@ func (s *summary) applyTools(r data.Result, read func(hash string) ([]data.ToolD
 }
 
 // diffTools compares two definition sets by tool name.
-func diffTools(before, after []data.ToolDef) (added, removed []string, changed []ToolFieldChange) {
-	old := make(map[string]data.ToolDef, len(before))
+func diffTools(before, after []spool.ToolDef) (added, removed []string, changed []ToolFieldChange) {
+	old := make(map[string]spool.ToolDef, len(before))
 	for _, d := range before {
 		old[d.Name] = d
 	}

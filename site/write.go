@@ -12,11 +12,11 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"plug.directory/prober/data"
+	"plug.directory/prober/internal/durable"
 )
 
 // writer replaces files atomically (rule P3) and only when their bytes
-// change. It does what data.WriteFileAtomic does — temporary file in the
+// change. It does what durable.WriteFileAtomic does — temporary file in the
 // same directory, fsync, rename — but fsyncs each directory once at the end
 // (flush) rather than after every file: publishing a thousand servers writes
 // some four thousand files into a handful of directories, and a directory
@@ -65,10 +65,10 @@ func (w *writer) put(path string, b []byte) (bool, error) {
 }
 
 // writeTemp writes the pieces b, one after the other, over path with
-// data.ReplaceFile, fsyncing the file when sync is set; the writer syncs
+// durable.ReplaceFile, fsyncing the file when sync is set; the writer syncs
 // the directories once at the end of a run. On error path is left as it was.
 func writeTemp(path string, sync bool, b ...[]byte) error {
-	return data.ReplaceFile(path, 0o644, sync, func(f io.Writer) error {
+	return durable.ReplaceFile(path, 0o644, sync, func(f io.Writer) error {
 		for _, piece := range b {
 			if _, err := f.Write(piece); err != nil {
 				return fmt.Errorf("write %s: %w", path, err)
@@ -126,7 +126,7 @@ func (w *writer) flush() error {
 	w.mu.Unlock()
 	sort.Strings(dirs)
 	for _, d := range dirs {
-		if err := data.SyncDir(d); err != nil {
+		if err := durable.SyncDir(d); err != nil {
 			return err
 		}
 	}

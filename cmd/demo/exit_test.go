@@ -48,7 +48,7 @@ func TestExitConventions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	list := filepath.Join("..", "..", "data", "testdata", "servers", "valid.csv")
+	list := filepath.Join("..", "..", "data", "lists", "testdata", "servers", "valid.csv")
 	empty := filepath.Join(dir, "empty")
 	typo := filepath.Join(dir, "dta-typo")
 	type tc struct {

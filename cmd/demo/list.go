@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/planner"
 	"plug.directory/prober/runner/fleet"
 )
@@ -126,7 +127,7 @@ func (l listing) servers(now time.Time, withLate bool) []data.Server {
 // rankedCSV returns the ranked list as CSV.
 func (l listing) rankedCSV(now time.Time, withLate bool) ([]byte, error) {
 	var b bytes.Buffer
-	if err := data.WriteServers(&b, l.servers(now, withLate)); err != nil {
+	if err := lists.WriteServers(&b, l.servers(now, withLate)); err != nil {
 		return nil, fmt.Errorf("write ranked list: %w", err)
 	}
 	return b.Bytes(), nil

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 )
 
@@ -35,11 +37,11 @@ func TestListing(t *testing.T) {
 			if err := os.WriteFile(list, csv, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			servers, bad, err := data.ReadServers(list)
+			servers, bad, err := lists.ReadServers(list)
 			if err != nil || len(bad) > 0 {
 				t.Fatalf("the demo's list does not read back: %v %v", err, bad)
 			}
-			paused, bad, err := data.ParsePausedList("paused.txt", bytes.NewReader(l.pausedText()))
+			paused, bad, err := lists.ParsePausedList("paused.txt", bytes.NewReader(l.pausedText()))
 			if err != nil || len(bad) > 0 {
 				t.Fatalf("the demo's paused list does not read back: %v %v", err, bad)
 			}
@@ -48,7 +50,7 @@ func TestListing(t *testing.T) {
 				t.Fatalf("paused list matches %v, unmatched %v; want the one paused server", ids, unmatched)
 			}
 			p := planner.Planner{Now: func() time.Time { return now }}
-			rep, err := p.Plan(minute, planner.Input{Servers: servers, Paused: ids}, data.NewLedger())
+			rep, err := p.Plan(minute, planner.Input{Servers: servers, Paused: ids}, spool.NewLedger())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/durable"
 	"plug.directory/prober/runner/fleet"
 )
 
@@ -242,7 +243,7 @@ func prepareDir(ps paths, out io.Writer) error {
 // writeFiles writes each file atomically.
 func writeFiles(files map[string][]byte) error {
 	for path, b := range files {
-		if err := data.WriteFileAtomic(path, b, 0o644); err != nil {
+		if err := durable.WriteFileAtomic(path, b, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
 	"plug.directory/prober/site"
 )
 
@@ -104,7 +105,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("index lists %d servers, want %d: %v", len(got), len(wantStatus), got)
 		}
 
-		results, bad, err := data.ReadHistory(filepath.Join(dir, "data"), time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+		results, bad, err := history.ReadHistory(filepath.Join(dir, "data"), time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 		if err != nil || len(bad) > 0 {
 			t.Fatalf("read history: %v %v", err, bad)
 		}

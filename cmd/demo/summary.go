@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/runner/fleet"
 	"plug.directory/prober/site"
 )
@@ -38,7 +40,7 @@ type row struct {
 // (site.ServerFile), the minute's plan and the results history, and what
 // each fleet server received.
 func summarize(ps paths, l listing, minute time.Time, fl *fleet.Fleet) ([]row, error) {
-	plan, _, err := data.ReadPlan(ps.data, minute)
+	plan, _, err := spool.ReadPlan(ps.data, minute)
 	if err != nil {
 		return nil, fmt.Errorf("summarize: %w", err)
 	}
@@ -46,7 +48,7 @@ func summarize(ps paths, l listing, minute time.Time, fl *fleet.Fleet) ([]row, e
 	for _, c := range plan {
 		planned[c.ID] = c
 	}
-	history, bad, err := data.ReadHistory(ps.data, minute.Add(-24*time.Hour), minute.Add(24*time.Hour))
+	history, bad, err := history.ReadHistory(ps.data, minute.Add(-24*time.Hour), minute.Add(24*time.Hour))
 	if err != nil {
 		return nil, fmt.Errorf("summarize: %w", err)
 	}

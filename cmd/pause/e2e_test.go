@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/pause"
 	"plug.directory/prober/pause/pausetest"
 	"plug.directory/prober/planner"
@@ -27,7 +29,7 @@ func TestEndToEnd_S8_pause_and_resume(t *testing.T) {
 	t.Setenv(pause.TokenEnv, "tok")
 	f := pausetest.New(t, "plugdir", "directory", map[string]string{"paused.txt": "# paused at the owner's request\n"})
 	csv := mustServersCSV(t)
-	servers, _, err := data.ReadServers(csv)
+	servers, _, err := lists.ReadServers(csv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func TestEndToEnd_S8_pause_and_resume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger := data.NewLedger()
+	ledger := spool.NewLedger()
 	p := &planner.Planner{Now: now}
 
 	// plan plans minutes [from, to) as cron would, fetching the list first,
@@ -58,7 +60,7 @@ func TestEndToEnd_S8_pause_and_resume(t *testing.T) {
 			if err != nil || warn != nil {
 				t.Fatalf("minute %d: fetch: %v %v", m, err, warn)
 			}
-			list, err := data.ReadPausedList(path)
+			list, err := lists.ReadPausedList(path)
 			if err != nil {
 				t.Fatalf("minute %d: read %s: %v", m, path, err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/pause"
 )
 
@@ -88,7 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var servers []data.Server
 	if cfg.Servers != "" {
 		var bad []error
-		servers, bad, err = data.ReadServers(cfg.Servers)
+		servers, bad, err = lists.ReadServers(cfg.Servers)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/pause"
 	"plug.directory/prober/pause/pausetest"
 )
@@ -22,7 +23,7 @@ func mustServersCSV(tb testing.TB) string {
 	tb.Helper()
 	var b bytes.Buffer
 	added := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if err := data.WriteServers(&b, []data.Server{
+	if err := lists.WriteServers(&b, []data.Server{
 		{ID: "alpha", Rank: 1, URL: "https://alpha.example/mcp", Added: added},
 		{ID: "delta", Rank: 2, URL: "https://delta.example/mcp", Added: added},
 	}); err != nil {

@@ -18,6 +18,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 	"plug.directory/prober/planner/sim"
 )
@@ -34,7 +37,7 @@ func MustPlanDir(b *testing.B, n int) Config {
 	dir := b.TempDir()
 	servers := sim.Generate(sim.GenConfig{Servers: n, BigHost: n / 20, Base: benchStart.Add(-24 * time.Hour), Seed: 3})
 	var buf bytes.Buffer
-	if err := data.WriteServers(&buf, servers); err != nil {
+	if err := lists.WriteServers(&buf, servers); err != nil {
 		b.Fatal(err)
 	}
 	list := filepath.Join(dir, "servers.csv")
@@ -42,10 +45,10 @@ func MustPlanDir(b *testing.B, n int) Config {
 		b.Fatal(err)
 	}
 	// One journal of a result per server, folded into the state snapshot.
-	if err := os.MkdirAll(data.JournalDir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(data.Dir(dir).JournalDir(), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.Create(filepath.Join(data.JournalDir(dir), "seed.jsonl"))
+	f, err := os.Create(filepath.Join(data.Dir(dir).JournalDir(), "seed.jsonl"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,7 +69,7 @@ func MustPlanDir(b *testing.B, n int) Config {
 		b.Fatal(err)
 	}
 	f.Close()
-	if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		b.Fatal(err)
 	}
 	cfg := Config{Servers: list, Data: dir, At: benchStart}
@@ -127,7 +130,7 @@ func BenchmarkPlanMinute(b *testing.B) {
 		b.Run(fmt.Sprintf("read_list/%d", n), func(b *testing.B) {
 			cpu := cpuTime()
 			for b.Loop() {
-				if _, _, err := data.ReadServers(cfg.Servers); err != nil {
+				if _, _, err := lists.ReadServers(cfg.Servers); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -136,7 +139,7 @@ func BenchmarkPlanMinute(b *testing.B) {
 		b.Run(fmt.Sprintf("load_states/%d", n), func(b *testing.B) {
 			cpu := cpuTime()
 			for b.Loop() {
-				if _, _, err := data.LoadStates(cfg.Data); err != nil {
+				if _, _, err := history.LoadStates(cfg.Data); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -145,7 +148,7 @@ func BenchmarkPlanMinute(b *testing.B) {
 		b.Run(fmt.Sprintf("read_ledger/%d", n), func(b *testing.B) {
 			cpu := cpuTime()
 			for b.Loop() {
-				if _, err := data.ReadLedger(cfg.Data); err != nil {
+				if _, err := spool.ReadLedger(cfg.Data); err != nil {
 					b.Fatal(err)
 				}
 			}

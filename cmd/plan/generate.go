@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"plug.directory/prober/cmd/internal/cli"
-	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/internal/durable"
 	"plug.directory/prober/planner/sim"
 )
 
@@ -78,10 +79,10 @@ func generate(cfg genConfig, stdout io.Writer) error {
 		Shared: cfg.Shared, Distinct: cfg.Distinct, Seed: cfg.Seed,
 	})
 	var buf bytes.Buffer
-	if err := data.WriteServers(&buf, servers); err != nil {
+	if err := lists.WriteServers(&buf, servers); err != nil {
 		return err
 	}
-	if err := data.WriteFileAtomic(cfg.Out, buf.Bytes(), 0o644); err != nil {
+	if err := durable.WriteFileAtomic(cfg.Out, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
 	fmt.Fprintf(stdout, "wrote %d servers (%d on one host, %d listed again at an address) to %s\n", len(servers), big, len(servers)-cfg.Generate, cfg.Out)

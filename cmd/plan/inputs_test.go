@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
+	"plug.directory/prober/data/spool/spooltest"
 )
 
 // runPlan runs plan and returns what it printed and logged; it fails the
@@ -28,7 +31,7 @@ func runPlan(t *testing.T, args ...string) (stdout, stderr string) {
 // line.
 func mustPlanned(t *testing.T, dir string, minute time.Time) map[string]data.PlannedCheck {
 	t.Helper()
-	checks, bad, err := data.ReadPlan(dir, minute)
+	checks, bad, err := spool.ReadPlan(dir, minute)
 	if err != nil || len(bad) > 0 {
 		t.Fatalf("read plan %s: %v %v", minute.Format(time.RFC3339), err, bad)
 	}
@@ -103,7 +106,7 @@ func TestPlanListShrinkRefused(t *testing.T) {
 	}
 	m := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	ledgerServers := func() int {
-		l, err := data.ReadLedger(dir)
+		l, err := spool.ReadLedger(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +116,7 @@ func TestPlanListShrinkRefused(t *testing.T) {
 	runPlan(t, "-servers", list, "-data", dir, "-at", m.Format(time.RFC3339))
 	writeList(t, list, rows[:50]...)
 	_, logs := runPlan(t, "-servers", list, "-data", dir, "-at", m.Add(time.Minute).Format(time.RFC3339))
-	if !strings.Contains(logs, data.ErrListShrank.Error()) || !strings.Contains(logs, "50 of the 100 of the last good list are gone") {
+	if !strings.Contains(logs, lists.ErrListShrank.Error()) || !strings.Contains(logs, "50 of the 100 of the last good list are gone") {
 		t.Errorf("plan's log does not name the refusal:\n%s", logs)
 	}
 	if n := ledgerServers(); n != 100 {
@@ -123,7 +126,7 @@ func TestPlanListShrinkRefused(t *testing.T) {
 	if n := ledgerServers(); n != 50 {
 		t.Errorf("ledger holds %d servers after -accept-shrink, want 50", n)
 	}
-	if b, err := os.ReadFile(data.ServersCopyPath(dir)); err != nil || strings.Count(string(b), "\n") != 51 {
+	if b, err := os.ReadFile(data.Dir(dir).ServersCopy()); err != nil || strings.Count(string(b), "\n") != 51 {
 		t.Errorf("last good list: %v, %d lines; want the list taken", err, strings.Count(string(b), "\n"))
 	}
 }
@@ -140,7 +143,7 @@ func TestPlanReturningServerIsNotNew(t *testing.T) {
 	m := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	writeList(t, list, rows...)
 	runPlan(t, "-servers", list, "-data", dir, "-at", m.Format(time.RFC3339))
-	mustJournal(t, dir, data.Result{ID: "s007", URL: "https://h7.example/mcp", Status: data.Working, Started: m.Add(-10 * time.Minute)})
+	spooltest.MustJournal(t, dir, "test-s007", data.Result{ID: "s007", URL: "https://h7.example/mcp", Status: data.Working, Started: m.Add(-10 * time.Minute)}).Close()
 	writeList(t, list, append(append([]string{}, rows[:7]...), rows[8:]...)...) // s007 leaves (1 of 40)
 	runPlan(t, "-servers", list, "-data", dir, "-at", m.Add(time.Minute).Format(time.RFC3339))
 	writeList(t, list, rows...) // and comes back

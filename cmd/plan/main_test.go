@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
+	"plug.directory/prober/data/spool/spooltest"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/pause"
 	"plug.directory/prober/pause/pausetest"
@@ -28,22 +31,6 @@ func MustRun(tb testing.TB, args ...string) string {
 	return out.String()
 }
 
-func mustJournal(tb testing.TB, dir string, results ...data.Result) {
-	tb.Helper()
-	j, err := data.CreateJournal(dir, "test-"+results[0].ID)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, r := range results {
-		if err := j.Append(r); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := j.Close(); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // TestRunGolden plans three minutes of a small directory: the first plan
 // sees four servers, the next six more (three new on one host, 30 s apart;
 // one without an address; two paused, by address and by id; one bad row),
@@ -56,13 +43,13 @@ func TestRunGolden(t *testing.T) {
 	answered := time.Date(2030, 6, 1, 11, 0, 0, 0, time.UTC)
 	failed := time.Date(2030, 6, 1, 11, 55, 10, 0, time.UTC)
 	notes := "https://notes.example.org/mcp"
-	mustJournal(t, dir,
+	spooltest.MustJournal(t, dir, "test-notes",
 		data.Result{ID: "notes", URL: notes, Status: data.Working, Protocol: "2025-06-18", Transport: data.TransportSSE, Started: answered},
-		data.Result{ID: "notes", URL: notes, Status: data.Failing, Detail: "HTTP 502", Started: failed})
+		data.Result{ID: "notes", URL: notes, Status: data.Failing, Detail: "HTTP 502", Started: failed}).Close()
 	for _, minute := range []string{"2030-06-01T12:00:00Z", "2030-06-01T12:01:00Z"} {
 		MustRun(t, "-servers", td("servers-b.csv"), "-paused", td("paused.txt"), "-data", dir, "-at", minute)
 		at, _ := time.Parse(time.RFC3339, minute)
-		got, err := os.ReadFile(data.PlanPath(dir, at))
+		got, err := os.ReadFile(data.Dir(dir).Plan(at))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,12 +68,12 @@ func TestRunSameMinuteTwice(t *testing.T) {
 	}
 	at := time.Date(2030, 6, 1, 12, 30, 0, 0, time.UTC)
 	MustRun(t, "-servers", list, "-data", dir, "-at", at.Format(time.RFC3339))
-	first, _ := os.ReadFile(data.PlanPath(dir, at))
-	ledger, _ := os.ReadFile(data.LedgerPath(dir))
+	first, _ := os.ReadFile(data.Dir(dir).Plan(at))
+	ledger, _ := os.ReadFile(data.Dir(dir).Ledger())
 	MustRun(t, "-servers", list, "-data", dir, "-at", at.Format(time.RFC3339))
-	second, _ := os.ReadFile(data.PlanPath(dir, at))
-	l1, l2 := data.NewLedger(), data.NewLedger()
-	after, _ := os.ReadFile(data.LedgerPath(dir))
+	second, _ := os.ReadFile(data.Dir(dir).Plan(at))
+	l1, l2 := spool.NewLedger(), spool.NewLedger()
+	after, _ := os.ReadFile(data.Dir(dir).Ledger())
 	if err := errors.Join(l1.UnmarshalBinary(ledger), l2.UnmarshalBinary(after)); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +92,9 @@ func TestRunSameMinuteTwice(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	dir := t.TempDir()
-	td := func(name string) string { return filepath.Join("..", "..", "data", "testdata", "servers", name) }
+	td := func(name string) string {
+		return filepath.Join("..", "..", "data", "lists", "testdata", "servers", name)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -157,7 +146,7 @@ func TestRunSimulate(t *testing.T) {
 			t.Errorf("simulation report lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := os.Stat(data.PlanPath(filepath.Join(dir, "sim"), time.Date(2030, 6, 1, hours-1, 59, 0, 0, time.UTC))); err != nil {
+	if _, err := os.Stat(data.Dir(filepath.Join(dir, "sim")).Plan(time.Date(2030, 6, 1, hours-1, 59, 0, 0, time.UTC))); err != nil {
 		t.Errorf("last simulated plan not written: %v", err)
 	}
 }
@@ -171,15 +160,15 @@ func TestRunRebuildsDamagedLedger(t *testing.T) {
 	for m := range 10 {
 		MustRun(t, "-servers", list, "-data", dir, "-at", time.Date(2030, 6, 1, 12, m, 0, 0, time.UTC).Format(time.RFC3339))
 	}
-	before, err := data.ReadLedger(dir)
+	before, err := spool.ReadLedger(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(data.LedgerPath(dir), []byte("PDLEDGER garbage"), 0o644); err != nil {
+	if err := os.WriteFile(data.Dir(dir).Ledger(), []byte("PDLEDGER garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	MustRun(t, "-servers", list, "-data", dir, "-at", "2030-06-01T12:10:00Z")
-	after, err := data.ReadLedger(dir)
+	after, err := spool.ReadLedger(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +177,7 @@ func TestRunRebuildsDamagedLedger(t *testing.T) {
 			t.Errorf("host %s: %d starts after the rebuild, %d before", h, n, len(starts))
 		}
 	}
-	if aside, _ := filepath.Glob(data.LedgerPath(dir) + ".corrupt-*"); len(aside) != 1 {
+	if aside, _ := filepath.Glob(data.Dir(dir).Ledger() + ".corrupt-*"); len(aside) != 1 {
 		t.Errorf("damaged ledger kept as %v", aside)
 	}
 }
@@ -203,7 +192,7 @@ func TestFirstPlan(t *testing.T) {
 	first := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	t.Run("S1_servers_wait_for_their_slot_said_plainly", func(t *testing.T) {
 		out := MustRun(t, "-servers", list, "-data", filepath.Join(dir, "slots"), "-at", first.Format(time.RFC3339))
-		checks, _, err := data.ReadPlan(filepath.Join(dir, "slots"), first)
+		checks, _, err := spool.ReadPlan(filepath.Join(dir, "slots"), first)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +214,7 @@ func TestFirstPlan(t *testing.T) {
 		for m := range 3 {
 			at := first.Add(time.Duration(m) * time.Minute)
 			MustRun(t, "-servers", list, "-data", data0, "-at", at.Format(time.RFC3339), "-first-check-soon")
-			checks, _, err := data.ReadPlan(data0, at)
+			checks, _, err := spool.ReadPlan(data0, at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,7 +228,7 @@ func TestFirstPlan(t *testing.T) {
 		}
 		// Each host's servers all, or as many as its hourly cap leaves to
 		// routine checks (rule S3, NewReserve kept for new servers).
-		servers, _, err := data.ReadServers(list)
+		servers, _, err := lists.ReadServers(list)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +256,7 @@ func TestRunGitHubPaused(t *testing.T) {
 	at := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	MustRun(t, "-servers", filepath.Join("testdata", "servers-a.csv"), "-paused", "github:plugdir/directory/paused.txt@main",
 		"-github-api", f.URL(), "-data", dir, "-at", at.Format(time.RFC3339), "-first-check-soon")
-	checks, _, err := data.ReadPlan(dir, at)
+	checks, _, err := spool.ReadPlan(dir, at)
 	if err != nil {
 		t.Fatal(err)
 	}

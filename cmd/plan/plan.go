@@ -21,7 +21,7 @@ type Config struct {
 	Data    string    // data directory
 	At      time.Time // minute to plan (or, simulating, the first); zero: the next whole minute
 
-	AcceptShrink bool // take a ranked list that lost more than data.DefaultMaxShrink of the last good one's servers
+	AcceptShrink bool // take a ranked list that lost more than lists.DefaultMaxShrink of the last good one's servers
 
 	GitHubAPI string // GitHub REST API URL a github: paused list is read from; "" means api.github.com
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"plug.directory/prober/cmd/internal/cli"
-	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
 )
 
 // runRebuildState is plan rebuild-state (plan -rebuild-state): it sets the
@@ -32,7 +32,7 @@ func runRebuildState(_ context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	logger := cli.Logger(stderr, slog.LevelWarn, slog.LevelInfo, verbose)
-	st, err := data.RebuildState(dir)
+	st, err := history.RebuildState(dir)
 	for _, b := range st.Bad {
 		logger.Warn("skipped a history file", "err", b)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/pause"
 	"plug.directory/prober/planner"
 	"plug.directory/prober/planner/sim"
@@ -73,10 +74,10 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // an empty data directory, writing plans, ledger and results as cmd/plan and
 // the runner do, and prints the audit. It fails when a rule is broken.
 func simulate(ctx context.Context, cfg simConfig, stdout io.Writer, logger *slog.Logger) error {
-	if _, err := os.Stat(data.LedgerPath(cfg.Data)); err == nil {
+	if _, err := os.Stat(data.Dir(cfg.Data).Ledger()); err == nil {
 		return fmt.Errorf("simulate: %s already holds a ledger: simulate into an empty data directory", cfg.Data)
 	}
-	all, err := planner.ReadServers(cfg.Servers, data.ListGuard{}, logger)
+	all, err := planner.ReadServers(cfg.Servers, lists.ListGuard{}, logger)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool/spooltest"
 )
 
 // TestRunDamagedState: a flipped byte in a state delta does not stop the
@@ -22,7 +25,7 @@ func TestRunDamagedState(t *testing.T) {
 	dir := t.TempDir()
 	list := filepath.Join(dir, "servers.csv")
 	MustRun(t, "-generate", "50", "-out", list, "-base", "2030-06-01T00:00:00Z")
-	servers, _, err := data.ReadServers(list)
+	servers, _, err := lists.ReadServers(list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,12 +33,12 @@ func TestRunDamagedState(t *testing.T) {
 	for i, s := range servers[:3] {
 		r := data.Result{ID: s.ID, URL: s.URL, Host: s.Host(), Status: data.Failing, Started: at.Add(time.Duration(i) * time.Second),
 			RetryAfter: at.Add(2 * time.Hour)}
-		mustJournal(t, dir, r)
-		if _, err := data.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+		spooltest.MustJournal(t, dir, "test-"+r.ID, r).Close()
+		if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, _, err := data.LoadStates(dir)
+	want, _, err := history.LoadStates(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +57,13 @@ func TestRunDamagedState(t *testing.T) {
 	if !strings.Contains(errs.String(), "delta-000000002.bin: state delta is damaged") || !strings.Contains(errs.String(), "set aside in") {
 		t.Errorf("stderr %q; want the delta named and where it went", errs.String())
 	}
-	if got, bad, err := data.LoadStates(dir); err != nil || len(bad) > 0 || !reflect.DeepEqual(got, want) {
+	if got, bad, err := history.LoadStates(dir); err != nil || len(bad) > 0 || !reflect.DeepEqual(got, want) {
 		t.Errorf("states after the plan: %v %v, differ: %v", bad, err, !reflect.DeepEqual(got, want))
 	}
 	if s := MustRun(t, "-rebuild-state", "-data", dir); !strings.Contains(s, "state rebuilt from the history: 3 states from 3 results in 3 files") {
 		t.Errorf("-rebuild-state printed %q", s)
 	}
-	if got, _, _ := data.LoadStates(dir); !reflect.DeepEqual(got, want) {
+	if got, _, _ := history.LoadStates(dir); !reflect.DeepEqual(got, want) {
 		t.Errorf("states after -rebuild-state differ")
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/metrics"
 )
 
@@ -21,13 +23,13 @@ func TestRun(t *testing.T) {
 	at := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	srv := data.Server{ID: "alpha", Rank: 1, URL: "https://alpha.example.com/mcp", Added: at.Add(-time.Hour)}
 	var buf bytes.Buffer
-	if err := data.WriteServers(&buf, []data.Server{srv, {ID: "bravo", Rank: 2, URL: "https://bravo.example.com/mcp", Added: at}}); err != nil {
+	if err := lists.WriteServers(&buf, []data.Server{srv, {ID: "bravo", Rank: 2, URL: "https://bravo.example.com/mcp", Added: at}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(list, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	j, err := data.CreateJournal(dataDir, "run-test")
+	j, err := spool.CreateJournal(dataDir, "run-test")
 	if err != nil {
 		t.Fatal(err)
 	}

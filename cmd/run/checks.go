@@ -12,6 +12,7 @@ import (
 
 	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/runner/check"
 )
@@ -85,7 +86,7 @@ func (c checksConfig) minuteRunner(stdout io.Writer, logger *slog.Logger) (func(
 		started := time.Now()
 		sum, err := runner.Run(ctx, rcfg, minute)
 		if err == nil && sum.Interrupted == 0 && sum.NotStarted == 0 {
-			if merr := data.MarkMinuteRecorded(c.Data, sum.Minute); merr != nil {
+			if merr := spool.MarkMinuteRecorded(c.Data, sum.Minute); merr != nil {
 				// The checks are recorded; only status.json lags.
 				logger.Error("status.json does not show this minute as recorded", "err", merr)
 			}

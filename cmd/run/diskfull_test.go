@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/runner"
 )
 
@@ -68,10 +69,10 @@ func TestDiskFull(t *testing.T) {
 	for i := range 3 { // no address: a result at once, no request
 		checks = append(checks, data.PlannedCheck{At: minute, Due: minute, ID: fmt.Sprintf("s%d", i), Reason: data.ReasonRoutine, Rank: i + 1})
 	}
-	if err := data.WritePlan(dir, minute, checks); err != nil {
+	if err := spool.WritePlan(dir, minute, checks); err != nil {
 		t.Fatal(err)
 	}
-	journal := data.JournalDir(dir)
+	journal := data.Dir(dir).JournalDir()
 	if err := os.MkdirAll(journal, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +86,10 @@ func TestDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the run on a full tmpfs: %v\n%s", err, out)
 	}
-	if last, err := data.LastMinuteRun(dir); err != nil || !last.Equal(minute) {
+	if last, err := spool.LastMinuteRun(dir); err != nil || !last.Equal(minute) {
 		t.Errorf("last minute claimed %v, %v; want %v", last, err, minute)
 	}
-	if rec, err := data.LastMinuteRecorded(dir); err != nil || !rec.IsZero() {
+	if rec, err := spool.LastMinuteRecorded(dir); err != nil || !rec.IsZero() {
 		t.Errorf("last minute recorded %v, %v; want none: the run recorded nothing", rec, err)
 	}
 }
@@ -99,7 +100,7 @@ func diskFullChild(t *testing.T, dir string) {
 	minute := os.Getenv("PROBER_TEST_DISKFULL_MINUTE")
 	code, stdout, stderr := runArgs(t, "-data", dir, "-at", minute)
 	t.Logf("run: exit %d\n%s", code, stderr)
-	journal := data.JournalDir(dir)
+	journal := data.Dir(dir).JournalDir()
 	for _, want := range []string{
 		"no space left on device",
 		"the filesystem holding " + journal + " is full",

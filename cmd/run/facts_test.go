@@ -19,6 +19,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/site"
 )
@@ -132,21 +135,21 @@ func TestFactsPublished(t *testing.T) {
 		minute := time.Now().UTC().Truncate(time.Minute)
 		srv := data.Server{ID: "facts", Rank: 1, URL: s.url, Added: minute.Add(-time.Hour)}
 		var list bytes.Buffer
-		if err := data.WriteServers(&list, []data.Server{srv}); err != nil {
+		if err := lists.WriteServers(&list, []data.Server{srv}); err != nil {
 			t.Fatal(err)
 		}
 		servers := filepath.Join(t.TempDir(), "servers.csv")
 		if err := os.WriteFile(servers, list.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := data.WritePlan(dir, minute, []data.PlannedCheck{{At: minute, Due: minute, ID: srv.ID, URL: srv.URL, Host: "mcp.test", Reason: data.ReasonNew, Rank: 1}}); err != nil {
+		if err := spool.WritePlan(dir, minute, []data.PlannedCheck{{At: minute, Due: minute, ID: srv.ID, URL: srv.URL, Host: "mcp.test", Reason: data.ReasonNew, Rank: 1}}); err != nil {
 			t.Fatal(err)
 		}
 		before := s.counts()
 		if code, stdout, stderr := runArgs(t, append(lab, "-data", dir, "-at", minute.Format("2006-01-02T15:04"))...); code != 0 {
 			t.Fatalf("run: exit %d, %s %s", code, stdout, stderr)
 		}
-		rs, bad, err := data.ReadHistory(dir, minute, minute)
+		rs, bad, err := history.ReadHistory(dir, minute, minute)
 		if err != nil || len(bad) > 0 || len(rs) != 1 {
 			t.Fatalf("history: %v %v %d results", err, bad, len(rs))
 		}

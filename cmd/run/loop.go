@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"plug.directory/prober/cmd/internal/cli"
-	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/metrics"
 	"plug.directory/prober/pause"
 	"plug.directory/prober/planner"
@@ -98,7 +98,7 @@ func planStep(cfg loopConfig, stdout, stderr io.Writer) (func(context.Context, t
 func publishStep(cfg loopConfig, stdout io.Writer, logger *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {
 		started := time.Now()
-		st, err := site.Publish(ctx, site.Config{DataDir: cfg.Data, ServersPath: cfg.Servers, PausedPath: data.LocalPausedList(cfg.Data, cfg.Paused), OutDir: cfg.Out, Logger: logger})
+		st, err := site.Publish(ctx, site.Config{DataDir: cfg.Data, ServersPath: cfg.Servers, PausedPath: lists.LocalPausedList(cfg.Data, cfg.Paused), OutDir: cfg.Out, Logger: logger})
 		if cfg.PublishMetrics != "" {
 			if merr := metrics.WritePublish(cfg.PublishMetrics, metrics.PublishOf(st, err, started, time.Now())); merr != nil {
 				err = errors.Join(err, merr)

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
 	"plug.directory/prober/metrics"
 	"plug.directory/prober/runner"
 )
@@ -28,7 +28,7 @@ func writeRunMetrics(path, dir string, sum runner.Summary, runErr error, started
 		logger.Warn("metrics: deferrals and host caps left out", "err", err)
 	}
 	m.Plan = pf
-	damage, bad, err := data.ReadHistoryDamage(dir)
+	damage, bad, err := history.ReadHistoryDamage(dir)
 	for _, b := range append(bad, err) {
 		if b != nil {
 			logger.Warn("metrics: a record of history damage left out", "err", b)

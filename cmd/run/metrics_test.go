@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/metrics"
 )
 
@@ -59,25 +60,25 @@ func TestScheduledMetrics(t *testing.T) {
 	dir := t.TempDir()
 	minute := time.Now().UTC().Truncate(time.Minute)
 	brokenURL := "https://mcp.test:8443/broken"
-	if err := data.WritePlan(dir, minute, []data.PlannedCheck{
+	if err := spool.WritePlan(dir, minute, []data.PlannedCheck{
 		{At: minute, Due: minute, ID: "good", URL: srv.url, Host: "mcp.test", Reason: data.ReasonNew, Rank: 1},
 		// Due three minutes ago, deferred to this minute by the host caps.
 		{At: minute.Add(time.Second), Due: minute.Add(-3 * time.Minute), ID: "bad", URL: brokenURL, Host: "mcp.test", Reason: data.ReasonRetry, Rank: 2},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	l := data.NewLedger()
+	l := spool.NewLedger()
 	end := minute.Add(time.Minute).Unix()
-	l.Servers = []data.LedgerServer{
+	l.Servers = []spool.LedgerServer{
 		{ID: "good", Planned: minute.Unix(), NextDue: minute.Unix()},
 		{ID: "waiting", NextDue: end - 600}, // due 10 minutes before the minute's end, not planned
 		{ID: "later", NextDue: end + 600},
 	}
-	l.Hosts = map[string][]data.HostStart{}
+	l.Hosts = map[string][]spool.HostStart{}
 	for i := range data.HostMaxPerHour {
-		l.Hosts["busy.test"] = append(l.Hosts["busy.test"], data.MakeHostStart(end-3000+int64(i)*20, false))
+		l.Hosts["busy.test"] = append(l.Hosts["busy.test"], spool.MakeHostStart(end-3000+int64(i)*20, false))
 	}
-	if err := data.WriteLedger(dir, l); err != nil {
+	if err := spool.WriteLedger(dir, l); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "run.prom")

@@ -97,5 +97,5 @@ func diskFull(err error, dir string, sum runner.Summary) error {
 			sum.Completed, sum.Planned, sum.Planned-sum.Completed))
 	}
 	return fmt.Errorf("%w: the filesystem holding %s is full; %sfree space on it (df -h %s: the history %s and %s are the largest parts of the data directory; logs beside it), then the next minute goes on by itself",
-		err, where, strings.Join(append(lost, ""), "; "), where, filepath.Join(dir, "results"), filepath.Join(dir, "damaged"))
+		err, where, strings.Join(append(lost, ""), "; "), where, data.Dir(dir).Results(), data.Dir(dir).Damaged())
 }

@@ -10,6 +10,8 @@ import (
 
 	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/spool"
 )
 
 // TestScheduled runs a planned minute as a user would: run, then a second
@@ -22,7 +24,7 @@ func TestScheduled(t *testing.T) {
 	// says so.
 	minute := time.Now().UTC().Truncate(time.Minute)
 	at := minute
-	if err := data.WritePlan(dir, minute, []data.PlannedCheck{
+	if err := spool.WritePlan(dir, minute, []data.PlannedCheck{
 		{At: at, Due: at, ID: "demo", URL: srv.url, Host: "mcp.test", Reason: data.ReasonNew, Rank: 1},
 	}); err != nil {
 		t.Fatal(err)
@@ -32,7 +34,7 @@ func TestScheduled(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "1 planned, 1 completed (1 working)") {
 		t.Fatalf("run: exit %d, stdout %q, stderr %q; want 1 working", code, stdout, stderr)
 	}
-	rs, bad, err := data.ReadHistory(dir, minute, minute)
+	rs, bad, err := history.ReadHistory(dir, minute, minute)
 	if err != nil || len(bad) > 0 || len(rs) != 1 {
 		t.Fatalf("history: %v %v %d results, want 1", err, bad, len(rs))
 	}
@@ -40,7 +42,7 @@ func TestScheduled(t *testing.T) {
 		t.Errorf("result %+v: want working, planned %v, lateness recorded", r, at)
 	}
 
-	if rec, err := data.LastMinuteRecorded(dir); err != nil || !rec.Equal(minute) {
+	if rec, err := spool.LastMinuteRecorded(dir); err != nil || !rec.Equal(minute) {
 		t.Errorf("last minute recorded %v, %v; want %v (status.json)", rec, err, minute)
 	}
 	code, _, stderr = runArgs(t, args...)
@@ -95,7 +97,7 @@ func TestLoopPlanStep(t *testing.T) {
 	if err := plan(t.Context(), minute); err != nil {
 		t.Fatal(err)
 	}
-	checks, _, err := data.ReadPlan(cfg.Data, minute)
+	checks, _, err := spool.ReadPlan(cfg.Data, minute)
 	if err != nil {
 		t.Errorf("the loop's plan step wrote no plan of %s: %v", minute, err)
 	}

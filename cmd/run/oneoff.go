@@ -115,7 +115,7 @@ func runOneOff(ctx context.Context, args []string, stdout, stderr io.Writer) err
 type oneOffJSON struct {
 	Status        data.Outcome       `json:"status"`
 	Label         string             `json:"label"`
-	Reason        string             `json:"reason"` // the outcome's short human reason (data.Result.Detail)
+	Detail        string             `json:"reason"` // the outcome's short human detail (data.Result.Detail); "reason" in the JSON, as published
 	URL           string             `json:"url"`
 	Host          string             `json:"host"`
 	HTTPStatus    *int               `json:"http_status"`
@@ -281,7 +281,7 @@ func orNull[T comparable](v T) *T {
 // writeJSON prints the result and transcript as one JSON object.
 func writeJSON(w io.Writer, res data.Result, rec check.Record) error {
 	out := oneOffJSON{
-		Status: res.Status, Label: res.Status.Label(), Reason: res.Detail,
+		Status: res.Status, Label: res.Status.Label(), Detail: res.Detail,
 		URL: res.URL, Host: res.Host, HTTPStatus: orNull(res.HTTPStatus),
 		Protocol: orNull(res.Protocol), Transport: orNull(res.Transport),
 		ServerName: orNull(res.ServerName), ServerVersion: orNull(res.ServerVersion),

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkPlan(b *testing.B) {
 				at := planner.LastSlot(s, start)
 				states[s.ID] = data.State{ID: s.ID, URL: s.URL, LastCheck: at, LastStatus: data.Working, LastAnswered: at}
 			}
-			l := data.NewLedger()
+			l := spool.NewLedger()
 			minute := start
 			p := planner.Planner{Now: func() time.Time { return minute.Add(-time.Minute) }}
 			if _, err := p.Plan(minute, planner.Input{Servers: servers, States: states}, l); err != nil {

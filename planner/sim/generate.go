@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 )
 
 // GenConfig shapes a generated ranked list: a test list for the simulation
@@ -74,7 +75,7 @@ func Generate(cfg GenConfig) []data.Server {
 			out = append(out, s)
 		}
 	}
-	data.SortServers(out)
+	lists.SortServers(out)
 	return out
 }
 

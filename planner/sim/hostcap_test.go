@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 )
 
 // TestHostHourCap is rule S3's 120 an hour at its edge, directly: 150 new
@@ -22,7 +23,7 @@ func TestHostHourCap(t *testing.T) {
 	for i := range n {
 		late = append(late, srv(fmt.Sprintf("n%03d", i), 10+i, "busy.example.net"))
 	}
-	data.SortServers(late)
+	lists.SortServers(late)
 	list := func(now time.Time) []data.Server {
 		if now.Before(added) {
 			return []data.Server{srv("seed", 1, "other.example.net")} // a first plan before them: they are new

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/planner"
 )
 
@@ -81,7 +82,7 @@ func (s shape) servers(start time.Time) []data.Server {
 			out = append(out, sv)
 		}
 	}
-	data.SortServers(out)
+	lists.SortServers(out)
 	return out
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 )
 
@@ -21,7 +23,7 @@ type world struct {
 	list   func(now time.Time) []data.Server
 	paused func(now time.Time) map[string]bool
 	check  func(c data.PlannedCheck) data.Result // nil: working
-	ledger *data.Ledger
+	ledger *spool.Ledger
 	states map[string]data.State
 }
 
@@ -49,7 +51,7 @@ func (w world) MustRun(tb testing.TB, d time.Duration) ([]data.PlannedCheck, *Si
 }
 
 func fixed(servers ...data.Server) func(time.Time) []data.Server {
-	data.SortServers(servers)
+	lists.SortServers(servers)
 	return func(time.Time) []data.Server { return servers }
 }
 
@@ -174,10 +176,10 @@ func TestRules(t *testing.T) {
 
 	t.Run("S3_day_cap", func(t *testing.T) {
 		// 2,999 starts in the last 24 h (none in the last hour): room for one more.
-		l := data.NewLedger()
+		l := spool.NewLedger()
 		l.Created, l.LastMinute = t0.Add(-48*time.Hour).Unix(), t0.Add(-time.Hour).Unix()
 		for i := range 2999 {
-			l.Hosts["full.example.net"] = append(l.Hosts["full.example.net"], data.MakeHostStart(t0.Unix()-86000+int64(i)*24, false))
+			l.Hosts["full.example.net"] = append(l.Hosts["full.example.net"], spool.MakeHostStart(t0.Unix()-86000+int64(i)*24, false))
 		}
 		p := planner.Planner{Now: func() time.Time { return t0.Add(-time.Minute) }}
 		list := []data.Server{srv("n1", 10, "full.example.net"), srv("n2", 11, "full.example.net"), srv("other", 12, "other.example.net")}
@@ -299,7 +301,7 @@ func TestRules(t *testing.T) {
 				return base
 			}
 			out := append(slices.Clone(base), late...)
-			data.SortServers(out)
+			lists.SortServers(out)
 			return out
 		}
 		checks, _ := world{list: list}.MustRun(t, 2*time.Hour)
@@ -416,7 +418,7 @@ func TestRules(t *testing.T) {
 	})
 
 	t.Run("S9_whole_seconds_never_past", func(t *testing.T) {
-		l := data.NewLedger()
+		l := spool.NewLedger()
 		list := []data.Server{srv("a", 1, "a.example.net"), srv("b", 2, "b.example.net")}
 		p := planner.Planner{Now: func() time.Time { return t0 }}
 		if _, err := p.Plan(t0, planner.Input{Servers: list}, l); !errors.Is(err, planner.ErrPast) {
@@ -512,7 +514,7 @@ func TestRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		b1, _ := s.Ledger.MarshalBinary()
-		afterFirst := data.NewLedger()
+		afterFirst := spool.NewLedger()
 		if err := afterFirst.UnmarshalBinary(b1); err != nil {
 			t.Fatal(err)
 		}
@@ -540,12 +542,12 @@ func TestRules(t *testing.T) {
 // owes a new check, a retry and four routine checks (r1-r3 equally ranked
 // and overdue by their slots, r4 ranked lower), after busy starts one every
 // 30 s over the hour before.
-func owedWorld(minute time.Time, busy int) (*data.Ledger, []data.Server, map[string]data.State) {
+func owedWorld(minute time.Time, busy int) (*spool.Ledger, []data.Server, map[string]data.State) {
 	const host = "h.example.net"
-	l := data.NewLedger()
+	l := spool.NewLedger()
 	l.Created, l.LastMinute = minute.Add(-48*time.Hour).Unix(), minute.Add(-time.Minute).Unix()
 	for k := range busy {
-		l.Hosts[host] = append(l.Hosts[host], data.MakeHostStart(minute.Unix()-3600+int64(k)*30, false))
+		l.Hosts[host] = append(l.Hosts[host], spool.MakeHostStart(minute.Unix()-3600+int64(k)*30, false))
 	}
 	retry := srv("retry", 3, host)
 	states := map[string]data.State{"retry": {ID: "retry", URL: retry.URL, LastCheck: minute.Add(-5 * time.Minute),
@@ -560,11 +562,11 @@ func owedWorld(minute time.Time, busy int) (*data.Ledger, []data.Server, map[str
 		states[r.id] = data.State{ID: r.id, URL: s.URL, LastCheck: last, LastStatus: data.Working, LastAnswered: last}
 		list = append(list, s)
 	}
-	data.SortServers(list)
+	lists.SortServers(list)
 	for _, s := range list {
 		if s.ID != "fresh" {
-			l.Servers = append(l.Servers, data.LedgerServer{ID: s.ID, Rank: int32(s.Rank), URLHash: data.URLHash(s.URL),
-				FirstSeen: l.Created, Planned: states[s.ID].LastCheck.Unix(), Reason: data.CodeRoutine})
+			l.Servers = append(l.Servers, spool.LedgerServer{ID: s.ID, Rank: int32(s.Rank), URLHash: spool.URLHash(s.URL),
+				FirstSeen: l.Created, Planned: states[s.ID].LastCheck.Unix(), Reason: spool.CodeRoutine})
 		}
 	}
 	return l, list, states

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/planner"
 )
 
@@ -79,7 +80,7 @@ func TestSharedRules(t *testing.T) {
 			if now.Sub(t0) >= 6*time.Hour {
 				out = append(out, at("c", 1, addr))
 			}
-			data.SortServers(out)
+			lists.SortServers(out)
 			return out
 		}
 		checks, _ := world{list: list}.MustRun(t, 12*time.Hour)
@@ -135,7 +136,7 @@ func TestSharedRules(t *testing.T) {
 			if now.Sub(t0) >= 2*time.Hour {
 				out = append(out, at("n1", 6, addr), at("n2", 7, addr))
 			}
-			data.SortServers(out)
+			lists.SortServers(out)
 			return out
 		}
 		checks, _ := world{list: list}.MustRun(t, 4*time.Hour)
@@ -159,7 +160,7 @@ func TestSharedRules(t *testing.T) {
 			if now.Sub(t0) < 2*time.Hour {
 				return nil
 			}
-			l, bad, err := data.ParsePausedList("paused.txt", strings.NewReader(text))
+			l, bad, err := lists.ParsePausedList("paused.txt", strings.NewReader(text))
 			if err != nil || len(bad) > 0 {
 				panic(fmt.Sprint(err, bad))
 			}

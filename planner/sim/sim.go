@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 )
 
@@ -38,7 +40,7 @@ type Sim struct {
 	Logger   *slog.Logger
 
 	Audit  *Audit
-	Ledger *data.Ledger
+	Ledger *spool.Ledger
 	States map[string]data.State
 
 	pending  []data.Result // run, not yet visible: finished after the plan's clock
@@ -51,7 +53,7 @@ type Sim struct {
 // checks that finished by then.
 func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 	if s.Ledger == nil {
-		s.Ledger = data.NewLedger()
+		s.Ledger = spool.NewLedger()
 	}
 	if s.States == nil {
 		s.States = map[string]data.State{}
@@ -108,7 +110,7 @@ func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 	if err := s.checkpoint(); err != nil {
 		return err
 	}
-	stored, bad, err := data.LoadStates(s.Dir)
+	stored, bad, err := history.LoadStates(s.Dir)
 	if err != nil || len(bad) > 0 {
 		return fmt.Errorf("simulate: load states: %v %v", err, bad)
 	}
@@ -145,7 +147,7 @@ func (s *Sim) run(T time.Time, checks []data.PlannedCheck) error {
 	if s.Dir == "" {
 		return nil
 	}
-	if err := data.WritePlan(s.Dir, T, checks); err != nil {
+	if err := spool.WritePlan(s.Dir, T, checks); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	select {
@@ -178,7 +180,7 @@ func (s *Sim) writeJournals() {
 }
 
 func (s *Sim) writeJournal(minute time.Time, results []data.Result) error {
-	j, err := data.CreateJournal(s.Dir, "sim-"+minute.UTC().Format("20060102T1504"))
+	j, err := spool.CreateJournal(s.Dir, data.SimJournal(minute))
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
@@ -212,13 +214,13 @@ func (s *Sim) checkpoint() error {
 	if err := <-done; err != nil {
 		return err
 	}
-	if _, err := data.Fold(s.Dir, s.logger()); err != nil {
+	if _, err := history.Fold(s.Dir, s.logger()); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
-	if err := data.WriteLedger(s.Dir, s.Ledger); err != nil {
+	if err := spool.WriteLedger(s.Dir, s.Ledger); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
-	back, err := data.ReadLedger(s.Dir)
+	back, err := spool.ReadLedger(s.Dir)
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
@@ -228,7 +230,7 @@ func (s *Sim) checkpoint() error {
 	return nil
 }
 
-// running returns the minutes whose run is still going, as data.LiveRuns
+// running returns the minutes whose run is still going, as spool.LiveRuns
 // would find them: those with results still pending.
 func (s *Sim) running() map[int64]bool {
 	live := map[int64]bool{}

@@ -8,17 +8,18 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 )
 
 // cloneLedger returns a deep copy of l, through its binary form.
-func cloneLedger(tb testing.TB, l *data.Ledger) *data.Ledger {
+func cloneLedger(tb testing.TB, l *spool.Ledger) *spool.Ledger {
 	tb.Helper()
 	b, err := l.MarshalBinary()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c := data.NewLedger()
+	c := spool.NewLedger()
 	if err := c.UnmarshalBinary(b); err != nil {
 		tb.Fatal(err)
 	}

@@ -137,7 +137,7 @@ func (c *Checker) Check(ctx context.Context, t Target) (data.Result, Record) {
 // deadline and classifies what they found.
 func (c *Checker) run(ctx context.Context, t Target, res *data.Result, rec *Record) verdict {
 	if t.URL == "" {
-		return verdict{data.NotCheckable, ReasonNoAddress}
+		return verdict{data.NotCheckable, data.DetailNoAddress}
 	}
 	u, err := url.Parse(t.URL)
 	if err != nil {
@@ -146,7 +146,7 @@ func (c *Checker) run(ctx context.Context, t Target, res *data.Result, rec *Reco
 	if err := CheckTarget(u, c.cfg.Lab); err != nil {
 		var te *TargetError
 		if errors.As(err, &te) {
-			return verdict{data.NotCheckable, te.Reason}
+			return verdict{data.NotCheckable, te.Detail}
 		}
 		return verdict{data.NotCheckable, "address not allowed"}
 	}

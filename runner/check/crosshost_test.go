@@ -54,7 +54,7 @@ func TestCrossHost(t *testing.T) {
 			handler: func(v *flowServer) http.Handler {
 				return newLegacySSEServer("/sse", v.URL+"/messages", answerWith(405, ""), legacyMux("2024-11-05", "a"))
 			},
-			status: data.NotCheckable, detail: ReasonOtherHost,
+			status: data.NotCheckable, detail: data.DetailOtherHost,
 			seq: []string{"POST server/discover", "GET"},
 		},
 		{

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"plug.directory/prober/data"
 )
 
 // dialTLS is the transport's DialTLSContext and its only way out (rules
@@ -43,10 +45,10 @@ func (g *Guard) dialTLS(ctx context.Context, _, addr string) (net.Conn, error) {
 	defer stop()
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, &GuardError{Kind: ErrTargetNotAllowed, Rule: "N7", Detail: ReasonNoAddress, Err: err}
+		return nil, &GuardError{Kind: ErrTargetNotAllowed, Rule: "N7", Detail: data.DetailNoAddress, Err: err}
 	}
 	if !allowedPort(port) {
-		return nil, &GuardError{Kind: ErrTargetNotAllowed, Rule: "N7", Detail: ReasonPort}
+		return nil, &GuardError{Kind: ErrTargetNotAllowed, Rule: "N7", Detail: data.DetailPort}
 	}
 	addrs, err := g.candidates(ctx, host, port)
 	if err != nil {

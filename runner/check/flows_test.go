@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // TestFlows proves rule N4 against real go-sdk servers over TLS: each era
@@ -223,7 +224,7 @@ func TestResultFields(t *testing.T) {
 		t.Errorf("TLS %+v, timings %+v: want both (TestFacts holds them to the server)", res.TLS, res.Timings)
 	}
 	want.TLS, want.Timings = res.TLS, res.Timings
-	want.ToolsHash, want.ToolDefs = data.FingerprintTools([]data.ToolDef{
+	want.ToolsHash, want.ToolDefs = spool.FingerprintTools([]spool.ToolDef{
 		{Name: "a", InputSchema: json.RawMessage(`{"type":"object"}`)}, {Name: "b", InputSchema: json.RawMessage(`{"type":"object"}`)}})
 	if !reflect.DeepEqual(res, want) {
 		t.Errorf("result\n  %+v\nwant\n  %+v", res, want)

@@ -386,10 +386,10 @@ func (g *Guard) admit(req *http.Request, body []byte, rpcMethod, n3 string) *Gua
 	}
 	if err := CheckTarget(req.URL, g.cfg.Lab); err != nil {
 		te := err.(*TargetError)
-		return &GuardError{Kind: ErrTargetNotAllowed, Rule: te.Rule, Detail: te.Reason, Err: err}
+		return &GuardError{Kind: ErrTargetNotAllowed, Rule: te.Rule, Detail: te.Detail, Err: err}
 	}
 	if g.otherHost(req.URL) {
-		return &GuardError{Kind: ErrTargetNotAllowed, Rule: "S3", Detail: ReasonOtherHost}
+		return &GuardError{Kind: ErrTargetNotAllowed, Rule: "S3", Detail: data.DetailOtherHost}
 	}
 	if req.Method == http.MethodPost && n3 != "" {
 		return &GuardError{Kind: ErrBlocked, Rule: "N3", Detail: n3}

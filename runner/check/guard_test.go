@@ -386,10 +386,10 @@ func TestGuard(t *testing.T) {
 		}
 	})
 	targets := []struct{ name, url, blocked string }{
-		{"N5_userinfo_refused", "https://user:pw@mcp.test:8443/mcp", "N5: " + ReasonCredential},
-		{"N5_credential_param_refused", "https://mcp.test:8443/mcp?api_key=abc", "N5: " + ReasonCredential},
-		{"N7_http_refused", "http://mcp.test:8443/mcp", "N7: " + ReasonNotHTTPS},
-		{"N7_port_8080_refused", "https://mcp.test:8080/mcp", "N7: " + ReasonPort},
+		{"N5_userinfo_refused", "https://user:pw@mcp.test:8443/mcp", "N5: " + data.DetailCredential},
+		{"N5_credential_param_refused", "https://mcp.test:8443/mcp?api_key=abc", "N5: " + data.DetailCredential},
+		{"N7_http_refused", "http://mcp.test:8443/mcp", "N7: " + data.DetailNotHTTPS},
+		{"N7_port_8080_refused", "https://mcp.test:8080/mcp", "N7: " + data.DetailPort},
 	}
 	for _, c := range targets {
 		t.Run(c.name, func(t *testing.T) {

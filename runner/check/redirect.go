@@ -13,29 +13,19 @@ import (
 	"plug.directory/prober/data"
 )
 
-// TargetError is the reason a URL may not be checked (rules N5-N7). Reason
-// is the short human text a result shows, e.g. "address carries a
-// credential"; every TargetError concludes not_checkable.
+// TargetError is why a URL may not be checked (rules N5-N7). Detail is
+// the short human text a result shows, e.g. "address carries a credential"
+// (data.DetailCredential); every TargetError concludes not_checkable.
 type TargetError struct {
 	Rule   string // "N5", "N6" or "N7"
-	Reason string // short human reason
+	Detail string // the result's detail, a data.Detail* constant
 	URL    string // the refused URL, credentials redacted
 }
 
-// Error returns the rule and the reason.
+// Error returns the rule and the detail.
 func (e *TargetError) Error() string {
-	return fmt.Sprintf("%s: %s: %s", e.Rule, e.Reason, e.URL)
+	return fmt.Sprintf("%s: %s: %s", e.Rule, e.Detail, e.URL)
 }
-
-// Reasons a TargetError gives, as results show them.
-const (
-	ReasonNoAddress     = "no address"
-	ReasonCredential    = "address carries a credential"
-	ReasonNotHTTPS      = "not https"
-	ReasonPort          = "port not 443 or 8443"
-	ReasonNotPublicIPv4 = "not a public IPv4 address"
-	ReasonOtherHost     = "endpoint on another host"
-)
 
 // CheckTarget applies rules N5-N7 to u before anything is sent: no user
 // info and no query parameter that carries a credential (N5), an IP literal
@@ -49,29 +39,29 @@ func CheckTarget(u *url.URL, lab Lab) error {
 		if u != nil {
 			s = redact(u)
 		}
-		return &TargetError{Rule: "N7", Reason: ReasonNoAddress, URL: s}
+		return &TargetError{Rule: "N7", Detail: data.DetailNoAddress, URL: s}
 	}
-	refuse := func(rule, reason string) error {
-		return &TargetError{Rule: rule, Reason: reason, URL: redact(u)}
+	refuse := func(rule, detail string) error {
+		return &TargetError{Rule: rule, Detail: detail, URL: redact(u)}
 	}
 	if u.User != nil {
-		return refuse("N5", ReasonCredential)
+		return refuse("N5", data.DetailCredential)
 	}
 	if credentialQuery(u.RawQuery) {
-		return refuse("N5", ReasonCredential)
+		return refuse("N5", data.DetailCredential)
 	}
 	if !strings.EqualFold(u.Scheme, "https") {
-		return refuse("N7", ReasonNotHTTPS)
+		return refuse("N7", data.DetailNotHTTPS)
 	}
 	if !allowedPort(u.Port()) {
-		return refuse("N7", ReasonPort)
+		return refuse("N7", data.DetailPort)
 	}
 	host := data.LookupName(u.Hostname()) // as it is dialled: "１２７.０.０.１" is 127.0.0.1
 	if host == "" {
-		return refuse("N7", ReasonNoAddress)
+		return refuse("N7", data.DetailNoAddress)
 	}
 	if a, err := netip.ParseAddr(host); err == nil && !allowedAddr(a, lab) {
-		return refuse("N6", ReasonNotPublicIPv4)
+		return refuse("N6", data.DetailNotPublicIPv4)
 	}
 	return nil
 }
@@ -255,15 +245,15 @@ func (g *Guard) otherHost(u *url.URL) bool {
 // redirectWhy is the Detail of a refused redirect target, e.g. "redirect to
 // http://" or "redirect to port 8080".
 func redirectWhy(te *TargetError, u *url.URL) string {
-	switch te.Reason {
-	case ReasonCredential:
+	switch te.Detail {
+	case data.DetailCredential:
 		return "redirect to an address with a credential"
-	case ReasonNotHTTPS:
+	case data.DetailNotHTTPS:
 		return "redirect to " + strings.ToLower(u.Scheme) + "://"
-	case ReasonPort:
+	case data.DetailPort:
 		return "redirect to port " + u.Port()
-	case ReasonNotPublicIPv4:
+	case data.DetailNotPublicIPv4:
 		return "redirect to a non-public address"
 	}
-	return "redirect to " + te.Reason
+	return "redirect to " + te.Detail
 }

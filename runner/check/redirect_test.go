@@ -22,31 +22,31 @@ func TestCheckTarget(t *testing.T) {
 		url    string
 		lab    bool
 		rule   string // "" means allowed
-		reason string
+		detail string
 	}{
 		{"N7_https_443", "https://mcp.example.com/mcp", false, "", ""},
 		{"N7_https_explicit_443", "https://mcp.example.com:443/mcp", false, "", ""},
 		{"N7_https_8443", "https://mcp.example.com:8443/mcp", false, "", ""},
 		{"N7_scheme_case", "HTTPS://mcp.example.com/mcp", false, "", ""},
-		{"N7_not_https", "http://mcp.example.com/mcp", false, "N7", ReasonNotHTTPS},
-		{"N7_ws", "wss://mcp.example.com/mcp", false, "N7", ReasonNotHTTPS},
-		{"N7_port_8080", "https://mcp.example.com:8080/mcp", false, "N7", ReasonPort},
-		{"N7_port_80", "https://mcp.example.com:80/mcp", false, "N7", ReasonPort},
-		{"N7_port_0443", "https://mcp.example.com:0443/mcp", false, "N7", ReasonPort},
-		{"N7_no_host", "https:///mcp", false, "N7", ReasonNoAddress},
-		{"N7_empty", "", false, "N7", ReasonNoAddress},
-		{"N5_userinfo", "https://user:pw@mcp.example.com/mcp", false, "N5", ReasonCredential},
-		{"N5_user_only", "https://token@mcp.example.com/mcp", false, "N5", ReasonCredential},
-		{"N5_credential_beats_http", "http://u:p@mcp.example.com/mcp", false, "N5", ReasonCredential},
-		{"N6_private_literal", "https://10.0.0.1/mcp", false, "N6", ReasonNotPublicIPv4},
-		{"N6_private_literal_lab", "https://192.168.1.1/mcp", true, "N6", ReasonNotPublicIPv4},
-		{"N6_loopback_literal", "https://127.0.0.1/mcp", false, "N6", ReasonNotPublicIPv4},
+		{"N7_not_https", "http://mcp.example.com/mcp", false, "N7", data.DetailNotHTTPS},
+		{"N7_ws", "wss://mcp.example.com/mcp", false, "N7", data.DetailNotHTTPS},
+		{"N7_port_8080", "https://mcp.example.com:8080/mcp", false, "N7", data.DetailPort},
+		{"N7_port_80", "https://mcp.example.com:80/mcp", false, "N7", data.DetailPort},
+		{"N7_port_0443", "https://mcp.example.com:0443/mcp", false, "N7", data.DetailPort},
+		{"N7_no_host", "https:///mcp", false, "N7", data.DetailNoAddress},
+		{"N7_empty", "", false, "N7", data.DetailNoAddress},
+		{"N5_userinfo", "https://user:pw@mcp.example.com/mcp", false, "N5", data.DetailCredential},
+		{"N5_user_only", "https://token@mcp.example.com/mcp", false, "N5", data.DetailCredential},
+		{"N5_credential_beats_http", "http://u:p@mcp.example.com/mcp", false, "N5", data.DetailCredential},
+		{"N6_private_literal", "https://10.0.0.1/mcp", false, "N6", data.DetailNotPublicIPv4},
+		{"N6_private_literal_lab", "https://192.168.1.1/mcp", true, "N6", data.DetailNotPublicIPv4},
+		{"N6_loopback_literal", "https://127.0.0.1/mcp", false, "N6", data.DetailNotPublicIPv4},
 		{"N6_loopback_literal_lab", "https://127.0.0.1:8443/mcp", true, "", ""},
-		{"N6_ipv6_literal", "https://[2001:db8::1]/mcp", false, "N6", ReasonNotPublicIPv4},
-		{"N6_ipv6_loopback_lab", "https://[::1]:8443/mcp", true, "N6", ReasonNotPublicIPv4},
+		{"N6_ipv6_literal", "https://[2001:db8::1]/mcp", false, "N6", data.DetailNotPublicIPv4},
+		{"N6_ipv6_loopback_lab", "https://[::1]:8443/mcp", true, "N6", data.DetailNotPublicIPv4},
 		{"N6_public_literal", "https://8.8.8.8/mcp", false, "", ""},
-		{"N6_fullwidth_loopback_literal", "https://１２７．０．０．１/mcp", false, "N6", ReasonNotPublicIPv4},
-		{"N6_fullwidth_private_literal_lab", "https://１０.0.0.1:8443/mcp", true, "N6", ReasonNotPublicIPv4},
+		{"N6_fullwidth_loopback_literal", "https://１２７．０．０．１/mcp", false, "N6", data.DetailNotPublicIPv4},
+		{"N6_fullwidth_private_literal_lab", "https://１０.0.0.1:8443/mcp", true, "N6", data.DetailNotPublicIPv4},
 		{"N5_session_id_is_not_a_credential", "https://mcp.example.com/messages?sessionId=abc", false, "", ""},
 		{"N5_plain_query", "https://mcp.example.com/mcp?profile=default&v=2", false, "", ""},
 	}
@@ -63,16 +63,16 @@ func TestCheckTarget(t *testing.T) {
 			url    string
 			lab    bool
 			rule   string
-			reason string
-		}{"N5_query_" + name, "https://mcp.example.com/mcp?x=1&" + name + "=abc", false, "N5", ReasonCredential})
+			detail string
+		}{"N5_query_" + name, "https://mcp.example.com/mcp?x=1&" + name + "=abc", false, "N5", data.DetailCredential})
 	}
 	cases = append(cases, struct {
 		name   string
 		url    string
 		lab    bool
 		rule   string
-		reason string
-	}{"N5_query_semicolon", "https://mcp.example.com/mcp?x=1;token=abc", false, "N5", ReasonCredential})
+		detail string
+	}{"N5_query_semicolon", "https://mcp.example.com/mcp?x=1;token=abc", false, "N5", data.DetailCredential})
 	// Ordinary parameters stay checkable, words that merely contain "key"
 	// or "auth" included.
 	for _, name := range []string{"page", "format", "version", "lang", "sessionId", "session_id", "profile", "v",
@@ -82,7 +82,7 @@ func TestCheckTarget(t *testing.T) {
 			url    string
 			lab    bool
 			rule   string
-			reason string
+			detail string
 		}{"N5_query_accepted_" + name, "https://mcp.example.com/mcp?" + name + "=abc&x=1", false, "", ""})
 	}
 	for _, c := range cases {
@@ -102,8 +102,8 @@ func TestCheckTarget(t *testing.T) {
 			if !errors.As(err, &te) {
 				t.Fatalf("CheckTarget(%s) = %v, want *TargetError %s", c.url, err, c.rule)
 			}
-			if te.Rule != c.rule || te.Reason != c.reason {
-				t.Errorf("CheckTarget(%s) = %s %q, want %s %q", c.url, te.Rule, te.Reason, c.rule, c.reason)
+			if te.Rule != c.rule || te.Detail != c.detail {
+				t.Errorf("CheckTarget(%s) = %s %q, want %s %q", c.url, te.Rule, te.Detail, c.rule, c.detail)
 			}
 			if strings.Contains(te.Error(), ":pw@") {
 				t.Errorf("error %q shows the password", te.Error())
@@ -112,8 +112,8 @@ func TestCheckTarget(t *testing.T) {
 	}
 	t.Run("N7_nil_url", func(t *testing.T) {
 		var te *TargetError
-		if err := CheckTarget(nil, Lab{}); !errors.As(err, &te) || te.Reason != ReasonNoAddress {
-			t.Errorf("CheckTarget(nil) = %v, want %q", err, ReasonNoAddress)
+		if err := CheckTarget(nil, Lab{}); !errors.As(err, &te) || te.Detail != data.DetailNoAddress {
+			t.Errorf("CheckTarget(nil) = %v, want %q", err, data.DetailNoAddress)
 		}
 	})
 }
@@ -341,7 +341,7 @@ func ExampleCheckTarget() {
 		u, _ := url.Parse(s)
 		var te *TargetError
 		if err := CheckTarget(u, Lab{}); errors.As(err, &te) {
-			fmt.Printf("%s: not_checkable (%s)\n", s, te.Reason)
+			fmt.Printf("%s: not_checkable (%s)\n", s, te.Detail)
 			continue
 		}
 		fmt.Printf("%s: ok\n", s)

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // findings is what the flows learned through the SDK, typed, for classify:
@@ -24,7 +25,7 @@ type findings struct {
 	Handshake     bool               // a handshake (discover or initialize) succeeded
 	ToolsOK       bool               // the first tools/list returned a valid result
 	Tools         []string           // tool names, in the server's order, all pages read
-	ToolDefs      []data.ToolDef     // their definitions, for the fingerprint (data.FingerprintTools)
+	ToolDefs      []spool.ToolDef    // their definitions, for the fingerprint (spool.FingerprintTools)
 	ToolsNote     string             // why pagination stopped early, "" when it did not
 	ToolProblems  []data.ToolProblem // the tool lint of the listed definitions (toollint.go)
 	ToolsMissing  bool               // a tools/list result whose tools was missing or null
@@ -226,7 +227,7 @@ func (f *flow) session(ctx context.Context, t mcp.Transport, transport, version 
 // server works; a later page that fails keeps the names read so far.
 func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 	var names []string
-	var defs []data.ToolDef
+	var defs []spool.ToolDef
 	var linted []listedTool
 	seen := map[string]bool{}
 	params := &mcp.ListToolsParams{}
@@ -281,8 +282,8 @@ func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 
 // toolDef keeps what a fingerprint covers of a listed tool, its schema and
 // annotations re-encoded canonically (encoding/json sorts object keys).
-func toolDef(t *mcp.Tool) data.ToolDef {
-	d := data.ToolDef{Name: t.Name, Description: t.Description}
+func toolDef(t *mcp.Tool) spool.ToolDef {
+	d := spool.ToolDef{Name: t.Name, Description: t.Description}
 	if t.InputSchema != nil {
 		d.InputSchema, _ = json.Marshal(t.InputSchema) // decoded from JSON: encodes again
 	}
@@ -306,7 +307,7 @@ func (f *flow) fill(res *data.Result) {
 	if f.found.ToolsOK {
 		res.Tools = f.found.Tools
 		res.ToolCount = len(f.found.Tools)
-		res.ToolsHash, res.ToolDefs = data.FingerprintTools(f.found.ToolDefs)
+		res.ToolsHash, res.ToolDefs = spool.FingerprintTools(f.found.ToolDefs)
 		res.ToolProblems = f.found.ToolProblems
 	}
 }

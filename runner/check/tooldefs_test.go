@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 )
 
 // TestToolFingerprint: a check hands the definitions it listed to its
@@ -48,7 +49,7 @@ func TestToolFingerprint(t *testing.T) {
 	if c.ToolsHash == a.ToolsHash {
 		t.Error("a changed description keeps the hash")
 	}
-	var defs []data.ToolDef
+	var defs []spool.ToolDef
 	if err := json.Unmarshal(a.ToolDefs, &defs); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestToolFingerprint(t *testing.T) {
 		!strings.Contains(string(defs[0].Annotations), `"readOnlyHint":true`) || len(defs[0].InputSchema) == 0 {
 		t.Errorf("definitions handed to the result: %s", a.ToolDefs)
 	}
-	if h, _ := data.FingerprintTools(defs); h != a.ToolsHash {
+	if h, _ := spool.FingerprintTools(defs); h != a.ToolsHash {
 		t.Errorf("hash %s is not the fingerprint of the definitions (%s)", a.ToolsHash, h)
 	}
 }

@@ -1,0 +1,151 @@
+package history
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/data/datatest"
+)
+
+// flipByte flips one byte of path at offset at, from its start.
+func flipByte(tb testing.TB, path string, at int) {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b[at] ^= 0x40
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestScrub: a scrub round reads every history file and its second copy; a
+// flipped byte in the pages of a part, of a compacted day or of a second
+// copy is found and repaired with no row lost; a file damaged in both
+// copies is set aside and recorded lost with the minutes of its runs, and
+// the history stays readable without it.
+func TestScrub(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		damage    func(dir string) // the files it damages
+		wantRows  int
+		wantLost  string // in the recorded damage's Lost; "" for none lost
+		wantCopy  bool   // a second copy written again
+		compacted bool   // the day compacted first
+	}{
+		{name: "part", wantRows: 12, damage: func(dir string) {
+			flipByte(t, filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-20261202T1001-0.parquet"), 40)
+		}},
+		{name: "compacted_day", compacted: true, wantRows: 12, damage: func(dir string) {
+			flipByte(t, filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "merged-000001.parquet"), 40)
+		}},
+		{name: "second_copy", wantRows: 12, wantCopy: true, damage: func(dir string) {
+			flipByte(t, replicaOf(dir, filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-20261202T1002-0.parquet")), 40)
+		}},
+		{name: "part_missing", wantRows: 12, damage: func(dir string) {
+			os.Remove(filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-20261202T1003-0.parquet"))
+		}},
+		{name: "both_copies", wantRows: 9, wantLost: "checks of 2026-12-02 10:01 lost to a damaged file (results/date=2026-12-02/part-run-20261202T1001-0.parquet)", damage: func(dir string) {
+			part := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-20261202T1001-0.parquet")
+			flipByte(t, part, 40)
+			flipByte(t, replicaOf(dir, part), 40)
+		}},
+		{name: "both_copies_compacted", compacted: true, wantRows: 0, wantLost: "checks of 2026-12-02 10:00, 10:01, 10:02, 10:03 lost", damage: func(dir string) {
+			merged := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "merged-000001.parquet")
+			flipByte(t, merged, 40)
+			flipByte(t, replicaOf(dir, merged), 40)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for m := range 4 {
+				at := datatest.T0.Add(time.Duration(m) * time.Minute)
+				MustFoldRuns(t, dir, strings.TrimSuffix(data.RunJournal(at, 0), "-0") /* MustFoldRuns appends -0 */, at, 1, 3)
+			}
+			if tt.compacted {
+				if _, err := Compact(dir, datatest.T0.AddDate(0, 0, 1), slog.New(slog.DiscardHandler)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Whole before the damage: a round finds nothing to do.
+			st, err := Scrub(dir, slog.New(slog.DiscardHandler))
+			if err != nil || !st.Wrapped || len(st.Repaired) != 0 || st.Copied != 0 {
+				t.Fatalf("scrub of a whole history: %+v %v", st, err)
+			}
+			tt.damage(dir)
+			st, err = Scrub(dir, slog.New(slog.DiscardHandler))
+			if err != nil || !st.Wrapped {
+				t.Fatalf("scrub: %+v %v", st, err)
+			}
+			if (st.Copied > 0) != tt.wantCopy {
+				t.Errorf("copies written %d, want some %v", st.Copied, tt.wantCopy)
+			}
+			damages, _, err := ReadHistoryDamage(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.wantCopy && len(damages) != 0:
+				t.Errorf("damage recorded %+v, want none: the history file was whole", damages)
+			case !tt.wantCopy && (len(damages) != 1 || len(st.Repaired) != 1):
+				t.Errorf("damage recorded %+v, repaired %v; want 1", damages, st.Repaired)
+			case tt.wantLost == "" && !tt.wantCopy && !damages[0].Restored:
+				t.Errorf("damage %+v: want it restored", damages[0])
+			case tt.wantLost != "" && (damages[0].Restored || !strings.Contains(damages[0].Lost(), tt.wantLost) || !strings.Contains(st.Repaired[0].Error(), tt.wantLost)):
+				t.Errorf("damage %+v, reported %v; want it lost: %q", damages[0], st.Repaired, tt.wantLost)
+			}
+			if n := mustCount(t, dir); n != tt.wantRows {
+				t.Errorf("history has %d rows, want %d", n, tt.wantRows)
+			}
+			// Repaired: the next round reads every file whole.
+			st, err = Scrub(dir, slog.New(slog.DiscardHandler))
+			if err != nil || len(st.Repaired) != 0 || st.Copied != 0 {
+				t.Errorf("second scrub: %+v %v; want nothing to repair", st, err)
+			}
+			if _, bad, err := ReadHistory(dir, datatest.T0, datatest.T0); err != nil || len(bad) != 0 {
+				t.Errorf("history after the scrub: %v %v", bad, err)
+			}
+		})
+	}
+}
+
+// TestScrubBounded: a scrub reads about 1/ScrubMinutes of the history (at
+// least a minimum) and goes on where the last stopped, so that successive
+// calls cover every file and start again.
+func TestScrubBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	MustFoldRuns(t, dir, "run", datatest.T0, 6, 3)
+	rels, _, err := scrubList(dir)
+	if err != nil || len(rels) != 6 {
+		t.Fatalf("scrub list %v %v", rels, err)
+	}
+	// A minimum of one byte: one file and its copy a call.
+	for call := range 7 {
+		st, err := scrub(dir, 1, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cursor, _ := os.ReadFile(scrubCursorPath(dir))
+		want := rels[call%6]
+		if call%6 == 5 {
+			want = "" // the round ends: the next starts from the first
+		}
+		if st.Files != 2 || string(cursor) != want || st.Wrapped != (call%6 == 5) {
+			t.Errorf("call %d: %+v, cursor %q; want 2 files, cursor %q", call, st, cursor, want)
+		}
+	}
+	// The production minimum is larger than this history: one call reads it all.
+	if st, err := Scrub(dir, slog.New(slog.DiscardHandler)); err != nil || st.Files != 12 || !st.Wrapped {
+		t.Errorf("Scrub: %+v %v; want all 12 files (6 and their copies)", st, err)
+	}
+}

@@ -1,0 +1,166 @@
+package spool
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+func sampleLedger() *Ledger {
+	l := NewLedger()
+	l.Created = 1_780_000_000
+	l.LastMinute = 1_780_003_600
+	l.Hosts["a.example.com"] = []HostStart{MakeHostStart(1_780_000_010, true), MakeHostStart(1_780_000_040, false)}
+	l.Hosts["b.example.com"] = nil
+	l.Servers = append(l.Servers, LedgerServer{ID: "x", Rank: 1, URLHash: URLHash("https://a.example.com/x"), FirstSeen: l.Created, Planned: 1_780_000_010,
+		Reason: CodeNew, NextDue: 1_780_003_610, Cadence: 3600})
+	l.Servers = append(l.Servers, LedgerServer{ID: "y", Rank: 5000, URLHash: 7, FirstSeen: l.Created, Planned: 1_780_003_640, Reason: CodeRetry,
+		PrevPlanned: 1_780_000_040, PrevReason: CodeRoutine, NextDue: 1_780_003_640, Cadence: 86400 * 3})
+	return l
+}
+
+func TestLedgerRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	empty, err := ReadLedger(dir)
+	if err != nil || len(empty.Servers) != 0 || empty.LastMinute != 0 {
+		t.Fatalf("ReadLedger of a new directory = %+v, %v; want an empty ledger", empty, err)
+	}
+	l := sampleLedger()
+	if err := WriteLedger(dir, l); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(l) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, l)
+	}
+	if s, _ := got.Lookup("y"); s.EffectiveCadence().Hours() != 72 || s.NextDueTime().Unix() != 1_780_003_640 {
+		t.Errorf("y: cadence %v, next due %v", s.EffectiveCadence(), s.NextDueTime())
+	}
+	if h := got.Hosts["a.example.com"]; !h[0].New() || h[1].New() || h[1].Unix() != 1_780_000_040 {
+		t.Errorf("host starts decoded as %v", h)
+	}
+}
+
+func TestLedgerCorrupt(t *testing.T) {
+	b, err := sampleLedger().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range len(b) {
+		c := append([]byte(nil), b...)
+		c[i] ^= 0x41
+		if err := NewLedger().UnmarshalBinary(c); !errors.Is(err, ErrLedgerCorrupt) {
+			t.Fatalf("byte %d flipped: err %v, want ErrLedgerCorrupt", i, err)
+		}
+	}
+	for n := range len(b) {
+		if err := NewLedger().UnmarshalBinary(b[:n]); !errors.Is(err, ErrLedgerCorrupt) {
+			t.Fatalf("truncated to %d bytes: err %v, want ErrLedgerCorrupt", n, err)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(dir+"/plans", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data.Dir(dir).Ledger(), b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadLedger(dir); !errors.Is(err, ErrLedgerCorrupt) {
+		t.Errorf("ReadLedger of a torn file: %v, want ErrLedgerCorrupt", err)
+	}
+}
+
+func TestLockPlans(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := LockPlans(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error)
+	go func() {
+		u, err := LockPlans(dir) // waits for the first
+		if err == nil {
+			err = u()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("second lock taken while the first is held: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRebuildLedger: a lost ledger is made again from the plans of the last
+// day, so the hosts' starts still count toward their caps.
+func TestRebuildLedger(t *testing.T) {
+	dir := t.TempDir()
+	m0 := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	plans := map[time.Time][]data.PlannedCheck{
+		m0.Add(-25 * time.Hour): {{At: m0.Add(-25 * time.Hour), ID: "old", URL: "https://h.example.net/old", Host: "h.example.net", Reason: data.ReasonRoutine}},
+		m0.Add(-2 * time.Hour): {
+			{At: m0.Add(-2*time.Hour + 5*time.Second), ID: "a", URL: "https://h.example.net/a", Host: "h.example.net", Reason: data.ReasonNew, Rank: 3},
+			{At: m0.Add(-2*time.Hour + 9*time.Second), ID: "b", URL: "", Reason: data.ReasonRoutine, Rank: 4},
+		},
+		m0.Add(-time.Minute): {{At: m0.Add(-30 * time.Second), ID: "a", URL: "https://h.example.net/a", Host: "h.example.net", Reason: data.ReasonRetry, Rank: 3}},
+	}
+	for m, cs := range plans {
+		if err := WritePlan(dir, m, cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(data.Dir(dir).Plan(m0.Add(-time.Hour)), []byte("{not json\n"), 0o644)
+	l, bad := RebuildLedger(dir, m0)
+	if len(bad) != 1 {
+		t.Errorf("bad plans: %v, want the one damaged file", bad)
+	}
+	want := []HostStart{MakeHostStart(m0.Add(-2*time.Hour+5*time.Second).Unix(), true), MakeHostStart(m0.Add(-30*time.Second).Unix(), false)}
+	if got := l.Hosts["h.example.net"]; !slices.Equal(got, want) {
+		t.Errorf("host starts %v, want %v (not the one of 25 h ago)", got, want)
+	}
+	if a, _ := l.Lookup("a"); a.Planned != m0.Add(-30*time.Second).Unix() || a.Reason != CodeRetry || a.URLHash != URLHash("https://h.example.net/a") {
+		t.Errorf("a: %+v", a)
+	}
+	if _, ok := l.Lookup("old"); ok || l.Created != m0.Unix() || l.LastMinute != m0.Add(-time.Minute).Unix() {
+		t.Errorf("rebuilt ledger: %+v", l)
+	}
+}
+
+// TestLedgerVersion3: a ledger of the version before, summed by CRC-32
+// (IEEE), is read as it was written, and a flip in it is still caught;
+// the next write is version 4.
+func TestLedgerVersion3(t *testing.T) {
+	b, err := sampleLedger().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3 := append([]byte(ledgerMagicV3), b[len(ledgerMagic):len(b)-4]...)
+	v3 = binary.LittleEndian.AppendUint32(v3, crc32.ChecksumIEEE(v3))
+	l := NewLedger()
+	if err := l.UnmarshalBinary(v3); err != nil || !l.Equal(sampleLedger()) {
+		t.Fatalf("version 3: %+v %v; want the sample ledger", l, err)
+	}
+	v3[len(v3)/2] ^= 1
+	if err := NewLedger().UnmarshalBinary(v3); !errors.Is(err, ErrLedgerCorrupt) {
+		t.Errorf("version 3 flipped: %v, want ErrLedgerCorrupt", err)
+	}
+	if !strings.HasPrefix(string(b), ledgerMagic) {
+		t.Errorf("written as %q, want %q", b[:len(ledgerMagic)], ledgerMagic)
+	}
+}

@@ -1,0 +1,202 @@
+package durable
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+)
+
+// The prober's own binary files (the state snapshot and its deltas, the
+// ledger, the site's record) share one layout and one codec: a magic that
+// names the file and its version, fields as varints, strings as a uvarint
+// length and bytes, fixed-width numbers little-endian, and last the
+// CRC-32C of everything before it, little-endian. A file is read into one
+// string, summed as it is read, and its strings are sliced out of it, so a
+// million records cost a few allocations, not millions.
+
+// Castagnoli is the CRC-32C table of every checksum in the prober's
+// files: the codec's, the lines', the ranked list copy's and Parquet's.
+var Castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// CRCResidue is the CRC-32C of any text followed by its own CRC-32C,
+// little-endian: the checksum of a whole file that is intact.
+var CRCResidue = crc32.Checksum(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(nil, Castagnoli)), Castagnoli)
+
+// Encoder builds one binary file in memory.
+type Encoder struct{ b []byte }
+
+// NewEncoder starts a file with magic, with room for about size bytes.
+func NewEncoder(magic string, size int) *Encoder {
+	return &Encoder{b: append(make([]byte, 0, size+len(magic)+4), magic...)}
+}
+
+// Uvarint appends v as a uvarint.
+func (e *Encoder) Uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+
+// Varint appends v as a varint.
+func (e *Encoder) Varint(v int64) { e.b = binary.AppendVarint(e.b, v) }
+
+// String appends s as its length and bytes.
+func (e *Encoder) String(s string) {
+	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
+	e.b = append(e.b, s...)
+}
+
+// Byte appends one byte.
+func (e *Encoder) Byte(c byte) { e.b = append(e.b, c) }
+
+// Uint64 appends v in eight bytes, little-endian.
+func (e *Encoder) Uint64(v uint64) { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
+
+// Finish appends the checksum and returns the file.
+func (e *Encoder) Finish() []byte {
+	return binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, Castagnoli))
+}
+
+// Decoder reads the fields of one file in the order they were encoded. The
+// first error sticks: later reads return zero values, and Err or Close
+// report it, wrapping the damaged error given to NewDecoder.
+type Decoder struct {
+	s       string // the file without its checksum
+	off     int
+	err     error
+	damaged error
+}
+
+// NewDecoder checks a whole file's text, whose CRC-32C (its own checksum
+// included) is sum, as ReadSummed returns them, and returns a Decoder of
+// the fields after magic. A file that does not start with magic, or whose
+// checksum does not match, is an error wrapping damaged.
+func NewDecoder(text string, sum uint32, magic string, damaged error) (*Decoder, error) {
+	if len(text) < len(magic)+4 || text[:len(magic)] != magic {
+		return nil, fmt.Errorf("%w: not a %q file", damaged, magic)
+	}
+	if sum != CRCResidue {
+		return nil, fmt.Errorf("%w: checksum mismatch", damaged)
+	}
+	return &Decoder{s: text[:len(text)-4], off: len(magic), damaged: damaged}, nil
+}
+
+// ReadSummed reads the file at path into one string and returns it with
+// its CRC-32C, computed as it is read, for NewDecoder. Errors are os.Open's
+// and the read's, unwrapped.
+func ReadSummed(path string) (string, uint32, error) { return readSummed(path, Castagnoli) }
+
+func (d *Decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: bad %s at byte %d", d.damaged, what, d.off)
+	}
+	d.off = len(d.s)
+}
+
+// Uvarint reads a uvarint, as binary.Uvarint does, overflow included.
+func (d *Decoder) Uvarint() uint64 {
+	var x uint64
+	var shift uint
+	for i := 0; i < binary.MaxVarintLen64 && d.off+i < len(d.s); i++ {
+		c := d.s[d.off+i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break
+			}
+			d.off += i + 1
+			return x | uint64(c)<<shift
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+	d.fail("number")
+	return 0
+}
+
+// Varint reads a varint.
+func (d *Decoder) Varint() int64 {
+	u := d.Uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// String reads a string: a substring of the file's text.
+func (d *Decoder) String() string {
+	n := d.Uvarint()
+	if n > uint64(len(d.s)-d.off) {
+		d.fail("string")
+		return ""
+	}
+	s := d.s[d.off : d.off+int(n)]
+	d.off += int(n)
+	return s
+}
+
+// SkipString passes over a string.
+func (d *Decoder) SkipString() {
+	n := d.Uvarint()
+	if n > uint64(len(d.s)-d.off) {
+		d.fail("string")
+		return
+	}
+	d.off += int(n)
+}
+
+// SkipNumber passes over a uvarint or varint.
+func (d *Decoder) SkipNumber() {
+	for end := min(d.off+binary.MaxVarintLen64, len(d.s)); d.off < end; {
+		c := d.s[d.off]
+		d.off++
+		if c < 0x80 {
+			return
+		}
+	}
+	d.fail("number")
+}
+
+// Byte reads one byte.
+func (d *Decoder) Byte() byte {
+	if d.off >= len(d.s) {
+		d.fail("byte")
+		return 0
+	}
+	c := d.s[d.off]
+	d.off++
+	return c
+}
+
+// Uint64 reads eight bytes, little-endian.
+func (d *Decoder) Uint64() uint64 {
+	if len(d.s)-d.off < 8 {
+		d.fail("number")
+		return 0
+	}
+	var v uint64
+	for i := range 8 {
+		v |= uint64(d.s[d.off+i]) << (8 * i)
+	}
+	d.off += 8
+	return v
+}
+
+// Count reads a number of records of at least min bytes each (min > 0),
+// failing when fewer bytes are left than they need: a damaged count cannot
+// make the reader allocate gigabytes.
+func (d *Decoder) Count(min int) int {
+	n := d.Uvarint()
+	if n > uint64((len(d.s)-d.off)/min) {
+		d.fail("count")
+		return 0
+	}
+	return int(n)
+}
+
+// Fail records that the field just read, named what, is out of range.
+func (d *Decoder) Fail(what string) { d.fail(what) }
+
+// Err returns the first error, nil when none.
+func (d *Decoder) Err() error { return d.err }
+
+// Close returns the first error, or one when bytes are left after the last
+// field.
+func (d *Decoder) Close() error {
+	if d.err == nil && d.off != len(d.s) {
+		d.err = fmt.Errorf("%w: %d bytes after the end", d.damaged, len(d.s)-d.off)
+	}
+	return d.err
+}
