@@ -120,6 +120,9 @@ func (d Dir) Interrupted() string { return filepath.Join(string(d), "run", "inte
 // ToolDefs returns the directory of tool definitions stored by hash.
 func (d Dir) ToolDefs() string { return filepath.Join(string(d), "tooldefs") }
 
+// ToolDefSet returns the file of the definition set whose hash is hash.
+func (d Dir) ToolDefSet(hash string) string { return filepath.Join(d.ToolDefs(), hash+".json") }
+
 // Results returns the root of the Parquet history,
 // results/date=YYYY-MM-DD/*.parquet (Hive partitioning, which DuckDB reads
 // as a date column).

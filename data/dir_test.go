@@ -23,7 +23,7 @@ func TestDirLayout(t *testing.T) {
 		{d.MinuteMarker(m), "D/run/minutes/2026-12-02T1033.json"},
 		{d.Recorded(), "D/run/recorded.json"},
 		{d.Interrupted(), "D/run/interrupted.jsonl"},
-		{d.ToolDefs(), "D/tooldefs"},
+		{d.ToolDefSet("ab12"), "D/tooldefs/ab12.json"},
 		{d.ResultDay(m), "D/results/date=2026-12-02"},
 		{d.Replica(), "D/replica"},
 		{d.State(), "D/state/states.bin"},

@@ -43,10 +43,6 @@ const confirmEvery = 10 * time.Minute
 // lastGoodMeta names the metadata of the last good copy, beside it.
 const lastGoodMeta = "last-good.json"
 
-// LastGoodPath returns where Fetch keeps the last good copy of the paused
-// list under the data directory dataDir.
-func LastGoodPath(dataDir string) string { return data.Dir(dataDir).PausedCopy() }
-
 // copyMeta describes the last good copy; it is written after the copy, so a
 // crash in between leaves an ETag that no longer matches, which only costs
 // one full download.
@@ -87,7 +83,7 @@ func (f *Fetcher) Fetch(ctx context.Context, spec Spec) (path string, warn, err 
 	}
 	log = log.With("source", spec.String())
 	now := f.now()
-	path = LastGoodPath(f.DataDir)
+	path = data.Dir(f.DataDir).PausedCopy()
 	metaPath := filepath.Join(filepath.Dir(path), lastGoodMeta)
 	meta, haveCopy := readCopy(path, metaPath)
 

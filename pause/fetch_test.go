@@ -71,8 +71,8 @@ func TestFetch_R1_first_fetch_keeps_a_copy(t *testing.T) {
 	if warn != nil {
 		t.Fatalf("warn = %v", warn)
 	}
-	if path != LastGoodPath(dir) {
-		t.Errorf("path = %s, want %s", path, LastGoodPath(dir))
+	if path != data.Dir(dir).PausedCopy() {
+		t.Errorf("path = %s, want %s", path, data.Dir(dir).PausedCopy())
 	}
 	if got := mustPausedIDs(t, path); got != "alpha,beta,gamma" {
 		t.Errorf("paused = %s, want alpha,beta,gamma", got)
@@ -251,7 +251,7 @@ func TestFetch_failure_keeps_the_last_good_copy(t *testing.T) {
 			f := newFake(t, map[string]string{listPath: goodList})
 			dir := t.TempDir()
 			fetchAt(t, f, dir, t0)
-			before, _ := os.ReadFile(LastGoodPath(dir))
+			before, _ := os.ReadFile(data.Dir(dir).PausedCopy())
 			f.Commit("main", listPath, "delta\n") // would resume alpha, beta and gamma if read
 			f.SetIntercept(func(w http.ResponseWriter, r *http.Request) bool { tc.answer(w, r); return true })
 
@@ -303,7 +303,7 @@ func TestFetch_R2_no_good_copy_is_an_error(t *testing.T) {
 	if !errors.Is(err, ErrNoGoodCopy) || !errors.Is(err, ErrMalformed) || path != "" {
 		t.Errorf("Fetch = %q, %v; want ErrNoGoodCopy wrapping ErrMalformed", path, err)
 	}
-	if _, serr := os.Stat(LastGoodPath(dir)); !os.IsNotExist(serr) {
+	if _, serr := os.Stat(data.Dir(dir).PausedCopy()); !os.IsNotExist(serr) {
 		t.Errorf("a malformed list was kept: %v", serr)
 	}
 }

@@ -20,7 +20,7 @@ type hostWork struct {
 
 // hostIndex is every host of a plan and each server's host.
 type hostIndex struct {
-	hosts     []*hostWork
+	hosts     []hostWork
 	ofServer  []int32 // index in hosts, or noHost, pausedHost
 	stretches []int64 // of each host, as hosts[k].stretch, packed for the cores
 }
@@ -61,10 +61,15 @@ func (p *pass) indexHosts() {
 	}
 	wg.Wait()
 	offset := make([]int32, parts)
+	total := 0
+	for _, f := range found {
+		total += len(f.names)
+	}
+	x.hosts = make([]hostWork, 0, total)
 	for w, f := range found {
 		offset[w] = int32(len(x.hosts))
 		for k, h := range f.names {
-			x.hosts = append(x.hosts, &hostWork{name: h, starts: l.Hosts[h], stretch: hostStretch(f.demand[k])})
+			x.hosts = append(x.hosts, hostWork{name: h, starts: l.Hosts[h], stretch: hostStretch(f.demand[k])})
 		}
 	}
 	if parts > 1 {
@@ -77,8 +82,8 @@ func (p *pass) indexHosts() {
 		})
 	}
 	x.stretches = make([]int64, len(x.hosts))
-	for k, h := range x.hosts {
-		x.stretches[k] = h.stretch
+	for k := range x.hosts {
+		x.stretches[k] = x.hosts[k].stretch
 	}
 	p.hosts = x
 }

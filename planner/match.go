@@ -27,8 +27,9 @@ func (p *pass) matchLedger() {
 	n := len(servers)
 	old := l.Servers
 	prev := matchRecords(old, servers)
-	m := matched{out: old}
-	if len(old) != n || !sequential(prev) {
+	m := matched{out: old} // while the list is unchanged, each record stays where it is
+	inPlace := len(old) == n && sequential(prev)
+	if !inPlace {
 		m.out = make([]spool.LedgerServer, n)
 	}
 	var mu sync.Mutex
@@ -39,14 +40,16 @@ func (p *pass) matchLedger() {
 		for i := lo; i < hi; i++ {
 			s := &servers[i]
 			host := hosts.ofServer[i]
-			var e spool.LedgerServer
+			e := &m.out[i]
 			ok := prev[i] >= 0
+			if ok && !inPlace {
+				*e = old[prev[i]]
+			}
 			if ok {
-				e = old[prev[i]]
 				mineFound++
 			}
 			if !ok || e.URLHash != addrs.urlHash[i] {
-				e = spool.LedgerServer{ID: s.ID, URLHash: addrs.urlHash[i], FirstSeen: start} // listed, or at a new address: a new server
+				*e = spool.LedgerServer{ID: s.ID, URLHash: addrs.urlHash[i], FirstSeen: start} // listed, or at a new address: a new server
 			}
 			e.Rank = int32(s.Rank)
 			if host == pausedHost { // rule S8
@@ -64,7 +67,6 @@ func (p *pass) matchLedger() {
 				// looked at: its servers come and go.
 				mine = append(mine, int32(i))
 			}
-			m.out[i] = e
 		}
 		mu.Lock()
 		m.look = append(m.look, mine...)

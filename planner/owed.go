@@ -17,14 +17,14 @@ func (p *pass) collectOwed() error {
 	if states == nil && in.StatesOf != nil {
 		var keep func(id string) bool
 		if len(m.look) < len(in.Servers)/4 { // else reading every state costs less than picking
-			ids := make(map[string]struct{}, len(m.look))
+			ids := newIDSet(len(m.look))
 			for _, i := range m.look {
-				ids[in.Servers[i].ID] = struct{}{}
+				ids.add(in.Servers[i].ID)
 				for _, f := range sh.follows[i] {
-					ids[in.Servers[f].ID] = struct{}{}
+					ids.add(in.Servers[f].ID)
 				}
 			}
-			keep = func(id string) bool { _, ok := ids[id]; return ok }
+			keep = ids.has
 		}
 		var err error
 		if states, err = in.StatesOf(keep); err != nil {
@@ -43,11 +43,11 @@ func (p *pass) collectOwed() error {
 			e := m.out[i]
 			cad := newCadence(sh.slot(int(i), s), s.Rank, hosts.stretch(host))
 			st, has := sh.state(states, int(i), in.Servers)
-			seen := e
+			seen := sh.view(e, i)
 			seen.FirstSeen = sh.firstSeen(m.out, int(i))
-			lost := p.lost(e, st, has)
+			lost := p.lost(seen, st, has)
 			why, due := p.owed(seen, cad, st, has, lost)
-			if !has && e.Planned == 0 && seen.FirstSeen <= l.Created && due >= start+minute {
+			if !has && seen.Planned == 0 && seen.FirstSeen <= l.Created && due >= start+minute {
 				myWait.add(due)
 			}
 			e.Cadence = int32(cad.every())
@@ -57,7 +57,7 @@ func (p *pass) collectOwed() error {
 				e.Seen = st.LastCheck.Unix()
 			}
 			if due < start+minute {
-				c := candidate{server: int(i), host: host, class: why, due: due, again: lost && due == e.Planned}
+				c := candidate{server: int(i), host: host, class: why, due: due, again: lost && due == seen.Planned}
 				if has {
 					c.protocol, c.transport = st.Protocol, st.Transport
 				}

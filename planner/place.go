@@ -23,7 +23,7 @@ func (p *pass) placeAll() {
 	for _, c := range cands {
 		second, ok := max(c.due, start), true
 		if c.host >= 0 {
-			second, ok = place(hosts.hosts[c.host], start, second, c.class)
+			second, ok = place(&hosts.hosts[c.host], start, second, c.class)
 		}
 		if !ok {
 			rep.Deferred++
@@ -40,7 +40,7 @@ func (p *pass) placeAll() {
 			Protocol: c.protocol, Transport: c.transport, Also: sh.also(c.server, servers),
 		}
 		if c.host >= 0 {
-			h := hosts.hosts[c.host]
+			h := &hosts.hosts[c.host]
 			pc.Host = h.name
 			if h.stretch > stretchUnit {
 				pc.Every = int64(e.Cadence)
@@ -60,8 +60,8 @@ func (p *pass) placeAll() {
 			rep.Again++
 		}
 	}
-	for _, h := range hosts.hosts {
-		if h.changed {
+	for i := range hosts.hosts {
+		if h := &hosts.hosts[i]; h.changed {
 			l.Hosts[h.name] = h.starts
 		}
 	}

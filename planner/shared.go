@@ -12,9 +12,10 @@ import (
 // not planned, their ledger records mirror the lead's, and the runner
 // journals the lead's result for each of them (data.PlannedCheck.Results).
 type sharing struct {
-	lead    []int32           // per server: the index of its lead, -1 for a lead or a server alone at its address; nil when no address is shared
-	follows map[int32][]int32 // lead -> the others at its address, in rank order
-	paused  map[string]bool   // Input.Paused, widened to every server at an address one of its servers is paused at
+	lead    []int32                      // per server: the index of its lead, -1 for a lead or a server alone at its address; nil when no address is shared
+	follows map[int32][]int32            // lead -> the others at its address, in rank order
+	before  map[int32]spool.LedgerServer // lead -> a follower's record of the address's last check, planned before the lead was listed (adopt)
+	paused  map[string]bool              // Input.Paused, widened to every server at an address one of its servers is paused at
 }
 
 // shareAddresses finds the addresses listed more than once. A paused
@@ -156,20 +157,46 @@ func better(a, b data.State) bool {
 	}
 }
 
-// adopt gives each lead's record the address's last planned check, which
-// another of its servers may hold (the one that led before, or a follower
-// mirroring it), so that a new lead neither checks the address again at
-// once nor takes a check in flight for lost.
+// adopt gives each lead's record the address's last check planned since
+// the lead was listed there, which another of its servers may hold (the
+// one that led before, or a follower mirroring it), so that a new lead
+// neither checks the address again at once nor takes a check in flight for
+// lost. A check planned before the lead was listed is the address's, not
+// the lead's: its result is kept under the listings of then. The lead plans
+// from it while it leads (sharing.view), but its record does not keep it,
+// so that standing alone later it does not take it for its own check lost,
+// owed again at once off its slot (rule S2), as a follower's record does
+// not (mirror).
 func (sh *sharing) adopt(out []spool.LedgerServer) {
 	for k, fs := range sh.follows {
 		e := &out[k]
+		var before spool.LedgerServer // the address's last check planned before e was listed
 		for _, f := range fs {
-			o := out[f]
-			if o.Planned > e.Planned {
+			switch o := out[f]; {
+			case o.Planned <= e.Planned:
+			case o.Planned >= e.FirstSeen:
 				e.Planned, e.Reason, e.PrevPlanned, e.PrevReason = o.Planned, o.Reason, o.PrevPlanned, o.PrevReason
+			case o.Planned > before.Planned:
+				before = o
 			}
 		}
+		if before.Planned > e.Planned {
+			if sh.before == nil {
+				sh.before = map[int32]spool.LedgerServer{}
+			}
+			sh.before[k] = before
+		}
 	}
+}
+
+// view returns record e of server i as its address knows it: for a lead,
+// with the address's last check when it was planned before the lead was
+// listed (see adopt).
+func (sh *sharing) view(e spool.LedgerServer, i int32) spool.LedgerServer {
+	if o, ok := sh.before[i]; ok && o.Planned > e.Planned {
+		e.Planned, e.Reason, e.PrevPlanned, e.PrevReason = o.Planned, o.Reason, o.PrevPlanned, o.PrevReason
+	}
+	return e
 }
 
 // firstSeen returns the latest first sighting among the servers of server
@@ -204,6 +231,9 @@ func (sh *sharing) mirror(out []spool.LedgerServer) {
 				// it come to stand alone unchecked, it is new (rule S5),
 				// not owed that check again as lost.
 				continue
+			}
+			if o.Planned > e.Planned {
+				continue // the address's last check, planned before its lead was listed (adopt): it keeps it
 			}
 			o.Planned, o.Reason, o.PrevPlanned, o.PrevReason = e.Planned, e.Reason, e.PrevPlanned, e.PrevReason
 		}

@@ -83,7 +83,7 @@ func TestEndToEnd_S8_pause_and_resume(t *testing.T) {
 	siteDir := t.TempDir()
 	publish := func() map[string]string {
 		t.Helper()
-		cfg := site.Config{DataDir: dir, ServersPath: csv, PausedPath: pause.LastGoodPath(dir), OutDir: siteDir, Now: now, NoHTML: true}
+		cfg := site.Config{DataDir: dir, ServersPath: csv, PausedPath: data.Dir(dir).PausedCopy(), OutDir: siteDir, Now: now, NoHTML: true}
 		if _, err := site.Publish(context.Background(), cfg); err != nil {
 			t.Fatalf("publish: %v", err)
 		}

@@ -267,7 +267,7 @@ func TestRunGitHubPaused(t *testing.T) {
 	if ids["maps"] || !ids["weather"] {
 		t.Errorf("planned %v: want weather, not the paused maps", ids)
 	}
-	if _, err := os.Stat(pause.LastGoodPath(dir)); err != nil {
+	if _, err := os.Stat(data.Dir(dir).PausedCopy()); err != nil {
 		t.Errorf("no local copy of the paused list: %v", err)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"hash/crc32"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -162,5 +164,42 @@ func TestLedgerVersion3(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(b), ledgerMagic) {
 		t.Errorf("written as %q, want %q", b[:len(ledgerMagic)], ledgerMagic)
+	}
+}
+
+// TestLedgerMarshalRuns: a ledger of more records than one run takes is
+// encoded side by side on every core into the bytes one core writes, reads
+// back equal, and a bad record in any run is an error.
+func TestLedgerMarshalRuns(t *testing.T) {
+	l := NewLedger()
+	l.Created, l.LastMinute = 1_780_000_000, 1_780_003_600
+	l.Hosts["a.example.com"] = []HostStart{MakeHostStart(1_780_000_010, true)}
+	for i := range 200_003 {
+		l.Servers = append(l.Servers, LedgerServer{ID: "srv-" + strconv.Itoa(i), Rank: int32(1 + i), URLHash: uint64(i) * 0x9e3779b97f4a7c15,
+			FirstSeen: l.Created - int64(i), Planned: l.LastMinute + int64(i%120), Reason: ReasonCode(i % 3), NextDue: l.LastMinute + int64(i),
+			Seen: int64(i % 2 * i), Cadence: int32(3600 * (1 + i%24))})
+	}
+	marshal := func(procs int) []byte {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		b, err := l.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	one := marshal(1)
+	for _, procs := range []int{2, 3, 4} {
+		if !slices.Equal(marshal(procs), one) {
+			t.Errorf("encoded on %d cores: not the bytes of one", procs)
+		}
+	}
+	got := NewLedger()
+	if err := got.UnmarshalBinary(one); err != nil || !got.Equal(l) {
+		t.Errorf("round trip: %v, equal %v", err, got.Equal(l))
+	}
+	l.Servers[len(l.Servers)-1].PrevReason = CodeRoutine + 1
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	if _, err := l.MarshalBinary(); err == nil || !strings.Contains(err.Error(), "bad reason code") {
+		t.Errorf("a bad record in the last run: error %v", err)
 	}
 }

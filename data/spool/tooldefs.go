@@ -61,7 +61,7 @@ func PutToolDefs(dir, hash string, canonical []byte) error {
 	if !toolsHashRE.MatchString(hash) || len(canonical) > MaxToolDefsBytes {
 		return nil
 	}
-	path := filepath.Join(data.Dir(dir).ToolDefs(), hash+".json")
+	path := data.Dir(dir).ToolDefSet(hash)
 	if fi, err := os.Stat(path); err == nil {
 		// Still listed: its time moves on (once a day at most), so
 		// PruneToolDefs keeps it.
@@ -118,7 +118,7 @@ func ReadToolDefs(dir, hash string) ([]ToolDef, error) {
 	if !toolsHashRE.MatchString(hash) {
 		return nil, fmt.Errorf("read tool definitions %q: %w", hash, ErrNoToolDefs)
 	}
-	path := filepath.Join(data.Dir(dir).ToolDefs(), hash+".json")
+	path := data.Dir(dir).ToolDefSet(hash)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read tool definitions %s: %w", hash, ErrNoToolDefs)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +39,7 @@ func TestFingerprintTools(t *testing.T) {
 		t.Errorf("missing set: %v", err)
 	}
 	// A flipped byte is named, not believed.
-	path := filepath.Join(data.Dir(dir).ToolDefs(), h1+".json")
+	path := data.Dir(dir).ToolDefSet(h1)
 	c1[3] ^= 1
 	if err := os.WriteFile(path, c1, 0o644); err != nil {
 		t.Fatal(err)
@@ -52,7 +51,7 @@ func TestFingerprintTools(t *testing.T) {
 	if err := PutToolDefs(dir, strings.Repeat("b", 64), big); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(data.Dir(dir).ToolDefs(), strings.Repeat("b", 64)+".json")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(data.Dir(dir).ToolDefSet(strings.Repeat("b", 64))); !errors.Is(err, os.ErrNotExist) {
 		t.Error("a set over 1 MB was stored")
 	}
 }
@@ -69,7 +68,7 @@ func TestPruneToolDefs(t *testing.T) {
 		if err := PutToolDefs(dir, hash, canonical); err != nil {
 			t.Fatal(err)
 		}
-		return hash, filepath.Join(data.Dir(dir).ToolDefs(), hash+".json")
+		return hash, data.Dir(dir).ToolDefSet(hash)
 	}
 	old, oldPath := put("gone")
 	listed, listedPath := put("still-listed")

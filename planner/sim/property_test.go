@@ -15,6 +15,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/lists"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 )
 
@@ -244,12 +245,29 @@ func skipFixedInputInShort(t *testing.T) {
 
 // TestPropertyRulesS2Again is an input TestPropertyRules failed on in a
 // CI-like run of 2026-12-02 (#2, seed 1374828277292909: a big host of
-// 2,660 servers, 28% listed again at an address): p001028-again was due
-// at 10:44:08, off its slot, after the plan of 11:36 (rule S2). Not yet
-// understood: it is kept here, skipped, so that the fix starts from it.
+// 2,660 servers, 28% listed again at an address): p001028-again, listed
+// at HTTPS://big.example.net/mcp/p001028#again, led the address it shared
+// with p001028, checked for both at 10:44:08. At 10:51 its listing moved
+// to ...#again/v2 (the move went into the fragment: the same address, a
+// new record), and as the lead it adopted the address's last check,
+// 10:44:08, into its new record. When p001028 left at 11:35 it stood
+// alone: the result of 10:44:08 is kept under its old listing, so the
+// planner took that check for its own, lost, and planned it again at once,
+// due 10:44:08, off its slot (rule S2). A lead now plans from a check made
+// before it was listed while it leads, but its record does not keep it
+// (sharing.adopt, sharing.view), as a follower's does not (sharing.mirror):
+// standing alone, never checked at its listing, it is a new server.
 func TestPropertyRulesS2Again(t *testing.T) {
-	t.Skip("known S2 violation at a shared address, not fixed yet: PLANNER_PROPERTY_RANDOM=1 finds it and others (see the closing note of 2026-12-02)")
-	MustHoldRules(t, randomShape(rand.New(rand.NewPCG(0xe45166cc8b58a888, 0))), 3*time.Hour)
+	s := randomShape(rand.New(rand.NewPCG(0xe45166cc8b58a888, 0)))
+	if s.seed != 1374828277292909 || s.bigHost != 2660 {
+		t.Fatalf("randomShape no longer gives the failing input: %v", s)
+	}
+	sim := MustHoldRules(t, s, 3*time.Hour)
+	e, ok := sim.Ledger.Lookup("p001028-again")
+	if !ok || e.Reason != spool.CodeNew || e.Planned < time.Date(2026, 12, 2, 11, 36, 0, 0, time.UTC).Unix() {
+		t.Errorf("p001028-again's last check planned at %s (%s), want a new listing's first check once it stood alone at 11:35 (rule S5), not the address's check of 10:44:08 taken for its own",
+			time.Unix(e.Planned, 0).UTC().Format(time.RFC3339), e.Reason)
+	}
 }
 
 // TestPropertyTenThousandOnOneHost: one host with 10,000 servers, and
