@@ -55,6 +55,12 @@ func (r *Result) Bound() {
 		b.Names = boundNames(b.Names, maxCertNameBytes, MaxCertNames, MaxCertNamesBytes)
 		r.TLS = &b
 	}
+	if p := r.Support; p != nil {
+		b := *p
+		b.Versions = boundNames(b.Versions, maxVersionBytes, MaxDiscoverVersions, maxDiscoverVersionsBytes)
+		b.Answers = truncateJSON(b.Answers, MaxNameBytes)
+		r.Support = &b
+	}
 	if t := r.Timings; t != nil && len(t.FirstByte) > MaxFirstBytes {
 		b := *t
 		b.FirstByte = b.FirstByte[:MaxFirstBytes:MaxFirstBytes]

@@ -53,7 +53,10 @@ func TestResultBound(t *testing.T) {
 			}
 		}},
 		{"certificate_of_ten_thousand_names", Result{TLS: &TLSInfo{Issuer: strings.Repeat("&", 100_000), Names: manyTools},
-			Timings: &Timings{FirstByte: make([]time.Duration, 1000)}}, func(t *testing.T, r Result) {
+			Timings: &Timings{FirstByte: make([]time.Duration, 1000)}, Support: &ProtocolSupport{Versions: manyTools}}, func(t *testing.T, r Result) {
+			if n := len(r.Support.Versions); n == 0 || n > MaxDiscoverVersions {
+				t.Errorf("%d discover versions kept, want 1..%d (issue 19 point 3)", n, MaxDiscoverVersions)
+			}
 			if n := len(r.TLS.Names); n == 0 || n > MaxCertNames || !strings.HasSuffix(r.TLS.Issuer, TruncatedMarker) {
 				t.Errorf("%d names kept, issuer %.20q...; want 1..%d and the marker", n, r.TLS.Issuer, MaxCertNames)
 			}

@@ -179,6 +179,10 @@ type Result struct {
 	// connection.
 	TLS     *TLSInfo `json:"tls,omitempty"`
 	Timings *Timings `json:"timings,omitempty"`
+	// Support is how the server spoke (issue 19 point 3): the versions
+	// server/discover listed, whether it kept a session, whether answers
+	// came as JSON or event streams; nil when the check learned none of it.
+	Support *ProtocolSupport `json:"protocol_support,omitempty"`
 
 	// ProberFault says the check failed on the prober's side (its source
 	// address or its sockets), so it says nothing of the server: a runner

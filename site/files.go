@@ -41,6 +41,10 @@ type ServerFile struct {
 	Incidents   []Incident      `json:"incidents"`          // its status changes, newest first: at most IncidentsLen, none that ended more than a year ago
 	ToolDefs    ToolDefinitions `json:"tool_definitions"`
 	Badges      BadgeLinks      `json:"badges"`
+
+	// Protocol is how it spoke to the last check that got through a
+	// handshake (issue 19 point 3); null when none did.
+	Protocol *Protocol `json:"protocol"`
 }
 
 // Day is one UTC day of a server's daily series. Only working, needs_key
@@ -102,6 +106,8 @@ type LastResult struct {
 	// message, at most data.MaxToolProblems; [] when the listed tools have
 	// none, null when no tools were listed.
 	ToolProblems []data.ToolProblem `json:"tool_problems"`
+
+	supportFields // discover_versions, session, answers (issue 19 point 3)
 }
 
 // Check is one entry of a server's history.
@@ -150,6 +156,15 @@ type IndexFile struct {
 	Servers int           `json:"servers"` // number of rows
 	Totals  []StatusTotal `json:"totals"`  // one per outcome of table O, in the site's order
 	Rows    []IndexRow    `json:"rows"`
+
+	// Protocols counts the servers by how they last spoke (issue 19
+	// point 3), ToolProblems those whose last working check listed tools
+	// that clients will reject (point 4); FactsPending the servers in
+	// neither count yet (a site record from before them: each is read
+	// within the next runs). index.json has them before its rows.
+	Protocols    ProtocolTotals `json:"protocols"`
+	ToolProblems int            `json:"tool_problems"`
+	FactsPending int            `json:"facts_pending"`
 }
 
 // StatusTotal is how many servers the site shows with one status.

@@ -191,7 +191,7 @@ func (p *publication) renderOne(i int) error {
 	if !expires.IsZero() {
 		r.Expires = expires.UnixMilli()
 	}
-	if old.Status != r.Status || old.Tools != r.Tools || old.LastCheck != r.LastCheck || old.Uptime7d != r.Uptime7d {
+	if r.setFacts(f) || old.Status != r.Status || old.Tools != r.Tools || old.LastCheck != r.LastCheck || old.Uptime7d != r.Uptime7d {
 		p.indexChanged.Store(true)
 	}
 	return nil

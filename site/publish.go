@@ -209,6 +209,7 @@ func (p *publication) run(ctx context.Context) error {
 		return err
 	}
 	p.phase("results")
+	p.backfillFacts()
 	nowMS := p.now.UnixMilli()
 	for _, r := range st.Rows {
 		if r.Expires != 0 && r.Expires <= nowMS {

@@ -151,12 +151,14 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 			Protocol: r.Protocol, Era: era(r.Protocol, r.Transport), Transport: r.Transport,
 			ServerName: r.ServerName, ServerVersion: r.ServerVersion,
 			ToolCount: r.ToolCount, Tools: append([]string{}, r.Tools...), Timings: timingsOf(r),
+			supportFields: supportFieldsOf(r.Support),
 		}
 		if r.Status == data.Working {
 			f.LastResult.ToolProblems = append([]data.ToolProblem{}, r.ToolProblems...)
 		}
 	}
 	f.Certificate = certificateOf(s.Cert, now)
+	f.Protocol = protocolOf(s.Proto)
 	earliest(certChange(s.Cert, now))
 	for i := len(s.Checks) - 1; i >= 0 && len(f.History) < HistoryLen; i-- {
 		c := s.Checks[i]
@@ -300,6 +302,7 @@ func indexHead(st *store) IndexFile {
 		counts[r.Status]++
 	}
 	head := IndexFile{Servers: len(st.Rows)}
+	head.Protocols, head.ToolProblems, head.FactsPending = factsTotals(st)
 	for _, o := range data.Outcomes {
 		head.Totals = append(head.Totals, StatusTotal{Status: o, Label: o.Label(), Count: counts[o]})
 	}
@@ -312,11 +315,18 @@ func indexHead(st *store) IndexFile {
 func encodeIndex(st *store) [][]byte {
 	head := indexHead(st)
 	tb, _ := json.Marshal(head.Totals)
-	b := make([]byte, 0, 128+len(tb))
+	pb, _ := json.Marshal(head.Protocols)
+	b := make([]byte, 0, 192+len(tb)+len(pb))
 	b = append(b, `{"servers":`...)
 	b = strconv.AppendInt(b, int64(head.Servers), 10)
 	b = append(b, ",\n\"totals\":"...)
 	b = append(b, tb...)
+	b = append(b, ",\n\"protocols\":"...)
+	b = append(b, pb...)
+	b = append(b, `,"tool_problems":`...)
+	b = strconv.AppendInt(b, int64(head.ToolProblems), 10)
+	b = append(b, `,"facts_pending":`...)
+	b = strconv.AppendInt(b, int64(head.FactsPending), 10)
 	b = append(b, ",\n\"rows\":["...)
 	// Rows are encoded in chunks in parallel; a million rows is most of a
 	// publish's CPU time otherwise.

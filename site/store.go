@@ -15,8 +15,14 @@ import (
 
 // storeMagic starts state.bin; a file without it is not ours, or of an
 // older layout (v1 had no checksum), and the site is rebuilt: the store is
-// derived from the data directory and the published files.
-const storeMagic = "plug.directory site state v2\n"
+// derived from the data directory and the published files. A file of
+// storeMagicV2, the layout before each row's facts (issue 19), loads with
+// them not read yet (row.Problems -1), and backfillFacts reads them over
+// the next runs.
+const (
+	storeMagic   = "plug.directory site state v3\n"
+	storeMagicV2 = "plug.directory site state v2\n"
+)
 
 // row is what the site remembers of one server between runs: enough to
 // write its index row and to know when its files must be rendered again
@@ -27,12 +33,20 @@ type row struct {
 	URLSum    uint64       // FNV-64a of its address, to notice a new one
 	Status    data.Outcome // status shown
 	Paused    bool
+	Speaks    bool  // it speaks 2026-07-28 (issue 19: see Protocol below)
+	Problems  int32 // its tool problems; -1 while its facts are not read yet
 	LastCheck int64 // start of the last check, Unix ms; 0 when never checked
 	Uptime7d  int64 // hundredths of a percent; -1 when nothing counted
 	Tools     int64 // tool count of the last check if it listed them; -1 when unknown
 	PlanNext  int64 // next start a plan file names, Unix ms; 0 when none
 	Expires   int64 // when its files change without new input, Unix ms; 0 never
 	EffCad    int64 // cadence its host's caps stretch it to, seconds; 0 when not stretched
+
+	// Protocol, Speaks and Problems are its facts for index.json's
+	// counts (issue 19), as its file last published them: the protocol
+	// version negotiated, whether it speaks 2026-07-28, its number of tool
+	// problems. (Speaks and Problems sit beside Paused, in its padding.)
+	Protocol string
 }
 
 // fileSig tells whether an input file changed since the last run.
@@ -71,6 +85,10 @@ type store struct {
 	Meta  meta
 	Rows  []row    // sorted by id
 	Order []uint32 // indexes of Rows sorted by rank, ties by id
+
+	// factsPending: rows whose facts are not read yet may be left (a
+	// record of storeMagicV2), for backfillFacts.
+	factsPending bool
 }
 
 func newStore() *store {
@@ -136,6 +154,9 @@ func (s *store) encode() ([]byte, error) {
 		for _, v := range []int64{r.LastCheck, r.Uptime7d, r.Tools, r.PlanNext, r.Expires, r.EffCad} {
 			e.Varint(v)
 		}
+		e.String(r.Protocol)
+		e.Byte(boolByte(r.Speaks))
+		e.Varint(int64(r.Problems))
 	}
 	for _, o := range s.Order {
 		e.Uvarint(uint64(o))
@@ -148,7 +169,11 @@ var errCorrupt = errors.New("corrupt site state")
 // decodeStore reads what encode wrote, from the file's text and its
 // CRC-32C as durable.ReadSummed returns them. Errors wrap errCorrupt.
 func decodeStore(text string, sum uint32) (*store, error) {
-	d, err := durable.NewDecoder(text, sum, storeMagic, errCorrupt)
+	magic, v2 := storeMagic, strings.HasPrefix(text, storeMagicV2)
+	if v2 {
+		magic = storeMagicV2
+	}
+	d, err := durable.NewDecoder(text, sum, magic, errCorrupt)
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +207,14 @@ func decodeStore(text string, sum uint32) (*store, error) {
 		for _, p := range []*int64{&r.LastCheck, &r.Uptime7d, &r.Tools, &r.PlanNext, &r.Expires, &r.EffCad} {
 			*p = d.Varint()
 		}
+		if v2 {
+			r.Problems = -1
+		} else {
+			r.Protocol = d.String()
+			r.Speaks = d.Byte() != 0
+			r.Problems = int32(d.Varint())
+		}
+		s.factsPending = s.factsPending || r.Problems < 0
 	}
 	s.Order = make([]uint32, n)
 	for i := range s.Order {

@@ -43,6 +43,7 @@ type summary struct {
 	// compares.
 	Cert    *certSeen
 	PubCert *Certificate
+	Proto   *protoSeen // the last handshake a check got through (issue 19 point 3)
 }
 
 // pastCheck is one check in a summary, kept short: a server checked hourly
@@ -94,6 +95,7 @@ func (s *summary) apply(r data.Result) bool {
 	s.Checks = slices.Insert(s.Checks, i, pastCheck{At: at, Status: r.Status, Reason: r.Detail, LatencyMS: r.Duration.Milliseconds(), Phases: phasesOf(r.Timings)})
 	s.State.Apply(r)
 	s.noteCert(r)
+	s.noteProtocol(r)
 	if s.Last == nil || r.Started.After(s.Last.Started) {
 		s.Last = &r
 	}
@@ -177,6 +179,7 @@ func summaryOf(f ServerFile) *summary {
 			s.Cert.Version = *c.TLSVersion
 		}
 	}
+	s.Proto = protoSeenOf(f.Protocol)
 	if f.LastResult == nil || f.LastCheck == nil {
 		return s
 	}
@@ -192,7 +195,8 @@ func summaryOf(f ServerFile) *summary {
 	s.Last = &data.Result{ID: f.ID, URL: f.URL, Status: lr.Status, Detail: lr.Reason, Started: lr.Started.UTC(),
 		Duration: time.Duration(lr.LatencyMS) * time.Millisecond, HTTPStatus: lr.HTTPStatus,
 		Protocol: lr.Protocol, Transport: lr.Transport, ServerName: lr.ServerName, ServerVersion: lr.ServerVersion,
-		ToolCount: lr.ToolCount, Tools: lr.Tools, Timings: resultTimings(lr.Timings), ToolProblems: lr.ToolProblems}
+		ToolCount: lr.ToolCount, Tools: lr.Tools, Timings: resultTimings(lr.Timings), ToolProblems: lr.ToolProblems,
+		Support: lr.supportFields.support()}
 	for i := len(f.History) - 1; i >= 0; i-- {
 		c := f.History[i]
 		s.Checks = append(s.Checks, pastCheck{At: c.Started.UnixMilli(), Status: c.Status, Reason: c.Reason, LatencyMS: c.LatencyMS, Phases: c.Timings})

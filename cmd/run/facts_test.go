@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,7 +87,7 @@ func (s *sdkFactsServer) counts() [3]int64 {
 }
 
 // TestFactsPublished follows what a check sees on its way (issue 19 points
-// 1-2) from a real go-sdk server to what run -url prints and what the site
+// 1-3) from a real go-sdk server to what run -url prints and what the site
 // publishes, each time with the server's own counts: learning them costs
 // not a connection, handshake or request more than a plain check.
 func TestFactsPublished(t *testing.T) {
@@ -110,6 +111,13 @@ func TestFactsPublished(t *testing.T) {
 		if tm := out.Timings; tm == nil || tm.ConnectMS == nil || tm.TLSMS == nil || tm.DNSMS != nil || len(tm.FirstByteMS) != out.Requests {
 			t.Fatalf("timings %+v: want connect, TLS, no lookup (the lab's override) and a first byte per request", tm)
 		}
+		// issue 19 point 3: the stateless go-sdk server lists the SDK's
+		// versions, keeps no session and answers in event streams.
+		if !slices.Equal(out.DiscoverVersions, mcp.SupportedProtocolVersions()) || out.Session == nil || *out.Session ||
+			out.Answers == nil || *out.Answers != "sse" || out.Protocol == nil || *out.Protocol != "2026-07-28" {
+			t.Errorf("protocol %v, discover_versions %q, session %v, answers %v; want 2026-07-28, the SDK's versions, false, sse",
+				out.Protocol, out.DiscoverVersions, out.Session, out.Answers)
+		}
 		for i, v := range out.Timings.FirstByteMS {
 			if v < float64(answerDelay.Milliseconds()) {
 				t.Errorf("answer %d: first byte after %v ms; the server waited %v", i+1, v, answerDelay)
@@ -124,7 +132,8 @@ func TestFactsPublished(t *testing.T) {
 		}
 		s.wantPlainCheck(t, before, 2)
 		for _, want := range []string{"certificate expires in 19 days " + s.notAfter.Format(time.RFC3339) + ", TLS 1.3; issued by CN=prober test CA for mcp.test",
-			"timings DNS none, connect ", ", first byte "} {
+			"timings DNS none, connect ", ", first byte ",
+			"protocol 2026-07-28 over streamable-http; no session; answers as event streams; server/discover lists " + strings.Join(mcp.SupportedProtocolVersions(), ", ")} {
 			if !strings.Contains(squeeze(stdout), want) {
 				t.Errorf("output lacks %q:\n%s", want, stdout)
 			}
@@ -173,6 +182,17 @@ func TestFactsPublished(t *testing.T) {
 		tm := f.LastResult.Timings
 		if tm == nil || tm.ConnectMS == nil || tm.TLSMS == nil || tm.DNSMS != nil || len(tm.FirstByteMS) != rs[0].Requests || *tm.WaitMS < 2*answerDelay.Milliseconds() {
 			t.Errorf("published timings %+v; want connect, TLS, no lookup and the server's %v per answer", tm, answerDelay)
+		}
+		if p := f.Protocol; p == nil || p.Version != "2026-07-28" || p.Era != "discover" || !p.Speaks20260728 || p.Session == nil || *p.Session ||
+			p.Answers == nil || *p.Answers != "sse" || !slices.Equal(p.DiscoverVersions, mcp.SupportedProtocolVersions()) {
+			t.Errorf("published protocol %+v; want 2026-07-28 (discover), no session, sse, the SDK's versions", p)
+		}
+		var idx site.IndexFile
+		if b, err := os.ReadFile(filepath.Join(out, "index.json")); err != nil || json.Unmarshal(b, &idx) != nil {
+			t.Fatalf("index.json: %v", err)
+		}
+		if idx.Protocols.Speaks20260728 != 1 || !slices.Equal(idx.Protocols.Versions, []site.VersionTotal{{Version: "2026-07-28", Count: 1}}) || idx.ToolProblems != 0 {
+			t.Errorf("index counts %+v, %d with tool problems; want the one server speaking 2026-07-28, none", idx.Protocols, idx.ToolProblems)
 		}
 		if d := f.Daily[len(f.Daily)-1]; d.Phases == nil || d.Phases.Wait == nil || d.Phases.Wait.P50 != *tm.WaitMS || d.Phases.DNS != nil {
 			t.Errorf("today's phases %+v; want the check's", d.Phases)

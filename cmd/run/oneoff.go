@@ -139,6 +139,13 @@ type oneOffJSON struct {
 	Transcript    []exchangeJSON     `json:"transcript"`
 	TLS           *tlsJSON           `json:"tls"`
 	Timings       *timingsJSON       `json:"timings"`
+
+	// How the server spoke (issue 19 point 3): the versions
+	// server/discover listed, whether it kept a session (null: no
+	// handshake succeeded), how its answers came ("json", "sse", "mixed").
+	DiscoverVersions []string `json:"discover_versions"`
+	Session          *bool    `json:"session"`
+	Answers          *string  `json:"answers"`
 }
 
 // tlsJSON is the TLS session and certificate the check saw (issue 19).
@@ -269,6 +276,30 @@ func factsText(res data.Result, now time.Time) (cert, timings string) {
 	return cert, timings
 }
 
+// protocolText says how the server spoke (issue 19 point 3): the version
+// and transport negotiated, whether it kept a session, how its answers
+// came and what server/discover listed; "" when the check learned none of
+// it.
+func protocolText(res data.Result) string {
+	var parts []string
+	if res.Protocol != "" {
+		parts = append(parts, res.Protocol+" over "+res.Transport)
+	}
+	if p := res.Support; p != nil {
+		if p.Session != nil {
+			parts = append(parts, map[bool]string{true: "keeps a session", false: "no session"}[*p.Session])
+		}
+		if a, ok := map[string]string{data.AnswersJSON: "answers as JSON", data.AnswersSSE: "answers as event streams",
+			data.AnswersMixed: "answers as JSON and as event streams"}[p.Answers]; ok {
+			parts = append(parts, a)
+		}
+		if len(p.Versions) > 0 {
+			parts = append(parts, "server/discover lists "+strings.Join(p.Versions, ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // orNull returns nil for the zero value, else a pointer to v.
 func orNull[T comparable](v T) *T {
 	var zero T
@@ -299,6 +330,9 @@ func writeJSON(w io.Writer, res data.Result, rec check.Record) error {
 		out.ToolProblems = append([]data.ToolProblem{}, res.ToolProblems...)
 	}
 	out.TLS, out.Timings = factsJSON(res, res.Finished)
+	if p := res.Support; p != nil {
+		out.DiscoverVersions, out.Session, out.Answers = p.Versions, p.Session, orNull(p.Answers)
+	}
 	for i, c := range rec.ConnInfos {
 		cj := connectionJSON{
 			N: i + 1, RemoteAddr: c.RemoteAddr, TLSVersion: orNull(c.TLSVersion), ALPN: orNull(c.ALPN),
@@ -357,9 +391,7 @@ func writeText(w io.Writer, res data.Result, rec check.Record) error {
 	if res.HTTPStatus != 0 {
 		line("http status", fmt.Sprint(res.HTTPStatus))
 	}
-	if res.Protocol != "" {
-		line("protocol", res.Protocol+" over "+res.Transport)
-	}
+	line("protocol", protocolText(res))
 	line("server", strings.TrimSpace(res.ServerName+" "+res.ServerVersion))
 	if res.Status == data.Working {
 		line("tools", fmt.Sprintf("%d: %s", res.ToolCount, strings.Join(res.Tools, ", ")))

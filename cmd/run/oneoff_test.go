@@ -149,6 +149,10 @@ func TestOneOffJSON(t *testing.T) {
 				if h := ex[0]["headers"].(map[string]any); h["Content-Type"] != "application/json" {
 					t.Errorf("headers %v, want the Content-Type", h)
 				}
+				// issue 19 point 3: an initialize-era raw server, no session id, JSON answers
+				if out["discover_versions"] != nil || out["session"] != false || out["answers"] != "json" {
+					t.Errorf("discover_versions %v, session %v, answers %v; want null, false, json", out["discover_versions"], out["session"], out["answers"])
+				}
 			},
 		},
 		{

@@ -31,6 +31,8 @@ func TestHistoryFacts(t *testing.T) {
 		TLS: durPtr(45 * time.Millisecond), FirstByte: []time.Duration{80 * time.Millisecond, 0, 95 * time.Millisecond}}
 	lab := datatest.NewResult("lab", datatest.T0.Add(time.Second), data.Failing) // lab override: no lookup; the connect failed
 	lab.Timings = &data.Timings{Connect: durPtr(3 * time.Millisecond)}
+	full.Support = &data.ProtocolSupport{Versions: []string{"2026-07-28", "2025-11-25"}, Session: new(false), Answers: data.AnswersJSON}
+	lab.Support = &data.ProtocolSupport{Session: new(true), Answers: data.AnswersMixed} // issue 19 point 3: no discover listing
 	none := datatest.NewResult("none", datatest.T0.Add(2*time.Second), data.NotCheckable)
 	spooltest.MustJournal(t, dir, "run-1", full, lab, none).Close()
 	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
@@ -45,32 +47,61 @@ func TestHistoryFacts(t *testing.T) {
 	for i, want := range []struct {
 		tls *data.TLSInfo
 		tm  *data.Timings
-	}{{full.TLS, &wantFull}, {nil, lab.Timings}, {nil, nil}} {
-		if got := rs[i]; !reflect.DeepEqual(got.TLS, want.tls) || !reflect.DeepEqual(got.Timings, want.tm) {
-			t.Errorf("%s read back with TLS %+v, timings %+v; want %+v, %+v", got.ID, got.TLS, got.Timings, want.tls, want.tm)
+		ps  *data.ProtocolSupport
+	}{{full.TLS, &wantFull, full.Support}, {nil, lab.Timings, lab.Support}, {nil, nil, nil}} {
+		if got := rs[i]; !reflect.DeepEqual(got.TLS, want.tls) || !reflect.DeepEqual(got.Timings, want.tm) || !reflect.DeepEqual(got.Support, want.ps) {
+			t.Errorf("%s read back with TLS %+v, timings %+v, support %+v; want %+v, %+v, %+v", got.ID, got.TLS, got.Timings, got.Support, want.tls, want.tm, want.ps)
 		}
 	}
 }
 
-// TestHistoryPreviousSchema: a file the version before the facts' columns
-// wrote, summed, is no damaged file: it reads with those columns null, and
-// compacts with the new ones.
+// TestHistoryPreviousSchema: a file of a version before columns were
+// added, summed, is no damaged file: it reads with those columns null, and
+// compacts with the new ones. Each case is a version's row: ResultRow
+// without the columns from the first one a later version added (issue 19
+// points 1-2 from TLSVersion, point 3 from DiscoverVersions).
 func TestHistoryPreviousSchema(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	MustFoldRuns(t, dir, "run", datatest.T0, 1, 2)
-	// The previous version's row: ResultRow without the facts' columns.
+	for _, firstNew := range []string{"TLSVersion", "DiscoverVersions"} {
+		t.Run("before_"+firstNew, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			MustFoldRuns(t, dir, "run", datatest.T0, 1, 2)
+			path := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-prev.parquet")
+			prev := previousSchemaFile(t, firstNew, datatest.NewResult("prev", datatest.T0.Add(time.Minute), data.Working))
+			if err := durable.WriteFileAtomic(path, prev, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadParquet(path)
+			if err != nil || len(got) != 1 || got[0].ID != "prev" || got[0].Support != nil ||
+				(firstNew == "TLSVersion" && (got[0].TLS != nil || got[0].Timings != nil)) {
+				t.Fatalf("read previous version's file: %+v, %v", got, err)
+			}
+			if st, err := Compact(dir, datatest.T0.Add(24*time.Hour), slog.New(slog.DiscardHandler)); err != nil || len(st.Bad) > 0 || st.Rows != 3 {
+				t.Fatalf("compact: %+v %v, want the 3 rows merged", st, err)
+			}
+			if n := mustCount(t, dir); n != 3 {
+				t.Errorf("%d rows after compaction, want 3", n)
+			}
+		})
+	}
+}
+
+// previousSchemaFile returns a summed Parquet file of r in the schema of
+// ResultRow's fields before firstNew, as a version before it wrote them.
+func previousSchemaFile(t *testing.T, firstNew string, r data.Result) []byte {
+	t.Helper()
 	rt := reflect.TypeOf(ResultRow{})
 	var fields []reflect.StructField
 	for i := range rt.NumField() {
-		if f := rt.Field(i); f.Name == "TLSVersion" {
+		if f := rt.Field(i); f.Name == firstNew {
 			break
 		}
 		fields = append(fields, rt.Field(i))
 	}
 	prev := reflect.StructOf(fields)
 	row := reflect.New(prev).Elem()
-	cur := reflect.ValueOf(RowOf(datatest.NewResult("prev", datatest.T0.Add(time.Minute), data.Working)))
+	cur := reflect.ValueOf(RowOf(r))
 	for i := range prev.NumField() {
 		row.Field(i).Set(cur.FieldByName(prev.Field(i).Name))
 	}
@@ -87,20 +118,7 @@ func TestHistoryPreviousSchema(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-prev.parquet")
-	if err := durable.WriteFileAtomic(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadParquet(path)
-	if err != nil || len(got) != 1 || got[0].ID != "prev" || got[0].TLS != nil || got[0].Timings != nil {
-		t.Fatalf("read previous version's file: %+v, %v", got, err)
-	}
-	if st, err := Compact(dir, datatest.T0.Add(24*time.Hour), slog.New(slog.DiscardHandler)); err != nil || len(st.Bad) > 0 || st.Rows != 3 {
-		t.Fatalf("compact: %+v %v, want the 3 rows merged", st, err)
-	}
-	if n := mustCount(t, dir); n != 3 {
-		t.Errorf("%d rows after compaction, want 3", n)
-	}
+	return buf.Bytes()
 }
 
 // TestDaysLeft holds DaysLeft to its edges: a day's change comes at each

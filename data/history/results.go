@@ -74,6 +74,12 @@ type ResultRow struct {
 	// ToolProblems is the tool lint of the check (Result.ToolProblems,
 	// issue 19 point 4) as a JSON array; null when none.
 	ToolProblems *string `parquet:"tool_problems,optional"`
+	// How the server spoke (Result.Support, issue 19 point 3): null
+	// (an empty list) where the check learned nothing of it and in the
+	// files written before.
+	DiscoverVersions []string `parquet:"discover_versions,list"` // the versions server/discover listed
+	Session          *bool    `parquet:"session,optional"`       // whether the server kept a session
+	Answers          *string  `parquet:"answers,optional"`       // "json", "sse" or "mixed"
 }
 
 // setFacts sets the columns of r's TLSInfo and Timings.
@@ -90,6 +96,12 @@ func (f *ResultRow) setFacts(r data.Result) {
 		if b, err := json.Marshal(r.ToolProblems); err == nil { // plain strings: cannot fail
 			p := string(b)
 			f.ToolProblems = &p
+		}
+	}
+	if p := r.Support; p != nil {
+		f.DiscoverVersions, f.Session = p.Versions, p.Session
+		if p.Answers != "" {
+			f.Answers = &p.Answers
 		}
 	}
 	if t := r.Timings; t != nil {
@@ -168,6 +180,15 @@ func (w ResultRow) Result() data.Result {
 		RetryAfter: fromMillis(w.RetryAfter), ProberVersion: w.ProberVersion, ToolsHash: w.ToolsHash,
 	}
 	r.TLS, r.Timings = w.facts()
+	if len(w.DiscoverVersions) > 0 || w.Session != nil || w.Answers != nil {
+		r.Support = &data.ProtocolSupport{Session: w.Session}
+		if len(w.DiscoverVersions) > 0 {
+			r.Support.Versions = w.DiscoverVersions
+		}
+		if w.Answers != nil {
+			r.Support.Answers = *w.Answers
+		}
+	}
 	if w.ToolProblems != nil {
 		// Written by setFacts; a row whose column does not decode keeps
 		// its check and loses only the advice.

@@ -173,6 +173,7 @@ func (c *Checker) run(ctx context.Context, t Target, res *data.Result, rec *Reco
 	g.Close()
 	*rec = g.Record()
 	f.fill(res)
+	res.Support = supportOf(*rec, f.snapshot())
 	return classify(*rec, f.snapshot(), classifyContext{
 		deadline:  deadline,
 		cancelled: cancelled,

@@ -218,6 +218,9 @@ func TestResultFields(t *testing.T) {
 		},
 		Planned: planned.At, Started: start.Add(time.Millisecond), Lateness: 2*time.Second + time.Millisecond,
 		Requests: 4, Conns: 1, BytesRead: rec.BytesRead, ProberVersion: data.Version(),
+		// issue 19 point 3: discover answered "method not found" (no
+		// listing), no Mcp-Session-Id, JSON answers (TestProtocolSupport)
+		Support: &data.ProtocolSupport{Session: new(false), Answers: data.AnswersJSON},
 	}
 	want.Finished, want.Duration = res.Finished, res.Finished.Sub(want.Started)
 	if res.TLS == nil || res.Timings == nil {

@@ -36,6 +36,10 @@ type findings struct {
 	// ToolUnnamed: a tools/list result, on any page, had a tool without
 	// a name.
 	ToolUnnamed bool
+
+	// DiscoverVersions are the versions server/discover listed
+	// (noteDiscover, issue 19 point 3).
+	DiscoverVersions []string
 }
 
 // errToolUnnamed rejects a tools/list result with a tool that has no name:
@@ -132,6 +136,9 @@ func (f *flow) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		f.recordRPCError(method, err)
+		if method == "server/discover" {
+			f.noteDiscover(res, err)
+		}
 		switch r := res.(type) {
 		case *mcp.InitializeResult:
 			if r != nil && !slices.Contains(mcp.SupportedProtocolVersions(), r.ProtocolVersion) {
