@@ -42,8 +42,8 @@ tools:
 test: vet lint tools
 	$(GO) test -race -count=1 ./...
 
-# short: the inner loop, without the demo's end-to-end tests (TestDemo,
-# TestServe: a minute of the 90 s suite); CI runs `make test`.
+# short: the inner loop, about 20 s on 2 cores (README, Development: what
+# -short leaves out); CI runs `make test`, which keeps every test.
 short:
 	$(GO) test -short -count=1 ./...
 

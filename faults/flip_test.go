@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -65,24 +64,36 @@ func (b *base) outDir() string {
 	return filepath.Join(b.root, "out")
 }
 
+// baseServers returns the base's 12 servers on 4 hosts, with ids one digit
+// apart, as s00500 and s01500: a flip that moved a result to another
+// server would show.
+func baseServers() []data.Server {
+	var servers []data.Server
+	for i := range 12 {
+		id := fmt.Sprintf("s%05d", 500+1000*(i%3)+i)
+		servers = append(servers, data.Server{ID: id, Rank: i + 1, URL: "https://h" + fmt.Sprint(i%4) + ".example/" + id,
+			Added: minute0.Add(-48 * time.Hour)})
+	}
+	return servers
+}
+
+// writeList writes servers as the ranked list at path.
+func writeList(tb testing.TB, path string, servers []data.Server) {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := lists.WriteServers(&buf, servers); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // MustBase builds the base directory under tb's temporary directory.
 func MustBase(tb testing.TB) *base {
 	tb.Helper()
-	b := &base{root: tb.TempDir(), truth: map[string]map[string]data.Outcome{}}
-	for i := range 12 {
-		// Ids one digit apart, as s00500 and s01500: a flip that moved a
-		// result to another server would show.
-		id := fmt.Sprintf("s%05d", 500+1000*(i%3)+i)
-		b.servers = append(b.servers, data.Server{ID: id, Rank: i + 1, URL: "https://h" + fmt.Sprint(i%4) + ".example/" + id,
-			Added: minute0.Add(-48 * time.Hour)})
-	}
-	var buf bytes.Buffer
-	if err := lists.WriteServers(&buf, b.servers); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(b.list(), buf.Bytes(), 0o644); err != nil {
-		tb.Fatal(err)
-	}
+	b := &base{root: tb.TempDir(), servers: baseServers(), truth: map[string]map[string]data.Outcome{}}
+	writeList(tb, b.list(), b.servers)
 	// Four folded runs: two in a snapshot (rebuilt), two deltas after it.
 	for r := range 4 {
 		at := minute0.Add(-3*time.Hour + time.Duration(r)*time.Minute)
@@ -199,28 +210,6 @@ func (b *base) publish(dir string) (site.Stats, error) {
 		Logger: slog.New(slog.DiscardHandler), Workers: 2, NoHTML: true})
 }
 
-// copyTree copies the directory from into to, which must not exist.
-func copyTree(tb testing.TB, from, to string) {
-	tb.Helper()
-	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // attributed fails tb for a published check not among its server's own
 // results: a flip must never move a result to another server.
 func (b *base) attributed(tb testing.TB, out string) {
@@ -257,7 +246,7 @@ func TestFlippedByte(t *testing.T) {
 	b := MustBase(t)
 	flips := 60
 	if testing.Short() {
-		flips = 3
+		flips = 1 // one of each file; the full run flips 60
 	}
 	one := func(pattern string) func(dir string) string {
 		return func(dir string) string {
@@ -286,7 +275,7 @@ func TestFlippedByte(t *testing.T) {
 			var worst time.Duration
 			for i := range flips {
 				root := filepath.Join(t.TempDir(), "c")
-				copyTree(t, b.root, root)
+				testutil.CopyTree(t, b.root, root)
 				dir := filepath.Join(root, "data")
 				path := tc.file(dir)
 				body, _ := os.ReadFile(path)

@@ -48,16 +48,11 @@ func (h *historyFixture) config(root string) site.Config {
 
 func mustHistory(tb testing.TB) *historyFixture {
 	tb.Helper()
-	b := MustBase(tb) // for its servers and list
-	h := &historyFixture{root: tb.TempDir(), servers: b.servers, minutes: map[string][]string{}}
+	h := &historyFixture{root: tb.TempDir(), servers: baseServers(), minutes: map[string][]string{}}
 	if err := os.MkdirAll(h.dir(), 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	list, err := os.ReadFile(b.list())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(h.root, "servers.csv"), list, 0o644)
+	writeList(tb, filepath.Join(h.root, "servers.csv"), h.servers)
 	runs := []time.Time{
 		minute0.Add(-24 * time.Hour), minute0.Add(-24*time.Hour + time.Minute), // yesterday: compacted
 		minute0, minute0.Add(time.Minute), minute0.Add(2 * time.Minute), // today: parts
@@ -132,7 +127,7 @@ func TestDamagedHistory(t *testing.T) {
 	h := mustHistory(t)
 	flips := 6
 	if testing.Short() {
-		flips = 2
+		flips = 1 // one of each case; the full run flips 6
 	}
 	rng := rand.New(rand.NewPCG(18, 1))
 	for _, tc := range []struct {
@@ -154,7 +149,7 @@ func TestDamagedHistory(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for i := range flips {
 				root := filepath.Join(t.TempDir(), "c")
-				copyTree(t, h.root, root)
+				testutil.CopyTree(t, h.root, root)
 				dir := filepath.Join(root, "data")
 				matches, _ := filepath.Glob(filepath.Join(data.Dir(dir).Results(), "date=*", tc.file))
 				if len(matches) != 1 {

@@ -65,7 +65,7 @@ func temporaries(tb testing.TB, out string) []string {
 // same without the luck of the kill.
 func TestKilledPublish(t *testing.T) {
 	if testing.Short() {
-		t.Skip("publishes 2,000 servers several times: run without -short")
+		t.Skip("publishes 2,000 servers several times: full mode only, make test runs it")
 	}
 	root := t.TempDir()
 	dir := filepath.Join(root, "data")

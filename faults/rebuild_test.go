@@ -25,13 +25,15 @@ import (
 // and resumed) ends with a site that a full rebuild from the data
 // directory alone, at the same time, gives byte for byte.
 func TestRebuildEqualsIncremental(t *testing.T) {
-	b := MustBase(t)
+	servers := baseServers()
 	root := t.TempDir()
 	dir := filepath.Join(root, "data")
+	list := filepath.Join(root, "servers.csv")
+	writeList(t, list, servers)
 	paused := filepath.Join(root, "paused.txt")
 	os.WriteFile(paused, nil, 0o644)
 	var now time.Time
-	cfg := site.Config{Contact: "probe@example.org", DataDir: dir, ServersPath: b.list(), PausedPath: paused, OutDir: filepath.Join(root, "out"),
+	cfg := site.Config{Contact: "probe@example.org", DataDir: dir, ServersPath: list, PausedPath: paused, OutDir: filepath.Join(root, "out"),
 		Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler), Workers: 2, NoHTML: true}
 	start := minute0.Add(-24 * time.Hour)
 	for h := range 24 {
@@ -41,7 +43,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, s := range b.servers {
+		for i, s := range servers {
 			started := at.Add(time.Duration(i)*time.Second + time.Duration(h*1000+i)*time.Microsecond + 789) // nanoseconds, as a run records them
 			o := data.Outcomes[(i+h/5)%5]
 			r := data.Result{ID: s.ID, URL: s.URL, Host: s.Host(), Reason: data.ReasonRoutine, Status: o, Detail: "d " + s.ID,
@@ -63,7 +65,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 		}
 		switch h {
 		case 3:
-			os.WriteFile(paused, []byte(b.servers[2].ID+"\n"), 0o644)
+			os.WriteFile(paused, []byte(servers[2].ID+"\n"), 0o644)
 		case 8:
 			os.WriteFile(paused, nil, 0o644)
 		}

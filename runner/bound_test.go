@@ -24,7 +24,7 @@ import (
 func TestHostileAnswersBounded(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("starts four servers and moves ~10 MB")
+		t.Skip("starts four servers and moves ~10 MB: full mode only, make test runs it")
 	}
 	farm := MustLabFarm(t, 4)
 	quietSDK := slog.New(slog.DiscardHandler)

@@ -17,6 +17,7 @@ import (
 // server's feed gains an entry at 14 and at 3 days, the badge follows, and
 // once it has expired every word says failing, as table O does.
 func TestPublishCertificate(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	srv := data.Server{ID: "kilo", Rank: 5, URL: "https://kilo.example.com/mcp", Added: fixNow.Add(-24 * time.Hour)}
 	f.writeServers([]data.Server{srv})
@@ -126,6 +127,7 @@ func TestPublishCertificate(t *testing.T) {
 // the day's answered checks (issue 19 point 2); a check measured before
 // them has none.
 func TestPublishPhases(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	srv := data.Server{ID: "lima", Rank: 5, URL: "https://lima.example.com/mcp", Added: fixNow.Add(-24 * time.Hour)}
 	f.writeServers([]data.Server{srv})

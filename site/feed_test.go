@@ -94,6 +94,7 @@ func validateAtom(t *testing.T, name string, b []byte) []string {
 }
 
 func TestFeeds(t *testing.T) {
+	t.Parallel()
 	f := story(t)
 	f.standard()
 	f.writeServers(append(slices.Clone(fixServers), storyServer))
@@ -138,6 +139,7 @@ func TestFeeds(t *testing.T) {
 // server "was first checked"), and a feed with no entries is dated from
 // the server's listing, not 1970.
 func TestFeedWords(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC).UnixMilli()
 	tests := []struct {
 		name           string

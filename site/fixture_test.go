@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"plug.directory/prober/data/history"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/internal/testutil"
 )
 
 // fixContact is the operator's address of every fixture (Config.Contact).
@@ -22,6 +24,16 @@ const fixContact = "stop-checks@example.org"
 
 // fixNow is the clock of every fixture.
 var fixNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, b := range []*builtFixture{&standardFixture, &storyFixture} {
+		if b.dir != "" {
+			os.RemoveAll(b.dir)
+		}
+	}
+	os.Exit(code)
+}
 
 // fixture is a data directory, a ranked list, a paused list and an output
 // directory.
@@ -37,14 +49,65 @@ type fixture struct {
 
 func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
-	root := tb.TempDir()
-	f := &fixture{tb: tb, dir: filepath.Join(root, "data"), list: filepath.Join(root, "servers.csv"),
-		paused: filepath.Join(root, "paused.txt"), out: filepath.Join(root, "out"), now: fixNow}
+	return newFixtureAt(tb, tb.TempDir())
+}
+
+// newFixtureAt is newFixture in the directory root.
+func newFixtureAt(tb testing.TB, root string) *fixture {
+	tb.Helper()
+	f := fixtureIn(tb, root)
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
 	f.writePaused("")
 	return f
+}
+
+// fixtureIn is the fixture whose files are under root, as they are.
+func fixtureIn(tb testing.TB, root string) *fixture {
+	return &fixture{tb: tb, dir: filepath.Join(root, "data"), list: filepath.Join(root, "servers.csv"),
+		paused: filepath.Join(root, "paused.txt"), out: filepath.Join(root, "out"), now: fixNow}
+}
+
+// builtFixture is a fixture built once per test binary, in a directory
+// TestMain removes; each test that asks for it gets a copy of its own.
+type builtFixture struct {
+	once     sync.Once
+	dir      string
+	journals int // journals it wrote; 0 until it is built
+}
+
+// copy returns a copy of the fixture build makes from a new one, building
+// it on the first call.
+func (b *builtFixture) copy(t *testing.T, build func(f *fixture)) *fixture {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "site-fixture-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.dir = dir
+		f := newFixtureAt(t, dir)
+		build(f)
+		b.journals = f.journal
+	})
+	if b.journals == 0 {
+		t.Fatal("the shared fixture could not be built: see the first test that asked for it")
+	}
+	root := filepath.Join(t.TempDir(), "fixture")
+	testutil.CopyTree(t, b.dir, root)
+	f := fixtureIn(t, root)
+	f.journal = b.journals
+	return f
+}
+
+// standardFixture is newStandard's.
+var standardFixture builtFixture
+
+// newStandard returns a new fixture holding standard().
+func newStandard(t *testing.T) *fixture {
+	t.Helper()
+	return standardFixture.copy(t, (*fixture).standard)
 }
 
 func (f *fixture) writeServers(servers []data.Server) {

@@ -32,37 +32,41 @@ func storyAt(day int) (data.Outcome, string) {
 	return data.Working, ""
 }
 
-// story publishes hotel's 60 days day by day, as the prober would, and
-// returns the fixture at fixNow. A check of day d at hour h takes
-// 100*(h+d%7) ms.
+// story returns, in a directory of t's own, hotel's 60 days published
+// day by day, as the prober would, at fixNow. A check of day d at hour h
+// takes 100*(h+d%7) ms. The 61 publishes are made once per test binary.
 func story(t *testing.T) *fixture {
 	t.Helper()
-	f := newFixture(t)
-	f.writeServers([]data.Server{storyServer})
-	for day := 60; day >= 0; day-- {
-		var rs []data.Result
-		for _, h := range []int{3, 15} {
-			at := fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(time.Duration(h) * time.Hour)
-			if at.After(fixNow) {
-				continue
+	return storyFixture.copy(t, func(f *fixture) {
+		f.writeServers([]data.Server{storyServer})
+		for day := 60; day >= 0; day-- {
+			var rs []data.Result
+			for _, h := range []int{3, 15} {
+				at := fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(time.Duration(h) * time.Hour)
+				if at.After(fixNow) {
+					continue
+				}
+				o, why := storyAt(day)
+				r := result(storyServer, at, o, why)
+				r.Duration = time.Duration(100*(h+day%7)) * time.Millisecond
+				rs = append(rs, r)
 			}
-			o, why := storyAt(day)
-			r := result(storyServer, at, o, why)
-			r.Duration = time.Duration(100*(h+day%7)) * time.Millisecond
-			rs = append(rs, r)
+			f.now = fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(20 * time.Hour)
+			if f.now.After(fixNow) {
+				f.now = fixNow
+			}
+			f.results(rs...)
+			f.fold()
+			f.MustPublish()
 		}
-		f.now = fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(20 * time.Hour)
-		if f.now.After(fixNow) {
-			f.now = fixNow
-		}
-		f.results(rs...)
-		f.fold()
-		f.MustPublish()
-	}
-	return f
+	})
 }
 
+// storyFixture is story's.
+var storyFixture builtFixture
+
 func TestHistory(t *testing.T) {
+	t.Parallel()
 	f := story(t)
 	got := readServerFile(t, f, "hotel")
 	t.Run("daily_90_days_oldest_first", func(t *testing.T) {
@@ -151,8 +155,8 @@ func reverse(s []string) []string {
 }
 
 func TestIncidentsPause(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	f.MustPublish()
 	// foxtrot is resumed an hour later and then answers.
 	f.now = fixNow.Add(time.Hour)
@@ -177,6 +181,7 @@ func TestIncidentsPause(t *testing.T) {
 }
 
 func TestIncidentsBounded(t *testing.T) {
+	t.Parallel()
 	s := &summary{}
 	at := fixNow.Add(-400 * 24 * time.Hour)
 	for i := range 2000 { // a flapping server, every 5 minutes, over a year ago and now

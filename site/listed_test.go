@@ -19,6 +19,7 @@ import (
 // with its reason from the first publish that lists it, never "not checked
 // yet" nor dropped (issue 11 point 2); duplicate ids keep the first row.
 func TestPublishListedNotCheckable(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	list := "id,rank,url,added\n" +
 		"alpha,1,https://alpha.example.com/mcp,2026-01-01T00:00:00Z\n" +
@@ -74,8 +75,8 @@ func TestPublishListedNotCheckable(t *testing.T) {
 // whole one unpublishes nothing: publish holds it to the last good list
 // plan keeps (issue 12 point 2).
 func TestPublishListCutShort(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	if _, _, _, err := (lists.ListGuard{Dir: f.dir}).Read(f.list); err != nil { // as plan does
 		t.Fatal(err)
 	}
@@ -104,8 +105,8 @@ func TestPublishListCutShort(t *testing.T) {
 // resumes nothing on the site, also in a rebuild that has no published
 // pauses to keep: the last good copy plan kept stands (rules R2, P4).
 func TestPublishPausedListRefused(t *testing.T) {
-	f := newFixture(t)
-	f.standard()                                                                            // foxtrot paused
+	t.Parallel()
+	f := newStandard(t)                                                                     // foxtrot paused
 	if _, stale, err := lists.LoadPausedList(f.dir, f.paused); err != nil || stale != nil { // as plan does
 		t.Fatal(err, stale)
 	}
@@ -138,8 +139,8 @@ func TestPublishPausedListRefused(t *testing.T) {
 // history, uptime and incidents, not a new one (issue 12 point 2). Records
 // kept for a return are pruned after retiredKeep months.
 func TestPublishReturningServer(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	f.MustPublish()
 	before := readServerFile(t, f, "alpha")
 	if len(before.History) == 0 {
@@ -182,8 +183,8 @@ func TestPublishReturningServer(t *testing.T) {
 // again with the server's address and listing from the ranked list, never
 // as a server with no address.
 func TestPublishLostServerFile(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	f.MustPublish()
 	if err := os.Remove(filepath.Join(f.out, "servers", "alpha.json")); err != nil {
 		t.Fatal(err)

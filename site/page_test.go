@@ -42,6 +42,7 @@ func squeeze(s string) string {
 const mangledContact = "[email protected]"
 
 func TestChecksPage(t *testing.T) {
+	t.Parallel()
 	page, err := RenderChecksText(ProbeFacts(fixContact))
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +87,7 @@ func TestChecksPage(t *testing.T) {
 // from the facts: changing a fact changes the page, and no number appears
 // that the facts do not hold.
 func TestChecksPageFollowsConstants(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		change func(*Probe)
@@ -159,6 +161,7 @@ func TestChecksPageFollowsConstants(t *testing.T) {
 }
 
 func TestWords(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		got, want string
 	}{

@@ -11,8 +11,8 @@ import (
 // TestPreviewWording reads the preview pages of the standard fixture as a
 // reader would (issue 14.7).
 func TestPreviewWording(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	f.MustPublish()
 	page := func(rel string) string {
 		t.Helper()

@@ -68,8 +68,8 @@ func wantIndexFacts(t *testing.T, f *fixture, speaks, problems int) {
 // those with tool problems (point 4), as the server files say; a rebuild
 // from the Parquet history gives the same.
 func TestProtocolPublished(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	f.MustPublish()
 	wantIndexFacts(t, f, 0, 0)
 
@@ -143,6 +143,7 @@ func TestProtocolPublished(t *testing.T) {
 // number each (factsBackfill), without a rebuild, to the counts of a
 // site record that had them all along.
 func TestStoreV2(t *testing.T) {
+	t.Parallel()
 	text, sum, err := durable.ReadSummed(filepath.Join("testdata", "state-v2.bin")) // written by 0ec59d4's encode
 	if err != nil {
 		t.Fatal(err)
@@ -160,8 +161,7 @@ func TestStoreV2(t *testing.T) {
 		}
 	}
 
-	f := newFixture(t)
-	f.standard()
+	f := newStandard(t)
 	f.MustPublish()
 	want := readIndex(t, f)
 	st, err := loadStore(f.dir)

@@ -107,8 +107,8 @@ func publicFiles(id string) []string {
 }
 
 func TestPublishGolden(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	st := f.MustPublish()
 	if !st.Rebuilt || st.Servers != len(fixServers) || len(st.Bad) != 0 {
 		t.Errorf("stats = %+v, want a rebuild of %d servers without bad input", st, len(fixServers))
@@ -138,6 +138,7 @@ func TestPublishGolden(t *testing.T) {
 }
 
 func TestPublishRules(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		run  func(t *testing.T, f *fixture)
@@ -410,8 +411,7 @@ func TestPublishRules(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
-			f.standard()
+			f := newStandard(t)
 			f.MustPublish()
 			c.run(t, f)
 			validateTree(t, f.out)

@@ -12,6 +12,7 @@ import (
 // exactly what encoding/json writes for IndexRow, so index.json matches its
 // schema and the rows of the preview.
 func TestIndexRowEncoding(t *testing.T) {
+	t.Parallel()
 	ms := func(s string) int64 {
 		tm, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {

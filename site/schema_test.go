@@ -213,6 +213,7 @@ func (s *schema) check(sch map[string]any, v any, at string) error {
 // TestSchemaValidator proves the validator rejects what each keyword
 // forbids, so that a passing validation means something.
 func TestSchemaValidator(t *testing.T) {
+	t.Parallel()
 	s := &schema{root: map[string]any{}}
 	mustParse := func(src string) map[string]any {
 		var m map[string]any

@@ -82,6 +82,9 @@ func month(t *testing.T) *fixture {
 // measuring the laid-out page with a script added to a copy of each page
 // (the preview itself has none); with -screenshots it also writes PNGs.
 func TestPreviewInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Chromium 20 times (about 20 s): full mode only, make test runs it")
+	}
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium not installed (make test installs it as root with apt-get): the preview's layout is not checked in a browser")

@@ -17,6 +17,7 @@ import (
 // after a server joins the address); a pause naming one
 // of them shows every one of them paused (rule P4).
 func TestPublishSharedAddress(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a := data.Server{ID: "a", Rank: 1, URL: "https://same.example.com/mcp", Added: fixNow.Add(-90 * 24 * time.Hour)}
 	b := data.Server{ID: "b", Rank: 2, URL: "https://Same.Example.com:443/mcp", Added: a.Added}

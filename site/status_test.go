@@ -18,8 +18,8 @@ import (
 // schema either way. A minute claimed by a run that died at its first
 // check (a full disk) is not a minute recorded (issue 18 point 3).
 func TestStatusFile(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	sch := mustSchema(t, "status.schema.json")
 	read := func() (Status, []byte) {
 		t.Helper()
@@ -67,8 +67,8 @@ func TestStatusFile(t *testing.T) {
 // then says when it was published and whether checks are running, from
 // the same facts as status.json (stale after stale_after_seconds).
 func TestIndexFreshness(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	index := func() string {
 		t.Helper()
 		f.MustPublish()

@@ -19,8 +19,8 @@ import (
 // that finds it damaged names it and rebuilds the same site (issue 13,
 // point 4).
 func TestStore(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	f.MustPublish()
 	want := testutil.MustTree(t, f.out)
 	path := data.Dir(f.dir).SiteStore()
@@ -70,8 +70,8 @@ func TestStore(t *testing.T) {
 // publish removes them (a site build would ship them) and the site is as
 // before (issue 12, point 6).
 func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	f.MustPublish()
 	want := testutil.MustTree(t, f.out)
 	if _, err := os.Stat(unfinishedPath(f.dir)); !os.IsNotExist(err) {

@@ -14,8 +14,8 @@ import (
 // window of a published server file by dot syntax, which `24h` keys
 // defeat, and the old keys still hold the same figures for one release.
 func TestJSONInTemplates(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	f.MustPublish()
 	b, err := os.ReadFile(filepath.Join(f.out, "servers", "alpha.json"))
 	if err != nil {

@@ -16,8 +16,8 @@ import (
 // status stays working, and a rebuild from the Parquet history gives them
 // again.
 func TestToolProblemsPublished(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	r := result(srvWorking, fixNow.Add(-10*time.Minute), data.Working, "")
 	r.ToolProblems = []data.ToolProblem{
 		{Tool: "bad name!", Rule: data.ToolRuleName, Message: `name has "!" at byte 8; only A-Z a-z 0-9 _ - . are allowed`},

@@ -24,6 +24,7 @@ func withTools(r data.Result, defs ...spool.ToolDef) data.Result {
 }
 
 func TestToolChanges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.writeServers([]data.Server{srvWorking})
 	schema := json.RawMessage(`{"properties":{"q":{"type":"string"}},"type":"object"}`)

@@ -309,7 +309,7 @@ func readRows[T any](r io.ReaderAt, size int64) ([]T, error) {
 	rd := parquet.NewGenericReader[T](pf)
 	defer rd.Close()
 	var rows []T
-	buf := make([]T, 1024)
+	buf := make([]T, min(1024, max(pf.NumRows(), 1))) // a batch of 1,024 over fewer rows costs parquet-go a page read per missing row and column
 	for {
 		n, err := rd.Read(buf)
 		rows = append(rows, buf[:n]...)

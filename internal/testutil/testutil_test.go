@@ -161,7 +161,7 @@ func TestSamplePeak(t *testing.T) {
 // of the packages built on it.
 func TestImportOwnership(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs go list over the module")
+		t.Skip("runs go list over the module: full mode only, make test runs it")
 	}
 	out, err := exec.Command("go", "list", "-f",
 		`{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, "plug.directory/prober/...").CombinedOutput()

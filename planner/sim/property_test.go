@@ -178,6 +178,7 @@ func propertyRand() *mathrand.Rand {
 // lead stands alone works its due out afresh (sharing.mirror) and checks it
 // at once.
 func TestPropertyRulesS4LeadLeft(t *testing.T) {
+	skipFixedInputInShort(t)
 	s := randomShape(rand.New(rand.NewPCG(0x38e1243176bd0a5a, 0)))
 	if s.seed != 17908784367184061063 || s.bigHost != 2919 {
 		t.Fatalf("randomShape no longer gives the failing input: %v", s)
@@ -200,6 +201,7 @@ func TestPropertyRulesS4LeadLeft(t *testing.T) {
 // 0x9bec065c592c65a5 is the same for a follower whose lead left
 // (p003026-again).
 func TestPropertyRulesS1LeadLeft(t *testing.T) {
+	skipFixedInputInShort(t)
 	for _, input := range []uint64{0xd09eee9290d3d851, 0x9bec065c592c65a5} {
 		t.Run(fmt.Sprintf("%#x", input), func(t *testing.T) {
 			MustHoldRules(t, randomShape(rand.New(rand.NewPCG(input, 0))), 3*time.Hour)
@@ -215,6 +217,7 @@ func TestPropertyRulesS1LeadLeft(t *testing.T) {
 // (rule S5). data.State.Apply now ignores an older check of the address
 // left.
 func TestPropertyRulesS5Moved(t *testing.T) {
+	skipFixedInputInShort(t)
 	MustHoldRules(t, randomShape(rand.New(rand.NewPCG(0x582eea7548fad8e2, 0))), 3*time.Hour)
 }
 
@@ -226,7 +229,18 @@ func TestPropertyRulesS5Moved(t *testing.T) {
 // check lost and planned again, due off its slot (rule S2). A follower now
 // takes only the checks made since it was listed (sharing.mirror).
 func TestPropertyRulesS2JoinedAlone(t *testing.T) {
+	skipFixedInputInShort(t)
 	MustHoldRules(t, randomShape(rand.New(rand.NewPCG(0xee6b439c2178d7b9, 0))), 3*time.Hour)
+}
+
+// skipFixedInputInShort skips a fixed input of TestPropertyRules in
+// -short, where TestPropertyRules' one case stands for them: each
+// simulates 3 hours of a shape of thousands of servers.
+func skipFixedInputInShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("3 simulated hours of thousands of servers: full mode only, make test runs it")
+	}
 }
 
 // TestPropertyRulesS2Again is an input TestPropertyRules failed on in a
@@ -244,6 +258,7 @@ func TestPropertyRulesS2JoinedAlone(t *testing.T) {
 // (sharing.adopt, sharing.view), as a follower's does not (sharing.mirror):
 // standing alone, never checked at its listing, it is a new server.
 func TestPropertyRulesS2Again(t *testing.T) {
+	skipFixedInputInShort(t)
 	s := randomShape(rand.New(rand.NewPCG(0xe45166cc8b58a888, 0)))
 	if s.seed != 1374828277292909 || s.bigHost != 2660 {
 		t.Fatalf("randomShape no longer gives the failing input: %v", s)
@@ -260,7 +275,7 @@ func TestPropertyRulesS2Again(t *testing.T) {
 // every one of its hourly servers gets its fair share.
 func TestPropertyTenThousandOnOneHost(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two simulated hours of 11,500 servers: not in -short")
+		t.Skip("two simulated hours of 11,500 servers: full mode only, make test runs it")
 	}
 	s := shape{seed: 42, bigHost: 10_000, crowded: []int{500}, singles: 1000, late: 0.01, churn: 0.005, failing: 0.1, pausedPct: 0.005}
 	sim := MustHoldRules(t, s, 2*time.Hour)

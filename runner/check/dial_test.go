@@ -168,6 +168,7 @@ func TestDialAddressActuallyDialled(t *testing.T) {
 // TestDialFailures proves the classification of network failures at the
 // point where they happen, through the guard's client.
 func TestDialFailures(t *testing.T) {
+	t.Parallel() // waits out real deadlines: alongside the other waiting tests
 	t.Run("dns_not_found", func(t *testing.T) {
 		g := newTestGuard(t, GuardConfig{
 			Resolver:    fixedResolver(nil, &net.DNSError{Err: "no such host", Name: "nope.example", IsNotFound: true}),
@@ -401,6 +402,7 @@ func TestConnectFailureDetail(t *testing.T) {
 // addresses, one that never answers gets its share of the time left, and
 // the next one is tried in time; nothing but the lab server is connected.
 func TestDialDeadlineShare(t *testing.T) {
+	t.Parallel() // waits out real deadlines: alongside the other waiting tests
 	srv := startFlowServer(t, streamableHandler(sdkServer(nil, "a"), true, false), serverOpts{})
 	lab := srv.Lab
 	lab.Resolve = nil // the name goes through the resolver
@@ -480,6 +482,7 @@ func TestDialDeadlineShare(t *testing.T) {
 // address serves the check. The stalling server got one connection and the
 // client's hello, the good one every request.
 func TestDialShareCoversHandshake(t *testing.T) {
+	t.Parallel() // waits out real deadlines: alongside the other waiting tests
 	srv := startFlowServer(t, streamableHandler(sdkServer(nil, "a"), true, false), serverOpts{})
 	lab := srv.Lab
 	lab.Resolve = nil // the name goes through the resolver

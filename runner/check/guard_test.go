@@ -664,6 +664,7 @@ func TestGuardClose(t *testing.T) {
 // the whole check, all requests together, after which the guard closes its
 // connections and sends nothing more, whatever the requests' contexts say.
 func TestGuardDeadline(t *testing.T) {
+	t.Parallel() // waits out real deadlines: alongside the other waiting tests
 	const timeout = 600 * time.Millisecond
 	const each = 250 * time.Millisecond // every request alone is well within the timeout
 	start := time.Now()                 // before NewGuard, which starts the clock

@@ -355,6 +355,7 @@ func TestWireIdleClose(t *testing.T) {
 // GET (which net/http resends itself) alike. The server receives each
 // request once.
 func TestWireResendUnwritten(t *testing.T) {
+	t.Parallel() // waits out real deadlines: alongside the other waiting tests
 	for _, method := range []string{http.MethodPost, http.MethodGet} {
 		t.Run("S3_"+method+"_never_written_goes_once_on_a_fresh_connection", func(t *testing.T) {
 			s := startHostileServer(t, idleClose, func(s *hostileServer) { s.closeNow = make(chan struct{}, 1) })
