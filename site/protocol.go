@@ -61,12 +61,8 @@ func protoSeenOf(p *Protocol) *protoSeen {
 	if p == nil {
 		return nil
 	}
-	out := &protoSeen{Version: p.Version, Transport: p.Transport, At: p.SeenAt.UTC(),
-		Support: data.ProtocolSupport{Versions: p.DiscoverVersions, Session: p.Session}}
-	if p.Answers != nil {
-		out.Support.Answers = *p.Answers
-	}
-	return out
+	return &protoSeen{Version: p.Version, Transport: p.Transport, At: p.SeenAt.UTC(),
+		Support: data.ProtocolSupport{Versions: p.DiscoverVersions, Session: p.Session, Answers: valueOf(p.Answers)}}
 }
 
 // supportFields are a last result's protocol facts (issue 19 point 3) as

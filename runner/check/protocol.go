@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,11 +68,10 @@ func answersOf(rec Record) string {
 		if ex.Status != http.StatusOK {
 			continue
 		}
-		mt, _, _ := strings.Cut(ex.Header.Get("Content-Type"), ";")
-		switch mt = strings.TrimSpace(mt); {
-		case strings.EqualFold(mt, "application/json"):
+		switch mediaType(ex) {
+		case "application/json":
 			json = true
-		case strings.EqualFold(mt, "text/event-stream"):
+		case "text/event-stream":
 			sse = true
 		}
 	}
