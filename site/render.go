@@ -297,12 +297,9 @@ func appendMilliTime(b []byte, ms int64) []byte {
 // indexHead returns index.json without its rows: the count of servers and
 // the totals per status.
 func indexHead(st *store) IndexFile {
-	counts := map[data.Outcome]int{}
-	for _, r := range st.Rows {
-		counts[r.Status]++
-	}
 	head := IndexFile{Servers: len(st.Rows)}
-	head.Protocols, head.ToolProblems, head.FactsPending = factsTotals(st)
+	counts, protocols, problems, pending := rowTotals(st)
+	head.Protocols, head.ToolProblems, head.FactsPending = protocols, problems, pending
 	for _, o := range data.Outcomes {
 		head.Totals = append(head.Totals, StatusTotal{Status: o, Label: o.Label(), Count: counts[o]})
 	}
