@@ -10,9 +10,14 @@ import "strings"
 // listed at one key are one endpoint: the planner checks it once for both.
 // An address without "://" is its own key.
 func AddressKey(rawURL string) string {
-	if canonicalAddress(rawURL) {
+	if usualHost(rawURL) != "" {
 		return rawURL
 	}
+	return keyOf(rawURL)
+}
+
+// keyOf is AddressKey of an address of any shape, the usual one too.
+func keyOf(rawURL string) string {
 	i := strings.Index(rawURL, "://")
 	if i <= 0 {
 		return rawURL
@@ -41,37 +46,6 @@ func AddressKey(rawURL string) string {
 		port = ""
 	}
 	return scheme + "://" + user + LookupName(host) + port + tail
-}
-
-// canonicalAddress reports whether rawURL is already its own AddressKey, as
-// nearly every listed address is: https://, a lowercase ASCII host with no
-// trailing dot, no port or one other than 443, a path, no fragment. The
-// planner asks it of every server every minute, so it allocates nothing.
-func canonicalAddress(rawURL string) bool {
-	rest, ok := strings.CutPrefix(rawURL, "https://")
-	if !ok {
-		return false
-	}
-	end := strings.IndexByte(rest, '/')
-	if end <= 0 || strings.IndexByte(rest[end:], '#') >= 0 {
-		return false
-	}
-	auth := rest[:end]
-	host, port, hasPort := strings.Cut(auth, ":")
-	if host == "" || host[len(host)-1] == '.' || hasPort && (port == "" || port == "443") {
-		return false
-	}
-	for k := 0; k < len(host); k++ {
-		if c := host[k]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	for k := 0; k < len(port); k++ {
-		if c := port[k]; c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // SharedAddresses returns, for each server listed at an address
@@ -104,10 +78,14 @@ func SharedAddresses(servers []Server) map[string][]string {
 }
 
 // FastHostOf returns HostOf(rawURL), parsing the common shape
-// scheme://host[:port][/path] by hand: the planner needs the host of every
-// server every minute, and url.Parse of a million addresses takes a third
-// of a second. Anything unusual goes to HostOf.
+// scheme://host[:port][/path] by hand: the ranked list's reader needs the
+// host of every server, and url.Parse of a million addresses takes a third
+// of a second. The usual shape (see AddressOf) is read in one pass;
+// anything unusual goes to HostOf.
 func FastHostOf(rawURL string) string {
+	if h := usualHost(rawURL); h != "" {
+		return h
+	}
 	i := strings.Index(rawURL, "://")
 	if i <= 0 {
 		return HostOf(rawURL)
@@ -160,4 +138,86 @@ func FastHostOf(rawURL string) string {
 		host = strings.ToLower(host)
 	}
 	return strings.TrimSuffix(host, ".")
+}
+
+// AddressOf returns the host of an address (FastHostOf) and whether the
+// address is its own AddressKey. The usual shape, https://host[:port]/path
+// with a lowercase host, a port other than 443, and a path of plain bytes
+// with no fragment, is read in one pass (the planner asks it of a million
+// addresses every minute, and it allocates nothing); any other is left to
+// FastHostOf and AddressKey, which give the same for the usual shape.
+func AddressOf(rawURL string) (host string, ownKey bool) {
+	if h := usualHost(rawURL); h != "" {
+		return h, true
+	}
+	h := FastHostOf(rawURL)
+	return h, h != "" && AddressKey(rawURL) == rawURL
+}
+
+// hostByte holds the bytes of a host name in the usual shape: lowercase
+// ASCII letters, digits, '-' and '.'.
+var hostByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.'
+	}
+	return t
+}()
+
+// usualHost returns the host of rawURL when it has the usual shape (see
+// AddressOf), else "".
+func usualHost(rawURL string) string {
+	const scheme = "https://"
+	if len(rawURL) <= len(scheme) || rawURL[:len(scheme)] != scheme {
+		return ""
+	}
+	rest := rawURL[len(scheme):]
+	k := 0
+	for k < len(rest) && hostByte[rest[k]] {
+		k++
+	}
+	if k == 0 || rest[k-1] == '.' {
+		return ""
+	}
+	host := rest[:k]
+	if k < len(rest) && rest[k] == ':' {
+		p := k + 1
+		for p < len(rest) && '0' <= rest[p] && rest[p] <= '9' {
+			p++
+		}
+		if port := rest[k+1 : p]; port == "" || port == "443" {
+			return ""
+		}
+		k = p
+	}
+	if k == len(rest) || rest[k] != '/' || !plainPath(rest[k:]) {
+		return ""
+	}
+	return host
+}
+
+// plainPath reports whether s holds no byte that would send its address
+// off the usual shape: a control byte or space, DEL, '%', '#', or one
+// outside ASCII. Eight bytes at a time.
+func plainPath(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; len(s) >= 8; s = s[8:] {
+		w := word(s)
+		if w&highs != 0 {
+			return false
+		}
+		// A byte below 0x21, or one equal to DEL, '%' or '#': with no high
+		// bit set each test is exact (Bit Twiddling Hacks' hasless and
+		// haszero).
+		del, pct, hash := w^(0x7f*ones), w^('%'*ones), w^('#'*ones)
+		bad := (w-0x21*ones)&^w | (del-ones)&^del | (pct-ones)&^pct | (hash-ones)&^hash
+		if bad&highs != 0 {
+			return false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '%' || c == '#' {
+			return false
+		}
+	}
+	return true
 }

@@ -8,9 +8,7 @@ package data
 func StableHash(s string, seed uint64) uint64 {
 	h := seed ^ uint64(len(s))*0x9e3779b97f4a7c15
 	for len(s) >= 8 {
-		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		h = (h ^ w) * 0xff51afd7ed558ccd
+		h = (h ^ word(s)) * 0xff51afd7ed558ccd
 		h ^= h >> 32
 		s = s[8:]
 	}
@@ -25,4 +23,11 @@ func StableHash(s string, seed uint64) uint64 {
 	h *= 0x94d049bb133111eb
 	h ^= h >> 31
 	return h
+}
+
+// word returns the first eight bytes of s, little-endian.
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

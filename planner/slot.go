@@ -115,6 +115,3 @@ func floorDiv(a, b int64) int64 {
 }
 
 func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
-
-// hostOf returns the host of a server's address: data.FastHostOf.
-func hostOf(rawURL string) string { return data.FastHostOf(rawURL) }
