@@ -169,8 +169,8 @@ func (b *base) plan(dir string, minute time.Time) error {
 	}
 	p := planner.Planner{Now: func() time.Time { return minute.Add(-30 * time.Second) }, Logger: slog.New(slog.DiscardHandler)}
 	rep, err := p.Plan(minute, planner.Input{Servers: b.servers,
-		StatesOf: func(keep func(string) bool) (map[string]data.State, error) {
-			states, _, err := history.LoadStatesOf(dir, keep)
+		StatesOf: func(ids []string) (map[string]data.State, error) {
+			states, _, err := history.LoadStatesOf(dir, ids)
 			return states, err
 		}}, l)
 	if err != nil {
