@@ -15,19 +15,20 @@ func (p *pass) collectOwed() error {
 	start, in, hosts, sh, l, m, rep := p.start, p.in, p.hosts, &p.sh, p.l, &p.m, p.rep
 	states := in.States
 	if states == nil && in.StatesOf != nil {
-		var keep func(id string) bool
-		if len(m.look) < len(in.Servers)/4 { // else reading every state costs less than picking
-			ids := newIDSet(len(m.look))
+		// The ids of the servers looked at; nil, every one, when reading
+		// every state costs less than picking.
+		var ids []string
+		if len(m.look) < len(in.Servers)/4 {
+			ids = make([]string, 0, len(m.look))
 			for _, i := range m.look {
-				ids.add(in.Servers[i].ID)
+				ids = append(ids, in.Servers[i].ID)
 				for _, f := range sh.follows[i] {
-					ids.add(in.Servers[f].ID)
+					ids = append(ids, in.Servers[f].ID)
 				}
 			}
-			keep = ids.has
 		}
 		var err error
-		if states, err = in.StatesOf(keep); err != nil {
+		if states, err = in.StatesOf(ids); err != nil {
 			return err
 		}
 	}

@@ -184,8 +184,8 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 		Running:        running,
 		NeverPlanned:   neverPlanned,
 		FirstCheckSoon: cfg.FirstCheckSoon,
-		StatesOf: func(keep func(id string) bool) (map[string]data.State, error) {
-			return loadStates(cfg.Data, keep, logger)
+		StatesOf: func(ids []string) (map[string]data.State, error) {
+			return loadStates(cfg.Data, ids, logger)
 		},
 	}, in.ledger)
 	if err != nil {
@@ -322,11 +322,11 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 	return in, errors.Join(errs...)
 }
 
-// loadStates reads the states of the servers keep keeps (nil: every one),
+// loadStates reads the states of the servers of ids (nil: every one),
 // logging each bad journal line.
-func loadStates(dir string, keep func(id string) bool, logger *slog.Logger) (map[string]data.State, error) {
+func loadStates(dir string, ids []string, logger *slog.Logger) (map[string]data.State, error) {
 	t := time.Now()
-	states, bad, err := history.LoadStatesOf(dir, keep)
+	states, bad, err := history.LoadStatesOf(dir, ids)
 	logger.Info("load states", "took", time.Since(t), "states", len(states))
 	for _, b := range bad {
 		logger.Warn("skipped a bad result", "err", b)

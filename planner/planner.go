@@ -32,10 +32,10 @@ type Input struct {
 	Paused  map[string]bool       // ids of servers not to check (rule S8)
 	States  map[string]data.State // what the runner learned, by server id
 	// StatesOf, used when States is nil, reads the states of the servers
-	// whose id keep keeps (nil: every one), as history.LoadStatesOf. A plan
-	// looks at the state of only the servers that may be owed a check, a
-	// few thousand of a million, so it need not read the rest.
-	StatesOf func(keep func(id string) bool) (map[string]data.State, error)
+	// of ids (nil: every one), as history.LoadStatesOf. A plan looks at the
+	// state of only the servers that may be owed a check, a few thousand of
+	// a million, so it need not read the rest.
+	StatesOf func(ids []string) (map[string]data.State, error)
 	// Running holds the minutes (unix s) whose run is still going
 	// (spool.LiveRuns), read before the states. A check planned in a
 	// minute that has begun, with no result and no run going, was lost

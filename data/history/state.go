@@ -59,12 +59,22 @@ type stateView struct {
 	deltas  int    // deltas applied
 }
 
+// selection is which states a read of the state returns.
+type selection struct {
+	keep func(id string) bool // nil: every one
+	// ids, sorted, are those keep keeps, when a few: then of each state
+	// file only the blocks that may hold them are read, and damage
+	// elsewhere is left for a read of every state (a fold, a publish) to
+	// find.
+	ids []string
+}
+
 // readStates reads the snapshot and applies the deltas after it, in order;
-// with keep set, only the states of the ids it keeps. A fold that rewrites
-// the snapshot meanwhile (removing deltas) makes it read again.
-func readStates(dir string, keep func(id string) bool) (stateView, error) {
+// only the states sel selects. A fold that rewrites the snapshot meanwhile
+// (removing deltas) makes it read again.
+func readStates(dir string, sel selection) (stateView, error) {
 	for attempt := 0; ; attempt++ {
-		v, changed, err := readStatesOnce(dir, keep)
+		v, changed, err := readStatesOnce(dir, sel)
 		if !changed {
 			return v, err
 		}
@@ -80,20 +90,16 @@ var errStateGap error = durable.DamagedError("state incomplete")
 
 // readStatesOnce reads the state once. changed reports a delta missing
 // under it, with err saying which.
-func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed bool, err error) {
+func readStatesOnce(dir string, sel selection) (v stateView, changed bool, err error) {
 	path := data.Dir(dir).State()
 	before := fileID(path)
-	f, err := readStateFile(path, "snapshot")
+	v.baseSeq, v.states, err = readStateFileOf(path, "snapshot", sel)
 	noSnapshot := errors.Is(err, os.ErrNotExist)
 	switch {
 	case noSnapshot:
 		v.states = map[string]data.State{}
 	case err != nil:
-		return v, false, fmt.Errorf("read state: %w", err)
-	default:
-		if v.baseSeq, v.states, err = decodeStates(f, keep); err != nil {
-			return v, false, fmt.Errorf("read state %s: %w", path, err)
-		}
+		return v, false, stateError(path, err)
 	}
 	v.lastSeq = v.baseSeq
 	deltas, err := listDeltas(dir)
@@ -113,16 +119,12 @@ func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed
 			// A gap: the snapshot was rewritten meanwhile, or a delta lost.
 			return v, true, fmt.Errorf("read state: %w: %s missing before %s", errStateGap, deltaPath(dir, v.lastSeq+1), d.path)
 		}
-		f, err := readStateFile(d.path, "delta")
+		_, m, err := readStateFileOf(d.path, "delta", sel)
 		if errors.Is(err, os.ErrNotExist) {
 			return v, true, fmt.Errorf("read state: %w: %w", errStateGap, err)
 		}
 		if err != nil {
-			return v, false, fmt.Errorf("read state: %w", err)
-		}
-		_, m, err := decodeStates(f, keep)
-		if err != nil {
-			return v, false, fmt.Errorf("read state %s: %w", d.path, err)
+			return v, false, stateError(d.path, err)
 		}
 		maps.Copy(v.states, m)
 		v.lastSeq = d.seq
@@ -134,6 +136,15 @@ func readStatesOnce(dir string, keep func(id string) bool) (v stateView, changed
 		return v, true, fmt.Errorf("read state %s: rewritten while read", path)
 	}
 	return v, false, nil
+}
+
+// stateError wraps err, of a read of the state file at path: a damaged
+// file is named, as the errors of os.Open and of the read name it already.
+func stateError(path string, err error) error {
+	if errors.Is(err, durable.ErrDamaged) {
+		return fmt.Errorf("read state %s: %w", path, err)
+	}
+	return fmt.Errorf("read state: %w", err)
 }
 
 // hasHistory reports whether the history holds a day.
@@ -171,7 +182,7 @@ func writeDelta(dir string, seq uint64, m map[string]data.State) error {
 // A crash in between leaves deltas the snapshot already holds, which
 // readers skip by their sequence number.
 func rewriteSnapshot(dir string) error {
-	v, err := readStates(dir, nil)
+	v, err := readStates(dir, selection{})
 	if err != nil {
 		return err
 	}
@@ -212,15 +223,35 @@ func applyAll(states map[string]data.State, results []data.Result) {
 // damaged or lost is set aside and rebuilt from the history (RebuildState)
 // before it is read, the rebuild reported in bad.
 func LoadStates(dir string) (states map[string]data.State, bad []error, err error) {
-	return LoadStatesOf(dir, nil)
+	return loadStates(dir, selection{})
 }
 
-// LoadStatesOf is LoadStates for the servers whose id keep keeps (nil keeps
-// every one): the others are neither returned nor given a map entry, so a
-// reader that needs a few thousand of a million states (a plan, whose
-// servers are mostly not due) skips building the rest. Every journal is
-// still read, so its bad lines are reported as by LoadStates.
-func LoadStatesOf(dir string, keep func(id string) bool) (states map[string]data.State, bad []error, err error) {
+// LoadStatesOf is LoadStates for the servers of ids (nil: every one): the
+// others are neither returned nor given a map entry, and of the state
+// files only the blocks that may hold ids are read and checked, so a reader
+// that needs a few thousand of a million states (a plan, whose servers are
+// mostly not due) reads a few megabytes, not a hundred. Damage in a block
+// not read is found by the next read of every state, a fold's or a
+// publish's. Every journal is still read, so its bad lines are reported as
+// by LoadStates.
+func LoadStatesOf(dir string, ids []string) (states map[string]data.State, bad []error, err error) {
+	if ids == nil {
+		return LoadStates(dir)
+	}
+	wanted := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		wanted[id] = true
+	}
+	sorted := slices.Sorted(maps.Keys(wanted))
+	if sorted == nil {
+		sorted = []string{} // none, not every one
+	}
+	return loadStates(dir, selection{keep: func(id string) bool { return wanted[id] }, ids: sorted})
+}
+
+// loadStates is LoadStates of the states sel selects.
+func loadStates(dir string, sel selection) (states map[string]data.State, bad []error, err error) {
+	keep := sel.keep
 	journals, err := spool.ListJournals(dir, false)
 	if err != nil {
 		return nil, nil, err
@@ -242,7 +273,7 @@ func LoadStatesOf(dir string, keep func(id string) bool) (states map[string]data
 	}
 	// The snapshot is read after the journals: a journal folded meanwhile is
 	// then in the snapshot, and applying a result twice changes nothing.
-	v, err := readStates(dir, keep)
+	v, err := readStates(dir, sel)
 	if errors.Is(err, durable.ErrDamaged) {
 		// Derived data: set aside and rebuilt, reported in bad, and the
 		// plan or publish goes on.
@@ -251,7 +282,7 @@ func LoadStatesOf(dir string, keep func(id string) bool) (states map[string]data
 			return nil, nil, rerr
 		}
 		bad = append(bad, report...)
-		v, err = readStates(dir, keep)
+		v, err = readStates(dir, sel)
 	}
 	states = v.states
 	if err != nil {
@@ -328,14 +359,16 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 		st.Took = time.Since(start)
 		return st, nil
 	}
-	// Only the servers with results are read and written: a fold costs
-	// what the run did, not the size of the list.
+	// Only the servers with results are decoded and written: a fold costs
+	// what the run did, not the size of the list. Every state file is still
+	// read whole and checked, so damage that a plan's read of a few blocks
+	// passed over is repaired here.
 	needed := make(map[string]bool, len(all))
 	for _, r := range all {
 		needed[r.ID] = true
 	}
-	keep := func(id string) bool { return needed[id] }
-	v, err := readStates(dir, keep)
+	sel := selection{keep: func(id string) bool { return needed[id] }}
+	v, err := readStates(dir, sel)
 	if first && errors.Is(err, errStateGap) {
 		if _, serr := os.Stat(data.Dir(dir).State()); errors.Is(serr, os.ErrNotExist) {
 			if ds, derr := listDeltas(dir); derr == nil && len(ds) == 0 {
@@ -353,7 +386,7 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 		for _, r := range report {
 			logger.Error("state damaged: set aside and rebuilt from the history", "err", r)
 		}
-		v, err = readStates(dir, keep)
+		v, err = readStates(dir, sel)
 	}
 	if err != nil {
 		return st, fmt.Errorf("fold: %w", err)

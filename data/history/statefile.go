@@ -8,15 +8,16 @@ import (
 	"plug.directory/prober/internal/durable"
 )
 
-// The state files' format (codec.go): "PDST" and a version byte, a
-// sequence number (for the snapshot, the last delta it holds; for a delta,
-// its own), the number of states, each state's fields in the order of
-// State (times as varint Unix nanoseconds, 0 for the zero time; the outcome
-// as its index in Outcomes plus one, 0 for none), then the CRC-32C. States
-// are in no particular order. A file of another version is damaged: the
-// state is derived data, rebuilt from the history (see repairState).
+// The state files' format v1 (codec.go), read still, written no more
+// (stateblocks.go has v2): "PDST" and a version byte, a sequence number
+// (for the snapshot, the last delta it holds; for a delta, its own), the
+// number of states, each state's fields in the order of State (times as
+// varint Unix nanoseconds, 0 for the zero time; the outcome as its index in
+// Outcomes plus one, 0 for none), then the CRC-32C. States are in no
+// particular order. A file of another version is damaged: the state is
+// derived data, rebuilt from the history (see repairState).
 
-const stateMagic = "PDST\x01"
+const stateMagicV1 = "PDST\x01"
 
 // stateFile is a state file's text and the CRC-32C of all of it, its
 // checksum included (crcResidue when intact), and which kind of state file
@@ -39,24 +40,18 @@ func readStateFile(path, kind string) (stateFile, error) {
 // damaged, wrapping ErrDamaged.
 func errStateDamaged(kind string) error { return durable.DamagedError("state " + kind + " is damaged") }
 
-// encodeStates encodes every state of m with the sequence number seq.
-func encodeStates(seq uint64, m map[string]data.State) []byte {
-	e := durable.NewEncoder(stateMagic, 16+len(m)*96)
-	e.Uvarint(seq)
-	e.Uvarint(uint64(len(m)))
-	for _, s := range m {
-		e.String(s.ID)
-		e.String(s.URL)
-		encodeTime(e, s.LastCheck)
-		e.Byte(outcomeCode(s.LastStatus))
-		e.String(s.LastDetail)
-		encodeTime(e, s.LastAnswered)
-		encodeTime(e, s.FailingSince)
-		e.String(s.Protocol)
-		e.String(s.Transport)
-		encodeTime(e, s.RetryAfter)
-	}
-	return e.Finish()
+// encodeState appends the fields of s, as decodeState reads them.
+func encodeState(e *durable.Encoder, s data.State) {
+	e.String(s.ID)
+	e.String(s.URL)
+	encodeTime(e, s.LastCheck)
+	e.Byte(outcomeCode(s.LastStatus))
+	e.String(s.LastDetail)
+	encodeTime(e, s.LastAnswered)
+	encodeTime(e, s.FailingSince)
+	e.String(s.Protocol)
+	e.String(s.Transport)
+	encodeTime(e, s.RetryAfter)
 }
 
 func encodeTime(e *durable.Encoder, t time.Time) {
@@ -97,12 +92,15 @@ func decodeOutcome(d *durable.Decoder) data.Outcome {
 	return data.Outcomes[c-1]
 }
 
-// decodeStates decodes a file written by encodeStates. With keep set, only
-// the states whose id it keeps are returned (a fold needs only the servers
-// it has results for, and skipping the rest spares a million map entries).
-// Errors wrap ErrDamaged.
+// decodeStates decodes a state file of either version read whole. With
+// keep set, only the states whose id it keeps are returned (a fold needs
+// only the servers it has results for, and skipping the rest spares a
+// million map entries). Errors wrap ErrDamaged.
 func decodeStates(f stateFile, keep func(id string) bool) (seq uint64, m map[string]data.State, err error) {
-	d, err := durable.NewDecoder(f.text, f.crc, stateMagic, errStateDamaged(f.kind))
+	if !strings.HasPrefix(f.text, stateMagicV1) {
+		return decodeBlocks(f, keep)
+	}
+	d, err := durable.NewDecoder(f.text, f.crc, stateMagicV1, errStateDamaged(f.kind))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -114,31 +112,22 @@ func decodeStates(f stateFile, keep func(id string) bool) (seq uint64, m map[str
 		m = map[string]data.State{}
 	}
 	for range n {
-		var s data.State
-		s.ID = d.String()
-		if keep != nil && d.Err() == nil && !keep(s.ID) {
+		id := d.String()
+		if d.Err() != nil {
+			break
+		}
+		if keep != nil && !keep(id) {
 			skipState(d)
 			continue
 		}
-		s.URL = d.String()
-		s.LastCheck = decodeTime(d)
-		s.LastStatus = decodeOutcome(d)
-		s.LastDetail = d.String()
-		s.LastAnswered = decodeTime(d)
-		s.FailingSince = decodeTime(d)
-		s.Protocol = d.String()
-		s.Transport = d.String()
-		s.RetryAfter = decodeTime(d)
+		s := decodeState(d, id)
 		if d.Err() != nil {
 			break
 		}
 		if keep != nil {
-			// A few states of many: their own strings, so that the
-			// file's can go.
-			s.ID, s.URL, s.LastDetail = strings.Clone(s.ID), strings.Clone(s.URL), strings.Clone(s.LastDetail)
-			s.Protocol, s.Transport = strings.Clone(s.Protocol), strings.Clone(s.Transport)
+			s = cloneState(s)
 		}
-		m[s.ID] = s
+		m[id] = s
 	}
 	if err := d.Close(); err != nil {
 		return 0, nil, err
@@ -146,8 +135,31 @@ func decodeStates(f stateFile, keep func(id string) bool) (seq uint64, m map[str
 	return seq, m, nil
 }
 
+// decodeState reads the fields of the state of id after its id.
+func decodeState(d *durable.Decoder, id string) data.State {
+	s := data.State{ID: id}
+	s.URL = d.String()
+	s.LastCheck = decodeTime(d)
+	s.LastStatus = decodeOutcome(d)
+	s.LastDetail = d.String()
+	s.LastAnswered = decodeTime(d)
+	s.FailingSince = decodeTime(d)
+	s.Protocol = d.String()
+	s.Transport = d.String()
+	s.RetryAfter = decodeTime(d)
+	return s
+}
+
+// cloneState returns s with its own strings: one of a few states of a
+// file, kept after the file's text can go.
+func cloneState(s data.State) data.State {
+	s.ID, s.URL, s.LastDetail = strings.Clone(s.ID), strings.Clone(s.URL), strings.Clone(s.LastDetail)
+	s.Protocol, s.Transport = strings.Clone(s.Protocol), strings.Clone(s.Transport)
+	return s
+}
+
 // skipState passes over the fields of a state after its id, as
-// decodeStates reads them, without making them.
+// decodeState reads them, without making them.
 func skipState(d *durable.Decoder) {
 	d.SkipString() // URL
 	d.SkipNumber() // LastCheck

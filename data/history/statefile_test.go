@@ -92,7 +92,7 @@ func TestStateDeltas(t *testing.T) {
 
 	// A rewrite that died before removing its deltas: an old delta holding
 	// an older state of "shared" is still there.
-	v, _ := readStates(dir, nil)
+	v, _ := readStates(dir, selection{})
 	old := map[string]data.State{"shared": {ID: "shared", URL: v.states["shared"].URL, LastCheck: datatest.T0, LastStatus: data.Failing}}
 	if err := writeDelta(dir, v.baseSeq, old); err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestLoadStatesOf(t *testing.T) {
 	if err != nil || len(bad) > 0 || len(all) != 4 {
 		t.Fatalf("LoadStates: %v %v %v, want 4 states", all, bad, err)
 	}
-	got, bad, err := LoadStatesOf(dir, func(id string) bool { return id == "a" || id == "b" })
+	got, bad, err := LoadStatesOf(dir, []string{"b", "a", "b"})
 	if err != nil || len(bad) > 0 {
 		t.Fatalf("LoadStatesOf: %v %v", err, bad)
 	}

@@ -53,7 +53,7 @@ func repairState(dir string, held bool, cause error) (report []error, err error)
 		}
 		defer unlock()
 	}
-	if _, err := readStates(dir, func(string) bool { return false }); !errors.Is(err, durable.ErrDamaged) {
+	if _, err := readStates(dir, selection{keep: func(string) bool { return false }}); !errors.Is(err, durable.ErrDamaged) {
 		return nil, err
 	}
 	st, err := rebuildState(dir)

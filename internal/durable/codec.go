@@ -60,13 +60,26 @@ func (e *Encoder) Uint64(v uint64) {
 	e.b = append(e.b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
 }
 
+// Uint32 appends v in four bytes, little-endian.
+func (e *Encoder) Uint32(v uint32) { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
+
+// Len returns how many bytes are encoded, the magic included: the offset
+// of the next field.
+func (e *Encoder) Len() int { return len(e.b) }
+
+// Sum appends the CRC-32C of the bytes encoded from offset from on: a part
+// of the file that is checked on its own, as NewDecoder with no magic
+// checks a file (the state files' blocks).
+func (e *Encoder) Sum(from int) { e.Uint32(crc32.Checksum(e.b[from:], Castagnoli)) }
+
 // Append appends what o encoded, an encoder started with no magic: records
 // encoded side by side join the file in order.
 func (e *Encoder) Append(o *Encoder) { e.b = append(e.b, o.b...) }
 
 // Finish appends the checksum and returns the file.
 func (e *Encoder) Finish() []byte {
-	return binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, Castagnoli))
+	e.Sum(0)
+	return e.b
 }
 
 // Decoder reads the fields of one file in the order they were encoded. The

@@ -3,6 +3,7 @@ package durable
 import (
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -79,5 +80,44 @@ func TestDecoderNumbers(t *testing.T) {
 	}
 	if d := decoderOf([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}); d.Uint64() != 0x0807060504030201 || d.Byte() != 9 {
 		t.Error("Uint64 not little-endian")
+	}
+}
+
+// TestEncoderSum: a part ended with Sum reads back whole with NewDecoder
+// of no magic, and with a byte changed is a checksum mismatch, as a file
+// ended with Finish; Uint32 and Len place it.
+func TestEncoderSum(t *testing.T) {
+	e := NewEncoder("MAGIC", 0)
+	from := e.Len()
+	e.String("block")
+	e.Uint32(0x04030201)
+	e.Sum(from)
+	part := string(e.b[from:])
+	file := e.Finish()
+	if sum := crc32.Checksum(file, Castagnoli); sum != CRCResidue {
+		t.Fatalf("file checksum residue %#x", sum)
+	}
+	for _, tc := range []struct {
+		name string
+		part string
+		ok   bool
+	}{
+		{"intact", part, true},
+		{"changed", part[:1] + "X" + part[2:], false},
+		{"cut", part[:len(part)-1], false},
+	} {
+		d, err := NewDecoder(tc.part, crc32.Checksum([]byte(tc.part), Castagnoli), "", errTestDamaged)
+		if !tc.ok {
+			if !errors.Is(err, errTestDamaged) {
+				t.Errorf("%s: error %v, want damaged", tc.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if s, v := d.String(), d.Byte(); s != "block" || v != 1 || d.Byte() != 2 || d.Byte() != 3 || d.Byte() != 4 || d.Close() != nil {
+			t.Errorf("%s: read %q %d, %v", tc.name, s, v, d.Err())
+		}
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"testing"
 	"time"
@@ -52,15 +53,18 @@ func TestStatesOfPlansAsStates(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		got, err := p.Plan(at, planner.Input{Servers: list, Paused: paused, StatesOf: func(keep func(string) bool) (map[string]data.State, error) {
+		got, err := p.Plan(at, planner.Input{Servers: list, Paused: paused, StatesOf: func(ids []string) (map[string]data.State, error) {
 			m := map[string]data.State{}
-			for id, st := range sim.States {
-				if keep == nil || keep(id) {
+			for _, id := range ids {
+				if st, ok := sim.States[id]; ok {
 					m[id] = st
 				}
 			}
+			if ids == nil {
+				m = maps.Clone(sim.States)
+			}
 			if at.After(steady) {
-				if keep != nil {
+				if ids != nil {
 					picked++
 				}
 				read += len(m)
