@@ -62,6 +62,12 @@ func le40(s string, o int) int64 {
 	return int64(uint64(le32(s, o))<<24|uint64(s[o+4])<<56) >> 24
 }
 
+// put40 writes t in 5 bytes, as le40 reads it.
+func put40(p []byte, t int64) {
+	binary.LittleEndian.PutUint32(p, uint32(t))
+	p[4] = byte(t >> 32)
+}
+
 // parseBase reads the layout of a base file whose checksum matched.
 func parseBase(text string) (*ledgerBase, error) {
 	if len(text) < baseHeader+4 || text[:len(ledgerMagicV5)] != ledgerMagicV5 {
@@ -196,16 +202,19 @@ func putPayload(p []byte, s *LedgerServer) error {
 	if s.Reason > CodeRoutine || s.PrevReason > CodeRoutine {
 		return fmt.Errorf("encode ledger: server %q: bad reason code", s.ID)
 	}
+	if min(s.FirstSeen, s.Planned, s.PrevPlanned, s.NextDue, s.Resume, s.Seen) < -timeLimit ||
+		max(s.FirstSeen, s.Planned, s.PrevPlanned, s.NextDue, s.Resume, s.Seen) >= timeLimit {
+		return fmt.Errorf("encode ledger: server %q: a time out of range", s.ID)
+	}
+	_ = p[payloadSize-1]
 	binary.LittleEndian.PutUint32(p, uint32(s.Rank))
 	binary.LittleEndian.PutUint64(p[4:], s.URLHash)
-	for k, t := range [...]int64{s.FirstSeen, s.Planned, s.PrevPlanned, s.NextDue, s.Resume, s.Seen} {
-		if t < -timeLimit || t >= timeLimit {
-			return fmt.Errorf("encode ledger: server %q: time %d out of range", s.ID, t)
-		}
-		q := p[12+5*k:]
-		binary.LittleEndian.PutUint32(q, uint32(t))
-		q[4] = byte(t >> 32)
-	}
+	put40(p[12:], s.FirstSeen)
+	put40(p[17:], s.Planned)
+	put40(p[22:], s.PrevPlanned)
+	put40(p[27:], s.NextDue)
+	put40(p[32:], s.Resume)
+	put40(p[37:], s.Seen)
 	binary.LittleEndian.PutUint32(p[42:], uint32(s.Cadence))
 	p[46] = byte(s.Reason) | byte(s.PrevReason)<<4
 	return nil
@@ -227,10 +236,13 @@ func (l *Ledger) encodeBase(seq uint64) ([]byte, error) {
 		ns, nstr = ns+len(l.Hosts[h]), nstr+len(h)
 	}
 	nstr += idFrom[len(idFrom)-1]
-	if max(n, len(names), ns, nstr) > math.MaxUint32/recordSize {
-		return nil, fmt.Errorf("encode ledger: %d servers, %d hosts, %d starts: too large", n, len(names), ns)
+	if max(n, len(names), ns, nstr) > math.MaxUint32/recordSize { // offsets of 4 bytes
+		return nil, fmt.Errorf("encode ledger: %d servers, %d hosts, %d starts, %d bytes of names: too large", n, len(names), ns, nstr)
 	}
-	b := make([]byte, baseHeader+n*recordSize+len(names)*hostSize+ns*startSize+nstr, baseHeader+n*recordSize+len(names)*hostSize+ns*startSize+nstr+4)
+	hosts := baseHeader + n*recordSize
+	starts := hosts + len(names)*hostSize
+	strs := starts + ns*startSize
+	b := make([]byte, strs+nstr, strs+nstr+4)
 	h := b[copy(b, ledgerMagicV5):]
 	for k, v := range [...]uint64{seq, uint64(l.Created), uint64(l.LastMinute)} {
 		binary.LittleEndian.PutUint64(h[8*k:], v)
@@ -238,8 +250,6 @@ func (l *Ledger) encodeBase(seq uint64) ([]byte, error) {
 	for k, v := range [...]int{n, len(names), ns, nstr} {
 		binary.LittleEndian.PutUint32(h[24+4*k:], uint32(v))
 	}
-	hosts := baseHeader + n*recordSize
-	strs := hosts + len(names)*(hostSize) + ns*startSize
 	err := inRuns(n, func(k, lo, hi int) error {
 		end := idFrom[k]
 		for i := lo; i < hi; i++ {
@@ -257,12 +267,11 @@ func (l *Ledger) encodeBase(seq uint64) ([]byte, error) {
 	}
 	end, j := idFrom[len(idFrom)-1], 0
 	for k, name := range names {
-		starts := l.Hosts[name]
-		if !slices.IsSorted(starts) {
+		if !slices.IsSorted(l.Hosts[name]) {
 			return nil, fmt.Errorf("encode ledger: starts of host %q out of order", name)
 		}
-		for _, s := range starts {
-			binary.LittleEndian.PutUint64(b[hosts+len(names)*hostSize+j*startSize:], uint64(s))
+		for _, s := range l.Hosts[name] {
+			binary.LittleEndian.PutUint64(b[starts+j*startSize:], uint64(s))
 			j++
 		}
 		end += copy(b[strs+end:], name)
