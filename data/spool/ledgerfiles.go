@@ -30,6 +30,10 @@ import (
 // it before giving up: one plan a minute replaces the base at most once.
 const ledgerReads = 4
 
+// betweenReads is called between the reads of the base and the delta: a
+// test replaces the ledger there, as a plan may.
+var betweenReads = func() {}
+
 // ReadLedger reads the ledger of the data directory dir. A missing ledger is
 // an empty one (nothing planned yet); a damaged one is an error wrapping
 // ErrLedgerCorrupt, since planning without it could double-book hosts.
@@ -66,6 +70,7 @@ func readLedgerOnce(d data.Dir) (l *Ledger, replaced bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("read ledger: %w", err)
 	}
+	betweenReads()
 	delta, dsum, derr := durable.ReadSummed(d.LedgerDelta())
 	if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) {
 		return nil, true, nil

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"sync"
 	"testing"
 
 	"plug.directory/prober/data"
@@ -277,43 +276,40 @@ func TestLedgerWriteStopped(t *testing.T) {
 }
 
 // TestLedgerReadWhileWritten: a reader without the plans' lock (the site,
-// the metrics) reads whole ledgers while a plan writes deltas and new bases.
+// the metrics) that reads the base just before a plan replaces it reads
+// again, and gets the new ledger: not the old base with the new delta
+// (damage), nor the old base without its delta (an older ledger).
 func TestLedgerReadWhileWritten(t *testing.T) {
-	const m0 = 1_780_003_600
-	state := func(m int64) *Ledger { // the ledger of minute m: a new base every third
-		l := genLedger(200+int(m-m0)/180, 20, m)
-		l.Servers[0].Planned = m
-		return l
-	}
-	d := plansDir(t, state(m0))
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Go(func() {
-		defer close(done)
-		l, _ := ReadLedger(string(d))
-		for m := int64(m0 + 60); m < m0+60*60; m += 60 {
-			next := state(m)
-			next.base = l.base
-			if err := WriteLedger(string(d), next); err != nil {
-				t.Error(err)
-				return
+	for _, tc := range []struct {
+		name    string
+		newBase []bool // of each write
+	}{{"new_base", []bool{true}}, {"new_base_and_delta", []bool{true, false}}, {"two_new_bases", []bool{true, true}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := genLedger(300, 30, 1_780_003_600)
+			d := plansDir(t, l)
+			l.LastMinute += 60
+			if err := WriteLedger(string(d), l); err != nil {
+				t.Fatal(err)
 			}
-			l = next
-		}
-	})
-	reads := 0
-	for {
-		select {
-		case <-done:
-			wg.Wait()
-			t.Logf("%d reads", reads)
-			return
-		default:
-		}
-		l, err := ReadLedger(string(d))
-		if err != nil || !l.Equal(state(l.LastMinute)) {
-			t.Fatalf("read %d: %v; not the ledger of a minute", reads, err)
-		}
-		reads++
+			var want *Ledger
+			defer func(f func()) { betweenReads = f }(betweenReads)
+			betweenReads = func() {
+				betweenReads = func() {}
+				for _, newBase := range tc.newBase {
+					if newBase {
+						l.Servers = l.Servers[1:]
+					}
+					l.LastMinute += 60
+					if err := WriteLedger(string(d), l); err != nil {
+						t.Error(err)
+					}
+				}
+				want = cloneLedger(l)
+			}
+			got, err := ReadLedger(string(d))
+			if err != nil || !got.Equal(want) {
+				t.Errorf("read %v; not the ledger written", err)
+			}
+		})
 	}
 }
