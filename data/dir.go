@@ -39,6 +39,10 @@ func (d Dir) PlanLock() string { return filepath.Join(string(d), "plans", ".plan
 // Ledger returns the planner's ledger.
 func (d Dir) Ledger() string { return filepath.Join(string(d), "plans", "ledger.bin") }
 
+// LedgerDelta returns what changed in the planner's ledger since Ledger
+// was written: the records and host starts that differ from it.
+func (d Dir) LedgerDelta() string { return filepath.Join(string(d), "plans", "ledger-delta.bin") }
+
 // JournalDir returns the directory of the journals not yet folded.
 func (d Dir) JournalDir() string { return filepath.Join(string(d), "journal") }
 

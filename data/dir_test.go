@@ -18,6 +18,7 @@ func TestDirLayout(t *testing.T) {
 		{d.Plan(m), "D/plans/2026-12-02/1033.jsonl"},
 		{d.PlanLock(), "D/plans/.plan.lock"},
 		{d.Ledger(), "D/plans/ledger.bin"},
+		{d.LedgerDelta(), "D/plans/ledger-delta.bin"},
 		{d.Journal(RunJournal(m, 4242)), "D/journal/run-20261202T1033-4242.jsonl"},
 		{d.Journal(SimJournal(m)), "D/journal/sim-20261202T1033.jsonl"},
 		{d.MinuteMarker(m), "D/run/minutes/2026-12-02T1033.json"},

@@ -163,6 +163,9 @@ func (b *base) plan(dir string, minute time.Time) error {
 	defer unlock()
 	l, err := spool.ReadLedger(dir)
 	if errors.Is(err, spool.ErrLedgerCorrupt) {
+		if _, err := spool.KeepLedgerAside(dir, ".corrupt"); err != nil {
+			return err
+		}
 		l, _ = spool.RebuildLedger(dir, minute)
 	} else if err != nil {
 		return err
@@ -238,10 +241,10 @@ func (b *base) attributed(tb testing.TB, out string) {
 }
 
 // TestFlippedByte: one random byte flipped in any file the prober keeps
-// (state snapshot, state delta, ledger, Parquet part, site record, minute
-// marker) never panics a plan, a run or a publish, never stops the next
-// plan, and never shows a result under another server; the state comes
-// back as it was (issue 12, Done when), also when it is first read by ids,
+// (state snapshot, state delta, ledger base and delta, Parquet part, site
+// record, minute marker) never panics a plan, a run or a publish, never
+// stops the next plan, and never shows a result under another server; the
+// state comes back as it was (issue 12, Done when), also when it is first read by ids,
 // by its blocks, as a plan of a long list reads it (every other flip).
 func TestFlippedByte(t *testing.T) {
 	b := MustBase(t)
@@ -267,6 +270,7 @@ func TestFlippedByte(t *testing.T) {
 		{"state_snapshot", one("state/states.bin"), true, true},
 		{"state_delta", one("state/delta-*.bin"), true, true},
 		{"ledger", one("plans/ledger.bin"), false, false},
+		{"ledger_delta", one("plans/ledger-delta.bin"), false, false},
 		{"parquet_part", one("results/date=*/part-*.parquet"), false, false},
 		{"site_record", one("site/state.bin"), true, false},
 		{"minute_marker", one("run/minutes/*.json"), true, false},

@@ -343,9 +343,8 @@ func readLedger(cfg Config, logger *slog.Logger) (*spool.Ledger, bool, error) {
 	if !errors.Is(err, spool.ErrLedgerCorrupt) {
 		return l, false, err
 	}
-	path := data.Dir(cfg.Data).Ledger()
-	aside := path + ".corrupt-" + cfg.Time().UTC().Format("20060102T150405")
-	if rerr := os.Rename(path, aside); rerr != nil {
+	aside, rerr := spool.KeepLedgerAside(cfg.Data, ".corrupt-"+cfg.Time().UTC().Format("20060102T150405"))
+	if rerr != nil {
 		return nil, false, errors.Join(err, rerr)
 	}
 	l, bad := spool.RebuildLedger(cfg.Data, cfg.NextMinute())

@@ -69,12 +69,11 @@ func TestRunSameMinuteTwice(t *testing.T) {
 	at := time.Date(2030, 6, 1, 12, 30, 0, 0, time.UTC)
 	MustRun(t, "-servers", list, "-data", dir, "-at", at.Format(time.RFC3339))
 	first, _ := os.ReadFile(data.Dir(dir).Plan(at))
-	ledger, _ := os.ReadFile(data.Dir(dir).Ledger())
+	l1, err1 := spool.ReadLedger(dir)
 	MustRun(t, "-servers", list, "-data", dir, "-at", at.Format(time.RFC3339))
 	second, _ := os.ReadFile(data.Dir(dir).Plan(at))
-	l1, l2 := spool.NewLedger(), spool.NewLedger()
-	after, _ := os.ReadFile(data.Dir(dir).Ledger())
-	if err := errors.Join(l1.UnmarshalBinary(ledger), l2.UnmarshalBinary(after)); err != nil {
+	l2, err2 := spool.ReadLedger(dir)
+	if err := errors.Join(err1, err2); err != nil {
 		t.Fatal(err)
 	}
 	if len(first) == 0 || !bytes.Equal(first, second) {
@@ -151,34 +150,44 @@ func TestRunSimulate(t *testing.T) {
 	}
 }
 
-// TestRunRebuildsDamagedLedger: a damaged ledger is kept aside and made
-// again from the plans, and planning goes on.
+// TestRunRebuildsDamagedLedger: a damaged ledger, its base or its delta,
+// is kept aside, both files, and made again from the plans, and planning
+// goes on.
 func TestRunRebuildsDamagedLedger(t *testing.T) {
-	dir := t.TempDir()
-	list := filepath.Join(dir, "servers.csv")
-	MustRun(t, "-generate", "500", "-out", list, "-base", "2030-06-01T00:00:00Z")
-	for m := range 10 {
-		MustRun(t, "-servers", list, "-data", dir, "-at", time.Date(2030, 6, 1, 12, m, 0, 0, time.UTC).Format(time.RFC3339))
-	}
-	before, err := spool.ReadLedger(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(data.Dir(dir).Ledger(), []byte("PDLEDGER garbage"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	MustRun(t, "-servers", list, "-data", dir, "-at", "2030-06-01T12:10:00Z")
-	after, err := spool.ReadLedger(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for h, starts := range before.Hosts {
-		if n := len(after.Hosts[h]); n < len(starts) {
-			t.Errorf("host %s: %d starts after the rebuild, %d before", h, n, len(starts))
-		}
-	}
-	if aside, _ := filepath.Glob(data.Dir(dir).Ledger() + ".corrupt-*"); len(aside) != 1 {
-		t.Errorf("damaged ledger kept as %v", aside)
+	for _, tc := range []struct {
+		name string
+		file func(data.Dir) string
+	}{{"base", data.Dir.Ledger}, {"delta", data.Dir.LedgerDelta}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			list := filepath.Join(dir, "servers.csv")
+			MustRun(t, "-generate", "500", "-out", list, "-base", "2030-06-01T00:00:00Z")
+			for m := range 10 {
+				MustRun(t, "-servers", list, "-data", dir, "-at", time.Date(2030, 6, 1, 12, m, 0, 0, time.UTC).Format(time.RFC3339))
+			}
+			before, err := spool.ReadLedger(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(tc.file(data.Dir(dir)), []byte("PDLEDGER garbage"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			MustRun(t, "-servers", list, "-data", dir, "-at", "2030-06-01T12:10:00Z")
+			after, err := spool.ReadLedger(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for h, starts := range before.Hosts {
+				if n := len(after.Hosts[h]); n < len(starts) {
+					t.Errorf("host %s: %d starts after the rebuild, %d before", h, n, len(starts))
+				}
+			}
+			for _, path := range []string{data.Dir(dir).Ledger(), data.Dir(dir).LedgerDelta()} {
+				if aside, _ := filepath.Glob(path + ".corrupt-*"); len(aside) != 1 {
+					t.Errorf("damaged ledger kept as %v", aside)
+				}
+			}
+		})
 	}
 }
 

@@ -1,15 +1,8 @@
 package spool
 
 import (
-	"encoding/binary"
 	"errors"
-	"fmt"
-	"hash/crc32"
-	"os"
-	"runtime"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"plug.directory/prober/data"
@@ -19,8 +12,11 @@ import (
 // The ledger is the planner's memory of what it has already planned: per
 // server its claim and next due time, per host the check starts of the last
 // 24 hours. It is counted toward the host caps (rule S3) together with what
-// has run, so consecutive plans never double-book a host. It is one binary
-// file, replaced atomically, cheap to read and write at a million servers.
+// has run, so consecutive plans never double-book a host. It is two binary
+// files, each replaced atomically: a base of fixed-width records
+// (ledgerbase.go) and a delta of what changed since (ledgerdelta.go), so a
+// plan of a million servers writes the few hundred records it changed
+// (ledgerfiles.go).
 
 // ErrLedgerCorrupt is returned by ReadLedger for a ledger that does not
 // decode, whose checksum does not match or of an unknown version. It is
@@ -38,6 +34,7 @@ type Ledger struct {
 	Hosts   map[string][]HostStart // by host: planned starts of the last 24 h, ascending
 
 	index map[string]int // Servers by id, built on first Lookup
+	base  *ledgerBase    // the base file read or last written; nil: none of version 5
 }
 
 // LedgerServer is the planner's record of one server.
@@ -148,184 +145,6 @@ func (l *Ledger) Find(id string) (int, bool) {
 
 // Reindex forgets the index Lookup built, after Servers changed.
 func (l *Ledger) Reindex() { l.index = nil }
-
-// The ledger's format (codec.go): the magic, Created and LastMinute, the
-// hosts with their starts as deltas, then the servers with their times
-// relative to LastMinute, and the CRC-32C. Version 3 was the same with a
-// CRC-32 (IEEE): it is read once, and written again as version 4.
-const (
-	ledgerMagic   = "PDLEDGER\x04"
-	ledgerMagicV3 = "PDLEDGER\x03"
-)
-
-// ledgerResidueV3 is the CRC-32 (IEEE) of an intact version 3 ledger.
-var ledgerResidueV3 = crc32.ChecksumIEEE(binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(nil)))
-
-// MarshalBinary encodes the ledger.
-func (l *Ledger) MarshalBinary() ([]byte, error) {
-	n := 32 + recordsSize(l.Servers)
-	for h, s := range l.Hosts {
-		n += len(h) + 8 + 3*len(s)
-	}
-	e := durable.NewEncoder(ledgerMagic, n)
-	e.Varint(l.Created)
-	e.Varint(l.LastMinute)
-	e.Uvarint(uint64(len(l.Hosts)))
-	for h, starts := range l.Hosts {
-		e.String(h)
-		e.Uvarint(uint64(len(starts)))
-		prev := HostStart(0)
-		for _, s := range starts {
-			if s < prev {
-				return nil, fmt.Errorf("encode ledger: starts of host %q out of order", h)
-			}
-			e.Uvarint(uint64(s - prev))
-			prev = s
-		}
-	}
-	e.Uvarint(uint64(len(l.Servers)))
-	// A million records are encoded side by side on every core, each run
-	// of them by an encoder of its own (the first by e), appended in order.
-	runs := make([]*durable.Encoder, max(1, min(runtime.GOMAXPROCS(0), len(l.Servers)/(1<<16))))
-	errs := make([]error, len(runs))
-	var wg sync.WaitGroup
-	for k := range runs {
-		wg.Go(func() {
-			servers := l.Servers[len(l.Servers)*k/len(runs) : len(l.Servers)*(k+1)/len(runs)]
-			if runs[k] = e; k > 0 {
-				runs[k] = durable.NewEncoder("", recordsSize(servers))
-			}
-			errs[k] = encodeServers(runs[k], servers, l.LastMinute)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	for _, r := range runs[1:] {
-		e.Append(r)
-	}
-	return e.Finish(), nil
-}
-
-// recordsSize returns about the bytes the records of servers take encoded.
-func recordsSize(servers []LedgerServer) int {
-	n := 0
-	for _, s := range servers {
-		n += 40 + len(s.ID)
-	}
-	return n
-}
-
-// encodeServers appends the records of servers to e, their times relative
-// to base (the ledger's LastMinute).
-func encodeServers(e *durable.Encoder, servers []LedgerServer, base int64) error {
-	for _, s := range servers {
-		if s.Reason > CodeRoutine || s.PrevReason > CodeRoutine {
-			return fmt.Errorf("encode ledger: server %q: bad reason code", s.ID)
-		}
-		e.String(s.ID)
-		e.Uvarint(uint64(s.Rank))
-		e.Uint64(s.URLHash)
-		e.Varint(s.FirstSeen - base)
-		e.Varint(s.Planned - base)
-		e.Varint(s.PrevPlanned - base)
-		e.Varint(s.NextDue - base)
-		e.Varint(s.Resume - base)
-		e.Varint(s.Seen - base)
-		e.Byte(byte(s.Reason) | byte(s.PrevReason)<<4)
-		e.Uvarint(uint64(s.Cadence))
-	}
-	return nil
-}
-
-// UnmarshalBinary decodes a ledger encoded by MarshalBinary. Any damage is
-// ErrLedgerCorrupt.
-func (l *Ledger) UnmarshalBinary(b []byte) error {
-	return l.unmarshal(string(b), crc32.Checksum(b, durable.Castagnoli))
-}
-
-// unmarshal is UnmarshalBinary of the ledger's text, whose CRC-32C (its
-// checksum included) is sum.
-func (l *Ledger) unmarshal(text string, sum uint32) error {
-	magic := ledgerMagic
-	if strings.HasPrefix(text, ledgerMagicV3) {
-		// Summed by another polynomial: checked here, once.
-		if crc32.ChecksumIEEE([]byte(text)) != ledgerResidueV3 {
-			return fmt.Errorf("%w: checksum mismatch", ErrLedgerCorrupt)
-		}
-		magic, sum = ledgerMagicV3, durable.CRCResidue
-	}
-	d, err := durable.NewDecoder(text, sum, magic, ErrLedgerCorrupt)
-	if err != nil {
-		return err
-	}
-	l.Created = d.Varint()
-	l.LastMinute = d.Varint()
-	nh := d.Count(2)
-	l.Hosts = make(map[string][]HostStart, nh)
-	for range nh {
-		h := d.String()
-		starts := make([]HostStart, d.Count(1))
-		prev := HostStart(0)
-		for i := range starts {
-			prev += HostStart(d.Uvarint())
-			starts[i] = prev
-		}
-		l.Hosts[h] = starts
-	}
-	l.Servers = make([]LedgerServer, d.Count(17))
-	l.index = nil
-	base := l.LastMinute
-	for i := range l.Servers {
-		s := &l.Servers[i]
-		s.ID = d.String()
-		s.Rank = int32(d.Uvarint())
-		s.URLHash = d.Uint64()
-		s.FirstSeen = d.Varint() + base
-		s.Planned = d.Varint() + base
-		s.PrevPlanned = d.Varint() + base
-		s.NextDue = d.Varint() + base
-		s.Resume = d.Varint() + base
-		s.Seen = d.Varint() + base
-		rc := d.Byte()
-		s.Reason, s.PrevReason = ReasonCode(rc&15), ReasonCode(rc>>4)
-		if s.Reason > CodeRoutine || s.PrevReason > CodeRoutine {
-			d.Fail("reason")
-			break
-		}
-		s.Cadence = int32(d.Uvarint())
-	}
-	return d.Close()
-}
-
-// ReadLedger reads the ledger of the data directory dir. A missing ledger is
-// an empty one (nothing planned yet); a damaged one is an error wrapping
-// ErrLedgerCorrupt, since planning without it could double-book hosts.
-func ReadLedger(dir string) (*Ledger, error) {
-	path := data.Dir(dir).Ledger()
-	text, sum, err := durable.ReadSummed(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return NewLedger(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read ledger: %w", err)
-	}
-	l := NewLedger()
-	if err := l.unmarshal(text, sum); err != nil {
-		return nil, fmt.Errorf("read ledger %s: %w", path, err)
-	}
-	return l, nil
-}
-
-// WriteLedger replaces the ledger of the data directory dir atomically.
-func WriteLedger(dir string, l *Ledger) error {
-	b, err := l.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	return durable.WriteFileAtomic(data.Dir(dir).Ledger(), b, 0o644)
-}
 
 // LockPlans takes an exclusive lock on the plans of the data directory dir,
 // waiting for another planner to finish, so that two overlapping plan runs

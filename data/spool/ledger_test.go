@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -144,26 +145,47 @@ func TestRebuildLedger(t *testing.T) {
 	}
 }
 
-// TestLedgerVersion3: a ledger of the version before, summed by CRC-32
-// (IEEE), is read as it was written, and a flip in it is still caught;
-// the next write is version 4.
-func TestLedgerVersion3(t *testing.T) {
-	b, err := sampleLedger().MarshalBinary()
+// TestLedgerOldVersions: ledgers of the versions before (4, summed by
+// CRC-32C; 3, by CRC-32 IEEE) are read as they were written, a flip in them
+// is still caught, and the next write is version 5.
+func TestLedgerOldVersions(t *testing.T) {
+	v4, err := os.ReadFile("testdata/ledger-v4.bin") // written by the version 4 encoder
 	if err != nil {
 		t.Fatal(err)
 	}
-	v3 := append([]byte(ledgerMagicV3), b[len(ledgerMagic):len(b)-4]...)
+	v3 := append([]byte(ledgerMagicV3), v4[len(ledgerMagicV4):len(v4)-4]...)
 	v3 = binary.LittleEndian.AppendUint32(v3, crc32.ChecksumIEEE(v3))
-	l := NewLedger()
-	if err := l.UnmarshalBinary(v3); err != nil || !l.Equal(sampleLedger()) {
-		t.Fatalf("version 3: %+v %v; want the sample ledger", l, err)
-	}
-	v3[len(v3)/2] ^= 1
-	if err := NewLedger().UnmarshalBinary(v3); !errors.Is(err, ErrLedgerCorrupt) {
-		t.Errorf("version 3 flipped: %v, want ErrLedgerCorrupt", err)
-	}
-	if !strings.HasPrefix(string(b), ledgerMagic) {
-		t.Errorf("written as %q, want %q", b[:len(ledgerMagic)], ledgerMagic)
+	for _, tc := range []struct {
+		name string
+		file []byte
+	}{{"version_4", v4}, {"version_3", v3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Dir(data.Dir(dir).Ledger()), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(data.Dir(dir).Ledger(), tc.file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			l, err := ReadLedger(dir)
+			if err != nil || !l.Equal(sampleLedger()) {
+				t.Fatalf("read: %+v %v; want the sample ledger", l, err)
+			}
+			flipped := slices.Clone(tc.file)
+			flipped[len(flipped)/2] ^= 1
+			if err := NewLedger().UnmarshalBinary(flipped); !errors.Is(err, ErrLedgerCorrupt) {
+				t.Errorf("flipped: %v, want ErrLedgerCorrupt", err)
+			}
+			if err := WriteLedger(dir, l); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(data.Dir(dir).Ledger()); !strings.HasPrefix(string(b), ledgerMagicV5) {
+				t.Errorf("written as %q, want %q", b[:len(ledgerMagicV5)], ledgerMagicV5)
+			}
+			if back, err := ReadLedger(dir); err != nil || !back.Equal(l) {
+				t.Errorf("read back: %v", err)
+			}
+		})
 	}
 }
 

@@ -8,6 +8,7 @@
 package durable
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,7 @@ type Files struct {
 	Sync   func(f *os.File) error                  // nil: f.Sync
 	Rename func(oldpath, newpath string) error     // nil: os.Rename
 	Link   func(oldpath, newpath string) error     // nil: os.Link
+	Remove func(path string) error                 // nil: os.Remove
 }
 
 // fileWriter passes writes to Files.Write.
@@ -57,6 +59,21 @@ func (fs Files) link(oldpath, newpath string) error {
 		return fs.Link(oldpath, newpath)
 	}
 	return os.Link(oldpath, newpath)
+}
+
+// RemoveFile removes path, when it exists, and fsyncs its directory so
+// that the removal survives a crash.
+func (fs Files) RemoveFile(path string) error {
+	remove := os.Remove
+	if fs.Remove != nil {
+		remove = fs.Remove
+	}
+	if err := remove(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	return SyncDir(filepath.Dir(path))
 }
 
 // WriteFileAtomic is Files.WriteFileAtomic of the operating system.

@@ -72,6 +72,9 @@ func (e *Encoder) Len() int { return len(e.b) }
 // checks a file (the state files' blocks).
 func (e *Encoder) Sum(from int) { e.Uint32(crc32.Checksum(e.b[from:], Castagnoli)) }
 
+// Raw appends b as it is: a fixed-width record.
+func (e *Encoder) Raw(b []byte) { e.b = append(e.b, b...) }
+
 // Append appends what o encoded, an encoder started with no magic: records
 // encoded side by side join the file in order.
 func (e *Encoder) Append(o *Encoder) { e.b = append(e.b, o.b...) }
@@ -224,6 +227,17 @@ func (d *Decoder) Uint64() uint64 {
 	v := word(d.s[d.off:])
 	d.off += 8
 	return v
+}
+
+// Raw reads n bytes as they are: a fixed-width record.
+func (d *Decoder) Raw(n int) string {
+	if n < 0 || n > len(d.s)-d.off {
+		d.fail("record")
+		return ""
+	}
+	s := d.s[d.off : d.off+n]
+	d.off += n
+	return s
 }
 
 // Count reads a number of records of at least min bytes each (min > 0),

@@ -27,6 +27,20 @@ func ReadText(path string, also ...io.Writer) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return readText(f, also...)
+}
+
+// ReadSummedFile is ReadSummed of a file already open, read from where it
+// is: a reader that must know which file it read (one replaced since) keeps
+// it open to compare it.
+func ReadSummedFile(f *os.File) (string, uint32, error) {
+	sum := crc32.New(Castagnoli)
+	text, err := readText(f, sum)
+	return text, sum.Sum32(), err
+}
+
+// readText is ReadText of an open file.
+func readText(f *os.File, also ...io.Writer) (string, error) {
 	var sb strings.Builder
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
 		sb.Grow(int(fi.Size()) + 1)

@@ -1,0 +1,177 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/internal/durable"
+)
+
+// The ledger's two files (data.Dir.Ledger, the base, and LedgerDelta) are
+// written base first, each replaced atomically and fsynced, so that a
+// write stopped at any point leaves the ledger before it or after it:
+//
+//   - a plan that keeps the servers of the base writes only the delta;
+//   - one that changes them, or whose delta would pass deltaLimit, or of a
+//     ledger not read from the base on disk (rebuilt, of another
+//     directory), writes a base numbered one more than the one on disk,
+//     then removes the delta, which names an older base: until it is gone
+//     it is read as nothing;
+//   - over a base of version 4, or none, a delta left is of no base the
+//     ledger has: it is removed first.
+//
+// Readers that do not hold the plans' lock (the site, the metrics) may
+// read while a plan writes: ReadLedger reads again when the base was
+// replaced while it read the delta.
+
+// ledgerReads is how many times ReadLedger reads a ledger replaced under
+// it before giving up: one plan a minute replaces the base at most once.
+const ledgerReads = 4
+
+// betweenReads is called between the reads of the base and the delta: a
+// test replaces the ledger there, as a plan may.
+var betweenReads = func() {}
+
+// ReadLedger reads the ledger of the data directory dir. A missing ledger is
+// an empty one (nothing planned yet); a damaged one is an error wrapping
+// ErrLedgerCorrupt, since planning without it could double-book hosts.
+func ReadLedger(dir string) (*Ledger, error) {
+	for range ledgerReads {
+		l, replaced, err := readLedgerOnce(data.Dir(dir))
+		if !replaced {
+			return l, err
+		}
+	}
+	return nil, fmt.Errorf("read ledger %s: replaced %d times while it was read", data.Dir(dir).Ledger(), ledgerReads)
+}
+
+// readLedgerOnce reads the base and the delta; replaced reports that the
+// base was replaced after it was read, so the delta read may be of another.
+func readLedgerOnce(d data.Dir) (l *Ledger, replaced bool, err error) {
+	path := d.Ledger()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(d.LedgerDelta()); err == nil {
+			return nil, false, fmt.Errorf("read ledger %s: %w: a delta without its base", path, ErrLedgerCorrupt)
+		}
+		return NewLedger(), false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("read ledger: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("read ledger: %w", err)
+	}
+	text, sum, err := durable.ReadSummedFile(f)
+	if err != nil {
+		return nil, false, fmt.Errorf("read ledger: %w", err)
+	}
+	betweenReads()
+	delta, dsum, derr := durable.ReadSummed(d.LedgerDelta())
+	if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) {
+		return nil, true, nil
+	}
+	if derr != nil && !errors.Is(derr, os.ErrNotExist) {
+		return nil, false, fmt.Errorf("read ledger: %w", derr)
+	}
+	l = NewLedger()
+	if err := l.decodeFile(text, sum); err != nil {
+		return nil, false, fmt.Errorf("read ledger %s: %w", path, err)
+	}
+	if derr == nil {
+		if err := l.applyDelta(delta, dsum); err != nil {
+			return nil, false, fmt.Errorf("read ledger %s: %w", d.LedgerDelta(), err)
+		}
+	}
+	return l, false, nil
+}
+
+// WriteLedger writes the ledger of the data directory dir, crash-safe:
+// only what changed since the base when it can.
+func WriteLedger(dir string, l *Ledger) error { return writeLedger(durable.Files{}, data.Dir(dir), l) }
+
+// writeLedger is WriteLedger by the file system calls of fs.
+func writeLedger(fs durable.Files, d data.Dir, l *Ledger) error {
+	head, tail := peekBase(d.Ledger())
+	seq := uint64(0)
+	if head != "" {
+		seq = le64(head, len(ledgerMagicV5))
+	}
+	if b := l.base; b != nil && head == b.text[:baseHeader] && tail == b.text[len(b.text)-4:] {
+		delta, ok, err := b.delta(l)
+		if err != nil {
+			return err
+		}
+		if ok && len(delta) <= deltaLimit(len(b.text)) {
+			return fs.WriteFileAtomic(d.LedgerDelta(), delta, 0o644)
+		}
+	}
+	if head == "" {
+		// No base of version 5: a delta is of none the ledger has, and
+		// is read as nothing, or as damage when no base is left.
+		if err := fs.RemoveFile(d.LedgerDelta()); err != nil {
+			return fmt.Errorf("write ledger: %w", err)
+		}
+	}
+	if l.base != nil {
+		seq = max(seq, l.base.seq)
+	}
+	b, err := l.encodeBase(seq + 1)
+	if err != nil {
+		return err
+	}
+	if err := fs.WriteFileAtomic(d.Ledger(), b, 0o644); err != nil {
+		return err
+	}
+	if err := fs.RemoveFile(d.LedgerDelta()); err != nil {
+		return fmt.Errorf("write ledger: %w", err)
+	}
+	l.base, err = parseBase(string(b))
+	return err
+}
+
+// peekBase returns the header and the checksum of the base file at path,
+// "" when it holds no base of version 5. A delta names the base they
+// number and sum.
+func peekBase(path string) (head, tail string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	h, t := make([]byte, baseHeader), make([]byte, 4)
+	if err != nil || fi.Size() < int64(baseHeader+4) {
+		return "", ""
+	}
+	if _, err := f.ReadAt(h, 0); err != nil || string(h[:len(ledgerMagicV5)]) != ledgerMagicV5 {
+		return "", ""
+	}
+	if _, err := f.ReadAt(t, fi.Size()-4); err != nil {
+		return "", ""
+	}
+	return string(h), string(t)
+}
+
+// KeepLedgerAside renames the ledger's files of the data directory dir
+// that exist, the base first, adding suffix to their names, so that a
+// damaged ledger can be looked at while a new one is made. A delta left
+// without its base (stopped in between) is damage too: the next read
+// finds it, and this moves it.
+func KeepLedgerAside(dir, suffix string) (aside []string, err error) {
+	for _, path := range []string{data.Dir(dir).Ledger(), data.Dir(dir).LedgerDelta()} {
+		err := os.Rename(path, path+suffix)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return aside, fmt.Errorf("keep ledger aside: %w", err)
+		}
+		aside = append(aside, path+suffix)
+	}
+	return aside, nil
+}
