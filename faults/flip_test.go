@@ -243,6 +243,7 @@ func (b *base) attributed(tb testing.TB, out string) {
 // plan, and never shows a result under another server; the state comes
 // back as it was (issue 12, Done when).
 func TestFlippedByte(t *testing.T) {
+	t.Parallel() // its own directories; mostly waits for fsyncs, which overlap
 	b := MustBase(t)
 	flips := 60
 	if testing.Short() {

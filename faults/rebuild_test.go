@@ -27,6 +27,7 @@ import (
 // first 14 hours, which still hold each fault, the pause and its end and
 // midnight's compaction; the full run (make test) runs the 24.
 func TestRebuildEqualsIncremental(t *testing.T) {
+	t.Parallel() // its own directories; mostly waits for fsyncs, which overlap
 	hours := 24
 	if testing.Short() {
 		hours = 14
