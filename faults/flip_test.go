@@ -247,6 +247,7 @@ func (b *base) attributed(tb testing.TB, out string) {
 // state comes back as it was (issue 12, Done when), also when it is first read by ids,
 // by its blocks, as a plan of a long list reads it (every other flip).
 func TestFlippedByte(t *testing.T) {
+	t.Parallel() // its own directories; mostly waits for fsyncs, which overlap
 	b := MustBase(t)
 	flips := 60
 	if testing.Short() {

@@ -124,6 +124,7 @@ func historyChecks(tb testing.TB, dir string) (int, []error) {
 // metrics read; the others stay, and every file left under results/
 // (what DuckDB reads) reads whole.
 func TestDamagedHistory(t *testing.T) {
+	t.Parallel() // its own directories; mostly waits for fsyncs, which overlap
 	h := mustHistory(t)
 	flips := 6
 	if testing.Short() {

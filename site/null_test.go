@@ -52,8 +52,8 @@ func emptyValues(b []byte) ([]string, error) {
 // or an HTTP status of 0 (from, era, transport, tool_definitions.hash,
 // next_check_from, url, http_status, reason were "" or 0 before).
 func TestNullWhereNothingApplies(t *testing.T) {
-	f := newFixture(t)
-	f.standard()
+	t.Parallel()
+	f := newStandard(t)
 	f.MustPublish()
 	n := 0
 	err := filepath.WalkDir(f.out, func(path string, d fs.DirEntry, err error) error {
@@ -122,6 +122,7 @@ func TestNullWhereNothingApplies(t *testing.T) {
 // the measured duration. The clock is the fixture's: the timed-out check
 // took 45.005 s of it.
 func TestLatencyOfNoAnswer(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	srv := data.Server{ID: "hotel", Rank: 8, URL: "https://hotel.example.com/mcp", Added: fixNow.Add(-10 * 24 * time.Hour)}
 	f.writeServers([]data.Server{srv})

@@ -182,13 +182,13 @@ func TestWords(t *testing.T) {
 // point 4): a publish without it, or with something that is no bare
 // address, fails before writing anything, naming the setting.
 func TestContactRequired(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ contact, want string }{
 		{"", "site config: contact: none given"},
 		{"stop checks", `site config: contact: "stop checks" is not a bare e-mail address`},
 		{"Ops <ops@example.org>", `site config: contact: "Ops <ops@example.org>" is not a bare e-mail address`},
 	} {
-		f := newFixture(t)
-		f.standard()
+		f := newStandard(t)
 		cfg := f.config()
 		cfg.Contact = c.contact
 		if _, err := Publish(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), c.want) {

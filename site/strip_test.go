@@ -57,6 +57,7 @@ func mustSVGElements(t *testing.T, b []byte) []svgElement {
 // element that paints), whose bars are those of its page; the server's
 // JSON and page give the Markdown and HTML that embed it.
 func TestStripFile(t *testing.T) {
+	t.Parallel()
 	f := month(t)
 	for _, srv := range fixServers {
 		t.Run(srv.ID, func(t *testing.T) {

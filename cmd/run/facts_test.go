@@ -86,6 +86,7 @@ func (s *sdkFactsServer) counts() [3]int64 {
 // publishes, each time with the server's own counts: learning them costs
 // not a connection, handshake or request more than a plain check.
 func TestFactsPublished(t *testing.T) {
+	t.Parallel()
 	s := startSDKFactsServer(t)
 	lab := []string{"-lab", "-resolve", s.resolve, "-ca-file", s.caFile}
 	t.Run("S3_run_url_json", func(t *testing.T) {
