@@ -42,7 +42,7 @@ tools:
 test: vet lint tools
 	$(GO) test -race -count=1 ./...
 
-# short: the inner loop, about 20 s on 2 cores (README, Development: what
+# short: the inner loop (README, Development: how long it takes and what
 # -short leaves out); CI runs `make test`, which keeps every test.
 short:
 	$(GO) test -short -count=1 ./...
