@@ -1,9 +1,6 @@
 package planner
 
 import (
-	"runtime"
-	"sync"
-
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
 )
@@ -35,8 +32,8 @@ func (x *hostIndex) stretch(k int32) int64 {
 }
 
 // indexHosts finds the hosts and their routine demand, which sets their
-// stretch (rule S4), on every core: each finds the hosts of one share of
-// the hashes (findHosts), so no two touch one host.
+// stretch (rule S4), on every core: each finds the hosts of its share of
+// the buckets of byHost, so no two touch one host.
 func (p *pass) indexHosts() {
 	servers, sh, addrs, l := p.in.Servers, &p.sh, p.addrs, p.l
 	n := len(servers)
@@ -53,14 +50,19 @@ func (p *pass) indexHosts() {
 			}
 		}
 	})
-	parts := min(runtime.GOMAXPROCS(0), max(1, n/4096))
-	found := make([]hostShare, parts)
-	var wg sync.WaitGroup
-	for w := range found {
-		wg.Go(func() { found[w].find(w, parts, servers, addrs, x.ofServer, len(l.Hosts)/parts) })
-	}
-	wg.Wait()
-	offset := make([]int32, parts)
+	g := &addrs.byHost
+	found := make([]hostShare, cores(n))
+	workerOf := make([]int, g.buckets()) // of each bucket: the core that finds its hosts
+	g.inBuckets(len(found), func(w, lo, hi int) {
+		f := &found[w]
+		f.names = make([]string, 0, len(l.Hosts)/len(found))
+		f.demand = make([]int64, 0, len(l.Hosts)/len(found))
+		for b := lo; b < hi; b++ {
+			workerOf[b] = w
+			f.find(g.bucket(b), servers, sh.paused, addrs.hostName, x.ofServer)
+		}
+	})
+	offset := make([]int32, len(found))
 	total := 0
 	for _, f := range found {
 		total += len(f.names)
@@ -72,11 +74,11 @@ func (p *pass) indexHosts() {
 			x.hosts = append(x.hosts, hostWork{name: h, starts: l.Hosts[h], stretch: hostStretch(f.demand[k])})
 		}
 	}
-	if parts > 1 {
+	if len(found) > 1 {
 		inParallel(n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				if k := x.ofServer[i]; k >= 0 {
-					x.ofServer[i] = k + offset[addrs.hostHash[2*i]%uint64(parts)]
+					x.ofServer[i] = k + offset[workerOf[g.of[i]]]
 				}
 			}
 		})
@@ -88,10 +90,11 @@ func (p *pass) indexHosts() {
 	p.hosts = x
 }
 
-// hostShare is the hosts whose first hash is w modulo the shares, in the
-// order their first server comes in the list.
+// hostShare is the hosts of one core's share of the buckets, in the order
+// their first server comes in the buckets.
 type hostShare struct {
-	slots  []hostSlot // open addressing by the first hash: a fraction of a map's cost at a million lookups
+	slots  []hostSlot // open addressing by the first hash over one bucket's hosts: it stays in the core's cache
+	full   int        // slots taken by the bucket's hosts
 	names  []string
 	demand []int64          // routine demand of each host: 24 per hourly server, 1 per daily one
 	byName map[string]int32 // hosts whose both hashes collide with another's (never seen)
@@ -104,45 +107,55 @@ type hostSlot struct {
 	k           int32 // 1 + index in names; 0: empty
 }
 
-// find indexes the hosts of share w of parts: for each server of such a
-// host (ofServer 0 so far), its index in the share goes to ofServer.
-// Hosts are found by the first hash of their name and told apart by the
-// second, which does not touch the other name's memory.
-func (f *hostShare) find(w, parts int, servers []data.Server, addrs addresses, ofServer []int32, hint int) {
-	f.grow(hint)
-	for i := range servers {
-		hash := addrs.hostHash[2*i]
-		if hash%uint64(parts) != uint64(w) || ofServer[i] < 0 {
+// minHostSlots is the slots of hostShare for a bucket's hosts, before any
+// grows: a bucket holds about a tenth as many hosts as servers.
+const minHostSlots = 512
+
+// find indexes the hosts of one bucket: for each server of a host,
+// neither following another nor paused, its index in the share goes to
+// ofServer. Hosts are
+// found by the first hash of their name and told apart by the second,
+// which does not touch the other name's memory.
+func (f *hostShare) find(ents []hostEntry, servers []data.Server, paused map[string]bool, hostName []string, ofServer []int32) {
+	if len(f.slots) != minHostSlots {
+		f.slots = make([]hostSlot, minHostSlots)
+	} else {
+		clear(f.slots)
+	}
+	f.full = 0
+	for j := range ents {
+		e := &ents[j]
+		if e.follower || len(paused) > 0 && paused[servers[e.server].ID] {
 			continue
 		}
-		check := addrs.hostHash[2*i+1]
-		j := (hash >> 8) & uint64(len(f.slots)-1)
-		for f.slots[j].k != 0 && f.slots[j].hash != hash {
-			j = (j + 1) & uint64(len(f.slots)-1)
+		mask := uint64(len(f.slots) - 1)
+		i := e.host & mask
+		for f.slots[i].k != 0 && f.slots[i].hash != e.host {
+			i = (i + 1) & mask
 		}
 		var k int32
-		switch sl := &f.slots[j]; {
+		switch sl := &f.slots[i]; {
 		case sl.k == 0:
-			k = f.add(addrs.hostName[i])
-			*sl = hostSlot{hash: hash, check: check, k: k + 1}
-			if 2*len(f.names) > len(f.slots) {
-				f.grow(2 * len(f.names))
+			k = f.add(hostName[e.server])
+			*sl = hostSlot{hash: e.host, check: e.check, k: k + 1}
+			if f.full++; 2*f.full > len(f.slots) {
+				f.grow()
 			}
-		case sl.check == check:
+		case sl.check == e.check:
 			k = sl.k - 1
 		default:
 			if f.byName == nil {
 				f.byName = map[string]int32{}
 			}
-			h := addrs.hostName[i]
+			h := hostName[e.server]
 			var ok bool
 			if k, ok = f.byName[h]; !ok {
 				k = f.add(h)
 				f.byName[h] = k
 			}
 		}
-		ofServer[i] = k
-		if r := servers[i].Rank; r >= 1 && r <= data.HourlyTierMaxRank {
+		ofServer[e.server] = k
+		if e.hourly {
 			f.demand[k] += 24
 		} else {
 			f.demand[k]++
@@ -156,22 +169,18 @@ func (f *hostShare) add(name string) int32 {
 	return int32(len(f.names) - 1)
 }
 
-// grow makes room for n hosts with at most half the slots full, placing
-// again those already found.
-func (f *hostShare) grow(n int) {
-	size := 1024
-	for size < 2*n {
-		size <<= 1
-	}
+// grow doubles the slots, placing again the hosts already found.
+func (f *hostShare) grow() {
 	old := f.slots
-	f.slots = make([]hostSlot, size)
+	f.slots = make([]hostSlot, 2*len(old))
+	mask := uint64(len(f.slots) - 1)
 	for _, sl := range old {
 		if sl.k == 0 {
 			continue
 		}
-		j := (sl.hash >> 8) & uint64(size-1)
+		j := sl.hash & mask
 		for f.slots[j].k != 0 {
-			j = (j + 1) & uint64(size-1)
+			j = (j + 1) & mask
 		}
 		f.slots[j] = sl
 	}

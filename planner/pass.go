@@ -60,13 +60,22 @@ type candidate struct {
 	protocol, transport string
 }
 
+// cores returns how many parts a step over n items is split into: one a
+// core, none of fewer than 4,096 items.
+func cores(n int) int { return min(runtime.GOMAXPROCS(0), max(1, n/4096)) }
+
 // inParallel calls f on n items split into one run of neighbours per core
 // and waits for all.
 func inParallel(n int, f func(lo, hi int)) {
-	parts := min(runtime.GOMAXPROCS(0), max(1, n/4096))
+	inRuns(n, cores(n), func(_, lo, hi int) { f(lo, hi) })
+}
+
+// inRuns calls f on n items split into parts runs of neighbours, run w
+// from lo to hi, each on a core of its own, and waits for all.
+func inRuns(n, parts int, f func(w, lo, hi int)) {
 	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() { f(n*p/parts, n*(p+1)/parts) })
+	for w := range parts {
+		wg.Go(func() { f(w, n*w/parts, n*(w+1)/parts) })
 	}
 	wg.Wait()
 }

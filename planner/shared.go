@@ -18,40 +18,37 @@ type sharing struct {
 	paused  map[string]bool              // Input.Paused, widened to every server at an address one of its servers is paused at
 }
 
-// shareAddresses finds the addresses listed more than once. A paused
-// server pauses its address: the owner asked for the endpoint not to be
-// checked, whichever listing the request named (rule S8). More than
+// shareAddresses finds the addresses listed more than once, on every core:
+// the servers of one address share a host, so each core takes its share of
+// the buckets of byHost, in rank order, and a lead is the first of its
+// address as one pass over the list would find it. A paused server pauses
+// its address: the owner asked for the endpoint not to be checked,
+// whichever listing the request named (rule S8). More than
 // spool.MaxShared servers at one address are led in groups of MaxShared.
 func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bool) sharing {
 	sh := sharing{paused: paused}
-	seen := newAddrTable(len(servers))
-	for i := range servers {
-		h := addrs.keyHash[i]
-		if addrs.hostName[i] == "" {
-			continue
+	g := &addrs.byHost
+	found := make([]map[int32][]int32, cores(len(servers))) // of each core: lead -> the others at its address
+	g.inBuckets(len(found), func(w, lo, hi int) {
+		var seen addrTable
+		for b := lo; b < hi; b++ {
+			found[w] = shareBucket(found[w], g.bucket(b), servers, &seen)
 		}
-		slot := seen.find(h, addrs.keyHash)
-		k := seen.at[slot] - 1
-		if k < 0 {
-			seen.at[slot] = int32(i) + 1
-			continue
-		}
-		if data.AddressKey(servers[k].URL) != data.AddressKey(servers[i].URL) {
-			continue // two addresses of one hash (never seen): each is checked alone
-		}
-		if sh.lead == nil {
-			sh.lead = make([]int32, len(servers))
-			for j := range sh.lead {
-				sh.lead[j] = -1
+	})
+	for _, follows := range found {
+		for k, fs := range follows {
+			if sh.lead == nil {
+				sh.lead = make([]int32, len(servers))
+				for j := range sh.lead {
+					sh.lead[j] = -1
+				}
+				sh.follows = map[int32][]int32{}
 			}
-			sh.follows = map[int32][]int32{}
+			sh.follows[k] = fs
+			for _, f := range fs {
+				sh.lead[f] = k
+			}
 		}
-		if len(sh.follows[k])+1 >= spool.MaxShared {
-			seen.at[slot] = int32(i) + 1 // a full group: this one leads the next
-			continue
-		}
-		sh.lead[i] = k
-		sh.follows[k] = append(sh.follows[k], int32(i))
 	}
 	if len(paused) == 0 || sh.follows == nil {
 		return sh
@@ -83,31 +80,78 @@ func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bo
 	return sh
 }
 
-// addrTable finds the first server of each address hash: open addressing
-// over the hashes the servers already have, several times cheaper than a
-// map of a million entries, which every plan would build.
-type addrTable struct {
-	at   []int32 // 1 + index of a server, 0 for an empty slot
-	mask uint64
+// shareBucket adds to follows (made when first needed) the leads of the
+// addresses listed more than once among the servers of one bucket, each
+// with the others at its address in rank order.
+func shareBucket(follows map[int32][]int32, ents []hostEntry, servers []data.Server, seen *addrTable) map[int32][]int32 {
+	seen.reset(len(ents))
+	for j := range ents {
+		e := &ents[j]
+		slot := seen.find(e.key, ents)
+		first := int(*slot&slotIndex) - 1
+		if first < 0 {
+			seen.put(slot, e.key, j)
+			continue
+		}
+		k := ents[first].server
+		switch {
+		case data.AddressKey(servers[k].URL) != data.AddressKey(servers[e.server].URL):
+			// two addresses of one hash (never seen): each is checked alone
+		case len(follows[k])+1 >= spool.MaxShared:
+			seen.put(slot, e.key, j) // a full group: this one leads the next
+		default:
+			if follows == nil {
+				follows = map[int32][]int32{}
+			}
+			follows[k] = append(follows[k], e.server)
+			e.follower = true
+		}
+	}
+	return follows
 }
 
-func newAddrTable(n int) addrTable {
-	size := 1
+// addrTable finds the first server of each address hash in a bucket:
+// open addressing over the hashes the servers already have, several times
+// cheaper than a map. A slot holds the top half of the hash beside the
+// server's place in the bucket, so that a lookup reads the server's entry
+// only when the halves match.
+type addrTable struct {
+	at []uint64 // hash's top half | 1 + place in the bucket; 0 for an empty slot
+}
+
+// slotIndex masks a slot of addrTable to 1 + its server's place.
+const slotIndex = 1<<32 - 1
+
+// reset empties the table for a bucket of n servers, at most half full
+// when each is at an address of its own.
+func (t *addrTable) reset(n int) {
+	size := 16
 	for size < 2*n {
 		size <<= 1
 	}
-	return addrTable{at: make([]int32, size), mask: uint64(size - 1)}
+	if cap(t.at) < size {
+		t.at = make([]uint64, size)
+		return
+	}
+	t.at = t.at[:size]
+	clear(t.at)
 }
 
-// find returns the slot of hash h: the one holding a server whose key hash
-// (in hashes) is h, or the empty one where it goes.
-func (t addrTable) find(h uint64, hashes []uint64) uint64 {
-	j := h & t.mask
-	for t.at[j] != 0 && hashes[t.at[j]-1] != h {
-		j = (j + 1) & t.mask
+// find returns the slot of hash h: the one holding a server of ents whose
+// key hash is h, or the empty one where it goes.
+func (t *addrTable) find(h uint64, ents []hostEntry) *uint64 {
+	mask := uint64(len(t.at) - 1)
+	for j := h & mask; ; j = (j + 1) & mask {
+		e := t.at[j]
+		if e == 0 || e&^slotIndex == h&^slotIndex && ents[e&slotIndex-1].key == h {
+			return &t.at[j]
+		}
 	}
-	return j
 }
+
+// put puts the server at place j of the bucket, whose key hash is h, in
+// slot (from find).
+func (t *addrTable) put(slot *uint64, h uint64, j int) { *slot = h&^slotIndex | uint64(j+1) }
 
 // follower reports whether server i follows the lead of its address.
 func (sh *sharing) follower(i int) bool { return sh.lead != nil && sh.lead[i] >= 0 }
