@@ -21,6 +21,11 @@ import (
 	"plug.directory/prober/planner"
 )
 
+func TestMain(m *testing.M) {
+	testutil.ShortInMemory() // each plan and fold writes and fsyncs files
+	os.Exit(m.Run())
+}
+
 // MustRun runs plan with args and fails the test on error.
 func MustRun(tb testing.TB, args ...string) string {
 	tb.Helper()

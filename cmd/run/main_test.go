@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -18,6 +19,11 @@ import (
 	"plug.directory/prober/cmd/internal/cli"
 	"plug.directory/prober/internal/testutil"
 )
+
+func TestMain(m *testing.M) {
+	testutil.ShortInMemory() // each run writes and fsyncs a journal, a fold, a site
+	os.Exit(m.Run())
+}
 
 // labServer is a local MCP-speaking TLS server on a random 127.x.y.z:8443,
 // reachable in the lab setting as https://mcp.test:8443/mcp.
