@@ -26,6 +26,7 @@ const fixContact = "stop-checks@example.org"
 var fixNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 func TestMain(m *testing.M) {
+	testutil.ShortInMemory() // a publish creates some eighty files
 	code := m.Run()
 	for _, b := range []*builtFixture{&standardFixture, &storyFixture} {
 		if b.dir != "" {

@@ -139,11 +139,16 @@ func TestPublishGolden(t *testing.T) {
 
 func TestPublishRules(t *testing.T) {
 	t.Parallel()
+	const (
+		reads   = true  // reads what the first publish wrote: shares one fixture with the other readers
+		changes = false // changes the fixture: has a copy of its own
+	)
 	cases := []struct {
-		name string
-		run  func(t *testing.T, f *fixture)
+		name  string
+		reads bool
+		run   func(t *testing.T, f *fixture)
 	}{
-		{"O_labels_and_reasons", func(t *testing.T, f *fixture) {
+		{"O_labels_and_reasons", reads, func(t *testing.T, f *fixture) {
 			want := map[string][2]string{
 				"alpha": {"working", "working"}, "bravo": {"needs_key", "needs a key"}, "charlie": {"refused", "refused our check"},
 				"delta": {"not_checkable", "not checkable by us"}, "echo": {"failing", "failing"},
@@ -159,7 +164,7 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("echo: reason %q failing since %v", valueOf(sf.Detail), sf.FailingSince)
 			}
 		}},
-		{"O_uptime_counts_only_working_needs_key_failing", func(t *testing.T, f *fixture) {
+		{"O_uptime_counts_only_working_needs_key_failing", reads, func(t *testing.T, f *fixture) {
 			a := readServerFile(t, f, "alpha")
 			if a.Uptime.Day.Counted != 24 || *a.Uptime.Day.Percent != 100 || a.Uptime.Week.Counted != 168 || a.Uptime.Week.Answered != 167 ||
 				a.Uptime.Month.Counted != 192 || a.Uptime.Month.Answered != 190 {
@@ -178,7 +183,7 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("bravo: needs_key counted against it: %+v", b.Uptime.Day)
 			}
 		}},
-		{"P1_history_newest_first_at_most_48", func(t *testing.T, f *fixture) {
+		{"P1_history_newest_first_at_most_48", reads, func(t *testing.T, f *fixture) {
 			a := readServerFile(t, f, "alpha")
 			if len(a.History) != HistoryLen || !a.History[0].Started.Equal(a.LastCheck.Time) ||
 				!slices.IsSortedFunc(a.History, func(x, y Check) int { return y.Started.Compare(x.Started.Time) }) {
@@ -188,7 +193,7 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("alpha's checks beyond its history are not kept: %v", err)
 			}
 		}},
-		{"P1_next_check_and_effective_cadence", func(t *testing.T, f *fixture) {
+		{"P1_next_check_and_effective_cadence", reads, func(t *testing.T, f *fixture) {
 			g := readServerFile(t, f, "golf")
 			if valueOf(g.NextCheckFrom) != "plan" || !g.NextCheck.Equal(fixNow.Add(2*time.Minute)) {
 				t.Errorf("golf next check %v from %q, want the ledger's", g.NextCheck, valueOf(g.NextCheckFrom))
@@ -202,7 +207,7 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("echo next check %v from %q, want the S6 retry", e.NextCheck, valueOf(e.NextCheckFrom))
 			}
 		}},
-		{"P1_times_at_millisecond_precision", func(t *testing.T, f *fixture) {
+		{"P1_times_at_millisecond_precision", reads, func(t *testing.T, f *fixture) {
 			// A journal keeps nanoseconds, Parquet milliseconds: files show
 			// milliseconds, so a rebuild from Parquet gives the same bytes.
 			long := regexp.MustCompile(`\.[0-9]{4,}Z`)
@@ -215,20 +220,20 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("bravo last check %v", b.LastCheck)
 			}
 		}},
-		{"P4_paused_keeps_last_result", func(t *testing.T, f *fixture) {
+		{"P4_paused_keeps_last_result", reads, func(t *testing.T, f *fixture) {
 			p := readServerFile(t, f, "foxtrot")
 			if p.LastResult == nil || p.LastResult.Status != data.Working || p.NextCheck != nil || len(p.History) != 1 {
 				t.Errorf("foxtrot: last result %+v, next %v, history %d", p.LastResult, p.NextCheck, len(p.History))
 			}
 		}},
-		{"P4_resumed_when_unpaused", func(t *testing.T, f *fixture) {
+		{"P4_resumed_when_unpaused", changes, func(t *testing.T, f *fixture) {
 			f.writePaused("")
 			f.MustPublish()
 			if p := readServerFile(t, f, "foxtrot"); p.Status != data.Working {
 				t.Errorf("foxtrot after unpausing: %q", p.Status)
 			}
 		}},
-		{"R2_unreadable_paused_list_resumes_nothing", func(t *testing.T, f *fixture) {
+		{"R2_unreadable_paused_list_resumes_nothing", changes, func(t *testing.T, f *fixture) {
 			if err := os.Remove(f.paused); err != nil {
 				t.Fatal(err)
 			}
@@ -240,13 +245,13 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("bad = %v, want the paused list named", st.Bad)
 			}
 		}},
-		{"P4_pending", func(t *testing.T, f *fixture) {
+		{"P4_pending", reads, func(t *testing.T, f *fixture) {
 			g := readServerFile(t, f, "golf")
 			if g.LastCheck != nil || g.LastResult != nil || len(g.History) != 0 || g.Uptime.Day.Percent != nil {
 				t.Errorf("golf: %+v", g)
 			}
 		}},
-		{"P4_removed_server_leaves", func(t *testing.T, f *fixture) {
+		{"P4_removed_server_leaves", changes, func(t *testing.T, f *fixture) {
 			f.writeServers(slices.DeleteFunc(slices.Clone(fixServers), func(s data.Server) bool { return s.ID == "echo" }))
 			st := f.MustPublish()
 			for _, rel := range publicFiles("echo") {
@@ -268,7 +273,7 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("index has %d servers, stats %+v", idx.Servers, st)
 			}
 		}},
-		{"P4_new_address_is_a_new_server", func(t *testing.T, f *fixture) {
+		{"P4_new_address_is_a_new_server", changes, func(t *testing.T, f *fixture) {
 			moved := slices.Clone(fixServers)
 			moved[1].URL = "https://bravo.example.net/mcp"
 			f.writeServers(moved)
@@ -282,7 +287,7 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("bravo checked at its new address: %q, %d checks", b.Status, len(b.History))
 			}
 		}},
-		{"P3_unchanged_run_rewrites_nothing", func(t *testing.T, f *fixture) {
+		{"P3_unchanged_run_rewrites_nothing", changes, func(t *testing.T, f *fixture) {
 			before := inodes(t, f.out)
 			st := f.MustPublish()
 			if st.Written != 0 || st.Rendered != 0 {
@@ -292,7 +297,7 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("files replaced: %v", r)
 			}
 		}},
-		{"P3_only_changed_files_rewritten", func(t *testing.T, f *fixture) {
+		{"P3_only_changed_files_rewritten", changes, func(t *testing.T, f *fixture) {
 			before := inodes(t, f.out)
 			// Before alpha's oldest check leaves its 24 h window at 12:00:17.
 			f.now = fixNow.Add(10 * time.Second)
@@ -309,7 +314,7 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("stats %+v", st)
 			}
 		}},
-		{"P3_journal_then_parquet_is_idempotent", func(t *testing.T, f *fixture) {
+		{"P3_journal_then_parquet_is_idempotent", changes, func(t *testing.T, f *fixture) {
 			before := inodes(t, f.out)
 			f.fold() // the journal read by the first run becomes a Parquet part
 			st := f.MustPublish()
@@ -320,7 +325,7 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("files replaced by results already published: %v", r)
 			}
 		}},
-		{"P3_rebuild_gives_the_same_files", func(t *testing.T, f *fixture) {
+		{"P3_rebuild_gives_the_same_files", changes, func(t *testing.T, f *fixture) {
 			want := testutil.MustTree(t, f.out)
 			if err := os.RemoveAll(filepath.Join(f.dir, "site")); err != nil {
 				t.Fatal(err)
@@ -353,7 +358,7 @@ func TestPublishRules(t *testing.T) {
 				}
 			}
 		}},
-		{"corrupt_site_state_is_named_and_rebuilt", func(t *testing.T, f *fixture) {
+		{"corrupt_site_state_is_named_and_rebuilt", changes, func(t *testing.T, f *fixture) {
 			want := testutil.MustTree(t, f.out)
 			if err := os.WriteFile(data.Dir(f.dir).SiteStore(), []byte("not a state"), 0o644); err != nil {
 				t.Fatal(err)
@@ -366,7 +371,7 @@ func TestPublishRules(t *testing.T) {
 				t.Error("rebuild after a corrupt state changed the site")
 			}
 		}},
-		{"P1_uptime_ages_without_new_checks", func(t *testing.T, f *fixture) {
+		{"P1_uptime_ages_without_new_checks", changes, func(t *testing.T, f *fixture) {
 			f.now = fixNow.Add(22*time.Hour + 30*time.Minute) // only the check of 11:00:17 is left in 24 h
 			st := f.MustPublish()
 			a := readServerFile(t, f, "alpha")
@@ -374,7 +379,7 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("alpha 24 h uptime a day later: %+v (rendered %d)", a.Uptime.Day, st.Rendered)
 			}
 		}},
-		{"bad_parquet_and_journal_lines_are_named_and_skipped", func(t *testing.T, f *fixture) {
+		{"bad_parquet_and_journal_lines_are_named_and_skipped", changes, func(t *testing.T, f *fixture) {
 			bad := filepath.Join(data.Dir(f.dir).Results(), "date=2026-12-02", "part-broken.parquet")
 			if err := os.WriteFile(bad, []byte("PAR1 not really"), 0o644); err != nil {
 				t.Fatal(err)
@@ -397,7 +402,7 @@ func TestPublishRules(t *testing.T) {
 				t.Errorf("the good line after the bad one was not published: %v", b.LastCheck)
 			}
 		}},
-		{"empty_list_publishes_nothing", func(t *testing.T, f *fixture) {
+		{"empty_list_publishes_nothing", changes, func(t *testing.T, f *fixture) {
 			want := testutil.MustTree(t, f.out)
 			f.writeFile(f.list, []byte("id,rank,url,added\n"))
 			if _, err := Publish(context.Background(), f.config()); !errors.Is(err, lists.ErrEmptyList) {
@@ -408,9 +413,18 @@ func TestPublishRules(t *testing.T) {
 			}
 		}},
 	}
+	shared := newStandard(t) // the readers', published and validated once
+	shared.MustPublish()
+	validateTree(t, shared.out)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			if c.reads {
+				f := *shared
+				f.tb = t
+				c.run(t, &f)
+				return
+			}
 			f := newStandard(t)
 			f.MustPublish()
 			c.run(t, f)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -51,6 +52,20 @@ func (s *schema) validate(b []byte) error {
 		return fmt.Errorf("not JSON: %w", err)
 	}
 	return s.check(s.root, v, "$")
+}
+
+// patterns holds each pattern of the schemas compiled once per test
+// binary: the trees of the publish tests validate thousands of strings.
+var patterns sync.Map // pattern -> *regexp.Regexp
+
+// compiled returns the pattern p compiled; a bad pattern panics, as
+// regexp.MustCompile does.
+func compiled(p string) *regexp.Regexp {
+	if re, ok := patterns.Load(p); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, _ := patterns.LoadOrStore(p, regexp.MustCompile(p))
+	return re.(*regexp.Regexp)
 }
 
 func typeOf(v any) string {
@@ -156,7 +171,7 @@ func (s *schema) check(sch map[string]any, v any, at string) error {
 		if m, ok := sch["minLength"].(float64); ok && float64(len([]rune(str))) < m {
 			return fmt.Errorf("%s: %q shorter than %v", at, str, m)
 		}
-		if p, ok := sch["pattern"].(string); ok && !regexp.MustCompile(p).MatchString(str) {
+		if p, ok := sch["pattern"].(string); ok && !compiled(p).MatchString(str) {
 			return fmt.Errorf("%s: %q does not match %s", at, str, p)
 		}
 		if f, _ := sch["format"].(string); f == "date-time" {

@@ -121,6 +121,9 @@ func TestStripFile(t *testing.T) {
 // mostly failed red, a day without checks white, not the black an SVG
 // styled by a page's CSS turns into as an image.
 func TestStripFileInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Chromium (about 2 s): full mode only, make test runs it")
+	}
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium not installed (make test installs it as root with apt-get): the strip file is not rendered in a browser")

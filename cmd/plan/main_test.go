@@ -21,6 +21,11 @@ import (
 	"plug.directory/prober/planner"
 )
 
+func TestMain(m *testing.M) {
+	testutil.ShortInMemory() // each plan and fold writes and fsyncs files
+	os.Exit(m.Run())
+}
+
 // MustRun runs plan with args and fails the test on error.
 func MustRun(tb testing.TB, args ...string) string {
 	tb.Helper()
@@ -130,22 +135,23 @@ func TestRunErrors(t *testing.T) {
 }
 
 // TestRunSimulate runs the command as the README does, on a small list
-// (-short: an hour of 1,000 servers; else 3 hours of 3,000).
+// (-short: 15 minutes of 1,000 servers, each minute's plan and results
+// written to disk; make test runs 3 hours of 3,000).
 func TestRunSimulate(t *testing.T) {
 	dir := t.TempDir()
 	list := filepath.Join(dir, "servers.csv")
-	servers, hours := 3000, 3
+	servers, length := 3000, 3*time.Hour
 	if testing.Short() {
-		servers, hours = 1000, 1
+		servers, length = 1000, 15*time.Minute
 	}
 	MustRun(t, "-generate", fmt.Sprint(servers), "-out", list, "-base", "2030-06-01T00:00:00Z", "-late", "0.02")
-	out := MustRun(t, "-simulate", fmt.Sprint(hours, "h"), "-servers", list, "-data", filepath.Join(dir, "sim"), "-at", "2030-06-01T00:00:00Z", "-failing", "0.1")
+	out := MustRun(t, "-simulate", length.String(), "-servers", list, "-data", filepath.Join(dir, "sim"), "-at", "2030-06-01T00:00:00Z", "-failing", "0.1")
 	for _, want := range []string{"in any rolling hour", "new servers, first check", "retries of failing servers", "deferrals", "never checked", "no rule broken"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("simulation report lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := os.Stat(data.Dir(filepath.Join(dir, "sim")).Plan(time.Date(2030, 6, 1, hours-1, 59, 0, 0, time.UTC))); err != nil {
+	if _, err := os.Stat(data.Dir(filepath.Join(dir, "sim")).Plan(time.Date(2030, 6, 1, 0, 0, 0, 0, time.UTC).Add(length - time.Minute))); err != nil {
 		t.Errorf("last simulated plan not written: %v", err)
 	}
 }

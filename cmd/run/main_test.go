@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -19,20 +20,27 @@ import (
 	"plug.directory/prober/internal/testutil"
 )
 
+func TestMain(m *testing.M) {
+	testutil.ShortInMemory() // each run writes and fsyncs a journal, a fold, a site
+	os.Exit(m.Run())
+}
+
 // labServer is a local MCP-speaking TLS server on a random 127.x.y.z:8443,
 // reachable in the lab setting as https://mcp.test:8443/mcp.
 type labServer struct {
 	url     string
 	resolve string // -resolve value
 	caFile  string
+	addr    netip.Addr // the loopback address it listens on, port 8443
 }
 
 // startServer serves h over TLS with a fresh CA whose certificate it writes
-// to a file, for -ca-file.
-func startServer(t *testing.T, h http.Handler) labServer {
+// to a file, for -ca-file. The certificate names mcp.test and the hosts in
+// also, which a test sends to addr with -resolve of its own.
+func startServer(t *testing.T, h http.Handler, also ...string) labServer {
 	t.Helper()
 	ca := testutil.MustCA(t)
-	cert := ca.MustLeaf(t, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "mcp.test")
+	cert := ca.MustLeaf(t, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), append([]string{"mcp.test"}, also...)...)
 	srv := httptest.NewUnstartedServer(h)
 	srv.Listener.Close()
 	srv.Listener = testutil.ListenLoopback8443(t)
@@ -41,7 +49,7 @@ func startServer(t *testing.T, h http.Handler) labServer {
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	addr := netip.MustParseAddrPort(srv.Listener.Addr().String()).Addr()
-	return labServer{url: "https://mcp.test:8443/mcp", resolve: "mcp.test:8443:" + addr.String(), caFile: ca.File}
+	return labServer{url: "https://mcp.test:8443/mcp", resolve: "mcp.test:8443:" + addr.String(), caFile: ca.File, addr: addr}
 }
 
 // mcpServer answers as a 2025-06-18 MCP server that names itself

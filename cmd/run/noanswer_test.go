@@ -16,9 +16,14 @@ import (
 // failing with "no answer", the history keeps the check's measured
 // duration, and the published latency_ms is null in the last result and
 // the history, with no daily latency. The server counts what it received:
-// the one request the check sent.
+// the one request the check sent. With -short the timeout is 250 ms (long
+// enough for a loopback request to arrive); make test waits out the 1 s.
 func TestNoAnswerHasNoLatency(t *testing.T) {
-	t.Parallel() // waits out a real 1 s timeout: alongside the other tests
+	t.Parallel() // waits out a real timeout: alongside the other tests
+	timeout := time.Second
+	if testing.Short() {
+		timeout = 250 * time.Millisecond
+	}
 	var got atomic.Int32
 	hold := make(chan struct{})
 	s := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -30,10 +35,10 @@ func TestNoAnswerHasNoLatency(t *testing.T) {
 	}))
 	t.Cleanup(func() { close(hold) })
 	c := planOneCheck(t, "silent", s.url)
-	r := c.run(t, "-lab", "-resolve", s.resolve, "-ca-file", s.caFile, "-timeout", "1s")
-	if r.Status != data.Failing || !strings.HasPrefix(r.Detail, "no answer") || r.HTTPStatus != 0 || r.Duration < time.Second || got.Load() != int32(r.Requests) || r.Requests < 1 {
-		t.Fatalf("result %s %q, HTTP %d, took %v, %d requests (the server got %d); want failing, no answer, the 1 s timeout measured",
-			r.Status, r.Detail, r.HTTPStatus, r.Duration, r.Requests, got.Load())
+	r := c.run(t, "-lab", "-resolve", s.resolve, "-ca-file", s.caFile, "-timeout", timeout.String())
+	if r.Status != data.Failing || !strings.HasPrefix(r.Detail, "no answer") || r.HTTPStatus != 0 || r.Duration < timeout || got.Load() != int32(r.Requests) || r.Requests < 1 {
+		t.Fatalf("result %s %q, HTTP %d, took %v, %d requests (the server got %d); want failing, no answer, the %v timeout measured",
+			r.Status, r.Detail, r.HTTPStatus, r.Duration, r.Requests, got.Load(), timeout)
 	}
 	f, _ := c.publish(t, r.Finished.Add(time.Minute))
 	if f.LastResult == nil || f.LastResult.LatencyMS != nil || f.LastResult.HTTPStatus != nil || len(f.History) != 1 || f.History[0].LatencyMS != nil {

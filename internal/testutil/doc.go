@@ -1,6 +1,7 @@
 // Package testutil holds the fixtures the tests of several packages share,
 // in the manner of litestream's internal/testingutil: a throw-away CA
 // (MustCA), a listener on a random loopback 127.a.b.c:8443
-// (ListenLoopback8443), golden files (Golden, with -update) and the
-// benchmarks' peak-memory sampler (SamplePeak). Only tests import it.
+// (ListenLoopback8443), golden files (Golden, with -update), the
+// benchmarks' peak-memory sampler (SamplePeak) and the RAM disk of a short
+// run's temporary files (ShortInMemory). Only tests import it.
 package testutil

@@ -232,3 +232,21 @@ func TestImportOwnership(t *testing.T) {
 		}
 	}
 }
+
+// TestShortInMemory: a TMPDIR that is set stays; otherwise -short moves
+// the temporary directory to the RAM disk when it did so, and a full run
+// never moves it.
+func TestShortInMemory(t *testing.T) {
+	t.Setenv("TMPDIR", "/var/tmp")
+	if ShortInMemory() || os.TempDir() != "/var/tmp" {
+		t.Errorf("TMPDIR /var/tmp moved to %s", os.TempDir())
+	}
+	os.Unsetenv("TMPDIR") // t.Setenv puts it back
+	moved := ShortInMemory()
+	if moved && (!testing.Short() || os.TempDir() != ramDisk) {
+		t.Errorf("moved to %s (short %v), want %s and only under -short", os.TempDir(), testing.Short(), ramDisk)
+	}
+	if !moved && os.TempDir() != "/tmp" {
+		t.Errorf("not moved, yet the temporary directory is %s", os.TempDir())
+	}
+}
