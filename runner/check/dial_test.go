@@ -320,6 +320,7 @@ func assertFailure(t *testing.T, g *Guard, u string, ctx context.Context, kind E
 // TestSourceAddr proves rule N11: connections leave from the configured
 // source address.
 func TestSourceAddr(t *testing.T) {
+	t.Parallel()
 	for _, src := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), testutil.RandomLoopback()} {
 		t.Run("N11_source_"+src.String(), func(t *testing.T) {
 			rc := &recorder{}

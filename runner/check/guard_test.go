@@ -111,6 +111,7 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // TestGuard proves the request rules N1, N2, N3, N5 and the refusal rule
 // at the RoundTripper, against real TLS servers that record what arrives.
 func TestGuard(t *testing.T) {
+	t.Parallel()
 	t.Run("N1_exact_user_agent_on_every_request", func(t *testing.T) {
 		srv, rc, g := guardedServer(t, nil, nil)
 		hdr := http.Header{"User-Agent": {"Go-http-client/1.1"}}
@@ -446,6 +447,7 @@ func TestGuard(t *testing.T) {
 // under way, as the flows do; -race proves the copy is safe, and the copy
 // must not change under the reader.
 func TestRecordDuringCheck(t *testing.T) {
+	t.Parallel()
 	srv, _, g := guardedServer(t, nil, nil)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -489,6 +491,7 @@ func TestRecordDuringCheck(t *testing.T) {
 // first, so the connection is reused instead of a second one dialled. A
 // stream that does not end costs at most answerWait, then a new connection.
 func TestReuseAfterStream(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		tail  time.Duration // how long the stream stays open after the answer; <0: until the client leaves
@@ -753,6 +756,7 @@ func TestGuardProxyEnv(t *testing.T) {
 
 // TestGuardTLS proves rule N7's certificate check and its classification.
 func TestGuardTLS(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	cases := []struct {
 		name   string
