@@ -228,7 +228,11 @@ func TestDialFailures(t *testing.T) {
 		g := newTestGuard(t, GuardConfig{Lab: lab})
 		assertFailure(t, g, "https://plain.test:8443/mcp", nil, ErrTLSOther, "TLS handshake failed")
 	})
-	t.Run("N10_lookup_never_returns", func(t *testing.T) {
+	// The N10 cases wait on timers, not on the CPU: they run at once, each
+	// in a goroutine of its own, rather than one after another.
+	var wg sync.WaitGroup
+	atOnce := func(name string, f func(*testing.T)) { wg.Go(func() { t.Run(name, f) }) }
+	atOnce("N10_lookup_never_returns", func(t *testing.T) {
 		g := newTestGuard(t, GuardConfig{
 			Timeout: wait,
 			Resolver: func(ctx context.Context, _ string) ([]netip.Addr, error) {
@@ -239,7 +243,7 @@ func TestDialFailures(t *testing.T) {
 		})
 		assertFailure(t, g, "https://slow-dns.example/mcp", nil, ErrTimeout, noAnswer)
 	})
-	t.Run("N10_accepts_never_handshakes", func(t *testing.T) {
+	atOnce("N10_accepts_never_handshakes", func(t *testing.T) {
 		ln := testutil.ListenLoopback8443(t)
 		go holdConns(t, ln)
 		lab := Lab{Enabled: true, Resolve: map[string]string{"mute.test:8443": netip.MustParseAddrPort(ln.Addr().String()).Addr().String()}}
@@ -248,7 +252,7 @@ func TestDialFailures(t *testing.T) {
 		defer cancel()
 		assertFailure(t, g, "https://mute.test:8443/mcp", ctx, ErrTimeout, "timed out")
 	})
-	t.Run("N10_handshakes_never_answers", func(t *testing.T) {
+	atOnce("N10_handshakes_never_answers", func(t *testing.T) {
 		srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done()
 		}), nil)
@@ -256,7 +260,7 @@ func TestDialFailures(t *testing.T) {
 		defer cancel()
 		assertFailure(t, g, srv.URL+"/mcp", ctx, ErrTimeout, "timed out")
 	})
-	t.Run("N10_answer_stalls_midway", func(t *testing.T) {
+	atOnce("N10_answer_stalls_midway", func(t *testing.T) {
 		srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "event: message\ndata: {\"jsonrpc\":")
@@ -270,6 +274,7 @@ func TestDialFailures(t *testing.T) {
 			t.Errorf("exchange %+v: want status 200 and the bytes read before the stall", ex)
 		}
 	})
+	wg.Wait()
 }
 
 // holdConns accepts connections and never answers, until ln is closed.
