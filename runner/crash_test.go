@@ -26,6 +26,7 @@ const (
 	childDir    = "RUNNER_TEST_DIR"
 	childMinute = "RUNNER_TEST_MINUTE" // RFC 3339
 	childHosts  = "RUNNER_TEST_HOSTS"  // lab servers to start
+	childSpeed  = "RUNNER_TEST_SPEED"  // crash: how much faster than the wall its clock runs
 )
 
 func TestMain(m *testing.M) {
@@ -47,8 +48,8 @@ func TestMain(m *testing.M) {
 }
 
 // crashChild runs one real minute against its own lab servers on a clock
-// 40 times faster, logging each completed check (after its journal line is
-// fsynced) as JSON on stdout.
+// childSpeed times faster, logging each completed check (after its journal
+// line is fsynced) as JSON on stdout.
 func crashChild() error {
 	dir := os.Getenv(childDir)
 	minute, err := time.Parse(time.RFC3339, os.Getenv(childMinute))
@@ -60,7 +61,11 @@ func crashChild() error {
 		return err
 	}
 	defer stop()
-	clock := newScaledClock(minute.Add(-200*time.Millisecond), 40)
+	speed, err := strconv.ParseFloat(os.Getenv(childSpeed), 64)
+	if err != nil {
+		return err
+	}
+	clock := newScaledClock(minute.Add(-200*time.Millisecond), speed)
 	checker, err := NewChecker(checkConfig(farm, clock))
 	if err != nil {
 		return err
@@ -82,9 +87,11 @@ func TestCrash(t *testing.T) {
 	}
 	dir := t.TempDir()
 	const hosts, perRun = 10, 40
-	runs := 5
+	// Each run a real child process killed, its minute of 40 s on a clock
+	// 40 times faster; -short kills 2 on one 120 times faster, make test 5.
+	runs, speed := 5, 40
 	if testing.Short() {
-		runs = 2 // each a real child process killed
+		runs, speed = 2, 120
 	}
 	completed := map[string]bool{}
 	for i := range runs {
@@ -97,7 +104,7 @@ func TestCrash(t *testing.T) {
 				ID: id, URL: "https://" + host + ":8443/mcp/" + id, Host: host, Reason: data.ReasonRoutine})
 		}
 		MustPlan(t, dir, m, checks...)
-		cmd, out := startCrashChild(t, exe, dir, m, hosts)
+		cmd, out := startCrashChild(t, exe, dir, m, hosts, speed)
 		// Kill it at a random point of its progress, whatever the load of
 		// the machine: after k checks reported complete (0: as soon as the
 		// run has started; 40: all done, during its fold), plus up to 30 ms.
@@ -168,13 +175,14 @@ func TestCrash(t *testing.T) {
 }
 
 // startCrashChild starts this test binary as a child run of minute m in
-// dir against hosts lab hosts (childMode crash), for a test to kill by its
-// PID; out is the child's JSON log.
-func startCrashChild(t *testing.T, exe, dir string, m time.Time, hosts int) (*exec.Cmd, io.ReadCloser) {
+// dir against hosts lab hosts (childMode crash) on a clock speed times
+// faster than the wall, for a test to kill by its PID; out is the child's
+// JSON log.
+func startCrashChild(t *testing.T, exe, dir string, m time.Time, hosts, speed int) (*exec.Cmd, io.ReadCloser) {
 	t.Helper()
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), childMode+"=crash", childDir+"="+dir,
-		childMinute+"="+m.Format(time.RFC3339), childHosts+"="+strconv.Itoa(hosts))
+		childMinute+"="+m.Format(time.RFC3339), childHosts+"="+strconv.Itoa(hosts), childSpeed+"="+strconv.Itoa(speed))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ func ExampleRun() {
 	minute := time.Date(2026, 12, 2, 10, 33, 0, 0, time.UTC)
 	spool.WritePlan(dir, minute, []data.PlannedCheck{
 		{At: minute, ID: "docs", URL: "https://docs.example/mcp", Host: "docs.example", Reason: data.ReasonRoutine},
-		{At: minute.Add(time.Second), ID: "wiki", URL: "https://docs.example/wiki/mcp", Host: "docs.example", Reason: data.ReasonNew},
+		{At: minute.Add(time.Second), ID: "wiki", URL: "https://wiki.example/mcp", Host: "wiki.example", Reason: data.ReasonNew},
 	})
 	checker := runner.CheckerFunc(func(ctx context.Context, c data.PlannedCheck) data.Result {
 		return data.Result{Status: data.Working, ToolCount: 1, Tools: []string{"search"}}

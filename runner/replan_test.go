@@ -56,7 +56,7 @@ func TestKilledRunReplanned(t *testing.T) {
 		t.Fatalf("first plan: %d checks, want all %d (-first-check-soon)", len(sum.Checks), servers)
 	}
 
-	cmd, out := startCrashChild(t, exe, dir, m, hosts)
+	cmd, out := startCrashChild(t, exe, dir, m, hosts, 40)
 	completed := map[string]bool{}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {

@@ -66,7 +66,10 @@ func TestStateSnapshot(t *testing.T) {
 func TestStateDeltas(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	const maxDeltas = 6
+	maxDeltas := 6
+	if testing.Short() {
+		maxDeltas = 3 // the same rewrite and leftovers in fewer folds; make test: 6
+	}
 	for i := range maxDeltas + 5 {
 		at := datatest.T0.Add(time.Duration(i) * time.Minute)
 		spooltest.MustJournal(t, dir, fmt.Sprintf("run-%03d", i), datatest.NewResult("shared", at, data.Working), datatest.NewResult(fmt.Sprintf("s%03d", i), at, data.Failing)).Close()
@@ -84,7 +87,7 @@ func TestStateDeltas(t *testing.T) {
 		if err != nil || len(bad) > 0 {
 			t.Fatalf("%s: %v %v", when, err, bad)
 		}
-		if len(got) != maxDeltas+6 || !got["shared"].LastCheck.Equal(datatest.T0.Add((maxDeltas+4)*time.Minute)) {
+		if len(got) != maxDeltas+6 || !got["shared"].LastCheck.Equal(datatest.T0.Add(time.Duration(maxDeltas+4)*time.Minute)) {
 			t.Errorf("%s: %d states, shared last checked %v; want %d, at the last fold", when, len(got), got["shared"].LastCheck, maxDeltas+6)
 		}
 	}
@@ -130,8 +133,13 @@ func TestStateDeltas(t *testing.T) {
 func TestLoadStatesDuringFolds(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	const maxDeltas = 4
-	const folds = 4*maxDeltas + 3
+	// Four snapshot rewrites and deltas after; -short rewrites every 2
+	// folds, make test every 4.
+	maxDeltas := 4
+	if testing.Short() {
+		maxDeltas = 2
+	}
+	folds := 4*maxDeltas + 3
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -17,6 +17,7 @@ import (
 // at most 120 starts, filled to the cap; the rest are deferred, never
 // dropped (S4).
 func TestHostHourCap(t *testing.T) {
+	t.Parallel() // a simulation of its own, on the CPU: alongside the others
 	const n = 150
 	added := t0.Add(10 * time.Minute)
 	var late []data.Server

@@ -95,6 +95,7 @@ func all[T comparable](v []T, want T) bool {
 }
 
 func TestRules(t *testing.T) {
+	t.Parallel() // a simulation of its own, on the CPU: alongside the others
 	t.Run("S1_tiers", func(t *testing.T) {
 		checks, s := world{list: fixed(srv("top", 2000, "a.example.net"), srv("tail", 2001, "b.example.net"))}.MustRun(t, 50*time.Hour)
 		top, tail := of(checks, "top"), of(checks, "tail")
@@ -258,6 +259,7 @@ func TestRules(t *testing.T) {
 	})
 
 	t.Run("S4_fair_sharing", func(t *testing.T) {
+		t.Parallel() // 11 simulated hours, the longest case: alongside the others
 		var servers []data.Server
 		for i := range 300 {
 			servers = append(servers, srv(fmt.Sprintf("hour%03d", i), i+1, "crowded.example.net"))

@@ -33,8 +33,12 @@ func cloneLedger(tb testing.TB, l *spool.Ledger) *spool.Ledger {
 // failing and paused servers, and once most servers have been checked it
 // reads far fewer states.
 func TestStatesOfPlansAsStates(t *testing.T) {
+	t.Parallel() // a simulation of its own, on the CPU: alongside the others
 	start := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-	const d = 3 * time.Hour
+	d := 3 * time.Hour
+	if testing.Short() {
+		d = 2 * time.Hour // a first hour of first checks, then the steady one; make test runs 3 h
+	}
 	sh := shape{seed: 7, bigHost: 0, crowded: []int{130, 200}, singles: 600, late: 0.03, churn: 0.01, failing: 0.2, pausedPct: 0.01}
 	all := sh.servers(start)
 	sim := &Sim{List: EvolvingList(all, start, d, sh.churn, sh.seed), Paused: sh.pausedAt(all, start), Check: Outcomes(sh.failing, sh.seed)}

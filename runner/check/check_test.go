@@ -52,6 +52,11 @@ func TestCheck(t *testing.T) {
 	full2025 := []string{"POST server/discover", "POST initialize", "POST notifications/initialized", "POST tools/list"}
 	withTools := func(m rpcMux, f rpcFunc) rpcMux { m["tools/list"] = f; return m }
 	withInit := func(m rpcMux, f rpcFunc) rpcMux { m["initialize"] = f; return m }
+	// The N10 cases' timeout and its detail; make test runs the full one.
+	n10, noAnswer := 300*time.Millisecond, "no answer in 0.3 s"
+	if testing.Short() {
+		n10, noAnswer = 100*time.Millisecond, "no answer in 0.1 s"
+	}
 
 	cases := []checkCase{
 		{
@@ -179,21 +184,21 @@ func TestCheck(t *testing.T) {
 			status: data.Failing, detail: "answer over 1 MB", seq: discover,
 		},
 		{
-			name: "N10_sse_stream_that_stays_silent", handler: silentSSE(), timeout: 300 * time.Millisecond,
-			status: data.Failing, detail: "no answer in 0.3 s", seq: discover,
+			name: "N10_sse_stream_that_stays_silent", handler: silentSSE(), timeout: n10,
+			status: data.Failing, detail: noAnswer, seq: discover,
 			check: wantGaveUpWithin(3 * time.Second),
 		},
 		{
-			name: "N10_server_accepts_request_never_answers", handler: hang(), timeout: 300 * time.Millisecond,
-			status: data.Failing, detail: "no answer in 0.3 s", seq: discover,
+			name: "N10_server_accepts_request_never_answers", handler: hang(), timeout: n10,
+			status: data.Failing, detail: noAnswer, seq: discover,
 			check: wantGaveUpWithin(3 * time.Second),
 		},
 		{
-			name: "N10_tcp_accepted_never_answered", handler: legacyMux("2025-06-18"), timeout: 300 * time.Millisecond,
+			name: "N10_tcp_accepted_never_answered", handler: legacyMux("2025-06-18"), timeout: n10,
 			mod: func(t *testing.T, cfg *Config, _ *flowServer) {
 				cfg.Lab.Resolve = map[string]string{"mcp.test:8443": silentListener(t).Addr().String()}
 			},
-			status: data.Failing, detail: "no answer in 0.3 s", seq: nil,
+			status: data.Failing, detail: noAnswer, seq: nil,
 			check: wantGaveUpWithin(3 * time.Second),
 		},
 		{

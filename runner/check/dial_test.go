@@ -169,6 +169,11 @@ func TestDialAddressActuallyDialled(t *testing.T) {
 // point where they happen, through the guard's client.
 func TestDialFailures(t *testing.T) {
 	t.Parallel() // waits out real deadlines: alongside the other waiting tests
+	// The N10 cases' deadline and its detail; make test runs the full one.
+	wait, noAnswer := 200*time.Millisecond, "no answer in 0.2 s"
+	if testing.Short() {
+		wait, noAnswer = 100*time.Millisecond, "no answer in 0.1 s"
+	}
 	t.Run("dns_not_found", func(t *testing.T) {
 		g := newTestGuard(t, GuardConfig{
 			Resolver:    fixedResolver(nil, &net.DNSError{Err: "no such host", Name: "nope.example", IsNotFound: true}),
@@ -223,48 +228,53 @@ func TestDialFailures(t *testing.T) {
 		g := newTestGuard(t, GuardConfig{Lab: lab})
 		assertFailure(t, g, "https://plain.test:8443/mcp", nil, ErrTLSOther, "TLS handshake failed")
 	})
-	t.Run("N10_lookup_never_returns", func(t *testing.T) {
+	// The N10 cases wait on timers, not on the CPU: they run at once, each
+	// in a goroutine of its own, rather than one after another.
+	var wg sync.WaitGroup
+	atOnce := func(name string, f func(*testing.T)) { wg.Go(func() { t.Run(name, f) }) }
+	atOnce("N10_lookup_never_returns", func(t *testing.T) {
 		g := newTestGuard(t, GuardConfig{
-			Timeout: 200 * time.Millisecond,
+			Timeout: wait,
 			Resolver: func(ctx context.Context, _ string) ([]netip.Addr, error) {
 				<-ctx.Done() // only the guard's deadline can end it: the request has none
 				return nil, ctx.Err()
 			},
 			DialContext: noDial(t),
 		})
-		assertFailure(t, g, "https://slow-dns.example/mcp", nil, ErrTimeout, "no answer in 0.2 s")
+		assertFailure(t, g, "https://slow-dns.example/mcp", nil, ErrTimeout, noAnswer)
 	})
-	t.Run("N10_accepts_never_handshakes", func(t *testing.T) {
+	atOnce("N10_accepts_never_handshakes", func(t *testing.T) {
 		ln := testutil.ListenLoopback8443(t)
 		go holdConns(t, ln)
 		lab := Lab{Enabled: true, Resolve: map[string]string{"mute.test:8443": netip.MustParseAddrPort(ln.Addr().String()).Addr().String()}}
 		g := newTestGuard(t, GuardConfig{Lab: lab})
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
 		assertFailure(t, g, "https://mute.test:8443/mcp", ctx, ErrTimeout, "timed out")
 	})
-	t.Run("N10_handshakes_never_answers", func(t *testing.T) {
+	atOnce("N10_handshakes_never_answers", func(t *testing.T) {
 		srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done()
 		}), nil)
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
 		assertFailure(t, g, srv.URL+"/mcp", ctx, ErrTimeout, "timed out")
 	})
-	t.Run("N10_answer_stalls_midway", func(t *testing.T) {
+	atOnce("N10_answer_stalls_midway", func(t *testing.T) {
 		srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "event: message\ndata: {\"jsonrpc\":")
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
 		}), nil)
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
 		assertFailure(t, g, srv.URL+"/mcp", ctx, ErrTimeout, "timed out")
 		if ex := lastExchange(t, g); ex.Status != 200 || ex.Bytes == 0 {
 			t.Errorf("exchange %+v: want status 200 and the bytes read before the stall", ex)
 		}
 	})
+	wg.Wait()
 }
 
 // holdConns accepts connections and never answers, until ln is closed.
@@ -315,6 +325,7 @@ func assertFailure(t *testing.T, g *Guard, u string, ctx context.Context, kind E
 // TestSourceAddr proves rule N11: connections leave from the configured
 // source address.
 func TestSourceAddr(t *testing.T) {
+	t.Parallel()
 	for _, src := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), testutil.RandomLoopback()} {
 		t.Run("N11_source_"+src.String(), func(t *testing.T) {
 			rc := &recorder{}
@@ -409,7 +420,7 @@ func TestDialDeadlineShare(t *testing.T) {
 	var mu sync.Mutex
 	var hung time.Duration
 	var tried []string
-	const timeout = 2 * time.Second
+	timeout := realWait(2*time.Second, 500*time.Millisecond) // each share: timeout/2
 	c := newTestChecker(t, lab, timeout, func(cfg *Config) {
 		cfg.Resolver = fixedResolver([]string{"8.8.8.8", "9.9.9.9"}, nil)
 		cfg.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -507,7 +518,7 @@ func TestDialShareCoversHandshake(t *testing.T) {
 		}
 	}()
 	t.Cleanup(func() { stall.Close() })
-	const timeout = 2 * time.Second
+	timeout := realWait(2*time.Second, 600*time.Millisecond) // the stalling address's share: timeout/2
 	c := newTestChecker(t, lab, timeout, func(cfg *Config) {
 		cfg.Resolver = fixedResolver([]string{"8.8.8.8", "9.9.9.9"}, nil)
 		cfg.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {

@@ -80,6 +80,7 @@ func (s *factsServer) checker(tb testing.TB) *Checker {
 // the check to the requests of a plain one: learning them costs the server
 // not one connection, handshake or request more.
 func TestFacts(t *testing.T) {
+	t.Parallel()
 	t.Run("S3_certificate_and_timings_cost_not_a_request_more", func(t *testing.T) {
 		s := startFactsServer(t, time.Now().Add(-time.Hour), time.Now().Add(20*24*time.Hour))
 		start := time.Now()

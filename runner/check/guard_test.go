@@ -111,6 +111,7 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // TestGuard proves the request rules N1, N2, N3, N5 and the refusal rule
 // at the RoundTripper, against real TLS servers that record what arrives.
 func TestGuard(t *testing.T) {
+	t.Parallel()
 	t.Run("N1_exact_user_agent_on_every_request", func(t *testing.T) {
 		srv, rc, g := guardedServer(t, nil, nil)
 		hdr := http.Header{"User-Agent": {"Go-http-client/1.1"}}
@@ -446,6 +447,7 @@ func TestGuard(t *testing.T) {
 // under way, as the flows do; -race proves the copy is safe, and the copy
 // must not change under the reader.
 func TestRecordDuringCheck(t *testing.T) {
+	t.Parallel()
 	srv, _, g := guardedServer(t, nil, nil)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -489,6 +491,7 @@ func TestRecordDuringCheck(t *testing.T) {
 // first, so the connection is reused instead of a second one dialled. A
 // stream that does not end costs at most answerWait, then a new connection.
 func TestReuseAfterStream(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		tail  time.Duration // how long the stream stays open after the answer; <0: until the client leaves
@@ -665,9 +668,13 @@ func TestGuardClose(t *testing.T) {
 // connections and sends nothing more, whatever the requests' contexts say.
 func TestGuardDeadline(t *testing.T) {
 	t.Parallel() // waits out real deadlines: alongside the other waiting tests
-	const timeout = 600 * time.Millisecond
-	const each = 250 * time.Millisecond // every request alone is well within the timeout
-	start := time.Now()                 // before NewGuard, which starts the clock
+	// Every request alone (each) is well within the timeout; make test runs
+	// the full version.
+	timeout, each, detail := 600*time.Millisecond, 250*time.Millisecond, "no answer in 0.6 s"
+	if testing.Short() {
+		timeout, each, detail = 300*time.Millisecond, 120*time.Millisecond, "no answer in 0.3 s"
+	}
+	start := time.Now() // before NewGuard, which starts the clock
 	srv, rc, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(each):
@@ -697,14 +704,14 @@ func TestGuardDeadline(t *testing.T) {
 		t.Errorf("check stopped after %v, want just after %v", took, timeout)
 	}
 	ex := lastExchange(t, g)
-	if ex.ErrKind != ErrTimeout || ex.Detail != "no answer in 0.6 s" {
-		t.Errorf("exchange %+v: want ErrTimeout \"no answer in 0.6 s\"", ex)
+	if ex.ErrKind != ErrTimeout || ex.Detail != detail {
+		t.Errorf("exchange %+v: want ErrTimeout %q", ex, detail)
 	}
 	n := len(rc.seen())
 	if _, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil); err == nil {
 		t.Error("request after the deadline: no error")
 	}
-	if ex := lastExchange(t, g); ex.ErrKind != ErrTimeout || ex.Blocked != "N10: no answer in 0.6 s" {
+	if ex := lastExchange(t, g); ex.ErrKind != ErrTimeout || ex.Blocked != "N10: "+detail {
 		t.Errorf("after the deadline: %+v, want blocked N10", ex)
 	}
 	if len(rc.seen()) != n {
@@ -749,6 +756,7 @@ func TestGuardProxyEnv(t *testing.T) {
 
 // TestGuardTLS proves rule N7's certificate check and its classification.
 func TestGuardTLS(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	cases := []struct {
 		name   string

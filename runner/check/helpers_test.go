@@ -26,6 +26,16 @@ func unusedLoopback8443(tb testing.TB) netip.AddrPort {
 	return ap
 }
 
+// realWait returns full, or short under -short: a test that waits out a
+// real deadline (rule N10) proves the same with a shorter one, and make
+// test runs it with the full one.
+func realWait(full, short time.Duration) time.Duration {
+	if testing.Short() {
+		return short
+	}
+	return full
+}
+
 // labServerConfig configures startLabServer; the zero value is a server for
 // "mcp.test" with a fresh CA and a valid certificate, HTTP/1.1 only.
 type labServerConfig struct {

@@ -29,7 +29,7 @@ func TestNoGoroutineLeft(t *testing.T) {
 	}
 	add(startFlowServer(t, tsServer(true), serverOpts{}), "/mcp", "", "", 0)
 	add(startFlowServer(t, newLegacySSEServer("/sse", "/messages/", answerWith(405, ""), legacyMux("2024-11-05", "a")), serverOpts{legacySSE: true}), "/sse", "", "", 0)
-	add(startFlowServer(t, silentSSE(), serverOpts{}), "/mcp", "", "", 200*time.Millisecond)
+	add(startFlowServer(t, silentSSE(), serverOpts{}), "/mcp", "", "", realWait(200*time.Millisecond, 100*time.Millisecond))
 	for _, s := range servers {
 		res, rec := newTestChecker(t, s.srv.Lab, s.timeout).Check(context.Background(), s.tg)
 		if res.Status == "" || (s.timeout == 0 && res.Status != data.Working) {

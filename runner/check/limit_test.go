@@ -43,6 +43,7 @@ func bodyHandler(t *testing.T, size int, ct string, gz bool) http.Handler {
 // TestAnswerLimit proves rule N9: exactly 1,048,576 bytes of an answer are
 // read, counted after decompression; the next byte fails the answer.
 func TestAnswerLimit(t *testing.T) {
+	t.Parallel()
 	const max = data.MaxAnswerBytes
 	if max != 1048576 {
 		t.Fatalf("data.MaxAnswerBytes = %d, the checks page promises 1,048,576", max)
@@ -105,6 +106,7 @@ func TestAnswerLimit(t *testing.T) {
 // TestHeaderLimit proves rule N9 for headers: an answer's headers are read
 // up to 64 KiB, not net/http's default 10 MB.
 func TestHeaderLimit(t *testing.T) {
+	t.Parallel()
 	for _, h2 := range []bool{false, true} {
 		t.Run(fmt.Sprintf("N9_headers_over_64KiB_http2_%v", h2), func(t *testing.T) {
 			srv := startLabServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -255,6 +257,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // each say what happened, not "answer over 1 MB"; the server received the
 // requests the record counts, and what was read stayed within the allowance.
 func TestTooLargeLabels(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		write func(w io.Writer) error

@@ -162,6 +162,7 @@ func (rc *redirectChain) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestRedirects proves rule N8 against a real TLS server: up to 3 redirects
 // are followed, a 4th fails, and each target passes N5-N7 again.
 func TestRedirects(t *testing.T) {
+	t.Parallel()
 	t.Run("N8_three_redirects_followed", func(t *testing.T) {
 		rc := &redirectChain{hops: 3, status: http.StatusTemporaryRedirect}
 		srv := startLabServer(t, rc, labServerConfig{})

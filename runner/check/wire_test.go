@@ -173,6 +173,7 @@ func TestWireConnCap(t *testing.T) {
 // 1 MB framed in one-byte chunks (six times its size on the wire) is cut
 // once the check's allowance is read off the socket.
 func TestWireByteAllowance(t *testing.T) {
+	t.Parallel()
 	var wrote atomic.Int64
 	srv, _, g := guardedServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, buf, err := w.(http.Hijacker).Hijack()
@@ -381,6 +382,12 @@ func TestWireResendUnwritten(t *testing.T) {
 			io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			g.Close()
+			// The fresh connection's idle wait ends now rather than after
+			// 200 ms, so the server's counts are final sooner.
+			select {
+			case s.closeNow <- struct{}{}:
+			default:
+			}
 			rec := g.Record()
 			s.quiet(t, int64(rec.Wire.Conns))
 			if s.h1requests.Load() != 2 || s.late.Load() != 0 || s.conns.Load() != 2 {
@@ -460,6 +467,7 @@ func TestWireRequestCap(t *testing.T) {
 // before, the redirects' unused allowance let the last answer read all of
 // it; now it is cut at its own allowance.
 func TestWireExchangeAllowance(t *testing.T) {
+	t.Parallel()
 	var wrote atomic.Int64
 	srv, rc, g := guardedServer(t, selfRedirects(hijacked(t, &wrote, writeChunkedMB)), nil)
 	t.Run("N9_one_exchange_cannot_use_another_s_allowance", func(t *testing.T) {
