@@ -113,9 +113,8 @@ const minHostSlots = 512
 
 // find indexes the hosts of one bucket: for each server of a host,
 // neither following another nor paused, its index in the share goes to
-// ofServer. Hosts are
-// found by the first hash of their name and told apart by the second,
-// which does not touch the other name's memory.
+// ofServer. Hosts are found by the first hash of their name and told apart
+// by the second, which does not touch the other name's memory.
 func (f *hostShare) find(ents []hostEntry, servers []data.Server, paused map[string]bool, hostName []string, ofServer []int32) {
 	if len(f.slots) != minHostSlots {
 		f.slots = make([]hostSlot, minHostSlots)
