@@ -41,8 +41,9 @@ type hostEntry struct {
 }
 
 // buckets returns the number of buckets of byHost for n servers: a power
-// of two, about 2,048 servers each.
-func buckets(n int) int { return 1 << bits.Len(uint(n/2048)) }
+// of two, about 2,048 servers each, and at most 1<<15, so that a bucket's
+// number never reaches noBucket.
+func buckets(n int) int { return 1 << min(15, bits.Len(uint(n/2048))) }
 
 // bucketOf returns the bucket of host hash h among nb: its top bits.
 func bucketOf(h uint64, nb int) int { return int(h >> (64 - bits.TrailingZeros(uint(nb)))) }

@@ -160,3 +160,13 @@ func TestIndexHostsBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestBuckets: a power of two of about 2,048 servers each, never so many
+// that a bucket's number is noBucket.
+func TestBuckets(t *testing.T) {
+	for _, c := range []struct{ n, want int }{{0, 1}, {2047, 1}, {4096, 4}, {1_000_000, 512}, {1 << 27, 1 << 15}, {1 << 40, 1 << 15}} {
+		if got := buckets(c.n); got != c.want || got > noBucket {
+			t.Errorf("buckets(%d) = %d, want %d", c.n, got, c.want)
+		}
+	}
+}
