@@ -70,8 +70,8 @@ func (p *pass) hashAddresses() {
 				g.of[i] = noBucket
 				continue
 			}
-			e := hostEntry{key: a.urlHash[i], host: data.StableHash(h, 0x686f7374), check: data.StableHash(h, 0x6e616d65),
-				server: int32(i), hourly: s.Rank >= 1 && s.Rank <= data.HourlyTierMaxRank}
+			e := hostEntry{key: a.urlHash[i], server: int32(i), hourly: s.Rank >= 1 && s.Rank <= data.HourlyTierMaxRank}
+			e.host, e.check = data.StableHashPair(h, 0x686f7374, 0x6e616d65)
 			if !ownKey { // nearly every address is its own key
 				e.key = spool.URLHash(data.AddressKey(s.URL))
 			}
