@@ -62,18 +62,21 @@ func (p *pass) indexHosts() {
 			f.find(g.bucket(b), servers, sh.paused, addrs.hostName, x.ofServer)
 		}
 	})
-	offset := make([]int32, len(found))
-	total := 0
-	for _, f := range found {
-		total += len(f.names)
-	}
-	x.hosts = make([]hostWork, 0, total)
+	// Each core's hosts after the one before it's, written by each core.
+	offset := make([]int32, len(found)+1)
 	for w, f := range found {
-		offset[w] = int32(len(x.hosts))
-		for k, h := range f.names {
-			x.hosts = append(x.hosts, hostWork{name: h, starts: l.Hosts[h], stretch: hostStretch(f.demand[k])})
-		}
+		offset[w+1] = offset[w] + int32(len(f.names))
 	}
+	x.hosts = make([]hostWork, offset[len(found)])
+	x.stretches = make([]int64, len(x.hosts))
+	inRuns(len(found), len(found), func(w, _, _ int) {
+		f, at := &found[w], int(offset[w])
+		for k, h := range f.names {
+			st := hostStretch(f.demand[k])
+			x.hosts[at+k] = hostWork{name: h, starts: l.Hosts[h], stretch: st}
+			x.stretches[at+k] = st
+		}
+	})
 	if len(found) > 1 {
 		inParallel(n, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -82,10 +85,6 @@ func (p *pass) indexHosts() {
 				}
 			}
 		})
-	}
-	x.stretches = make([]int64, len(x.hosts))
-	for k := range x.hosts {
-		x.stretches[k] = x.hosts[k].stretch
 	}
 	p.hosts = x
 }
