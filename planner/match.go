@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"plug.directory/prober/data"
@@ -26,9 +27,8 @@ func (p *pass) matchLedger() {
 	start, servers, addrs, hosts, sh, l := p.start, p.in.Servers, p.addrs, p.hosts, &p.sh, p.l
 	n := len(servers)
 	old := l.Servers
-	prev := matchRecords(old, servers)
+	prev, inPlace := matchRecords(old, servers)
 	m := matched{out: old} // while the list is unchanged, each record stays where it is
-	inPlace := len(old) == n && sequential(prev)
 	if !inPlace {
 		m.out = make([]spool.LedgerServer, n)
 	}
@@ -78,10 +78,15 @@ func (p *pass) matchLedger() {
 }
 
 // matchRecords returns for each listed server the index of its record in
-// old, -1 for none. Both are in rank order, so walking them side by side
-// finds nearly every record; those whose rank changed are matched by id.
-func matchRecords(old []spool.LedgerServer, list []data.Server) []int32 {
-	prev := make([]int32, len(list))
+// old, -1 for none, and whether each record is at its server's index (the
+// list unchanged), which every core checks of its share first. Both are in
+// rank order, so walking them side by side finds nearly every record;
+// those whose rank changed are matched by id.
+func matchRecords(old []spool.LedgerServer, list []data.Server) (prev []int32, inPlace bool) {
+	prev = make([]int32, len(list))
+	if len(old) == len(list) && inPlaceAll(old, list, prev) {
+		return prev, true
+	}
 	var lost []int // list servers not found in place
 	loose := map[string]int32{}
 	k := 0
@@ -111,16 +116,21 @@ func matchRecords(old []spool.LedgerServer, list []data.Server) []int32 {
 			prev[i] = k
 		}
 	}
-	return prev
+	return prev, false
 }
 
-// sequential reports whether prev maps each server to the record at its own
-// index.
-func sequential(prev []int32) bool {
-	for i, k := range prev {
-		if int(k) != i {
-			return false
+// inPlaceAll reports whether each record of old is its listed server's,
+// at the same index, setting prev to the identity on every core as it
+// checks.
+func inPlaceAll(old []spool.LedgerServer, list []data.Server, prev []int32) bool {
+	var moved atomic.Bool
+	inParallel(len(list), func(lo, hi int) {
+		for i := lo; i < hi && !moved.Load(); i++ {
+			if old[i].ID != list[i].ID {
+				moved.Store(true)
+			}
+			prev[i] = int32(i)
 		}
-	}
-	return true
+	})
+	return !moved.Load()
 }
