@@ -17,7 +17,7 @@ import (
 func ExampleRun() {
 	dir, _ := os.MkdirTemp("", "example-run-")
 	defer os.RemoveAll(dir)
-	minute := time.Date(2026, 12, 2, 10, 33, 0, 0, time.UTC)
+	minute := time.Now().UTC().Truncate(time.Minute).Add(-time.Minute)
 	spool.WritePlan(dir, minute, []data.PlannedCheck{
 		{At: minute, ID: "docs", URL: "https://docs.example/mcp", Host: "docs.example", Reason: data.ReasonRoutine},
 		{At: minute.Add(time.Second), ID: "wiki", URL: "https://wiki.example/mcp", Host: "wiki.example", Reason: data.ReasonNew},

@@ -17,8 +17,12 @@ import (
 // being run by another process: a minute runs once.
 var ErrMinuteTaken = errors.New("this minute was already run")
 
+// ErrMinuteTooOld is returned by Run for a minute older than markerKeep:
+// its marker, if it was run, is gone, so running it could run it twice.
+var ErrMinuteTooOld = errors.New("the minute is older than the record of the minutes run")
+
 // markerKeep is how long minute markers are kept; older ones are removed by
-// the next claim.
+// the next claim, and older minutes are not run (ErrMinuteTooOld).
 const markerKeep = 48 * time.Hour
 
 // minuteMarker is the content of a minute's marker file.
@@ -32,7 +36,7 @@ type minuteMarker struct {
 func markerPath(dir string, minute time.Time) string { return data.Dir(dir).MinuteMarker(minute) }
 
 // claimMinute creates the minute's marker, or fails with ErrMinuteTaken
-// naming who claimed it (see claimMinuteWith).
+// naming who claimed it, or ErrMinuteTooOld (see claimMinuteWith).
 func claimMinute(dir string, minute, now time.Time, pid int) error {
 	return claimMinuteWith(durable.Files{}, dir, minute, now, pid)
 }
@@ -44,9 +48,15 @@ func claimMinute(dir string, minute, now time.Time, pid int) error {
 // version, or damaged) is no claim: it is set aside and the minute claimed.
 // The marker is never removed by the run, so a run killed half-way is not
 // run again either (its completed checks are in its journal, and running
-// the rest twice would break the host caps the planner counted).
+// the rest twice would break the host caps the planner counted). Markers
+// are kept for markerKeep, so a minute older than that is refused: whether
+// it ran can no longer be told, and its marker would be pruned at once.
 func claimMinuteWith(fs durable.Files, dir string, minute, now time.Time, pid int) error {
 	path := markerPath(dir, minute)
+	if since := now.Add(-markerKeep); minute.Before(since) {
+		return fmt.Errorf("run minute %s: %w (markers are kept %s, since %s); a minute runs once",
+			minute.UTC().Format("2006-01-02 15:04"), ErrMinuteTooOld, markerKeep, since.UTC().Format("2006-01-02 15:04"))
+	}
 	host, _ := os.Hostname()
 	b, _ := json.Marshal(minuteMarker{PID: pid, Host: host, Claimed: now.UTC()})
 	b = append(b, '\n')

@@ -55,6 +55,35 @@ func TestClaimMinute(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a_minute_as_old_as_the_markers_kept_runs_once", func(t *testing.T) {
+		// The claim prunes the markers older than markerKeep: never the
+		// one it wrote.
+		dir := t.TempDir()
+		later := minute.Add(markerKeep)
+		if err := claimMinute(dir, minute, later, 42); err != nil {
+			t.Fatalf("claim: %v", err)
+		}
+		if err := claimMinute(dir, minute, later, 43); !errors.Is(err, ErrMinuteTaken) {
+			t.Errorf("second claim %s after: %v; want refused", markerKeep, err)
+		}
+	})
+	t.Run("a_minute_older_than_the_markers_kept_is_refused", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := claimMinute(dir, minute.Add(time.Hour), now.Add(time.Hour), 41); err != nil {
+			t.Fatal(err)
+		}
+		later := minute.Add(markerKeep + time.Minute)
+		err := claimMinute(dir, minute, later, 42)
+		if !errors.Is(err, ErrMinuteTooOld) || !strings.Contains(err.Error(), "2030-06-01 12:00") || !strings.Contains(err.Error(), "a minute runs once") {
+			t.Errorf("claim %s late: %v; want ErrMinuteTooOld naming the minute", later.Sub(minute), err)
+		}
+		if _, err := os.Stat(markerPath(dir, minute)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the refused minute has a marker: %v", err)
+		}
+		if _, ok := readMarker(markerPath(dir, minute.Add(time.Hour))); !ok {
+			t.Error("a refused claim removed the marker of a later minute")
+		}
+	})
 	t.Run("runs_racing_over_a_damaged_marker_one_claims", func(t *testing.T) {
 		dir := t.TempDir()
 		path := markerPath(dir, minute)
