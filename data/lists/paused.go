@@ -145,47 +145,67 @@ func NormalizeAddress(raw string) string {
 // Match returns the ids of the listed servers the paused list names, by id or
 // by address (an address pauses every server listed at it), with every
 // server listed at the address of one named (widenPaused), and the entries
-// that name no listed server.
+// that name no listed server. It indexes the few entries, not the servers:
+// at a million servers a map of every id and address would cost a second
+// at each change of a list.
 func (p PausedList) Match(servers []data.Server) (paused map[string]bool, unmatched []PausedEntry) {
-	ids := make(map[string]bool, len(servers))
-	byAddr := make(map[string][]string)
-	for _, s := range servers {
-		ids[s.ID] = true
-		if s.URL != "" {
-			a := NormalizeAddress(s.URL)
-			byAddr[a] = append(byAddr[a], s.ID)
+	named := map[string]bool{} // an entry's id, or its address (NormalizeAddress): whether a listed server has it
+	addrs := 0
+	for _, e := range p.Entries {
+		named[e.key()] = false
+		if e.IsAddress() {
+			addrs++
 		}
 	}
 	paused = make(map[string]bool)
-	for _, e := range p.Entries {
-		switch {
-		case e.IsAddress() && len(byAddr[NormalizeAddress(e.Value)]) > 0:
-			for _, id := range byAddr[NormalizeAddress(e.Value)] {
-				paused[id] = true
+	var hit []int // the servers named
+	for i, s := range servers {
+		if _, ok := named[s.ID]; ok && !strings.Contains(s.ID, "://") {
+			named[s.ID] = true
+			hit = append(hit, i)
+		}
+		if addrs > 0 && s.URL != "" {
+			if _, ok := named[NormalizeAddress(s.URL)]; ok {
+				named[NormalizeAddress(s.URL)] = true
+				hit = append(hit, i)
 			}
-		case !e.IsAddress() && ids[e.Value]:
-			paused[e.Value] = true
-		default:
+		}
+	}
+	for _, e := range p.Entries {
+		if !named[e.key()] {
 			unmatched = append(unmatched, e)
 		}
 	}
-	widenPaused(paused, servers)
+	for _, i := range hit {
+		paused[servers[i].ID] = true
+	}
+	widenPaused(paused, servers, hit)
 	return paused, unmatched
 }
 
-// widenPaused adds to paused every server listed at the address
-// (AddressKey) of a paused one: the servers at one address are one endpoint,
-// checked once for all (issue 14 point 5), so a request naming one of them
-// stops the checks of all, and each of their pages says so.
-func widenPaused(paused map[string]bool, servers []data.Server) {
-	if len(paused) == 0 {
-		return
+// key is what the entry is matched by: the id, or the address in the form
+// NormalizeAddress gives. An id holds no "://", so the two never meet.
+func (e PausedEntry) key() string {
+	if e.IsAddress() {
+		return NormalizeAddress(e.Value)
 	}
+	return e.Value
+}
+
+// widenPaused adds to paused every server listed at the address
+// (AddressKey) of a paused one, servers[i] for each i of hit: the servers
+// at one address are one endpoint, checked once for all (issue 14 point
+// 5), so a request naming one of them stops the checks of all, and each
+// of their pages says so.
+func widenPaused(paused map[string]bool, servers []data.Server, hit []int) {
 	keys := map[string]bool{}
-	for _, s := range servers {
-		if s.URL != "" && paused[s.ID] {
+	for _, i := range hit {
+		if s := servers[i]; s.URL != "" {
 			keys[data.AddressKey(s.URL)] = true
 		}
+	}
+	if len(keys) == 0 {
+		return
 	}
 	for _, s := range servers {
 		if s.URL != "" && !paused[s.ID] && keys[data.AddressKey(s.URL)] {

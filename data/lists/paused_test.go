@@ -36,6 +36,16 @@ func TestPausedList(t *testing.T) {
 			paused: "beta,gamma",
 		},
 		{
+			name:   "R1_an_entry_twice_and_an_address_two_ways_each_name_their_servers",
+			file:   "alpha\nhttps://shared.example/mcp\nalpha\nhttps://SHARED.example/mcp/\n",
+			paused: "alpha,beta,gamma",
+		},
+		{
+			name:      "R1_an_id_that_is_only_an_address_of_a_server_names_none",
+			file:      "https://alpha.example/MCP\nshared.example\n",
+			unmatched: "https://alpha.example/MCP,shared.example",
+		},
+		{
 			name:   "R1_CRLF_lines",
 			file:   "alpha\r\ngamma\r\n",
 			paused: "alpha,gamma",
@@ -230,5 +240,32 @@ func TestLoadPausedList_R2_last_good_copy_stands(t *testing.T) {
 	step("b-2\n", "b-2", false, false)        // a good list resumes a-1
 	if b, err := os.ReadFile(data.Dir(dir).PausedLocalCopy()); err != nil || string(b) != "b-2\n" {
 		t.Errorf("copy = %q, %v; want the last good list", b, err)
+	}
+}
+
+// BenchmarkPausedMatch matches a paused list of 100 entries, a fifth of
+// them addresses, against a million servers, as the site does each time
+// either list changes.
+func BenchmarkPausedMatch(b *testing.B) {
+	servers := make([]data.Server, 1_000_000)
+	for i := range servers {
+		servers[i] = data.Server{ID: fmt.Sprintf("srv-%07d", i), Rank: i + 1, URL: fmt.Sprintf("https://host-%d.example.net/mcp/%d", i%100_000, i)}
+	}
+	var text strings.Builder
+	for i := 0; i < len(servers); i += 10_000 {
+		if i%50_000 == 0 {
+			text.WriteString(servers[i].URL + "\n")
+		} else {
+			text.WriteString(servers[i].ID + "\n")
+		}
+	}
+	list, bad, err := ParsePausedList("paused.txt", strings.NewReader(text.String()))
+	if err != nil || len(bad) > 0 {
+		b.Fatal(err, bad)
+	}
+	for b.Loop() {
+		if paused, unmatched := list.Match(servers); len(paused) != 100 || len(unmatched) > 0 {
+			b.Fatalf("%d paused, %d unmatched; want 100, none", len(paused), len(unmatched))
+		}
 	}
 }
