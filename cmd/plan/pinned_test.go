@@ -73,15 +73,11 @@ func TestPlanOutputPinned(t *testing.T) {
 		}
 	}
 	cfg := mustPlanDirOf(t, servers)
-	paused := filepath.Join(t.TempDir(), "paused.txt")
-	var lines []string
+	var paused []string
 	for i := 0; i < len(servers); i += 500 {
-		lines = append(lines, servers[i].ID)
+		paused = append(paused, servers[i].ID)
 	}
-	if err := os.WriteFile(paused, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Paused = paused
+	cfg.Paused = mustWriteLines(t, filepath.Join(t.TempDir(), "paused.txt"), paused)
 	cfg.Now = func() time.Time { return cfg.At.Add(-time.Minute) }
 	var got strings.Builder
 	for m := range 6 {
@@ -111,18 +107,7 @@ func TestPlanOutputPinned(t *testing.T) {
 		if m%2 == 1 {
 			continue
 		}
-		var results []data.Result
-		for k, c := range checks {
-			r := data.Result{ID: c.ID, URL: c.URL, Host: c.Host, Planned: c.At, Started: c.At, Finished: c.At.Add(time.Second), Status: data.Working}
-			if k%7 == 0 {
-				r.Status = data.Failing
-			}
-			results = append(results, r)
-			for _, o := range c.Also {
-				r.ID, r.URL = o.ID, o.URL
-				results = append(results, r)
-			}
-		}
+		results := resultsOf(checks, func(k int) bool { return k%7 == 0 })
 		if len(results) > 0 {
 			if err := spooltest.MustJournal(t, cfg.Data, "test-"+results[0].ID, results...).Close(); err != nil {
 				t.Fatal(err)
