@@ -15,6 +15,7 @@ type addresses struct {
 	urlHash  []uint64
 	hostName []string // "" for a server without an address
 	byHost   byHost
+	paused   []bool // per server: named by the paused list (Input.Paused); nil when it names none
 }
 
 // byHost is the servers with an address grouped by their host's first
@@ -49,12 +50,18 @@ func buckets(n int) int { return 1 << min(15, bits.Len(uint(n/2048))) }
 func bucketOf(h uint64, nb int) int { return int(h >> (64 - bits.TrailingZeros(uint(nb)))) }
 
 // hashAddresses hashes every server's address side by side on every core,
-// then groups the servers by host (byHost), each core placing its run of
-// the list. At a million servers a plan is mostly waiting for memory.
+// and finds the servers the paused list names, by the same hashes; then it
+// groups the servers by host (byHost), each core placing its run of the
+// list. At a million servers a plan is mostly waiting for memory.
 func (p *pass) hashAddresses() {
 	servers := p.in.Servers
 	n := len(servers)
 	a := addresses{urlHash: make([]uint64, n), hostName: make([]string, n)}
+	pn := newPausedNames(p.in.Paused)
+	p.paused = pn
+	if pn != nil {
+		a.paused = make([]bool, n)
+	}
 	g := &a.byHost
 	g.of = make([]uint16, n)
 	mine := make([]hostEntry, n) // each server's entry, in list order
@@ -66,15 +73,20 @@ func (p *pass) hashAddresses() {
 			s := &servers[i]
 			a.urlHash[i] = spool.URLHash(s.URL)
 			h, ownKey := data.AddressOf(s.URL)
+			e := hostEntry{key: a.urlHash[i], server: int32(i), hourly: s.Rank >= 1 && s.Rank <= data.HourlyTierMaxRank}
+			if h != "" && !ownKey { // nearly every address is its own key
+				e.key = spool.URLHash(data.AddressKey(s.URL))
+			}
+			if pn != nil {
+				// A listed address has a host (lists.ReadServers keeps
+				// none without one), so h tells which servers have one.
+				a.paused[i] = pn.names(s, h != "", e.key)
+			}
 			if h == "" {
 				g.of[i] = noBucket
 				continue
 			}
-			e := hostEntry{key: a.urlHash[i], server: int32(i), hourly: s.Rank >= 1 && s.Rank <= data.HourlyTierMaxRank}
 			e.host, e.check = data.StableHashPair(h, 0x686f7374, 0x6e616d65)
-			if !ownKey { // nearly every address is its own key
-				e.key = spool.URLHash(data.AddressKey(s.URL))
-			}
 			a.hostName[i] = h
 			mine[i] = e
 			b := bucketOf(e.host, nb)

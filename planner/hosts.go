@@ -1,9 +1,6 @@
 package planner
 
-import (
-	"plug.directory/prober/data"
-	"plug.directory/prober/data/spool"
-)
+import "plug.directory/prober/data/spool"
 
 // hostWork is one host during a plan: its stretch, and the starts counted
 // toward its caps (rule S3).
@@ -41,7 +38,7 @@ func (p *pass) indexHosts() {
 	inParallel(n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			switch {
-			case len(sh.paused) > 0 && sh.paused[servers[i].ID]:
+			case sh.isPaused(i):
 				x.ofServer[i] = pausedHost
 			case sh.follower(i):
 				x.ofServer[i] = followerHost
@@ -59,7 +56,7 @@ func (p *pass) indexHosts() {
 		f.demand = make([]int64, 0, len(l.Hosts)/len(found))
 		for b := lo; b < hi; b++ {
 			workerOf[b] = w
-			f.find(g.bucket(b), servers, sh.paused, addrs.hostName, x.ofServer)
+			f.find(g.bucket(b), addrs.hostName, x.ofServer)
 		}
 	})
 	// Each core's hosts after the one before it's, written by each core.
@@ -111,10 +108,11 @@ type hostSlot struct {
 const minHostSlots = 512
 
 // find indexes the hosts of one bucket: for each server of a host,
-// neither following another nor paused, its index in the share goes to
-// ofServer. Hosts are found by the first hash of their name and told apart
-// by the second, which does not touch the other name's memory.
-func (f *hostShare) find(ents []hostEntry, servers []data.Server, paused map[string]bool, hostName []string, ofServer []int32) {
+// neither following another nor paused (ofServer holds pausedHost for one
+// paused), its index in the share goes to ofServer. Hosts are found by the
+// first hash of their name and told apart by the second, which does not
+// touch the other name's memory.
+func (f *hostShare) find(ents []hostEntry, hostName []string, ofServer []int32) {
 	if len(f.slots) != minHostSlots {
 		f.slots = make([]hostSlot, minHostSlots)
 	} else {
@@ -123,7 +121,7 @@ func (f *hostShare) find(ents []hostEntry, servers []data.Server, paused map[str
 	f.full = 0
 	for j := range ents {
 		e := &ents[j]
-		if e.follower || len(paused) > 0 && paused[servers[e.server].ID] {
+		if e.follower || ofServer[e.server] == pausedHost {
 			continue
 		}
 		mask := uint64(len(f.slots) - 1)

@@ -18,11 +18,12 @@ type pass struct {
 	l     *spool.Ledger
 	rep   *Report
 
-	addrs addresses   // hashAddresses: what each server's address hashes to
-	sh    sharing     // shareAddresses: the addresses listed more than once
-	hosts *hostIndex  // indexHosts: every host and each server's
-	m     matched     // matchLedger: each server's record; collectOwed works out their due times
-	cands []candidate // collectOwed: the checks owed, which placeAll places
+	addrs  addresses    // hashAddresses: what each server's address hashes to
+	paused *pausedNames // hashAddresses: the paused list's entries, each marked when it names a listed server; nil for none
+	sh     sharing      // shareAddresses: the addresses listed more than once
+	hosts  *hostIndex   // indexHosts: every host and each server's
+	m      matched      // matchLedger: each server's record; collectOwed works out their due times
+	cands  []candidate  // collectOwed: the checks owed, which placeAll places
 }
 
 // run takes the steps of the pass in turn: hash the addresses, share the
@@ -31,7 +32,10 @@ type pass struct {
 // its servers, forget the host starts no window can hold.
 func (p *pass) run() error {
 	p.hashAddresses()
-	p.sh = shareAddresses(p.in.Servers, p.addrs, p.in.Paused)
+	if p.paused != nil {
+		p.rep.PausedUnmatched = p.paused.unmatched()
+	}
+	p.sh = shareAddresses(p.in.Servers, p.addrs)
 	p.indexHosts()
 	p.matchLedger()
 	p.addrs = addresses{} // not needed after: the collector may have it before the states are read

@@ -180,7 +180,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	p := Planner{Now: cfg.Time, Logger: logger}
 	rep, err := p.Plan(minute, Input{
 		Servers:        in.servers,
-		Paused:         PausedIDs(in.paused, in.servers, logger),
+		Paused:         in.paused,
 		Running:        running,
 		NeverPlanned:   neverPlanned,
 		FirstCheckSoon: cfg.FirstCheckSoon,
@@ -191,6 +191,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
+	logUnmatched(in.paused.Name, rep.PausedUnmatched, logger)
 	sum.Report = rep
 	sum.First = rep.First && !in.rebuilt // a rebuilt ledger starts afresh, the data directory does not
 	planned := time.Now()
@@ -255,10 +256,16 @@ func PausedIDs(p lists.PausedList, servers []data.Server, logger *slog.Logger) m
 		return nil
 	}
 	ids, unmatched := p.Match(servers)
-	for _, e := range unmatched {
-		logger.Info("paused list names no listed server", "line", fmt.Sprintf("%s:%d", p.Name, e.Line), "entry", e.Value)
-	}
+	logUnmatched(p.Name, unmatched, logger)
 	return ids
+}
+
+// logUnmatched logs the entries of the paused list name that name no
+// listed server: a typo in a pull request pauses nothing.
+func logUnmatched(name string, unmatched []lists.PausedEntry, logger *slog.Logger) {
+	for _, e := range unmatched {
+		logger.Info("paused list names no listed server", "line", fmt.Sprintf("%s:%d", name, e.Line), "entry", e.Value)
+	}
 }
 
 // ReadServers reads the ranked list, held by guard to the last good one

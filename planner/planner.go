@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
 )
 
@@ -28,9 +29,12 @@ type Planner struct {
 
 // Input is what one plan is made from.
 type Input struct {
-	Servers []data.Server         // the ranked list in its order (lists.SortServers)
-	Paused  map[string]bool       // ids of servers not to check (rule S8)
-	States  map[string]data.State // what the runner learned, by server id
+	Servers []data.Server // the ranked list in its order (lists.SortServers)
+	// Paused is the paused list (rule R1): the servers it names, by id or
+	// by address, are not checked, nor any server at the address of one
+	// named (rule S8), as lists.PausedList.Match names them.
+	Paused lists.PausedList
+	States map[string]data.State // what the runner learned, by server id
 	// StatesOf, used when States is nil, reads the states of the servers
 	// of ids (nil: every one), as history.LoadStatesOf. A plan looks at the
 	// state of only the servers that may be owed a check, a few thousand of
@@ -70,6 +74,9 @@ type Report struct {
 	Waiting             int
 	FirstWait, LastWait time.Time
 	First               bool
+	// PausedUnmatched holds the entries of Input.Paused that name no
+	// listed server, in the list's order.
+	PausedUnmatched []lists.PausedEntry
 }
 
 func (p *Planner) now() time.Time {

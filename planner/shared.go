@@ -15,7 +15,7 @@ type sharing struct {
 	lead    []int32                      // per server: the index of its lead, -1 for a lead or a server alone at its address; nil when no address is shared
 	follows map[int32][]int32            // lead -> the others at its address, in rank order
 	before  map[int32]spool.LedgerServer // lead -> a follower's record of the address's last check, planned before the lead was listed (adopt)
-	paused  map[string]bool              // Input.Paused, widened to every server at an address one of its servers is paused at
+	paused  []bool                       // per server: addresses.paused, widened to every server at an address one of its servers is paused at; nil when none is
 }
 
 // shareAddresses finds the addresses listed more than once, on every core:
@@ -25,8 +25,8 @@ type sharing struct {
 // its address: the owner asked for the endpoint not to be checked,
 // whichever listing the request named (rule S8). More than
 // spool.MaxShared servers at one address are led in groups of MaxShared.
-func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bool) sharing {
-	sh := sharing{paused: paused}
+func shareAddresses(servers []data.Server, addrs addresses) sharing {
+	sh := sharing{paused: addrs.paused}
 	g := &addrs.byHost
 	found := make([]map[int32][]int32, cores(len(servers))) // of each core: lead -> the others at its address
 	g.inBuckets(len(found), func(w, lo, hi int) {
@@ -50,14 +50,14 @@ func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bo
 			}
 		}
 	}
-	if len(paused) == 0 || sh.follows == nil {
+	if sh.paused == nil || sh.follows == nil {
 		return sh
 	}
 	// Paused by key, as the groups of one address share it.
 	keyPaused := map[string]bool{}
 	for k, fs := range sh.follows {
 		for _, i := range append([]int32{k}, fs...) {
-			if paused[servers[i].ID] {
+			if sh.paused[i] {
 				keyPaused[data.AddressKey(servers[k].URL)] = true
 			}
 		}
@@ -65,15 +65,11 @@ func shareAddresses(servers []data.Server, addrs addresses, paused map[string]bo
 	if len(keyPaused) == 0 {
 		return sh
 	}
-	sh.paused = make(map[string]bool, len(paused))
-	for id := range paused {
-		sh.paused[id] = true
-	}
 	for k, fs := range sh.follows {
 		if keyPaused[data.AddressKey(servers[k].URL)] {
-			sh.paused[servers[k].ID] = true
+			sh.paused[k] = true
 			for _, i := range fs {
-				sh.paused[servers[i].ID] = true
+				sh.paused[i] = true
 			}
 		}
 	}
@@ -155,6 +151,10 @@ func (t *addrTable) put(slot *uint64, h uint64, j int) { *slot = h&^slotIndex | 
 
 // follower reports whether server i follows the lead of its address.
 func (sh *sharing) follower(i int) bool { return sh.lead != nil && sh.lead[i] >= 0 }
+
+// isPaused reports whether server i is not to be checked (rule S8): named
+// by the paused list, or at the address of one named.
+func (sh *sharing) isPaused(i int) bool { return sh.paused != nil && sh.paused[i] }
 
 // leads reports whether server i leads others at its address.
 func (sh *sharing) leads(i int) bool { return len(sh.follows[int32(i)]) > 0 }

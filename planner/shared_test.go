@@ -102,7 +102,7 @@ func TestShareAddressesBuckets(t *testing.T) {
 	if nb := p.addrs.byHost.buckets(); nb < 4 {
 		t.Fatalf("%d buckets: the fixture is too small to split", nb)
 	}
-	sh := shareAddresses(servers, p.addrs, nil)
+	sh := shareAddresses(servers, p.addrs)
 	if !maps.EqualFunc(sh.follows, want, slices.Equal) {
 		t.Errorf("%d groups differ from one pass's %d", len(sh.follows), len(want))
 	}
@@ -120,9 +120,9 @@ func TestShareAddressesBuckets(t *testing.T) {
 // one.
 func TestIndexHostsBuckets(t *testing.T) {
 	servers := fleet(20_000, 12_000) // more hosts in a bucket than its first slots hold
-	p := pass{in: Input{Servers: servers, Paused: map[string]bool{"s00003": true, "s00005": true}}, l: spool.NewLedger()}
+	p := pass{in: Input{Servers: servers, Paused: mustPausedList(t, "s00003\ns00005\n")}, l: spool.NewLedger()}
 	p.hashAddresses()
-	p.sh = shareAddresses(servers, p.addrs, p.in.Paused)
+	p.sh = shareAddresses(servers, p.addrs)
 	p.indexHosts()
 	x := p.hosts
 	want := map[string]int64{}
@@ -134,7 +134,7 @@ func TestIndexHostsBuckets(t *testing.T) {
 			if k != noHost {
 				t.Errorf("server %d without an address: host %d", i, k)
 			}
-		case p.sh.paused[s.ID]:
+		case p.sh.isPaused(i):
 			if k != pausedHost {
 				t.Errorf("server %d, paused: host %d", i, k)
 			}

@@ -50,7 +50,7 @@ func TestListing(t *testing.T) {
 				t.Fatalf("paused list matches %v, unmatched %v; want the one paused server", ids, unmatched)
 			}
 			p := planner.Planner{Now: func() time.Time { return now }}
-			rep, err := p.Plan(minute, planner.Input{Servers: servers, Paused: ids}, spool.NewLedger())
+			rep, err := p.Plan(minute, planner.Input{Servers: servers, Paused: paused}, spool.NewLedger())
 			if err != nil {
 				t.Fatal(err)
 			}

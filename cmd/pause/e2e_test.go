@@ -64,8 +64,7 @@ func TestEndToEnd_S8_pause_and_resume(t *testing.T) {
 			if err != nil {
 				t.Fatalf("minute %d: read %s: %v", m, path, err)
 			}
-			paused, _ := list.Match(servers)
-			rep, err := p.Plan(at, planner.Input{Servers: servers, Paused: paused}, ledger)
+			rep, err := p.Plan(at, planner.Input{Servers: servers, Paused: list}, ledger)
 			if err != nil {
 				t.Fatalf("minute %d: plan: %v", m, err)
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,39 @@ func TestRunGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		testutil.Golden(t, "testdata/golden/"+at.Format("2006-01-02-1504")+".jsonl", got)
+	}
+}
+
+// TestRunPausedUnmatched (rule R1): plan -v logs each entry of the paused
+// list that names no listed server, with its line, and none that names
+// one, by id or by address; the servers named are not planned (rule S8).
+func TestRunPausedUnmatched(t *testing.T) {
+	var out, errs bytes.Buffer
+	dir := t.TempDir()
+	paused := mustWriteLines(t, filepath.Join(dir, "paused.txt"),
+		[]string{"ghost", "HTTPS://Quiet.Example.com/mcp/", "gohst", "https://nowhere.example/mcp"})
+	if err := run(context.Background(), []string{"-servers", filepath.Join("testdata", "servers-b.csv"), "-paused", paused,
+		"-data", dir, "-at", "2030-06-01T12:00:00Z", "-first-check-soon", "-v"}, &out, &errs); err != nil {
+		t.Fatal(err, errs.String())
+	}
+	var unmatched []string
+	for line := range strings.Lines(errs.String()) {
+		if strings.Contains(line, "paused list names no listed server") {
+			unmatched = append(unmatched, strings.TrimSpace(line[strings.Index(line, "line="):]))
+		}
+	}
+	want := []string{"line=" + paused + ":3 entry=gohst", "line=" + paused + ":4 entry=https://nowhere.example/mcp"}
+	if !slices.Equal(unmatched, want) {
+		t.Errorf("logged %q; want %q", unmatched, want)
+	}
+	checks, _, err := spool.ReadPlan(dir, time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC))
+	if err != nil || len(checks) == 0 {
+		t.Fatalf("plan: %v, %d checks", err, len(checks))
+	}
+	for _, c := range checks {
+		if c.ID == "ghost" || c.ID == "quiet" {
+			t.Errorf("S8: paused %s planned at %s", c.ID, c.At)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/history"
+	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/planner"
 )
@@ -29,7 +30,7 @@ type Sim struct {
 	FoldEvery time.Duration // 0 means every hour
 
 	List   func(now time.Time) []data.Server   // the ranked list as of now
-	Paused func(now time.Time) map[string]bool // nil: nothing paused
+	Paused func(now time.Time) map[string]bool // the ids of the servers paused as of now (widened as lists.PausedList.Match does); nil: nothing paused
 	// Check returns what a check finds: Status, Detail, RetryAfter,
 	// Protocol, Transport and Duration; the rest is filled in as the runner
 	// does.
@@ -83,7 +84,7 @@ func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 			paused = s.Paused(now)
 		}
 		p := planner.Planner{Now: func() time.Time { return now }, Logger: s.Logger}
-		rep, err := p.Plan(T, planner.Input{Servers: list, Paused: paused, States: s.States, Running: s.running()}, s.Ledger)
+		rep, err := p.Plan(T, planner.Input{Servers: list, Paused: pausedList(paused), States: s.States, Running: s.running()}, s.Ledger)
 		if err != nil {
 			return fmt.Errorf("simulate: %w", err)
 		}
@@ -121,6 +122,15 @@ func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 		return fmt.Errorf("simulate: the states stored in %s differ from the simulated ones", s.Dir)
 	}
 	return nil
+}
+
+// pausedList returns a paused list naming each of ids, in their order.
+func pausedList(ids map[string]bool) lists.PausedList {
+	l := lists.PausedList{Name: "simulated paused list"}
+	for k, id := range slices.Sorted(maps.Keys(ids)) {
+		l.Entries = append(l.Entries, lists.PausedEntry{Line: k + 1, Value: id})
+	}
+	return l
 }
 
 func (s *Sim) logger() *slog.Logger {

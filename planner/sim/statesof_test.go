@@ -53,11 +53,11 @@ func TestStatesOfPlansAsStates(t *testing.T) {
 		list, paused := sim.List(now), sim.Paused(now)
 		p := planner.Planner{Now: func() time.Time { return now }}
 		la, lb := cloneLedger(t, sim.Ledger), cloneLedger(t, sim.Ledger)
-		want, err := p.Plan(at, planner.Input{Servers: list, Paused: paused, States: sim.States}, la)
+		want, err := p.Plan(at, planner.Input{Servers: list, Paused: pausedList(paused), States: sim.States}, la)
 		if err != nil {
 			return err
 		}
-		got, err := p.Plan(at, planner.Input{Servers: list, Paused: paused, StatesOf: func(ids []string) (map[string]data.State, error) {
+		got, err := p.Plan(at, planner.Input{Servers: list, Paused: pausedList(paused), StatesOf: func(ids []string) (map[string]data.State, error) {
 			m := map[string]data.State{}
 			for _, id := range ids {
 				if st, ok := sim.States[id]; ok {
