@@ -3,6 +3,7 @@ package spool
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -223,5 +224,78 @@ func TestLedgerMarshalRuns(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
 	if _, err := l.MarshalBinary(); err == nil || !strings.Contains(err.Error(), "bad reason code") {
 		t.Errorf("a bad record in the last run: error %v", err)
+	}
+}
+
+// TestLedgerRunsWhileProcsChange: the runs a base or a delta is coded in
+// are counted once, so GOMAXPROCS changing meanwhile (another goroutine,
+// or the runtime following the container's CPU limit) neither panics nor
+// codes ids at another run's offsets nor finds the servers not the base's
+// (a new base for a delta). Not parallel: it changes GOMAXPROCS.
+func TestLedgerRunsWhileProcsChange(t *testing.T) {
+	const n, m = 4<<16 + 3, 1_780_003_600 // up to four runs
+	l := genLedger(n, 50, m)
+	var want []byte
+	func() {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		var err error
+		if want, err = l.MarshalBinary(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	b, err := parseBase(string(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := cloneLedger(l)
+	for _, i := range []int{0, n / 4, n / 2, n - 1} {
+		changed.Servers[i].Planned = m + 60
+	}
+	wantDelta, ok, err := b.delta(changed)
+	if err != nil || !ok {
+		t.Fatalf("delta: ok %v, %v", ok, err)
+	}
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for p := 0; ; p++ {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GOMAXPROCS(1 + p%4)
+				runtime.Gosched()
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for _, tc := range []struct {
+		name string
+		code func() error
+	}{
+		{"base", func() error {
+			got, err := l.MarshalBinary()
+			if err == nil && !slices.Equal(got, want) {
+				err = errors.New("not the bytes coded on one core")
+			}
+			return err
+		}},
+		{"delta", func() error {
+			got, ok, err := b.delta(changed)
+			if err == nil && (!ok || !slices.Equal(got, wantDelta)) {
+				err = fmt.Errorf("ok %v: not the delta coded on one core", ok)
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for round := range 30 {
+				if err := tc.code(); err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+			}
+		})
 	}
 }

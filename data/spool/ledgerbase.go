@@ -119,13 +119,16 @@ func (b *ledgerBase) host(k int) (name string, lo, hi int) {
 // start returns start j of the starts.
 func (b *ledgerBase) start(j int) HostStart { return HostStart(le64(b.text, b.starts+j*startSize)) }
 
-// parts returns in how many runs n records are coded side by side.
+// parts returns in how many runs n records are coded side by side. It
+// follows GOMAXPROCS, which may change at any time (the runtime follows
+// the container's CPU limit): a caller that sizes anything by the runs
+// counts them once and gives inRuns that count.
 func parts(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n/(1<<16))) }
 
-// inRuns calls f on each run of n records side by side and returns the
-// first error.
-func inRuns(n int, f func(k, lo, hi int) error) error {
-	errs := make([]error, parts(n))
+// inRuns calls f on each of runs runs of n records side by side and
+// returns the first error.
+func inRuns(n, runs int, f func(k, lo, hi int) error) error {
+	errs := make([]error, runs)
 	var wg sync.WaitGroup
 	for k := range errs {
 		wg.Go(func() { errs[k] = f(k, n*k/len(errs), n*(k+1)/len(errs)) })
@@ -148,7 +151,7 @@ func (b *ledgerBase) decode(l *Ledger) error {
 	}
 	l.Servers = make([]LedgerServer, b.n)
 	l.index = nil
-	err := inRuns(b.n, func(_, lo, hi int) error {
+	err := inRuns(b.n, parts(b.n), func(_, lo, hi int) error {
 		for i, from := lo, b.idEnd(lo-1); i < hi; i++ {
 			to := b.idEnd(i)
 			if to < from || to > ids || !decodePayload(&l.Servers[i], b.payload(i)) {
@@ -250,7 +253,7 @@ func (l *Ledger) encodeBase(seq uint64) ([]byte, error) {
 	for k, v := range [...]int{n, len(names), ns, nstr} {
 		binary.LittleEndian.PutUint32(h[24+4*k:], uint32(v))
 	}
-	err := inRuns(n, func(k, lo, hi int) error {
+	err := inRuns(n, len(idFrom)-1, func(k, lo, hi int) error {
 		end := idFrom[k]
 		for i := lo; i < hi; i++ {
 			s, r := &l.Servers[i], b[baseHeader+i*recordSize:]

@@ -45,7 +45,7 @@ func (b *ledgerBase) delta(l *Ledger) (delta []byte, ok bool, err error) {
 		payloads []byte
 	}
 	runs := make([]run, parts(b.n))
-	err = inRuns(b.n, func(k, lo, hi int) error {
+	err = inRuns(b.n, len(runs), func(k, lo, hi int) error {
 		r := &runs[k]
 		var p [payloadSize]byte
 		for i := lo; i < hi; i++ {
