@@ -165,8 +165,9 @@ func (p PausedList) Match(servers []data.Server) (paused map[string]bool, unmatc
 			hit = append(hit, i)
 		}
 		if addrs > 0 && s.URL != "" {
-			if _, ok := named[NormalizeAddress(s.URL)]; ok {
-				named[NormalizeAddress(s.URL)] = true
+			a := NormalizeAddress(s.URL)
+			if _, ok := named[a]; ok {
+				named[a] = true
 				hit = append(hit, i)
 			}
 		}
