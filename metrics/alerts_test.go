@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// alertsFile is the alert rules the README shows.
+// alertsFile is the alert rules docs/operating.md shows.
 var alertsFile = filepath.Join("..", "deploy", "alerts.yml")
 
 // TestAlertRules runs `promtool test rules` on deploy/alerts.yml: the rules
@@ -30,7 +30,7 @@ func TestAlertRules(t *testing.T) {
 	}
 }
 
-// TestAlertRulesShown: the README shows deploy/alerts.yml as it is, and
+// TestAlertRulesShown: docs/operating.md shows deploy/alerts.yml as it is, and
 // every metric its rules name is one a step writes (run.prom, publish.prom,
 // or minute.sh's minute.prom), so neither can drift from the other.
 func TestAlertRulesShown(t *testing.T) {
@@ -38,12 +38,12 @@ func TestAlertRulesShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "operating.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "```yaml\n"+string(rules)+"```\n") {
-		t.Error("README.md does not show deploy/alerts.yml as it is: copy it into the Metrics section's yaml block")
+	if !strings.Contains(string(doc), "```yaml\n"+string(rules)+"```\n") {
+		t.Error("docs/operating.md does not show deploy/alerts.yml as it is: copy it into the Metrics section's yaml block")
 	}
 	dir := t.TempDir()
 	writeBoth(t, dir)

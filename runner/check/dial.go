@@ -135,7 +135,7 @@ func (g *Guard) connect(ctx context.Context, ap netip.AddrPort, host string) (ne
 }
 
 // handshake runs the TLS handshake on wc (rule N7), within ctx and at most
-// tlsHandshakeTimeout, offering HTTP/1.1 only (see the README: the HTTP/2
+// tlsHandshakeTimeout, offering HTTP/1.1 only (see docs/check.md: the HTTP/2
 // client resends and reads below any wrapper), and returns the connection
 // net/http is handed.
 func (g *Guard) handshake(ctx context.Context, wc *wireConn, host string) (net.Conn, error) {
