@@ -18,17 +18,30 @@ type TLSInfo struct {
 // warns: the page and the badge from the first, the server's feed at each.
 var CertWarnDays = []int{14, 3}
 
-// DaysLeft returns the whole days left before the certificate expires:
-// n while more than n and at most n+1 days are left, so 14 from the moment
-// 15 days are left, 0 on its last day, and negative once it has expired
-// (Expired).
+// DaysLeft returns the calendar days (UTC) from now's day to the day the
+// certificate expires: 2 two days before that day, 1 the day before, 0 on
+// the day itself, negative on the days after. It counts dates, not
+// durations, so that a certificate valid to 9999-12-31 (RFC 5280's "no
+// expiry") has some 2.9 million days left rather than the saturated
+// -106751 of NotAfter.Sub; and the count changes only at midnight UTC, for
+// every certificate at once. On its last day a certificate may have
+// expired already (Expired).
 func (t TLSInfo) DaysLeft(now time.Time) int {
-	const day = 24 * time.Hour
-	d := t.NotAfter.Sub(now)
-	if d <= 0 {
-		return -1 - int(-d/day)
-	}
-	return int((d+day-1)/day) - 1
+	return int((dayStart(t.NotAfter).Unix() - dayStart(now).Unix()) / secondsPerDay)
+}
+
+// DaysLeftFrom returns the moment DaysLeft comes down to k: the start
+// (midnight UTC) of the k-th day before the day of expiry.
+func (t TLSInfo) DaysLeftFrom(k int) time.Time {
+	return dayStart(t.NotAfter).AddDate(0, 0, -k)
+}
+
+const secondsPerDay = 24 * 60 * 60
+
+// dayStart returns midnight UTC of t's day.
+func dayStart(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
 // Expired reports whether the certificate has expired at now.

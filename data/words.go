@@ -10,3 +10,16 @@ func Plural(n int, thing string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
 }
+
+// ExpiresIn says when a certificate with days left (TLSInfo.DaysLeft)
+// expires, in the words of the site and of run -url: "expires today",
+// "expires tomorrow", "expires in 2 days".
+func ExpiresIn(days int) string {
+	switch days {
+	case 0:
+		return "expires today"
+	case 1:
+		return "expires tomorrow"
+	}
+	return "expires in " + Plural(days, "day")
+}

@@ -152,7 +152,7 @@ type oneOffJSON struct {
 type tlsJSON struct {
 	Version  *string   `json:"version"`
 	NotAfter time.Time `json:"not_after"`
-	DaysLeft int       `json:"days_left"` // at the time of the output
+	DaysLeft int       `json:"days_left"` // calendar days (UTC) from the output's day to the day of expiry (data.TLSInfo.DaysLeft)
 	Issuer   string    `json:"issuer"`
 	Names    []string  `json:"names"`
 }
@@ -249,7 +249,7 @@ func factsJSON(res data.Result, now time.Time) (*tlsJSON, *timingsJSON) {
 // certificate and its days left, and where the time went.
 func factsText(res data.Result, now time.Time) (cert, timings string) {
 	if t := res.TLS; t != nil {
-		when := fmt.Sprintf("expires in %s", data.Plural(t.DaysLeft(now), "day"))
+		when := data.ExpiresIn(t.DaysLeft(now))
 		if t.Expired(now) {
 			when = "expired"
 		}

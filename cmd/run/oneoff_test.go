@@ -10,8 +10,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"plug.directory/prober/data"
 )
 
 // hostileNames answers as a 2025-06-18 MCP server whose name, version and
@@ -317,5 +320,39 @@ func TestOneOffText_tool_problems(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestOneOffCertificateDays: run -url counts a certificate's days in
+// calendar days, in its text and its JSON alike: a certificate valid to
+// 9999-12-31 has millions of days left (not a saturated -106751), one
+// that expires the day after tomorrow reads "expires in 2 days" even less
+// than 48 hours before.
+func TestOneOffCertificateDays(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name     string
+		notAfter time.Time
+		days     int
+		text     string
+	}{
+		{"no_expiry_9999", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), 2912105, "expires in 2912105 days 9999-12-31T23:59:59Z"},
+		{"two_days", time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC), 2, "expires in 2 days 2026-12-06T09:00:00Z"},
+		{"tomorrow", time.Date(2026, 12, 5, 23, 0, 0, 0, time.UTC), 1, "expires tomorrow 2026-12-05T23:00:00Z"},
+		{"today", time.Date(2026, 12, 4, 23, 0, 0, 0, time.UTC), 0, "expires today 2026-12-04T23:00:00Z"},
+		{"expired", time.Date(2026, 12, 4, 17, 0, 0, 0, time.UTC), 0, "expired 2026-12-04T17:00:00Z"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := data.Result{TLS: &data.TLSInfo{Version: "TLS 1.3", NotAfter: tc.notAfter, Issuer: "CN=test", Names: []string{"mcp.test"}}}
+			tj, _ := factsJSON(res, now)
+			if tj == nil || tj.DaysLeft != tc.days {
+				t.Errorf("-json tls %+v, want %d days left", tj, tc.days)
+			}
+			if cert, _ := factsText(res, now); !strings.HasPrefix(cert, tc.text+", TLS 1.3") {
+				t.Errorf("text %q, want it to start %q", cert, tc.text)
+			}
+		})
 	}
 }

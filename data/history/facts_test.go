@@ -120,18 +120,3 @@ func previousSchemaFile(t *testing.T, firstNew string, r data.Result) []byte {
 	}
 	return buf.Bytes()
 }
-
-// TestDaysLeft holds DaysLeft to its edges: a day's change comes at each
-// whole day before expiry, and expiry itself is -1.
-func TestDaysLeft(t *testing.T) {
-	const day = 24 * time.Hour
-	c := data.TLSInfo{NotAfter: datatest.T0}
-	for _, tc := range []struct {
-		before time.Duration
-		want   int
-	}{{15*day + time.Second, 15}, {15 * day, 14}, {14*day + time.Hour, 14}, {day, 0}, {time.Second, 0}, {0, -1}, {-day + time.Second, -1}, {-day, -2}} {
-		if got := c.DaysLeft(datatest.T0.Add(-tc.before)); got != tc.want || c.Expired(datatest.T0.Add(-tc.before)) != (tc.want < 0) {
-			t.Errorf("%v before expiry: %d days left (expired %v), want %d", tc.before, got, c.Expired(datatest.T0.Add(-tc.before)), tc.want)
-		}
-	}
-}
