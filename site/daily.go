@@ -11,11 +11,14 @@ const DailyLen = 90
 const dayMS = int64(24 * time.Hour / time.Millisecond)
 
 // daily returns the series of the DailyLen UTC days ending on the day of
-// end (the last check's: see render), oldest first, for a server listed at added (zero: unknown, taken as
-// listed). A day from the time the summary's checks are complete on
-// (s.Complete) is counted from its checks; an earlier one is taken from the
-// series published before (s.Days), as it was counted while its checks were
-// kept.
+// end (the last check's: see render), oldest first, for a server listed at
+// added (zero: unknown, taken as listed). A day from the time the summary's
+// checks are complete on (s.Complete) is counted from its checks; an
+// earlier one is taken from the series published before (s.Days), as it
+// was counted while its checks were kept. A day is listed from the day of
+// added on, and so is any day with counted checks whatever added says: a
+// server removed and listed again has a later added, and the days it was
+// checked before were listed days.
 func (s *summary) daily(end, added time.Time) []Day {
 	first := end.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(DailyLen - 1)).UnixMilli()
 	type acc struct {
@@ -49,7 +52,7 @@ func (s *summary) daily(end, added time.Time) []Day {
 		d := Day{Date: time.UnixMilli(start).UTC().Format(time.DateOnly), Listed: added.IsZero() || added.UnixMilli() < start+dayMS}
 		if start < s.Complete {
 			if old, ok := stored[d.Date]; ok {
-				old.Listed = d.Listed
+				old.Listed = d.Listed || old.Counted > 0
 				d = old
 			}
 			out[i] = d
@@ -57,6 +60,7 @@ func (s *summary) daily(end, added time.Time) []Day {
 		}
 		a := accs[i]
 		d.Counted, d.Answered = a.counted, a.answered
+		d.Listed = d.Listed || a.counted > 0
 		d.Percent = percentOf(a.answered, a.counted)
 		if len(a.lat) > 0 {
 			slices.Sort(a.lat)

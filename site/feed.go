@@ -101,7 +101,7 @@ func atomTime(ms int64) string {
 // "beta: needs a key (OAuth)", never the label twice.
 func changeTitle(e feedEntry) string {
 	if e.Kind == feedCertificate {
-		return e.ID + ": certificate " + expiryMessage(e.Days, false)
+		return e.ID + ": certificate " + data.ExpiresIn(e.Days)
 	}
 	t := e.ID + ": " + e.Status.Label()
 	if d := beyondLabel(e.Status, e.Detail); d != "" && e.Status != data.Working {
@@ -131,7 +131,7 @@ func beyondLabel(o data.Outcome, reason string) string {
 // none.
 func changeSummary(e feedEntry) string {
 	if e.Kind == feedCertificate {
-		return "The certificate of " + e.ID + " " + expiryMessage(e.Days, false) + ", at " +
+		return "The certificate of " + e.ID + " " + data.ExpiresIn(e.Days) + ", at " +
 			time.UnixMilli(e.NotAfter).UTC().Format("2006-01-02 15:04:05 UTC") + "; once it has expired, every check fails (" + data.DetailCertExpired + ")."
 	}
 	at := time.UnixMilli(e.At).UTC().Format("2006-01-02 15:04:05 UTC")
@@ -181,13 +181,13 @@ func encodeFeed(id, title, self, alternate string, since int64, entries []feedEn
 }
 
 // serverFeed renders feeds/<id>.atom from a server's published incidents
-// and the warnings of its certificate (certFeedEntries).
+// and the warnings of its certificates.
 func serverFeed(f ServerFile) ([]byte, error) {
 	var listed int64
 	if f.Listed != nil {
 		listed = f.Listed.UnixMilli()
 	}
-	es := append(feedEntriesOf(f.ID, f.Incidents, ServerFeedLen), certFeedEntries(f.ID, f.Certificate)...)
+	es := append(feedEntriesOf(f.ID, f.Incidents, ServerFeedLen), certFeedEntries(f.ID, f.CertWarnings)...)
 	slices.SortStableFunc(es, newer)
 	return encodeFeed(tagPrefix+"server/"+f.ID, "plug.directory: status of "+f.ID, siteURL+"/"+f.Badges.Feed,
 		pageURL(f.ID), listed, es[:min(len(es), ServerFeedLen)])

@@ -33,14 +33,18 @@ type ServerFile struct {
 	LastResult *LastResult `json:"last_result"` // the last check, also while paused (rule P4); null when never checked
 	// Certificate is the one the last check that got as far saw (issue
 	// 19); null when no check did.
-	Certificate *Certificate    `json:"certificate"`
-	History     []Check         `json:"history"` // the latest checks, newest first, at most HistoryLen
-	Uptime      UptimeSet       `json:"uptime"`
-	LatencyP50  *int64          `json:"latency_p50_ms_30d"` // median latency of the answered checks of the last 30 days; null when none
-	Daily       []Day           `json:"daily"`              // the DailyLen UTC days ending on the day the file was rendered, oldest first
-	Incidents   []Incident      `json:"incidents"`          // its status changes, newest first: at most IncidentsLen, none that ended more than a year ago
-	ToolDefs    ToolDefinitions `json:"tool_definitions"`
-	Badges      BadgeLinks      `json:"badges"`
+	Certificate *Certificate `json:"certificate"`
+	// CertWarnings are the warnings its certificates were given, as its
+	// feed has them, newest first: kept a year, at most ServerFeedLen,
+	// when the certificate changes too.
+	CertWarnings []CertWarning   `json:"certificate_warnings"`
+	History      []Check         `json:"history"` // the latest checks, newest first, at most HistoryLen
+	Uptime       UptimeSet       `json:"uptime"`
+	LatencyP50   *int64          `json:"latency_p50_ms_30d"` // median latency of the answered checks of the last 30 days; null when none
+	Daily        []Day           `json:"daily"`              // the DailyLen UTC days ending on the day the file was rendered, oldest first
+	Incidents    []Incident      `json:"incidents"`          // its status changes, newest first: at most IncidentsLen, none that ended more than a year ago
+	ToolDefs     ToolDefinitions `json:"tool_definitions"`
+	Badges       BadgeLinks      `json:"badges"`
 
 	// Protocol is how it spoke to the last check that got through a
 	// handshake (issue 19 point 3); null when none did.
@@ -52,7 +56,7 @@ type ServerFile struct {
 // answered checks.
 type Day struct {
 	Date         string     `json:"date"`           // YYYY-MM-DD
-	Listed       bool       `json:"listed"`         // false for a day that ended before the server was listed
+	Listed       bool       `json:"listed"`         // false for a day that ended before the server was listed and had no counted check
 	Counted      int        `json:"counted"`        // working + needs_key + failing
 	Answered     int        `json:"answered"`       // working + needs_key
 	Percent      *float64   `json:"percent"`        // 100 * answered / counted, two decimals; null when nothing counted

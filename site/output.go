@@ -84,7 +84,7 @@ func (p *publication) renderOne(i int) error {
 	if !loaded {
 		s = &summary{}
 	}
-	oldSpans, oldBadges, oldCert := slices.Clone(s.Spans), s.Badges, s.PubCert // as its feed and badges show them
+	oldSpans, oldBadges, oldWarnings := slices.Clone(s.Spans), s.Badges, slices.Clone(s.CertWarnings) // as its feed and badges show them
 	switch {
 	case p.stats.Rebuilt:
 		s.Complete = p.oldest.UnixMilli() // every check since was read
@@ -115,6 +115,8 @@ func (p *publication) renderOne(i int) error {
 	s.applyPauses(p.pauses[id], r.Paused, !loaded, p.now)
 	s.deriveSpans()
 	s.pruneSpans(p.now)
+	s.warnCert(p.now, true)
+	s.pruneCertWarnings(p.now)
 	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second, SharedWith: s.SharedWith}
 	if r.PlanNext != 0 {
 		l.PlanNext = time.UnixMilli(r.PlanNext).UTC()
@@ -143,7 +145,7 @@ func (p *publication) renderOne(i int) error {
 		}
 	}
 	if !loaded || p.stats.Rebuilt || !slices.Equal(oldSpans, s.Spans) ||
-		!slices.Equal(certFeedEntries(id, oldCert), certFeedEntries(id, f.Certificate)) {
+		!slices.Equal(oldWarnings, s.CertWarnings) {
 		// Most checks change no status: their feed stays as it is,
 		// not encoded again to be compared.
 		fb, err := serverFeed(f)

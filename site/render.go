@@ -76,7 +76,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 	f := ServerFile{
 		ID: srv.ID, URL: orNull(srv.URL), Rank: srv.Rank, Tier: tierName(srv.Rank),
 		CadenceSeconds: secs(cadence),
-		History:        []Check{}, Incidents: []Incident{}, ToolDefs: ToolDefinitions{Changes: []ToolChange{}},
+		History:        []Check{}, Incidents: []Incident{}, CertWarnings: []CertWarning{}, ToolDefs: ToolDefinitions{Changes: []ToolChange{}},
 		Listed: timePtr(srv.Added), Badges: badgeLinksOf(srv.ID),
 		SharedWith: l.SharedWith,
 	}
@@ -158,6 +158,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		}
 	}
 	f.Certificate = certificateOf(s.Cert, now)
+	f.CertWarnings = certWarningsOf(s.CertWarnings)
 	f.Protocol = protocolOf(s.Proto)
 	earliest(certChange(s.Cert, now))
 	for i := len(s.Checks) - 1; i >= 0 && len(f.History) < HistoryLen; i-- {

@@ -38,12 +38,11 @@ type summary struct {
 	Spans    []statusSpan // its statuses over time, oldest first
 	Tools    ToolDefinitions
 	Badges   [4]Badge // those its published file implies (badgesOf), to write only badges that change
-	// Cert is the last certificate a check saw (issue 19), and PubCert
-	// its form in the file as published, whose feed entries a render
-	// compares.
-	Cert    *certSeen
-	PubCert *Certificate
-	Proto   *protoSeen // the last handshake a check got through (issue 19 point 3)
+	// Cert is the last certificate a check saw (issue 19), and
+	// CertWarnings the warnings its certificates were given, oldest first.
+	Cert         *certSeen
+	CertWarnings []certWarning
+	Proto        *protoSeen // the last handshake a check got through (issue 19 point 3)
 }
 
 // pastCheck is one check in a summary, kept short: a server checked hourly
@@ -173,12 +172,12 @@ func summaryOf(f ServerFile) *summary {
 	}
 	s.Badges = badgesOf(f)
 	if c := f.Certificate; c != nil {
-		s.PubCert = c
 		s.Cert = &certSeen{TLSInfo: data.TLSInfo{NotAfter: c.NotAfter.UTC(), Issuer: c.Issuer, Names: c.Names}, At: c.SeenAt.UTC()}
 		if c.TLSVersion != nil {
 			s.Cert.Version = *c.TLSVersion
 		}
 	}
+	s.CertWarnings = certWarningsFrom(f, s.Cert)
 	s.Proto = protoSeenOf(f.Protocol)
 	if f.LastResult == nil || f.LastCheck == nil {
 		return s
