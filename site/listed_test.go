@@ -1,6 +1,7 @@
 package site
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -195,5 +196,83 @@ func TestPublishLostServerFile(t *testing.T) {
 	sf := readServerFile(t, f, "alpha")
 	if valueOf(sf.URL) != srvWorking.URL || sf.Status != data.Working || sf.Rank != srvWorking.Rank {
 		t.Errorf("alpha written again as %s %q rank %d, want working at %s rank %d", sf.Status, valueOf(sf.URL), sf.Rank, srvWorking.URL, srvWorking.Rank)
+	}
+}
+
+// TestPublishRelistedDaysListed: a server removed from the ranked list and
+// listed again has a later listed_at, and the days it was checked before
+// were listed days all the same: its daily series says so (older than the
+// checks kept, taken from the series published, as well as newer), its
+// strip draws them with their checks, not as "not listed yet", and a
+// rebuild from the history gives the same bytes.
+func TestPublishRelistedDaysListed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	srv := data.Server{ID: "mike", Rank: 5, URL: "https://mike.example.com/mcp", Added: fixNow.AddDate(0, 0, -40)}
+	other := data.Server{ID: "november", Rank: 6, URL: "https://november.example.com/mcp", Added: fixNow.AddDate(0, 0, -40)}
+	f.writeServers([]data.Server{srv, other})
+	var rs []data.Result
+	for d := 35; d >= 10; d-- { // a check a day, then none
+		rs = append(rs, result(srv, fixNow.AddDate(0, 0, -d), data.Working, ""))
+	}
+	f.results(rs...)
+	f.fold()
+	f.now = fixNow.AddDate(0, 0, -10).Add(time.Hour)
+	f.MustPublish()
+	f.writeServers([]data.Server{other}) // removed...
+	if _, _, _, err := (lists.ListGuard{Dir: f.dir, Accept: true}).Read(f.list); err != nil {
+		t.Fatal(err)
+	}
+	f.now = fixNow.AddDate(0, 0, -5)
+	f.MustPublish()
+	relisted := srv
+	relisted.Added = fixNow.AddDate(0, 0, -1) // ...and listed again
+	f.writeServers([]data.Server{relisted, other})
+	f.now = fixNow
+	f.MustPublish()
+
+	sf := readServerFile(t, f, "mike")
+	strip, err := os.ReadFile(filepath.Join(f.out, stripDir, "mike.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bars []svgElement
+	for _, el := range mustSVGElements(t, strip) {
+		if el.Name == "rect" && strings.HasPrefix(el.Attrs["class"], "day ") {
+			bars = append(bars, el)
+		}
+	}
+	if len(bars) != len(sf.Daily) {
+		t.Fatalf("%d bars for %d days", len(bars), len(sf.Daily))
+	}
+	checked := 0
+	for i, d := range sf.Daily {
+		if d.Counted > 0 {
+			checked++
+		}
+		if want := d.Counted > 0; d.Listed != want {
+			t.Errorf("%s: listed %v with %d counted checks, want %v (listed_at %v)", d.Date, d.Listed, d.Counted, want, sf.Listed)
+		}
+		if d.Counted > 0 && bars[i].Attrs["class"] != "day working" {
+			t.Errorf("%s: a day with checks drawn %q", d.Date, bars[i].Attrs["class"])
+		}
+	}
+	if checked != 26 || sf.Listed == nil || !sf.Listed.Equal(relisted.Added) {
+		t.Errorf("%d days with checks, listed_at %v; want 26, %v", checked, sf.Listed, relisted.Added)
+	}
+	incremental := map[string][]byte{}
+	for _, rel := range []string{"servers/mike.json", stripDir + "/mike.svg"} {
+		incremental[rel], _ = os.ReadFile(filepath.Join(f.out, rel))
+	}
+	if err := os.RemoveAll(f.out); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.MustPublish(); !st.Rebuilt {
+		t.Fatal("not a rebuild")
+	}
+	for rel, want := range incremental {
+		if got, _ := os.ReadFile(filepath.Join(f.out, rel)); !bytes.Equal(got, want) {
+			t.Errorf("%s differs after a rebuild", rel)
+		}
 	}
 }
