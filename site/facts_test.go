@@ -1,6 +1,7 @@
 package site
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -323,4 +324,43 @@ func TestPublishPhases(t *testing.T) {
 		t.Errorf("history timings: %d checks, %+v %+v %+v", len(h), h[0].Timings, h[1].Timings, h[2].Timings)
 	}
 	validateTree(t, f.out)
+}
+
+// TestPublishCertificateWarningsFromOlderFile: a server file published
+// before the warnings were kept in it (no certificate_warnings) keeps the
+// warnings its feed showed: the next render takes them from its
+// certificate, none vanishes from the feed.
+func TestPublishCertificateWarningsFromOlderFile(t *testing.T) {
+	t.Parallel()
+	f := newCertFixture(t, fixNow.Add(-24*time.Hour))
+	notAfter := fixNow.Add(20 * 24 * time.Hour) // 2026-12-22 12:00
+	f.check(fixNow.Add(-time.Hour), notAfter)
+	f.now = time.Date(2026, 12, 8, 1, 0, 0, 0, time.UTC)
+	f.MustPublish()
+	want := []string{"kilo: certificate expires in 14 days@2026-12-08T00:00:00.000Z"}
+	if got := f.certEntries(t); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("feed %q, want %q", got, want)
+	}
+	path := filepath.Join(f.out, "servers", "kilo.json")
+	var file map[string]json.RawMessage
+	mustReadJSON(t, path, &file)
+	delete(file, "certificate_warnings") // as published before
+	b, err := json.Marshal(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.now = f.now.Add(time.Hour)
+	f.check(f.now.Add(-time.Minute), notAfter)
+	if st := f.MustPublish(); st.Rendered != 1 {
+		t.Fatalf("rendered %d, want kilo", st.Rendered)
+	}
+	if got := f.certEntries(t); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("feed after a file without certificate_warnings %q, want %q", got, want)
+	}
+	if ws := readServerFile(t, f.fixture, "kilo").CertWarnings; len(ws) != 1 || ws[0].DaysLeft != 14 {
+		t.Errorf("certificate_warnings %+v, want the 14 days' one", ws)
+	}
 }
