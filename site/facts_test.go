@@ -335,6 +335,7 @@ func TestPublishCertificateWarningsFromOlderFile(t *testing.T) {
 	f := newCertFixture(t, fixNow.Add(-24*time.Hour))
 	notAfter := fixNow.Add(20 * 24 * time.Hour) // 2026-12-22 12:00
 	f.check(fixNow.Add(-time.Hour), notAfter)
+	f.check(time.Date(2026, 12, 8, 0, 30, 0, 0, time.UTC), notAfter) // seen again after its 14 days' midnight
 	f.now = time.Date(2026, 12, 8, 1, 0, 0, 0, time.UTC)
 	f.MustPublish()
 	want := []string{"kilo: certificate expires in 14 days@2026-12-08T00:00:00.000Z"}
