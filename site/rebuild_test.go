@@ -3,6 +3,7 @@ package site
 import (
 	"bytes"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,16 +19,35 @@ import (
 // paused and resumed in the middle, and a full rebuild at the same time
 // from the data directory alone give byte-identical trees: every published
 // time at one precision, a pause's incident (and its feed entry's id) from
-// the pause record, not from the time of the publish that rebuilds. With
-// -short it publishes 10 of the 24 hours, each change among them.
+// the pause record, not from the time of the publish that rebuilds. The
+// day crosses a midnight after which two servers are not checked again,
+// one whose certificate is within the warning and one whose certificate is
+// not: nothing a file derives from the date goes stale in the incremental
+// site. With -short it publishes 10 of the 24 hours, each change among
+// them.
 func TestRebuildSameTree(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
 	search := spool.ToolDef{Name: "search", Description: "search the docs"}
 	fetch := spool.ToolDef{Name: "fetch", Description: "fetch a page"}
+	hotel := data.Server{ID: "hotel", Rank: 8, URL: "https://hotel.example.com/mcp", Added: fixNow.AddDate(0, 0, -90)}
+	india := data.Server{ID: "india", Rank: 9, URL: "https://india.example.com/mcp", Added: fixNow.AddDate(0, 0, -90)}
+	certs := map[string]time.Time{
+		hotel.ID: time.Date(2026, 12, 12, 19, 0, 0, 0, time.UTC), // 10 days left, 9 after midnight
+		india.ID: time.Date(2027, 1, 11, 5, 0, 0, 0, time.UTC),   // 40 days left
+	}
+	f.writeServers(append(slices.Clone(fixServers), hotel, india))
+	midnight := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
 	for h := range 24 {
 		f.now = fixNow.Add(time.Duration(h)*time.Hour + 7*time.Second)
 		at := f.now.Add(-5*time.Minute + 123456789*time.Nanosecond) // a run records nanoseconds
+		if f.now.Before(midnight) {
+			for _, srv := range []data.Server{hotel, india} {
+				r := result(srv, at.Add(2*time.Second), data.Working, "")
+				r.TLS.NotAfter = certs[srv.ID]
+				f.results(r)
+			}
+		}
 		defs := []spool.ToolDef{search, fetch}
 		if h >= 12 {
 			defs = defs[:1]
@@ -79,6 +99,14 @@ func TestRebuildSameTree(t *testing.T) {
 		if _, ok := incremental[name]; !ok {
 			t.Errorf("%s: published by the rebuild only", name)
 		}
+	}
+	// The certificates after midnight: hotel's counted down, india's
+	// beyond the warning and not derived from the date.
+	if c := readServerFile(t, f, hotel.ID).Certificate; c == nil || c.DaysLeft == nil || *c.DaysLeft != 9 || c.Message != "expires in 9 days" {
+		t.Errorf("hotel's certificate %+v, want 9 days left after midnight", c)
+	}
+	if c := readServerFile(t, f, india.ID).Certificate; c == nil || c.DaysLeft != nil || c.Message != "valid until 2027-01-11" {
+		t.Errorf("india's certificate %+v, want valid until 2027-01-11", c)
 	}
 	// The pause of echo is in it, from 04:00:07 to 09:00:07.
 	in := readServerFile(t, f, "echo").Incidents
