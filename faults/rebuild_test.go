@@ -3,6 +3,7 @@ package faults
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -48,7 +49,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 	// their files are rendered by the first publish and by none after
 	// midnight but for the day's change of a certificate within the
 	// warning: nothing else in them may derive from the date.
-	certEnd := func(i int) time.Time { return minute0.Truncate(24 * time.Hour).AddDate(0, 0, 3*i).Add(time.Hour) }
+	certEnd := func(i int) time.Time { return minute0.Truncate(24*time.Hour).AddDate(0, 0, 3*i).Add(time.Hour) }
 	tlsOf := func(i int) *data.TLSInfo {
 		return &data.TLSInfo{Version: "TLS 1.3", NotAfter: certEnd(i), Issuer: "CN=test", Names: []string{servers[i].Host()}}
 	}
@@ -153,6 +154,12 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 	for name := range rebuilt {
 		if _, ok := incremental[name]; !ok {
 			t.Errorf("%s: published by the rebuild only", name)
+		}
+	}
+	for id, want := range map[string]string{servers[4].ID: "expires in 12 days", servers[11].ID: "valid until 2030-07-04"} {
+		var f site.ServerFile
+		if err := json.Unmarshal(incremental["servers/"+id+".json"], &f); err != nil || f.Certificate == nil || f.Certificate.Message != want {
+			t.Errorf("%s: certificate %+v (%v), want %q after midnight", id, f.Certificate, err, want)
 		}
 	}
 }
