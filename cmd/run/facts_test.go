@@ -100,9 +100,9 @@ func TestFactsPublished(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.wantPlainCheck(t, before, out.Requests)
-		if out.TLS == nil || !out.TLS.NotAfter.Equal(s.notAfter) || out.TLS.DaysLeft != 19 || out.TLS.Issuer != "CN=prober test CA" ||
+		if out.TLS == nil || !out.TLS.NotAfter.Equal(s.notAfter) || out.TLS.DaysLeft != 20 || out.TLS.Issuer != "CN=prober test CA" ||
 			out.TLS.Version == nil || *out.TLS.Version != "TLS 1.3" || strings.Join(out.TLS.Names, ",") != "mcp.test" {
-			t.Errorf("tls %+v; want the server's certificate, %v, 19 days left", out.TLS, s.notAfter)
+			t.Errorf("tls %+v; want the server's certificate, %v, 20 days left", out.TLS, s.notAfter)
 		}
 		if tm := out.Timings; tm == nil || tm.ConnectMS == nil || tm.TLSMS == nil || tm.DNSMS != nil || len(tm.FirstByteMS) != out.Requests {
 			t.Fatalf("timings %+v: want connect, TLS, no lookup (the lab's override) and a first byte per request", tm)
@@ -127,7 +127,7 @@ func TestFactsPublished(t *testing.T) {
 			t.Fatalf("exit %d:\n%s", code, stdout)
 		}
 		s.wantPlainCheck(t, before, 2)
-		for _, want := range []string{"certificate expires in 19 days " + s.notAfter.Format(time.RFC3339) + ", TLS 1.3; issued by CN=prober test CA for mcp.test",
+		for _, want := range []string{"certificate expires in 20 days " + s.notAfter.Format(time.RFC3339) + ", TLS 1.3; issued by CN=prober test CA for mcp.test",
 			"timings DNS none, connect ", ", first byte ",
 			"protocol 2026-07-28 over streamable-http; no session; answers as event streams; server/discover lists " + strings.Join(mcp.SupportedProtocolVersions(), ", ")} {
 			if !strings.Contains(squeeze(stdout), want) {
@@ -141,9 +141,9 @@ func TestFactsPublished(t *testing.T) {
 		r := c.run(t, lab...)
 		s.wantPlainCheck(t, before, r.Requests)
 		f, out := c.publish(t, time.Now())
-		if c := f.Certificate; c == nil || !c.NotAfter.Equal(s.notAfter) || c.DaysLeft != 19 || c.Message != "expires in 19 days" || c.Warning ||
+		if c := f.Certificate; c == nil || !c.NotAfter.Equal(s.notAfter) || c.DaysLeft != nil || c.Message != "valid until "+s.notAfter.Format(time.DateOnly) || c.Warning ||
 			!c.SeenAt.Equal(r.Started.Truncate(time.Millisecond)) {
-			t.Errorf("certificate %+v; want the server's, 19 days left, seen by the check", c)
+			t.Errorf("certificate %+v; want the server's, valid until its day (beyond the warning), seen by the check", c)
 		}
 		tm := f.LastResult.Timings
 		if tm == nil || tm.ConnectMS == nil || tm.TLSMS == nil || tm.DNSMS != nil || len(tm.FirstByteMS) != r.Requests || *tm.WaitMS < 2*answerDelay.Milliseconds() {
