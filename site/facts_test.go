@@ -1,6 +1,7 @@
 package site
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"os"
@@ -363,5 +364,42 @@ func TestPublishCertificateWarningsFromOlderFile(t *testing.T) {
 	}
 	if ws := readServerFile(t, f.fixture, "kilo").CertWarnings; len(ws) != 1 || ws[0].DaysLeft != 14 {
 		t.Errorf("certificate_warnings %+v, want the 14 days' one", ws)
+	}
+}
+
+// TestPublishCertificateWarningsBounded: a server that presents another
+// certificate within the warning at every check (its bytes are its own
+// to choose) gains a warning a check, and keeps the newest ServerFeedLen:
+// its file and its feed stay bounded, and the rebuild gives the same.
+func TestPublishCertificateWarningsBounded(t *testing.T) {
+	t.Parallel()
+	f := newCertFixture(t, fixNow.AddDate(0, 0, -1))
+	var rs []data.Result
+	n := ServerFeedLen + 50
+	for i := range n {
+		r := result(f.srv, fixNow.Add(-time.Duration(n-i)*time.Minute), data.Working, "")
+		r.TLS.NotAfter = fixNow.Add(5*24*time.Hour + time.Duration(i)*time.Second) // another one each time
+		rs = append(rs, r)
+	}
+	f.results(rs...)
+	f.MustPublish()
+	ws := readServerFile(t, f.fixture, "kilo").CertWarnings
+	if len(ws) != ServerFeedLen || !ws[0].At.Equal(rs[n-1].Started) || !ws[len(ws)-1].At.Equal(rs[n-ServerFeedLen].Started) {
+		t.Fatalf("%d warnings, newest %v, oldest %v; want the newest %d, %v to %v", len(ws), ws[0].At, ws[len(ws)-1].At,
+			ServerFeedLen, rs[n-1].Started, rs[n-ServerFeedLen].Started)
+	}
+	if es := f.feed(t); len(es) != ServerFeedLen {
+		t.Errorf("feed of %d entries, want %d", len(es), ServerFeedLen)
+	}
+	incremental, err := os.ReadFile(filepath.Join(f.out, "servers", "kilo.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(f.out); err != nil {
+		t.Fatal(err)
+	}
+	f.MustPublish()
+	if rebuilt, _ := os.ReadFile(filepath.Join(f.out, "servers", "kilo.json")); !bytes.Equal(rebuilt, incremental) {
+		t.Error("kilo.json differs after a rebuild")
 	}
 }
