@@ -15,6 +15,7 @@ const (
 	ToolRuleName          = "name"           // name outside 1-128 of A-Z a-z 0-9 _ - .
 	ToolRuleDuplicate     = "duplicate_name" // another tool of the list has the same name
 	ToolRuleNoDescription = "no_description" // no description: models cannot tell when to use it
+	ToolRuleBudget        = "lint_budget"    // the lint's budget left tools whose schemas it did not validate (Tool is "")
 )
 
 // MaxToolProblems bounds the problems kept of one check: a list of

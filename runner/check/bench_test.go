@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -8,7 +9,9 @@ import (
 	"net/http"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,7 +23,10 @@ import (
 // connections each check makes (goal: one connection per check, reused by
 // all its requests). "known" flows go straight to the learned era; "unknown"
 // ones pay for the fallback. The h1 variants show what a server without
-// HTTP/2 costs the legacy SSE flow (its GET holds one connection).
+// HTTP/2 costs the legacy SSE flow (its GET holds one connection). The
+// "hostile" flows answer tools/list with the worst answers of testdata/worst
+// (issue 31 point 1): what the tool lint costs beside a plain check, in
+// CPU time per check (cpu-ms/check, the process's own, server included).
 func BenchmarkCheck(b *testing.B) {
 	only := func(v string) *mcp.Server {
 		return sdkServer(&mcp.ServerOptions{SupportedProtocolVersions: []string{v}}, "alpha", "beta")
@@ -31,6 +37,7 @@ func BenchmarkCheck(b *testing.B) {
 		opts      serverOpts
 		protocol  string
 		transport string
+		want      data.Outcome // "" means working
 	}{
 		{name: "2026-07-28_stateless_known", handler: func() http.Handler { return streamableHandler(sdkServer(nil, "alpha", "beta"), true, false) }, protocol: "2026-07-28", transport: data.TransportStreamable},
 		{name: "2026-07-28_stateless_unknown", handler: func() http.Handler { return streamableHandler(sdkServer(nil, "alpha", "beta"), true, false) }},
@@ -41,6 +48,12 @@ func BenchmarkCheck(b *testing.B) {
 		{name: "2024-11-05_sse_unknown", handler: func() http.Handler { return sseHandler(sdkServer(nil, "alpha", "beta")) }, opts: serverOpts{legacySSE: true}},
 		{name: "2024-11-05_sse_known_h1", handler: func() http.Handler { return sseHandler(sdkServer(nil, "alpha", "beta")) }, opts: serverOpts{legacySSE: true, http1: true}, protocol: "2024-11-05", transport: data.TransportSSE},
 		{name: "2025-11-25_known_h1", handler: func() http.Handler { return streamableHandler(only("2025-11-25"), false, false) }, opts: serverOpts{http1: true}, protocol: "2025-11-25", transport: data.TransportStreamable},
+		{name: "hostile_plain", handler: func() http.Handler { return legacyMux("2025-06-18", "alpha", "beta") }, protocol: "2025-06-18", transport: data.TransportStreamable},
+		{name: "hostile_regex_39k", handler: func() http.Handler { return worstMux(b, worstRegex) }, protocol: "2025-06-18", transport: data.TransportStreamable},
+		{name: "hostile_regex_39k_x3", handler: func() http.Handler { return worstMux(b, worstRegex3) }, protocol: "2025-06-18", transport: data.TransportStreamable},
+		{name: "hostile_patternproperties_27k", handler: func() http.Handler { return worstMux(b, worstPatProps) }, protocol: "2025-06-18", transport: data.TransportStreamable},
+		{name: "hostile_deep_1000", handler: func() http.Handler { return worstMux(b, worstDeep) }, protocol: "2025-06-18", transport: data.TransportStreamable, want: data.Failing},
+		{name: "hostile_130k_tools_10_pages", handler: func() http.Handler { return worstMux(b, worstManyTools) }, protocol: "2025-06-18", transport: data.TransportStreamable},
 	}
 	for _, fl := range flows {
 		b.Run(fl.name, func(b *testing.B) {
@@ -48,21 +61,35 @@ func BenchmarkCheck(b *testing.B) {
 			c := newTestChecker(b, srv.Lab, 0)
 			tg := srv.target()
 			tg.Protocol, tg.Transport = fl.protocol, fl.transport
+			want := cmp.Or(fl.want, data.Working)
 			var requests, conns int
 			b.ReportAllocs()
+			cpu0 := cpuTime(b)
 			b.ResetTimer()
 			for b.Loop() {
 				res, rec := c.Check(context.Background(), tg)
-				if res.Status != data.Working {
+				if res.Status != want {
 					b.Fatalf("concluded %s %q; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
 				}
 				requests += res.Requests
 				conns += res.Conns
 			}
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Milliseconds())/float64(b.N), "cpu-ms/check")
 			b.ReportMetric(float64(requests)/float64(b.N), "requests/check")
 			b.ReportMetric(float64(conns)/float64(b.N), "conns/check")
 		})
 	}
+}
+
+// cpuTime is the CPU time the process used so far, user and system.
+func cpuTime(tb testing.TB) time.Duration {
+	tb.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkBaselineSDK is the baseline of BenchmarkCheck, measured in the

@@ -164,6 +164,7 @@ func (c *Checker) run(ctx context.Context, t Target, res *data.Result, rec *Reco
 		url:    u.String(),
 		guard:  g,
 		logger: c.logger,
+		now:    c.cfg.Now,
 	}
 	f.run(ctx, t)
 	deadline := errors.Is(ctx.Err(), context.DeadlineExceeded)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,6 +66,7 @@ type flow struct {
 	url    string
 	guard  *Guard
 	logger *slog.Logger
+	now    func() time.Time // the check's clock, for the tool lint's budget
 
 	mu    sync.Mutex
 	found findings
@@ -235,7 +237,7 @@ func (f *flow) session(ctx context.Context, t mcp.Transport, transport, version 
 func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 	var names []string
 	var defs []spool.ToolDef
-	var linted []listedTool
+	lint := newLinter(f.now)
 	seen := map[string]bool{}
 	params := &mcp.ListToolsParams{}
 	note := ""
@@ -266,11 +268,15 @@ func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 			f.found.ToolsOK = true
 			f.mu.Unlock()
 		}
+		linted := make([]listedTool, 0, len(res.Tools))
 		for _, t := range res.Tools {
 			names = append(names, t.Name)
 			defs = append(defs, toolDef(t))
 			linted = append(linted, listedTool{name: t.Name, description: t.Description, input: t.InputSchema, output: t.OutputSchema})
 		}
+		// Page by page, so that a page's schemas are garbage before the
+		// next is read.
+		lint.add(ctx, linted)
 		if res.NextCursor == "" {
 			break
 		}
@@ -281,7 +287,7 @@ func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 		seen[res.NextCursor] = true
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
-	problems := lintTools(linted)
+	problems := lint.result()
 	f.mu.Lock()
 	f.found.Tools, f.found.ToolDefs, f.found.ToolsNote, f.found.ToolProblems = names, defs, note, problems
 	f.mu.Unlock()

@@ -1,9 +1,11 @@
 package check
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -32,6 +34,17 @@ const maxSchemaDepth = 64
 // maxToolNameLen is the spec's bound on a tool name.
 const maxToolNameLen = 128
 
+// The budget of one check's tool lint (issue 31 point 1): past any of them
+// the schemas of the remaining tools are not validated, and the lint says
+// how many it left. Names, duplicates and descriptions cost next to nothing
+// and are checked for every tool. The time sits inside the check's own
+// deadline (rule N10): the lint stops at whichever comes first.
+const (
+	lintMaxTools = 1_000           // tools whose schemas are validated
+	lintMaxBytes = 1 << 20         // bytes of schema validated, all tools together (estimated from the decoded JSON)
+	lintMaxTime  = 2 * time.Second // from the lint's first page
+)
+
 // errRemoteRef is the refusing loader's answer to every URL.
 var errRemoteRef = errors.New("not fetched: the check loads no schema from anywhere")
 
@@ -41,42 +54,120 @@ type refuseLoader struct{}
 // Load refuses url.
 func (refuseLoader) Load(string) (any, error) { return nil, errRemoteRef }
 
-// lintTools returns the problems of tools, in their order, at most
-// data.MaxToolProblems.
-func lintTools(tools []listedTool) []data.ToolProblem {
-	var out []data.ToolProblem
-	add := func(tool, rule, msg string) {
-		if len(out) < data.MaxToolProblems {
-			out = append(out, data.ToolProblem{Tool: tool, Rule: rule, Message: msg})
-		}
+// linter lints the tools of one check, page by page, within its budget. It
+// is used by one goroutine.
+type linter struct {
+	now      func() time.Time
+	deadline time.Time // set by the first page
+	engine   *patternEngine
+	problems []data.ToolProblem
+	seen     map[string]int // tools listed under each name so far
+	tools    int            // tools whose schemas were validated
+	bytes    int            // bytes of schema validated
+	skipped  int            // tools whose schemas were not validated: the budget
+	spent    string         // which budget ran out first, "" while none did
+}
+
+// newLinter returns a linter reading the time from now.
+func newLinter(now func() time.Time) *linter {
+	return &linter{now: now, engine: newPatternEngine(), seen: map[string]int{}}
+}
+
+// add lints tools, the next page of the list, stopping once the problems
+// are at data.MaxToolProblems. Once ctx is done, no more schemas are
+// validated.
+func (l *linter) add(ctx context.Context, tools []listedTool) {
+	if l.deadline.IsZero() {
+		l.deadline = l.now().Add(lintMaxTime)
 	}
-	seen := make(map[string]int, len(tools))
 	for _, t := range tools {
-		if msg := badToolName(t.name); msg != "" {
-			add(t.name, data.ToolRuleName, msg)
+		if len(l.problems) >= data.MaxToolProblems {
+			return
 		}
-		seen[t.name]++
-		if seen[t.name] == 2 {
-			add(t.name, data.ToolRuleDuplicate, "listed more than once: clients cannot tell which to call")
+		if msg := badToolName(t.name); msg != "" {
+			l.keep(t.name, data.ToolRuleName, msg)
+		}
+		l.seen[t.name]++
+		if l.seen[t.name] == 2 {
+			l.keep(t.name, data.ToolRuleDuplicate, "listed more than once: clients cannot tell which to call")
 		}
 		if strings.TrimSpace(t.description) == "" {
-			add(t.name, data.ToolRuleNoDescription, "no description: a model cannot tell when to use it")
+			l.keep(t.name, data.ToolRuleNoDescription, "no description: a model cannot tell when to use it")
 		}
 		if t.input == nil {
-			add(t.name, data.ToolRuleInputSchema, "no inputSchema")
-		} else if msg := badSchema(t.input); msg != "" {
-			add(t.name, data.ToolRuleInputSchema, msg)
+			l.keep(t.name, data.ToolRuleInputSchema, "no inputSchema")
 		}
-		if t.output != nil {
-			if msg := badSchema(t.output); msg != "" {
-				add(t.name, data.ToolRuleOutputSchema, msg)
-			}
+		l.schemas(ctx, t)
+	}
+}
+
+// schemas validates the schemas of t when the budget allows, else counts t
+// as not checked.
+func (l *linter) schemas(ctx context.Context, t listedTool) {
+	if t.input == nil && t.output == nil {
+		return
+	}
+	size := schemaBytes(t.input, lintMaxBytes) + schemaBytes(t.output, lintMaxBytes)
+	switch {
+	case l.spent != "":
+	case ctx.Err() != nil || !l.now().Before(l.deadline):
+		l.spent = fmt.Sprintf("out of time, at most %v", lintMaxTime)
+	case l.tools == lintMaxTools:
+		l.spent = fmt.Sprintf("at most %d tools", lintMaxTools)
+	case l.bytes+size > lintMaxBytes:
+		// This schema is left alone; smaller ones after it may fit.
+		l.skipped++
+		return
+	}
+	if l.spent != "" {
+		l.skipped++
+		return
+	}
+	l.tools++
+	l.bytes += size
+	for _, s := range []struct {
+		schema any
+		rule   string
+	}{{t.input, data.ToolRuleInputSchema}, {t.output, data.ToolRuleOutputSchema}} {
+		if s.schema == nil {
+			continue
 		}
-		if len(out) == data.MaxToolProblems {
-			break
+		msg, err := badSchema(s.schema, l.engine)
+		if err != nil {
+			l.spent = fmt.Sprintf("patterns of at most about %d instructions", maxLintInsts)
+			l.skipped++
+			return
+		}
+		if msg != "" {
+			l.keep(t.name, s.rule, msg)
 		}
 	}
-	return out
+}
+
+// keep keeps one problem while there is room.
+func (l *linter) keep(tool, rule, msg string) {
+	if len(l.problems) < data.MaxToolProblems {
+		l.problems = append(l.problems, data.ToolProblem{Tool: tool, Rule: rule, Message: msg})
+	}
+}
+
+// result returns the problems of the tools added, in their order, at most
+// data.MaxToolProblems; when the budget left tools unchecked, the last one
+// says how many and why.
+func (l *linter) result() []data.ToolProblem {
+	out := l.problems
+	if l.skipped == 0 {
+		return out
+	}
+	if len(out) == data.MaxToolProblems {
+		out = out[:data.MaxToolProblems-1]
+	}
+	why := l.spent
+	if why == "" {
+		why = fmt.Sprintf("at most %d bytes", lintMaxBytes)
+	}
+	msg := fmt.Sprintf("lint budget: %s not checked (schemas validated: %s)", data.Plural(l.skipped, "tool"), why)
+	return append(out, data.ToolProblem{Rule: data.ToolRuleBudget, Message: msg})
 }
 
 // listedTool is what the lint reads of one listed tool; input and output
@@ -102,29 +193,73 @@ func badToolName(name string) string {
 }
 
 // badSchema says why schema is not a JSON Schema object of type "object"
-// valid against its meta-schema, or "".
-func badSchema(schema any) string {
+// valid against its meta-schema, or "", compiling its patterns with
+// engine. Its error is errLintSpent when the engine refused a pattern for
+// the lint's budget: then schema was not validated.
+func badSchema(schema any, engine *patternEngine) (string, error) {
 	obj, ok := schema.(map[string]any)
 	if !ok {
-		return fmt.Sprintf("not a JSON object but %s", jsonKind(schema))
+		return fmt.Sprintf("not a JSON object but %s", jsonKind(schema)), nil
 	}
 	if obj["type"] != "object" {
-		return `has no "type": "object"`
+		return `has no "type": "object"`, nil
 	}
 	if depth(schema, 0) > maxSchemaDepth {
-		return fmt.Sprintf("nested deeper than %d levels: not validated", maxSchemaDepth)
+		return fmt.Sprintf("nested deeper than %d levels: not validated", maxSchemaDepth), nil
 	}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(refuseLoader{})
+	c.UseRegexpEngine(engine.compile)
 	c.DefaultDraft(jsonschema.Draft2020)
 	const loc = "urn:plug.directory:tool-schema"
-	if err := c.AddResource(loc, schema); err != nil {
-		return "not a valid JSON Schema: " + oneLine(err)
+	err := c.AddResource(loc, schema)
+	if err == nil {
+		_, err = c.Compile(loc)
 	}
-	if _, err := c.Compile(loc); err != nil {
-		return "not a valid JSON Schema: " + oneLine(err)
+	refusal := engine.take()
+	switch {
+	case errors.Is(refusal, errLintSpent):
+		return "", refusal
+	case refusal != nil:
+		return refusal.Error(), nil
+	case err != nil:
+		return "not a valid JSON Schema: " + oneLine(err), nil
 	}
-	return ""
+	return "", nil
+}
+
+// schemaBytes estimates the bytes of the JSON a decoded schema came from
+// (strings and keys with their quotes, 8 per number or literal), stopping
+// soon after limit.
+func schemaBytes(v any, limit int) int {
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		if n > limit {
+			return
+		}
+		switch x := v.(type) {
+		case nil:
+		case map[string]any:
+			n += 2
+			for k, e := range x {
+				n += len(k) + 4
+				walk(e)
+			}
+		case []any:
+			n += 2
+			for _, e := range x {
+				n++
+				walk(e)
+			}
+		case string:
+			n += len(x) + 2
+		default:
+			n += 8
+		}
+	}
+	walk(v)
+	return n
 }
 
 // oneLine is an error's message on one line, at most 300 bytes.
