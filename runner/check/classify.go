@@ -419,6 +419,8 @@ func protocolVerdict(fd findings) verdict {
 		return verdict{data.Failing, "protocol error: tools/list result has no tools array"}
 	case fd.ToolUnnamed:
 		return verdict{data.Failing, "protocol error: tools/list result has a tool without a name"}
+	case fd.ToolsUnread != "":
+		return verdict{data.Failing, "protocol error: tools/list " + fd.ToolsUnread}
 	case fd.BadVersion != "":
 		return verdict{data.Failing, "protocol error: unsupported protocol version " + printable(fd.BadVersion, 20)}
 	case fd.RPCErr != nil:

@@ -43,6 +43,7 @@ type answerBody struct {
 	watch    *answerWatch
 	answered bool
 	cut      bool
+	nesting  jsonNesting // of the bytes read, for Exchange.Nesting
 }
 
 // newAnswerBody wraps resp.Body. Answers that are not event streams get
@@ -137,8 +138,10 @@ func (b *answerBody) readRaw(p []byte) (int, error) {
 		err = b.interrupted()
 	}
 	b.n += int64(k)
+	b.nesting.feed(p[:k])
 	b.g.mu.Lock()
 	b.ex.Bytes = b.n
+	b.ex.Nesting = b.nesting.max
 	if room := headSize - len(b.ex.BodyHead); room > 0 && k > 0 {
 		b.ex.BodyHead = append(b.ex.BodyHead, p[:min(k, room)]...)
 	}

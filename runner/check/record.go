@@ -38,6 +38,7 @@ type Exchange struct {
 	Header    http.Header   // answer headers (WWW-Authenticate, Retry-After, Content-Type, Location, Mcp-Session-Id...)
 	BodyHead  []byte        // first 4 KiB of the answer body as read (after decompression)
 	Bytes     int64         // bytes read of this answer after decompression
+	Nesting   int           // deepest nesting of JSON objects and arrays in the body read (jsonNesting)
 	Blocked   string        // non-empty: the guard refused to send it and why ("N2: method DELETE", "N3: notifications/cancelled", "after refusal")
 	Err       string        // error text, for the transcript only
 	ErrKind   ErrKind       // classified by the guard at the point of failure

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -30,6 +32,7 @@ type findings struct {
 	ToolsNote     string             // why pagination stopped early, "" when it did not
 	ToolProblems  []data.ToolProblem // the tool lint of the listed definitions (toollint.go)
 	ToolsMissing  bool               // a tools/list result whose tools was missing or null
+	ToolsUnread   string             // why the SDK could not read a tools/list answer that came whole, "" when it could
 	BadVersion    string             // a protocol version the server chose that the SDK does not speak
 	RPCErr        *jsonrpc.Error
 	RPCMethod     string // the request RPCErr answered
@@ -114,6 +117,29 @@ func (f *flow) recordRPCError(method string, err error) {
 	f.mu.Unlock()
 }
 
+// noteToolsUnread keeps why the SDK failed on a tools/list answer that came
+// whole (HTTP 200, read to its end) and was no JSON-RPC error: else the
+// check would be named after an earlier request it had moved on from (a
+// server/discover answered -32601).
+func (f *flow) noteToolsUnread(err error) {
+	var rerr *jsonrpc.Error
+	if errors.As(err, &rerr) {
+		return
+	}
+	rec := f.guard.Record()
+	i := lastRPCExchange(rec, "tools/list")
+	if i < 0 || rec.Exchanges[i].Status != http.StatusOK || rec.Exchanges[i].ErrKind != ErrNone {
+		return
+	}
+	why := "answer is no tools/list result the MCP SDK can read"
+	if rec.Exchanges[i].Nesting > sdkMaxNesting {
+		why = fmt.Sprintf("answer nests deeper than %d levels: the MCP SDK cannot read it", sdkMaxNesting)
+	}
+	f.mu.Lock()
+	f.found.ToolsUnread = why
+	f.mu.Unlock()
+}
+
 // middleware observes every request the SDK sends and every result before
 // the SDK filters it, and stops the SDK from sending anything more once the
 // guard saw the check end (after a refusal, rule N3 and the checks page; and
@@ -138,6 +164,9 @@ func (f *flow) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		f.recordRPCError(method, err)
+		if method == "tools/list" && err != nil && ctx.Err() == nil {
+			f.noteToolsUnread(err)
+		}
 		if method == "server/discover" {
 			f.noteDiscover(res, err)
 		}

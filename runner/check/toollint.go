@@ -80,8 +80,11 @@ func (l *linter) add(ctx context.Context, tools []listedTool) {
 	if l.deadline.IsZero() {
 		l.deadline = l.now().Add(lintMaxTime)
 	}
-	for _, t := range tools {
+	for i, t := range tools {
 		if len(l.problems) >= data.MaxToolProblems {
+			if l.spent != "" {
+				l.skipped += len(tools) - i // the budget left them, not the list
+			}
 			return
 		}
 		if msg := badToolName(t.name); msg != "" {
