@@ -398,6 +398,10 @@ func writeText(w io.Writer, res data.Result, rec check.Record) error {
 		if n := len(res.ToolProblems); n > 0 {
 			line("tool problems", data.Plural(n, "problem")+" that clients reject or mishandle (advice: still working)")
 			for _, p := range res.ToolProblems {
+				if p.Tool == "" { // the lint's budget: no one tool
+					line("  "+p.Rule, p.Message)
+					continue
+				}
 				line("  "+p.Rule, p.Tool+": "+p.Message)
 			}
 		}

@@ -356,3 +356,49 @@ func TestOneOffCertificateDays(t *testing.T) {
 		})
 	}
 }
+
+// TestOneOffText_tool_lint_budget proves issue 31 point 1 where an owner
+// debugging looks first: run -url names a pattern the lint refused to
+// compile, the tools its budget left unchecked, and a tools/list answer
+// nested past what the SDK reads, naming tools/list and not the discover
+// the check fell back from; each server received the requests of a plain
+// check and no more.
+func TestOneOffText_tool_lint_budget(t *testing.T) {
+	t.Parallel()
+	many := make([]string, 1003)
+	for i := range many {
+		many[i] = fmt.Sprintf(`{"name":"t%d","description":"d","inputSchema":{"type":"object"}}`, i)
+	}
+	deep := strings.Repeat(`{"type":"object","properties":{"x":`, 999) + `{"type":"object"}` + strings.Repeat("}}", 999)
+	for _, tc := range []struct {
+		name, tools string
+		code        int
+		want        []string
+	}{
+		{name: "N9_pattern_too_large", code: 0,
+			tools: `[{"name":"re","description":"d","inputSchema":{"type":"object","properties":{"q":{"type":"string","pattern":"` + strings.Repeat(`(?:\\pL{1000})`, 400) + `"}}}}]`,
+			want:  []string{"working", "input_schema re: pattern too large: not validated (5200 bytes; at most 4096)"}},
+		{name: "N10_lint_budget", code: 0, tools: "[" + strings.Join(many, ",") + "]",
+			want: []string{"working", "tools 1003:", "lint_budget lint budget: 3 tools not checked (schemas validated: at most 1000 tools)"}},
+		{name: "N9_deep_tools_list", code: 1, tools: `[{"name":"deep","description":"d","inputSchema":` + deep + `}]`,
+			want: []string{"failing", "reason protocol error: tools/list answer nests deeper than 1000 levels: the MCP SDK cannot read it"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var seen atomic.Int32
+			s := startServer(t, mcpServer{seen: &seen, serverInfo: `{"name":"demo","version":"1.0"}`, tools: tc.tools})
+			code, out, errOut := runArgs(t, "-lab", "-resolve", s.resolve, "-ca-file", s.caFile, "-url", s.url)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %s; stdout:\n%s", code, tc.code, errOut, out)
+			}
+			if got := seen.Load(); got != 4 {
+				t.Errorf("server received %d requests, want 4 (discover, initialize, initialized, tools/list)", got)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(squeeze(out), want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
