@@ -57,15 +57,16 @@ func (refuseLoader) Load(string) (any, error) { return nil, errRemoteRef }
 // linter lints the tools of one check, page by page, within its budget. It
 // is used by one goroutine.
 type linter struct {
-	now      func() time.Time
-	deadline time.Time // set by the first page
-	engine   *patternEngine
-	problems []data.ToolProblem
-	seen     map[string]int // tools listed under each name so far
-	tools    int            // tools whose schemas were validated
-	bytes    int            // bytes of schema validated
-	skipped  int            // tools whose schemas were not validated: the budget
-	spent    string         // which budget ran out first, "" while none did
+	now       func() time.Time
+	deadline  time.Time // set by the first page
+	engine    *patternEngine
+	problems  []data.ToolProblem
+	seen      map[string]int // tools listed under each name so far
+	tools     int            // tools whose schemas were validated
+	bytes     int            // bytes of schema validated
+	skipped   int            // tools whose schemas were not validated: the budget
+	spent     string         // which budget ran out first, "" while none did
+	overBytes bool           // a tool was left for the bytes it would have taken
 }
 
 // newLinter returns a linter reading the time from now.
@@ -110,20 +111,22 @@ func (l *linter) schemas(ctx context.Context, t listedTool) {
 	if t.input == nil && t.output == nil {
 		return
 	}
-	size := schemaBytes(t.input, lintMaxBytes) + schemaBytes(t.output, lintMaxBytes)
 	switch {
 	case l.spent != "":
 	case ctx.Err() != nil || !l.now().Before(l.deadline):
 		l.spent = fmt.Sprintf("out of time, at most %v", lintMaxTime)
 	case l.tools == lintMaxTools:
 		l.spent = fmt.Sprintf("at most %d tools", lintMaxTools)
-	case l.bytes+size > lintMaxBytes:
-		// This schema is left alone; smaller ones after it may fit.
-		l.skipped++
-		return
 	}
 	if l.spent != "" {
 		l.skipped++
+		return
+	}
+	size := schemaBytes(t.input, lintMaxBytes) + schemaBytes(t.output, lintMaxBytes)
+	if l.bytes+size > lintMaxBytes {
+		// This schema is left alone; smaller ones after it may fit.
+		l.skipped++
+		l.overBytes = true
 		return
 	}
 	l.tools++
@@ -165,10 +168,14 @@ func (l *linter) result() []data.ToolProblem {
 	if len(out) == data.MaxToolProblems {
 		out = out[:data.MaxToolProblems-1]
 	}
-	why := l.spent
-	if why == "" {
-		why = fmt.Sprintf("at most %d bytes", lintMaxBytes)
+	var whys []string
+	if l.spent != "" {
+		whys = append(whys, l.spent)
 	}
+	if l.overBytes {
+		whys = append(whys, fmt.Sprintf("at most %d bytes", lintMaxBytes))
+	}
+	why := strings.Join(whys, "; ")
 	msg := fmt.Sprintf("lint budget: %s not checked (schemas validated: %s)", data.Plural(l.skipped, "tool"), why)
 	return append(out, data.ToolProblem{Rule: data.ToolRuleBudget, Message: msg})
 }

@@ -80,7 +80,7 @@ func (e *patternEngine) compileNew(s string) patternOutcome {
 	if err != nil {
 		return patternOutcome{err: fmt.Errorf("parse pattern: %w", err)}
 	}
-	n := progSize(tree, maxPatternInsts)
+	n := 2 + progSize(tree, maxPatternInsts) // the program's fail and match
 	if n > maxPatternInsts {
 		return patternOutcome{err: fmt.Errorf("%w (over %d instructions once expanded)", errPatternTooLarge, maxPatternInsts)}
 	}
