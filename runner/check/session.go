@@ -80,6 +80,82 @@ type flow struct {
 	// holdInit: initialize was refused earlier in this check, so the SDK's
 	// fallback to it after server/discover is not sent (moveOn).
 	holdInit bool
+	// held: the tools of the tools/list page being answered, in the
+	// server's order, and those of them with an x-mcp-header somewhere
+	// (holdTools).
+	held          []*mcp.Tool
+	heldAnnotated map[*mcp.Tool]bool
+}
+
+// headerKey is the key of the SDK's parameter-header annotations.
+const headerKey = "x-mcp-header"
+
+// holdTools keeps the tools of a tools/list page and leaves the result only
+// those that carry an x-mcp-header: the SDK's filter (filterValidTools),
+// which drops a tool whose annotations are invalid, re-encodes and decodes
+// every tool's inputSchema with a fresh 32 KB buffer, and made a page of
+// 13,000 tools cost it 400 MB of garbage (issue 31 point 1). A tool without
+// that key anywhere in its inputSchema always passes it; takeTools puts the
+// page back together in the server's order.
+func (f *flow) holdTools(r *mcp.ListToolsResult) {
+	annotated := map[*mcp.Tool]bool{}
+	var pass []*mcp.Tool
+	for _, t := range r.Tools {
+		if hasKey(t.InputSchema, headerKey) {
+			annotated[t] = true
+			pass = append(pass, t)
+		}
+	}
+	f.mu.Lock()
+	f.held, f.heldAnnotated = r.Tools, annotated
+	f.mu.Unlock()
+	r.Tools = pass
+}
+
+// takeTools returns the tools of the page held by holdTools without those
+// the SDK's filter dropped (kept is what it let through), in the server's
+// order; kept itself when no page is held.
+func (f *flow) takeTools(kept []*mcp.Tool) []*mcp.Tool {
+	f.mu.Lock()
+	all, annotated := f.held, f.heldAnnotated
+	f.held, f.heldAnnotated = nil, nil
+	f.mu.Unlock()
+	if all == nil {
+		return kept
+	}
+	ok := make(map[*mcp.Tool]bool, len(kept))
+	for _, t := range kept {
+		ok[t] = true
+	}
+	out := make([]*mcp.Tool, 0, len(all))
+	for _, t := range all {
+		if !annotated[t] || ok[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// hasKey reports whether an object anywhere in v has the key k.
+func hasKey(v any, k string) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, ok := x[k]; ok {
+			return true
+		}
+		for _, e := range x {
+			if hasKey(e, k) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasKey(e, k) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // errNoPosts is what the middleware returns instead of sending initialize
@@ -190,6 +266,9 @@ func (f *flow) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				f.mu.Unlock()
 				return nil, errToolUnnamed
 			}
+			if r != nil {
+				f.holdTools(r)
+			}
 		}
 		return res, err
 	}
@@ -297,8 +376,9 @@ func (f *flow) listTools(ctx context.Context, cs *mcp.ClientSession) {
 			f.found.ToolsOK = true
 			f.mu.Unlock()
 		}
-		linted := make([]listedTool, 0, len(res.Tools))
-		for _, t := range res.Tools {
+		tools := f.takeTools(res.Tools)
+		linted := make([]listedTool, 0, len(tools))
+		for _, t := range tools {
 			names = append(names, t.Name)
 			defs = append(defs, toolDef(t))
 			linted = append(linted, listedTool{name: t.Name, description: t.Description, input: t.InputSchema, output: t.OutputSchema})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -285,5 +286,48 @@ func TestToolLintBudget(t *testing.T) {
 				t.Errorf("last problem %+v, want rule %s and %q", last, data.ToolRuleBudget, tc.budget)
 			}
 		})
+	}
+}
+
+// TestToolsHeaderFilter proves that the check lists what the SDK's own
+// filter lets through, in the server's order, though only the tools with an
+// x-mcp-header go through that filter (holdTools): a tool whose annotation
+// is invalid is dropped, on any page, the others kept.
+func TestToolsHeaderFilter(t *testing.T) {
+	t.Parallel()
+	plain := map[string]any{"type": "object"}
+	header := func(typ, name string) map[string]any {
+		return map[string]any{"type": "object", "properties": map[string]any{"p": map[string]any{"type": typ, "x-mcp-header": name}}}
+	}
+	pages := [][]map[string]any{
+		{
+			{"name": "a", "description": "d", "inputSchema": plain},
+			{"name": "bad_type", "description": "d", "inputSchema": header("object", "X-Obj")},
+			{"name": "good", "description": "d", "inputSchema": header("string", "X-Region")},
+			{"name": "bad_name", "description": "d", "inputSchema": header("string", "no spaces")},
+			{"name": "b", "description": "d", "inputSchema": map[string]any{"type": "object", "$defs": map[string]any{"x-mcp-header": 1}}},
+		},
+		{
+			{"name": "bad_nested", "description": "d", "inputSchema": map[string]any{"type": "object", "properties": map[string]any{
+				"o": map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string", "x-mcp-header": ""}}}}}},
+			{"name": "c", "description": "d", "inputSchema": plain},
+		},
+	}
+	mux := legacyMux("2025-06-18")
+	mux["tools/list"] = func(w http.ResponseWriter, _ *http.Request, m rpcRequest) {
+		if strings.Contains(string(m.Params), `"cursor":"2"`) {
+			writeResult(w, m.ID, map[string]any{"tools": pages[1]})
+			return
+		}
+		writeResult(w, m.ID, map[string]any{"tools": pages[0], "nextCursor": "2"})
+	}
+	srv := startFlowServer(t, mux, serverOpts{})
+	res, rec := newTestChecker(t, srv.Lab, 0).Check(context.Background(), srv.target())
+	if res.Status != data.Working {
+		t.Fatalf("concluded %s %q; transcript:\n%s", res.Status, res.Detail, transcriptText(rec))
+	}
+	srv.rec.wantSequence(t, "POST server/discover", "POST initialize", "POST notifications/initialized", "POST tools/list", "POST tools/list")
+	if want := []string{"a", "good", "b", "c"}; !slices.Equal(res.Tools, want) {
+		t.Errorf("tools %q, want %q", res.Tools, want)
 	}
 }
