@@ -31,6 +31,12 @@ import (
 // compiler recurses.
 const maxSchemaDepth = 64
 
+// maxSchemaObjects bounds the JSON objects of one schema (each may be a
+// subschema) before it is reported instead of compiled: the compiler's time
+// grows with their square (18,000 properties took it 1.6 s, 8,000 $defs
+// referring to each other 3 s).
+const maxSchemaObjects = 2_000
+
 // maxToolNameLen is the spec's bound on a tool name.
 const maxToolNameLen = 128
 
@@ -40,9 +46,10 @@ const maxToolNameLen = 128
 // and are checked for every tool. The time sits inside the check's own
 // deadline (rule N10): the lint stops at whichever comes first.
 const (
-	lintMaxTools = 1_000           // tools whose schemas are validated
-	lintMaxBytes = 1 << 20         // bytes of schema validated, all tools together (estimated from the decoded JSON)
-	lintMaxTime  = 2 * time.Second // from the lint's first page
+	lintMaxTools   = 1_000           // tools whose schemas are validated
+	lintMaxBytes   = 1 << 20         // bytes of schema validated, all tools together (estimated from the decoded JSON)
+	lintMaxObjects = 20_000          // JSON objects of schema validated, all tools together
+	lintMaxTime    = 1 * time.Second // from the lint's first page
 )
 
 // errRemoteRef is the refusing loader's answer to every URL.
@@ -57,16 +64,16 @@ func (refuseLoader) Load(string) (any, error) { return nil, errRemoteRef }
 // linter lints the tools of one check, page by page, within its budget. It
 // is used by one goroutine.
 type linter struct {
-	now       func() time.Time
-	deadline  time.Time // set by the first page
-	engine    *patternEngine
-	problems  []data.ToolProblem
-	seen      map[string]int // tools listed under each name so far
-	tools     int            // tools whose schemas were validated
-	bytes     int            // bytes of schema validated
-	skipped   int            // tools whose schemas were not validated: the budget
-	spent     string         // which budget ran out first, "" while none did
-	overBytes bool           // a tool was left for the bytes it would have taken
+	now      func() time.Time
+	deadline time.Time // set by the first page
+	engine   *patternEngine
+	problems []data.ToolProblem
+	seen     map[string]int // tools listed under each name so far
+	tools    int            // tools whose schemas were validated
+	size     schemaSize     // of the schemas validated
+	skipped  int            // tools whose schemas were not validated: the budget
+	spent    string         // which budget ran out first, "" while none did
+	oversize bool           // a tool was left for the bytes or objects it would have taken
 }
 
 // newLinter returns a linter reading the time from now.
@@ -122,15 +129,15 @@ func (l *linter) schemas(ctx context.Context, t listedTool) {
 		l.skipped++
 		return
 	}
-	size := schemaBytes(t.input, lintMaxBytes) + schemaBytes(t.output, lintMaxBytes)
-	if l.bytes+size > lintMaxBytes {
+	size := l.size.add(compiled(t.input)).add(compiled(t.output))
+	if size.bytes > lintMaxBytes || size.objects > lintMaxObjects {
 		// This schema is left alone; smaller ones after it may fit.
 		l.skipped++
-		l.overBytes = true
+		l.oversize = true
 		return
 	}
 	l.tools++
-	l.bytes += size
+	l.size = size
 	for _, s := range []struct {
 		schema any
 		rule   string
@@ -172,8 +179,8 @@ func (l *linter) result() []data.ToolProblem {
 	if l.spent != "" {
 		whys = append(whys, l.spent)
 	}
-	if l.overBytes {
-		whys = append(whys, fmt.Sprintf("at most %d bytes", lintMaxBytes))
+	if l.oversize {
+		whys = append(whys, fmt.Sprintf("at most %d bytes and %d objects", lintMaxBytes, lintMaxObjects))
 	}
 	why := strings.Join(whys, "; ")
 	msg := fmt.Sprintf("lint budget: %s not checked (schemas validated: %s)", data.Plural(l.skipped, "tool"), why)
@@ -217,6 +224,9 @@ func badSchema(schema any, engine *patternEngine) (string, error) {
 	if depth(schema, 0) > maxSchemaDepth {
 		return fmt.Sprintf("nested deeper than %d levels: not validated", maxSchemaDepth), nil
 	}
+	if measure(schema).objects > maxSchemaObjects {
+		return fmt.Sprintf("more than %d objects: not validated", maxSchemaObjects), nil
+	}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(refuseLoader{})
 	c.UseRegexpEngine(engine.compile)
@@ -238,34 +248,55 @@ func badSchema(schema any, engine *patternEngine) (string, error) {
 	return "", nil
 }
 
-// schemaBytes estimates the bytes of the JSON a decoded schema came from
-// (strings and keys with their quotes, 8 per number or literal), stopping
-// soon after limit.
-func schemaBytes(v any, limit int) int {
-	n := 0
+// schemaSize is how large a decoded schema is.
+type schemaSize struct {
+	bytes   int // of the JSON it came from: strings and keys with their quotes, 8 per number or literal
+	objects int // JSON objects in it
+}
+
+// add returns the sum of s and o.
+func (s schemaSize) add(o schemaSize) schemaSize {
+	return schemaSize{s.bytes + o.bytes, s.objects + o.objects}
+}
+
+// compiled returns the size of schema as the budget counts it: nothing
+// for one too large to be compiled (badSchema reports it).
+func compiled(schema any) schemaSize {
+	n := measure(schema)
+	if n.objects > maxSchemaObjects {
+		return schemaSize{}
+	}
+	return n
+}
+
+// measure returns the size of v, stopping soon after lintMaxBytes or
+// lintMaxObjects.
+func measure(v any) schemaSize {
+	var n schemaSize
 	var walk func(v any)
 	walk = func(v any) {
-		if n > limit {
+		if n.bytes > lintMaxBytes || n.objects > lintMaxObjects {
 			return
 		}
 		switch x := v.(type) {
 		case nil:
 		case map[string]any:
-			n += 2
+			n.bytes += 2
+			n.objects++
 			for k, e := range x {
-				n += len(k) + 4
+				n.bytes += len(k) + 4
 				walk(e)
 			}
 		case []any:
-			n += 2
+			n.bytes += 2
 			for _, e := range x {
-				n++
+				n.bytes++
 				walk(e)
 			}
 		case string:
-			n += len(x) + 2
+			n.bytes += len(x) + 2
 		default:
-			n += 8
+			n.bytes += 8
 		}
 	}
 	walk(v)

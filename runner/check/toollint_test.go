@@ -236,6 +236,14 @@ func TestToolLintBudget(t *testing.T) {
 		}
 		return map[string]any{"type": "object", "description": strings.Repeat("x", 700<<10)}
 	}
+	objects := func(n int) func(int) any { // n objects, one schema shared by every tool
+		defs := map[string]any{}
+		for i := range n - 2 {
+			defs[fmt.Sprint(i)] = map[string]any{"type": "string"}
+		}
+		schema := map[string]any{"type": "object", "$defs": defs}
+		return func(int) any { return schema }
+	}
 	patterns := func(i int) any {
 		return map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string", "pattern": fmt.Sprintf(`^.{%d,1000}$`, i)}}}
 	}
@@ -252,13 +260,15 @@ func TestToolLintBudget(t *testing.T) {
 	}{
 		{name: "N10_within_the_budget", tools: tools(1000, plain)},
 		{name: "N10_tools", tools: tools(1003, plain), budget: "lint budget: 3 tools not checked (schemas validated: at most 1000 tools)"},
-		{name: "N10_bytes", tools: tools(3, big), budget: "lint budget: 1 tool not checked (schemas validated: at most 1048576 bytes)"},
-		{name: "N10_pattern_instructions", tools: tools(100, patterns), budget: "lint budget: 34 tools not checked (schemas validated: patterns of at most about 200000 instructions)"},
-		{name: "N10_context_done", ctx: done, tools: tools(5, plain), budget: "lint budget: 5 tools not checked (schemas validated: out of time, at most 2s)"},
+		{name: "N10_bytes", tools: tools(3, big), budget: "lint budget: 1 tool not checked (schemas validated: at most 1048576 bytes and 20000 objects)"},
+		{name: "N10_objects", tools: tools(11, objects(1999)), budget: "lint budget: 1 tool not checked (schemas validated: at most 1048576 bytes and 20000 objects)"},
+		{name: "N9_objects_of_one_schema", tools: tools(11, objects(2001)), problems: 11},
+		{name: "N10_pattern_instructions", tools: tools(100, patterns), budget: "lint budget: 67 tools not checked (schemas validated: patterns of at most about 100000 instructions)"},
+		{name: "N10_context_done", ctx: done, tools: tools(5, plain), budget: "lint budget: 5 tools not checked (schemas validated: out of time, at most 1s)"},
 		{name: "N10_time", now: func() func() time.Time {
-			n := 0
-			return func() time.Time { n++; return t0.Add(time.Duration(n) * time.Second) }
-		}(), tools: tools(5, invalid), problems: 1, budget: "lint budget: 4 tools not checked (schemas validated: out of time, at most 2s)"},
+			n := 0 // each reading 0.4 s later: the third tool is past the lint's second
+			return func() time.Time { n++; return t0.Add(time.Duration(n) * lintMaxTime * 2 / 5) }
+		}(), tools: tools(5, invalid), problems: 2, budget: "lint budget: 3 tools not checked (schemas validated: out of time, at most 1s)"},
 		{name: "N10_room_for_the_budget_problem", tools: append(tools(1003, plain), silent(200)...), problems: 99,
 			budget: "lint budget: 203 tools not checked (schemas validated: at most 1000 tools)"},
 	} {

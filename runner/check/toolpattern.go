@@ -24,7 +24,7 @@ import (
 const (
 	maxPatternBytes   = 4 << 10 // bytes of one pattern
 	maxPatternInsts   = 10_000  // estimated instructions of one pattern's program
-	maxLintInsts      = 200_000 // estimated instructions of all patterns of one lint
+	maxLintInsts      = 100_000 // estimated instructions of all patterns of one lint
 	maxCachedPatterns = 1_000   // patterns whose outcome one lint keeps
 )
 
