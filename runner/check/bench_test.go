@@ -53,6 +53,8 @@ func BenchmarkCheck(b *testing.B) {
 		{name: "hostile_regex_39k_x3", handler: func() http.Handler { return worstMux(b, worstRegex3) }, protocol: "2025-06-18", transport: data.TransportStreamable},
 		{name: "hostile_patternproperties_27k", handler: func() http.Handler { return worstMux(b, worstPatProps) }, protocol: "2025-06-18", transport: data.TransportStreamable},
 		{name: "hostile_deep_1000", handler: func() http.Handler { return worstMux(b, worstDeep) }, protocol: "2025-06-18", transport: data.TransportStreamable, want: data.Failing},
+		{name: "hostile_refs_8000", handler: func() http.Handler { return worstMux(b, worstRefs) }, protocol: "2025-06-18", transport: data.TransportStreamable},
+		{name: "hostile_objects_11x2000", handler: func() http.Handler { return worstMux(b, worstObjects) }, protocol: "2025-06-18", transport: data.TransportStreamable},
 		{name: "hostile_130k_tools_10_pages", handler: func() http.Handler { return worstMux(b, worstManyTools) }, protocol: "2025-06-18", transport: data.TransportStreamable},
 	}
 	for _, fl := range flows {

@@ -48,7 +48,7 @@ const maxToolNameLen = 128
 const (
 	lintMaxTools   = 1_000           // tools whose schemas are validated
 	lintMaxBytes   = 1 << 20         // bytes of schema validated, all tools together (estimated from the decoded JSON)
-	lintMaxObjects = 20_000          // JSON objects of schema validated, all tools together
+	lintMaxObjects = 10_000          // JSON objects of schema validated, all tools together
 	lintMaxTime    = 1 * time.Second // from the lint's first page
 )
 

@@ -25,6 +25,8 @@ const (
 	worstPatProps  = "patternproperties-27k.json" // a 27 KB patternProperties key
 	worstDeep      = "deep-1000.json"             // an inputSchema nested 1,000 deep
 	worstManyTools = "tools-13k-page.json"        // 13,000 tools: one of the 10 pages of 130,000
+	worstRefs      = "refs-8000.json"             // one inputSchema of 8,000 $defs referring to each other
+	worstObjects   = "objects-11x2000.json"       // 11 tools of 1,999 objects each: past the lint's objects
 )
 
 // worstPages is how many pages the worstManyTools server answers.
@@ -51,6 +53,21 @@ func worstAnswers() map[string][]byte {
 	for i := range many {
 		many[i] = map[string]any{"name": fmt.Sprintf("p0t%05d", i), "description": "d", "inputSchema": map[string]any{"type": "object"}}
 	}
+	defs := map[string]any{}
+	for i := range 8000 {
+		defs[fmt.Sprintf("d%d", i)] = map[string]any{"allOf": []any{
+			map[string]any{"$ref": fmt.Sprintf("#/$defs/d%d", (i+1)%8000)},
+			map[string]any{"$ref": fmt.Sprintf("#/$defs/d%d", (i*7+3)%8000)},
+		}}
+	}
+	props := map[string]any{}
+	for i := range 1998 {
+		props[fmt.Sprintf("p%d", i)] = map[string]any{"type": "string"}
+	}
+	objects := make([]map[string]any, 11)
+	for i := range objects {
+		objects[i] = map[string]any{"name": fmt.Sprintf("o%d", i), "description": "d", "inputSchema": map[string]any{"type": "object", "properties": props}}
+	}
 	result := func(tools ...map[string]any) any { return map[string]any{"tools": tools} }
 	answers := map[string]any{
 		worstRegex:  result(regexTool("re")),
@@ -61,6 +78,8 @@ func worstAnswers() map[string][]byte {
 		}}),
 		worstDeep:      result(map[string]any{"name": "deep", "description": "d", "inputSchema": deep}),
 		worstManyTools: many,
+		worstRefs:      result(map[string]any{"name": "refs", "description": "d", "inputSchema": map[string]any{"type": "object", "$defs": defs, "$ref": "#/$defs/d0"}}),
+		worstObjects:   result(objects...),
 	}
 	out := map[string][]byte{}
 	for name, v := range answers {
