@@ -49,7 +49,7 @@ const (
 	lintMaxTools   = 1_000           // tools whose schemas are validated
 	lintMaxBytes   = 1 << 20         // bytes of schema validated, all tools together (estimated from the decoded JSON)
 	lintMaxObjects = 10_000          // JSON objects of schema validated, all tools together
-	lintMaxTime    = 1 * time.Second // from the lint's first page
+	lintMaxTime    = 1 * time.Second // of the lint's own work, all pages together
 )
 
 // errRemoteRef is the refusing loader's answer to every URL.
@@ -65,7 +65,8 @@ func (refuseLoader) Load(string) (any, error) { return nil, errRemoteRef }
 // is used by one goroutine.
 type linter struct {
 	now      func() time.Time
-	deadline time.Time // set by the first page
+	used     time.Duration // spent linting, pages before this one
+	start    time.Time     // when this page's lint began
 	engine   *patternEngine
 	problems []data.ToolProblem
 	seen     map[string]int // tools listed under each name so far
@@ -85,9 +86,8 @@ func newLinter(now func() time.Time) *linter {
 // are at data.MaxToolProblems. Once ctx is done, no more schemas are
 // validated.
 func (l *linter) add(ctx context.Context, tools []listedTool) {
-	if l.deadline.IsZero() {
-		l.deadline = l.now().Add(lintMaxTime)
-	}
+	l.start = l.now()
+	defer func() { l.used += l.now().Sub(l.start) }()
 	for i, t := range tools {
 		if len(l.problems) >= data.MaxToolProblems {
 			if l.spent != "" {
@@ -120,7 +120,7 @@ func (l *linter) schemas(ctx context.Context, t listedTool) {
 	}
 	switch {
 	case l.spent != "":
-	case ctx.Err() != nil || !l.now().Before(l.deadline):
+	case ctx.Err() != nil || l.used+l.now().Sub(l.start) >= lintMaxTime:
 		l.spent = fmt.Sprintf("out of time, at most %v", lintMaxTime)
 	case l.tools == lintMaxTools:
 		l.spent = fmt.Sprintf("at most %d tools", lintMaxTools)

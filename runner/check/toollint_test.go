@@ -118,7 +118,9 @@ func TestToolLint_worst(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := startFlowServer(t, worstMux(t, tc.answer), serverOpts{})
-			res, rec := newTestChecker(t, srv.Lab, 0).Check(context.Background(), srv.target())
+			// The production deadline: ten pages of 13,000 tools take
+			// seconds under the race detector.
+			res, rec := newTestChecker(t, srv.Lab, data.CheckTimeout).Check(context.Background(), srv.target())
 			n := 1
 			if tc.answer == worstManyTools {
 				n = worstPages
@@ -347,5 +349,25 @@ func TestToolsHeaderFilter(t *testing.T) {
 	srv.rec.wantSequence(t, "POST server/discover", "POST initialize", "POST notifications/initialized", "POST tools/list", "POST tools/list")
 	if want := []string{"a", "good", "b", "c"}; !slices.Equal(res.Tools, want) {
 		t.Errorf("tools %q, want %q", res.Tools, want)
+	}
+}
+
+// TestToolLintBudget_own_time proves the lint's time counts its own work
+// only (issue 31 point 1): the seconds a server takes between its pages
+// are the check's deadline's (rule N10), not the lint's.
+func TestToolLintBudget_own_time(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	l := newLinter(func() time.Time { return now })
+	page := func(p int) []listedTool {
+		return []listedTool{{name: fmt.Sprint("t", p), description: "d", input: map[string]any{"type": "object", "required": "x"}}}
+	}
+	for p := range 3 {
+		l.add(context.Background(), page(p))
+		now = now.Add(30 * time.Second) // the next page comes slowly
+	}
+	got := l.result()
+	if len(got) != 3 || slices.ContainsFunc(got, func(p data.ToolProblem) bool { return p.Rule == data.ToolRuleBudget }) {
+		t.Errorf("problems %+v, want the three invalid schemas and no budget", got)
 	}
 }
