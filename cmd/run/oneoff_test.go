@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -99,15 +101,10 @@ func legacySSE() http.HandlerFunc {
 	}
 }
 
-// TestOneOffJSON proves that run -url -json is the complete record for an
-// owner (issue 11 point 7): it validates against
-// testdata/oneoff.schema.json, has one "reason" (the outcome's), null for
-// what does not apply, milliseconds only, and carries the dialled address,
-// the TLS session and certificate, the answer headers that matter, the start
-// of an error body and the SSE events seen. Each server counts the
-// requests it received, and the JSON says the same number.
-func TestOneOffJSON(t *testing.T) {
-	t.Parallel()
+// mustOneOffSchema reads and resolves testdata/oneoff.schema.json, the
+// schema of run -url -json.
+func mustOneOffSchema(t *testing.T) *jsonschema.Resolved {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "oneoff.schema.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +117,19 @@ func TestOneOffJSON(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resolve schema: %v", err)
 	}
+	return resolved
+}
+
+// TestOneOffJSON proves that run -url -json is the complete record for an
+// owner (issue 11 point 7): it validates against
+// testdata/oneoff.schema.json, has one "reason" (the outcome's), null for
+// what does not apply, milliseconds only, and carries the dialled address,
+// the TLS session and certificate, the answer headers that matter, the start
+// of an error body and the SSE events seen. Each server counts the
+// requests it received, and the JSON says the same number.
+func TestOneOffJSON(t *testing.T) {
+	t.Parallel()
+	resolved := mustOneOffSchema(t)
 	// The schema refuses what the old output had: a nested result, a zero
 	// time for "none".
 	for _, bad := range []string{`{"result":{}}`, `{"retry_after":"0001-01-01T00:00:00Z"}`} {
@@ -361,10 +371,12 @@ func TestOneOffCertificateDays(t *testing.T) {
 // debugging looks first: run -url names a pattern the lint refused to
 // compile, the tools its budget left unchecked, and a tools/list answer
 // nested past what the SDK reads, naming tools/list and not the discover
-// the check fell back from; each server received the requests of a plain
-// check and no more.
+// the check fell back from; run -url -json says the same within its
+// schema. Each server received the requests of a plain check, twice, and
+// no more.
 func TestOneOffText_tool_lint_budget(t *testing.T) {
 	t.Parallel()
+	resolved := mustOneOffSchema(t)
 	many := make([]string, 1003)
 	for i := range many {
 		many[i] = fmt.Sprintf(`{"name":"t%d","description":"d","inputSchema":{"type":"object"}}`, i)
@@ -373,15 +385,20 @@ func TestOneOffText_tool_lint_budget(t *testing.T) {
 	for _, tc := range []struct {
 		name, tools string
 		code        int
-		want        []string
+		want        []string       // in the text, the first one the status
+		reason      string         // -json's reason
+		problem     map[string]any // one of -json's tool_problems, nil for none
 	}{
 		{name: "N9_pattern_too_large", code: 0,
 			tools: `[{"name":"re","description":"d","inputSchema":{"type":"object","properties":{"q":{"type":"string","pattern":"` + strings.Repeat(`(?:\\pL{1000})`, 400) + `"}}}}]`,
-			want:  []string{"working", "input_schema re: pattern too large: not validated (5200 bytes; at most 4096)"}},
+			want:  []string{"working", "input_schema re: pattern too large: not validated (5200 bytes; at most 4096)"}, reason: "1 tool",
+			problem: map[string]any{"tool": "re", "rule": "input_schema", "message": "pattern too large: not validated (5200 bytes; at most 4096)"}},
 		{name: "N10_lint_budget", code: 0, tools: "[" + strings.Join(many, ",") + "]",
-			want: []string{"working", "tools 1003:", "lint_budget lint budget: 3 tools not checked (schemas validated: at most 1000 tools)"}},
+			want: []string{"working", "tools 1003:", "lint_budget lint budget: 3 tools not checked (schemas validated: at most 1000 tools)"}, reason: "1003 tools",
+			problem: map[string]any{"tool": "", "rule": "lint_budget", "message": "lint budget: 3 tools not checked (schemas validated: at most 1000 tools)"}},
 		{name: "N9_deep_tools_list", code: 1, tools: `[{"name":"deep","description":"d","inputSchema":` + deep + `}]`,
-			want: []string{"failing", "reason protocol error: tools/list answer nests deeper than 1000 levels: the MCP SDK cannot read it"}},
+			want:   []string{"failing", "reason protocol error: tools/list answer nests deeper than 1000 levels: the MCP SDK cannot read it"},
+			reason: "protocol error: tools/list answer nests deeper than 1000 levels: the MCP SDK cannot read it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -398,6 +415,25 @@ func TestOneOffText_tool_lint_budget(t *testing.T) {
 				if !strings.Contains(squeeze(out), want) {
 					t.Errorf("output lacks %q:\n%s", want, out)
 				}
+			}
+			code, out, errOut = runArgs(t, "-lab", "-resolve", s.resolve, "-ca-file", s.caFile, "-url", s.url, "-json")
+			var instance any
+			if err := json.Unmarshal([]byte(out), &instance); code != tc.code || err != nil {
+				t.Fatalf("-json: exit %d, %v; stderr %s; stdout:\n%s", code, err, errOut, out)
+			}
+			if err := resolved.Validate(instance); err != nil {
+				t.Errorf("-json output does not follow testdata/oneoff.schema.json: %v", err)
+			}
+			got := instance.(map[string]any)
+			if reason, _ := got["reason"].(string); got["status"] != tc.want[0] || reason != tc.reason {
+				t.Errorf("-json status %v, reason %q; want %s, %q", got["status"], reason, tc.want[0], tc.reason)
+			}
+			problems, _ := got["tool_problems"].([]any)
+			if tc.problem != nil && !slices.ContainsFunc(problems, func(p any) bool { return reflect.DeepEqual(p, tc.problem) }) {
+				t.Errorf("-json tool_problems lack %v: %.500v", tc.problem, problems)
+			}
+			if got := seen.Load(); got != 8 {
+				t.Errorf("server received %d requests in two checks, want 8", got)
 			}
 		})
 	}
