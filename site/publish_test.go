@@ -1,9 +1,12 @@
 package site
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -65,38 +68,81 @@ func replaced(before, after map[string]uint64) []string {
 	return out
 }
 
-// validateTree validates every JSON file under out against its schema.
+// publishedKinds says how every file a publish writes is checked, by its
+// top directory ("" for the files at the top) and its name's ending: JSON
+// against its schema under schema/, Atom and SVG as well-formed XML, HTML
+// and text by their golden and template tests (check ""). A file of a
+// directory or kind not listed fails validateTree, so a directory the site
+// starts to write cannot go unchecked.
+var publishedKinds = []struct{ dir, suffix, check string }{
+	{"", "index.json", "index.schema.json"},
+	{"", "probe.json", "probe.schema.json"},
+	{"", "status.json", "status.schema.json"},
+	{"", "feed.atom", "xml"},
+	{"", ".html", ""},
+	{"", "checks.txt", ""},
+	{"servers", ".json", "server.schema.json"},
+	{"servers", ".html", ""},
+	{"badges", ".json", "badge.schema.json"},
+	{"badges-uptime", ".json", "badge.schema.json"},
+	{"badges-latency", ".json", "badge.schema.json"},
+	{"badges-certificate", ".json", "badge.schema.json"},
+	{stripDir, ".svg", "xml"},
+	{"feeds", ".atom", "xml"},
+}
+
+// validateTree checks every file under out as publishedKinds says: each
+// JSON file against its schema, each XML file for being well formed; a
+// file of no listed kind is an error.
 func validateTree(t *testing.T, out string) {
 	t.Helper()
-	schemas := map[string]*schema{
-		"server": mustSchema(t, "server.schema.json"), "index": mustSchema(t, "index.schema.json"),
-		"badge": mustSchema(t, "badge.schema.json"), "probe": mustSchema(t, "probe.schema.json"),
-		"status": mustSchema(t, "status.schema.json"),
-	}
+	schemas := map[string]*schema{}
 	n := 0
 	for rel, b := range testutil.MustTree(t, out) {
-		var kind string
-		switch {
-		case rel == "index.json":
-			kind = "index"
-		case rel == "probe.json":
-			kind = "probe"
-		case rel == "status.json":
-			kind = "status"
-		case strings.HasPrefix(rel, "servers/") && strings.HasSuffix(rel, ".json"):
-			kind = "server"
-		case strings.HasPrefix(rel, "badges/"), strings.HasPrefix(rel, "badges-uptime/"), strings.HasPrefix(rel, "badges-latency/"):
-			kind = "badge"
-		default:
+		dir, _, _ := strings.Cut(rel, "/")
+		if !strings.Contains(rel, "/") {
+			dir = ""
+		}
+		i := slices.IndexFunc(publishedKinds, func(k struct{ dir, suffix, check string }) bool {
+			return k.dir == dir && strings.HasSuffix(rel, k.suffix)
+		})
+		if i < 0 {
+			t.Errorf("%s: published, but no schema or check says what it must hold", rel)
 			continue
 		}
+		var err error
+		switch c := publishedKinds[i].check; c {
+		case "":
+			continue
+		case "xml":
+			err = wellFormedXML(b)
+		default:
+			if schemas[c] == nil {
+				schemas[c] = mustSchema(t, c)
+			}
+			err = schemas[c].validate(b)
+		}
 		n++
-		if err := schemas[kind].validate(b); err != nil {
-			t.Errorf("%s does not validate against %s.schema.json: %v", rel, kind, err)
+		if err != nil {
+			t.Errorf("%s does not validate against %s: %v", rel, publishedKinds[i].check, err)
 		}
 	}
 	if n == 0 {
-		t.Error("no JSON file to validate")
+		t.Error("no file to validate")
+	}
+}
+
+// wellFormedXML returns an error unless b is one well-formed XML document.
+func wellFormedXML(b []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		_, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
 }
 
