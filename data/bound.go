@@ -7,32 +7,44 @@ import (
 
 // The bounds of a recorded result: whatever a server answers, its journal
 // line stays well under MaxJournalLine, so one hostile answer cannot make a
-// minute's journal unreadable (issue 10). Lengths are counted as the JSON
-// encoding writes them (a '<' takes 6 bytes, \u003c), so the bound holds on
-// what is written, not only on what was received.
+// minute's journal unreadable (issue 10), nor its Parquet part or its
+// server's page grow with it. Lengths are counted as the JSON encoding
+// writes them (a '<' takes 6 bytes, \u003c), so the bound holds on what is
+// written, not only on what was received. Every text and list a result
+// carries has a bound of its own, and the bounds add up to less than
+// MaxRecordedBytes (TestResultBoundEveryField walks the type: a field added
+// without a bound fails it).
 const (
 	// MaxRecordedBytes bounds the JSON encoding of one bounded result.
-	MaxRecordedBytes = 64 << 10
+	MaxRecordedBytes = 96 << 10
 	// MaxNameBytes bounds the encoding of each short text of a result:
-	// server name and version, protocol, transport, host, reason.
+	// server name and version, protocol, transport, host, reason, status,
+	// tools hash, a tool problem's rule.
 	MaxNameBytes = 512
 	// MaxDetailBytes bounds the encoding of a result's Detail.
 	MaxDetailBytes = 1024
-	// MaxToolNameBytes bounds the encoding of one tool name.
+	// MaxToolNameBytes bounds the encoding of one tool name, in the names
+	// kept and in a tool problem.
 	MaxToolNameBytes = 256
 	// MaxToolNames is the most tool names a result keeps; ToolCount stays
 	// the exact count.
 	MaxToolNames = 512
 	// MaxToolNamesBytes bounds the encoding of all the tool names kept.
 	MaxToolNamesBytes = 32 << 10
+	// MaxToolProblemBytes bounds the encoding of a tool problem's message.
+	MaxToolProblemBytes = 512
+	// MaxToolProblemsBytes bounds the encoding of all the tool problems
+	// kept (at most MaxToolProblems of them).
+	MaxToolProblemsBytes = 16 << 10
 	// TruncatedMarker ends a text that was cut to its bound.
 	TruncatedMarker = "…(truncated)"
 )
 
 // Bound cuts r to the bounds above, in place: each text longer than its
-// bound is cut at a character boundary and ends with TruncatedMarker, and
-// tool names beyond MaxToolNames or MaxToolNamesBytes are left out
-// (ToolCount keeps the exact count). The encoding of a bounded result is at
+// bound is cut at a character boundary and ends with TruncatedMarker, tool
+// names beyond MaxToolNames or MaxToolNamesBytes are left out (ToolCount
+// keeps the exact count), and so are tool problems beyond MaxToolProblems
+// or MaxToolProblemsBytes. The encoding of a bounded result is at
 // most MaxRecordedBytes. Bounding a bounded result changes nothing.
 func (r *Result) Bound() {
 	for _, f := range []struct {
@@ -42,13 +54,16 @@ func (r *Result) Bound() {
 		{&r.ID, MaxIDBytes * 6}, {&r.URL, MaxAddressBytes * 6}, {&r.Host, MaxNameBytes}, {&r.Reason, MaxNameBytes},
 		{&r.Detail, MaxDetailBytes}, {&r.Protocol, MaxNameBytes}, {&r.Transport, MaxNameBytes},
 		{&r.ServerName, MaxNameBytes}, {&r.ServerVersion, MaxNameBytes}, {&r.ProberVersion, MaxNameBytes},
+		{&r.ToolsHash, MaxNameBytes},
 	} {
 		*f.s = truncateJSON(*f.s, f.max)
 	}
+	r.Status = Outcome(truncateJSON(string(r.Status), MaxNameBytes))
 	if r.ToolCount < len(r.Tools) {
 		r.ToolCount = len(r.Tools)
 	}
 	r.Tools = boundNames(r.Tools, MaxToolNameBytes, MaxToolNames, MaxToolNamesBytes)
+	r.ToolProblems = boundProblems(r.ToolProblems)
 	if t := r.TLS; t != nil {
 		b := *t // a copy: r.TLS may be the caller's
 		b.Version, b.Issuer = truncateJSON(b.Version, MaxNameBytes), truncateJSON(b.Issuer, MaxNameBytes)
@@ -95,6 +110,39 @@ func boundNames(names []string, maxEach, maxCount, maxTotal int) []string {
 		return kept
 	}
 	return names
+}
+
+// boundProblems returns problems each cut to its bounds, without those past
+// MaxToolProblems or past MaxToolProblemsBytes of encoding: problems itself
+// when nothing is cut, else a copy (problems may be the caller's). A tool
+// named with 100 KB of '<' gives problems that each carry its name: before
+// they were bounded, three of them made a journal line of 1.8 MB, past the
+// reader's limit, and the result was never folded.
+func boundProblems(problems []ToolProblem) []ToolProblem {
+	total := 0
+	var kept []ToolProblem
+	for i, p := range problems {
+		cut := ToolProblem{Tool: truncateJSON(p.Tool, MaxToolNameBytes), Rule: truncateJSON(p.Rule, MaxNameBytes),
+			Message: truncateJSON(p.Message, MaxToolProblemBytes)}
+		n := jsonLen(cut.Tool) + jsonLen(cut.Rule) + jsonLen(cut.Message) + len(`{"tool":"","rule":"","message":""},`)
+		if i >= MaxToolProblems || total+n > MaxToolProblemsBytes {
+			if kept == nil {
+				kept = slices.Clone(problems[:i])
+			}
+			break
+		}
+		total += n
+		if cut != p && kept == nil {
+			kept = slices.Clone(problems[:i])
+		}
+		if kept != nil {
+			kept = append(kept, cut)
+		}
+	}
+	if kept != nil {
+		return kept
+	}
+	return problems
 }
 
 // truncateJSON returns s when its JSON encoding takes at most max bytes,

@@ -3,6 +3,8 @@ package data
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +66,19 @@ func TestResultBound(t *testing.T) {
 				t.Errorf("%d first-byte times kept, want %d", len(r.Timings.FirstByte), MaxFirstBytes)
 			}
 		}},
+		{"three_problems_of_a_100KB_name", Result{ToolProblems: []ToolProblem{
+			{Tool: strings.Repeat("<", 100_000), Rule: ToolRuleName, Message: "name " + strings.Repeat("<", 100_000)},
+			{Tool: strings.Repeat("<", 100_000), Rule: ToolRuleNoDescription, Message: "no description"},
+			{Tool: strings.Repeat("<", 100_000), Rule: ToolRuleInputSchema, Message: "no inputSchema"}}}, func(t *testing.T, r Result) {
+			if len(r.ToolProblems) != 3 {
+				t.Fatalf("%d tool problems kept, want the 3 (issue 31 point 2)", len(r.ToolProblems))
+			}
+			for _, p := range r.ToolProblems {
+				if !strings.HasSuffix(p.Tool, TruncatedMarker) || jsonLen(p.Tool) > MaxToolNameBytes || jsonLen(p.Message) > MaxToolProblemBytes {
+					t.Errorf("problem %s: tool of %d bytes, message of %d; want them cut with the marker", p.Rule, jsonLen(p.Tool), jsonLen(p.Message))
+				}
+			}
+		}},
 		{"within_bounds_unchanged", Result{ServerName: "demo <server>", Tools: []string{"a", "b"}, ToolCount: 2, Detail: "2 tools"}, func(t *testing.T, r Result) {
 			if r.ServerName != "demo <server>" || len(r.Tools) != 2 || r.Detail != "2 tools" {
 				t.Errorf("bounded result changed: %+v", r)
@@ -101,4 +116,116 @@ func TestJSONLen(t *testing.T) {
 			t.Errorf("jsonLen(%q) = %d, encoding/json writes %d", s, got, want)
 		}
 	}
+}
+
+// recordBudget is the most bytes each field of a bounded result may take in
+// its JSON encoding (its value, quotes and brackets included), by its path
+// of JSON names. TestResultBoundEveryField fails for a field of Result that
+// is not here, so a field added later cannot escape the bound: give it a
+// bound in Result.Bound, and its budget here.
+var recordBudget = map[string]int{
+	"id": MaxIDBytes*6 + 2, "url": MaxAddressBytes*6 + 2, "host": MaxNameBytes + 2, "reason": MaxNameBytes + 2,
+	"status": MaxNameBytes + 2, "detail": MaxDetailBytes + 2, "http_status": 20, "protocol": MaxNameBytes + 2,
+	"transport": MaxNameBytes + 2, "server_name": MaxNameBytes + 2, "server_version": MaxNameBytes + 2, "tool_count": 20,
+	"tools": MaxToolNamesBytes + 2, "tools_hash": MaxNameBytes + 2, "tool_problems": MaxToolProblemsBytes + 2,
+	"planned": 40, "started": 40, "finished": 40, "lateness": 20, "duration": 20, "requests": 20, "conns": 20,
+	"bytes_read": 20, "retry_after": 40, "prober_version": MaxNameBytes + 2,
+	"tls.version": MaxNameBytes + 2, "tls.not_after": 40, "tls.issuer": MaxNameBytes + 2, "tls.names": MaxCertNamesBytes + 2,
+	"timings.dns": 20, "timings.connect": 20, "timings.tls": 20, "timings.first_byte": MaxFirstBytes*21 + 2,
+	"protocol_support.versions": maxDiscoverVersionsBytes + 2, "protocol_support.session": 5, "protocol_support.answers": MaxNameBytes + 2,
+}
+
+// hostile fills v, through pointers and structs, with the worst a server
+// could make of each field: texts of 20,000 '<' (120 KB encoded, over any
+// budget), lists of 600 such entries (past every count kept), the largest
+// numbers.
+func hostile(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(strings.Repeat("<", 20_000))
+	case reflect.Int, reflect.Int64:
+		v.SetInt(math.MaxInt64)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		hostile(v.Elem())
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 600, 600))
+		for i := range v.Len() {
+			hostile(v.Index(i))
+		}
+	case reflect.Struct:
+		if t, ok := v.Addr().Interface().(*time.Time); ok {
+			*t = time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.FixedZone("", -12*3600))
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				hostile(v.Field(i))
+			}
+		}
+	}
+}
+
+// TestResultBoundEveryField fills every field of a Result, through
+// reflection, with the worst a server could send, bounds it, and holds each
+// field's encoding to its budget in recordBudget, the budgets' sum to
+// MaxRecordedBytes, and the whole encoding to MaxRecordedBytes (issue 31
+// point 2: three tool problems that each carried a tool name of 100 KB of
+// '<' made a journal line of 1.8 MB, the reader's limit being 1 MB).
+func TestResultBoundEveryField(t *testing.T) {
+	var r Result
+	hostile(reflect.ValueOf(&r).Elem())
+	r.Bound()
+	seen := map[string]bool{}
+	sum := 2 // the braces
+	var walk func(prefix string, v reflect.Value)
+	walk = func(prefix string, v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			path := prefix + name
+			fv := v.Field(i)
+			if fv.Kind() == reflect.Pointer && fv.Type().Elem().Kind() == reflect.Struct {
+				sum += len(name) + 6 // "name":{},
+				walk(path+".", fv.Elem())
+				continue
+			}
+			seen[path] = true
+			budget, ok := recordBudget[path]
+			if !ok {
+				t.Errorf("field %s has no budget: bound it in Result.Bound and give it one in recordBudget", path)
+				continue
+			}
+			sum += budget + len(name) + 4 // "name":…,
+			b, err := json.Marshal(fv.Interface())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) > budget {
+				t.Errorf("field %s encodes in %d bytes after Bound, over its budget of %d", path, len(b), budget)
+			}
+		}
+	}
+	walk("", reflect.ValueOf(r))
+	for path := range recordBudget {
+		if !seen[path] {
+			t.Errorf("recordBudget names %s, which Result does not have", path)
+		}
+	}
+	if sum > MaxRecordedBytes {
+		t.Errorf("the budgets add up to %d bytes, over MaxRecordedBytes %d", sum, MaxRecordedBytes)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxRecordedBytes {
+		t.Errorf("the worst result encodes in %d bytes after Bound, over %d", len(b), MaxRecordedBytes)
+	}
+	t.Logf("worst bounded result: %d bytes; budgets sum to %d of %d", len(b), sum, MaxRecordedBytes)
 }
