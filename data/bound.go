@@ -206,4 +206,15 @@ const (
 	// MaxIDBytes is the longest server id; a row with a longer one is set
 	// aside.
 	MaxIDBytes = 256
+	// MaxIDSegmentBytes is the longest part of an id between slashes: each
+	// names a file or directory of the site, whose temporary name adds
+	// some 30 bytes to it, and a file name takes at most 255.
+	MaxIDSegmentBytes = 200
 )
+
+// PublishedSuffixes are the endings of the names of the files the site
+// writes for a server (servers/<id>.json, servers/<id>.html,
+// feeds/<id>.atom, badges-strip/<id>.svg) and a few it may: no part of an
+// id ends in one, in any case, or its directory could be another server's
+// file ("a" and "a.json/b").
+var PublishedSuffixes = []string{".json", ".html", ".atom", ".svg", ".xml", ".txt"}

@@ -88,11 +88,7 @@ func (p *publication) readLists() error {
 	}
 	p.servers = make(map[string]data.Server, len(servers))
 	byID := make([]data.Server, 0, len(servers))
-	for _, s := range servers {
-		if !safeID.MatchString(s.ID) {
-			p.bad(fmt.Errorf("read ranked list %s: server id %q cannot name a file; not published", p.cfg.ServersPath, s.ID))
-			continue
-		}
+	for _, s := range servers { // ids that cannot name files are set aside by ReadServers
 		p.servers[s.ID] = s
 		byID = append(byID, s)
 	}

@@ -243,7 +243,7 @@ func (p *publication) sweepUnlisted() error {
 			if strings.Contains(filepath.Base(id), ".tmp-") {
 				return p.w.remove(path) // left by a publish that crashed
 			}
-			for _, ext := range []string{".json", ".html", ".atom", ".svg"} {
+			for _, ext := range data.PublishedSuffixes {
 				id = strings.TrimSuffix(id, ext)
 			}
 			if p.st.find(id) < 0 {

@@ -8,7 +8,6 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,10 +97,6 @@ type Stats struct {
 	ListBadUnread int
 	Took          time.Duration // wall time
 }
-
-// safeID matches the ids that can name files: slash-separated segments of
-// letters, digits, '.', '_', '-', '@' and '+', none starting with a dot.
-var safeID = regexp.MustCompile(`^[A-Za-z0-9_@+-][A-Za-z0-9._@+-]*(/[A-Za-z0-9_@+-][A-Za-z0-9._@+-]*)*$`)
 
 // monthKeep is how far back results are folded in: the longest uptime
 // window and a day of slack.

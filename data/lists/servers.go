@@ -42,9 +42,10 @@ var serverColumns = []string{"id", "rank", "url", "added"}
 // Each bad row is returned in bad as a *RowError naming path:line. A row
 // whose address does not parse or is too long is still listed, with URL ""
 // and BadAddress saying why: its server is not_checkable, and stays on the
-// site. Any other bad row (missing, long or duplicate id, rank not a
-// positive integer, bad time, bad quoting, too few columns) is set aside;
-// of rows sharing an id the first is kept. The servers are returned sorted
+// site. Any other bad row (missing or duplicate id, an id that cannot name
+// the site's files (checkID) or differs from another only in case, rank not
+// a positive integer, bad time, bad quoting, too few columns) is set aside;
+// of rows sharing an id, in any case, the first is kept. The servers are returned sorted
 // by rank, ties broken by id. err is non-nil when the header lacks a column
 // or no row is usable (ErrEmptyList); then no plan must be made from it.
 func ReadServers(path string) ([]data.Server, []error, error) {
@@ -155,7 +156,7 @@ func parseServers(name, text string) (servers []data.Server, bad []error, err er
 				c.lines = append(c.lines, ln)
 			}
 			for k := range c.servers {
-				c.hashes = append(c.hashes, data.StableHash(c.servers[k].ID, 0x6964))
+				c.hashes = append(c.hashes, data.StableHash(foldID(c.servers[k].ID), 0x6964))
 			}
 		})
 	}
@@ -175,8 +176,11 @@ func parseServers(name, text string) (servers []data.Server, bad []error, err er
 	servers = all[:0] // in place: a row is never moved ahead of itself
 	for i, s := range all {
 		if f := first[i]; f >= 0 {
-			rowErrs = append(rowErrs, &RowError{Name: name, Line: lines[i], Why: WhyDuplicate,
-				Err: fmt.Errorf("duplicate id %q (first on line %d, kept)", s.ID, lines[f])})
+			e := &RowError{Name: name, Line: lines[i], Why: WhyDuplicate, Err: fmt.Errorf("duplicate id %q (first on line %d, kept)", s.ID, lines[f])}
+			if s.ID != all[f].ID {
+				e.Why, e.Err = WhyCaseTwin, fmt.Errorf("id %q is %q of line %d (kept) in another case: one file where case is ignored, as on macOS", s.ID, all[f].ID, lines[f])
+			}
+			rowErrs = append(rowErrs, e)
 			continue
 		}
 		servers = append(servers, s)
@@ -227,11 +231,11 @@ func splitRow(row string, fields []string) ([]string, error) {
 	return append(fields, rec...), nil
 }
 
-// firstOf returns for each server the index of the first with its id, -1
-// for the first itself. hashes holds a hash of each id. The hashes are
-// split by value among the cores, each with a table of its own (open
-// addressing, linear probing, ids compared on equal hashes), so a million
-// ids take a fraction of what a map of them takes.
+// firstOf returns for each server the index of the first with its id in
+// any case (foldID), -1 for the first itself. hashes holds a hash of each
+// folded id. The hashes are split by value among the cores, each with a
+// table of its own (open addressing, linear probing, ids compared on equal
+// hashes), so a million ids take a fraction of what a map of them takes.
 func firstOf(servers []data.Server, hashes []uint64) []int32 {
 	first := make([]int32, len(servers))
 	parts := uint64(max(1, min(runtime.GOMAXPROCS(0), len(servers)/4096)))
@@ -259,7 +263,7 @@ func firstOf(servers []data.Server, hashes []uint64) []int32 {
 						*e = slot{h, int32(i + 1)}
 						break
 					}
-					if e.hash == h && servers[e.at-1].ID == servers[i].ID {
+					if e.hash == h && strings.EqualFold(servers[e.at-1].ID, servers[i].ID) {
 						first[i] = e.at - 1
 						break
 					}
@@ -280,6 +284,7 @@ const (
 	WhyRank      = "bad rank"
 	WhyAdded     = "bad added time"
 	WhyDuplicate = "duplicate id"
+	WhyCaseTwin  = "id differs from another only in case"
 )
 
 // RowError is a bad row of the ranked list: set aside, or, when Kept,
@@ -351,13 +356,8 @@ func SummarizeRows(name string, servers []data.Server, bad []error) string {
 // and a RowError that is Kept; any other error sets the row aside.
 func parseServerFields(id, rank, addr, added string) (data.Server, *RowError) {
 	id = strings.TrimSpace(id)
-	switch {
-	case id == "":
-		return data.Server{}, &RowError{Why: WhyID, Err: errors.New("missing id")}
-	case len(id) > data.MaxIDBytes:
-		return data.Server{}, &RowError{Why: WhyID, Err: fmt.Errorf("id %.40q... of %d bytes, over the %d an id may take", id, len(id), data.MaxIDBytes)}
-	case strings.ContainsAny(id, " \t\r\n"):
-		return data.Server{}, &RowError{Why: WhyID, Err: fmt.Errorf("id %q has a space in it", id)}
+	if err := checkID(id); err != nil {
+		return data.Server{}, &RowError{Why: WhyID, Err: err}
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(rank))
 	if err != nil || n < 1 {

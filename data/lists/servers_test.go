@@ -59,6 +59,18 @@ func TestReadServersInvalid(t *testing.T) {
 		}, keptIDs: []string{"alpha", "beta", "gamma"}},
 		{file: "invalid-bad-time.csv", bad: []string{`invalid-bad-time.csv:3: server "beta": added "yesterday" is not an RFC 3339 time`}, keptIDs: []string{"alpha"}},
 		{file: "invalid-short-row.csv", bad: []string{"invalid-short-row.csv:2: 3 columns, want at least 4"}, keptIDs: []string{"beta"}},
+		// Ids whose files would collide with another server's or pass a
+		// file name's limit (issue 31 point 3): each costs its own row.
+		{file: "invalid-ids.csv", bad: []string{
+			`invalid-ids.csv:3: id "a.json/b" cannot name the site's files: part "a.json" ends in ".json", as the site's files do`,
+			`invalid-ids.csv:4: id "x.html/y" cannot name the site's files: part "x.html" ends in ".html", as the site's files do`,
+			`invalid-ids.csv:6: id "` + strings.Repeat("s", 60) + `" cannot name the site's files: part "ssssssssssssssssssss"... of 245 bytes, over the 200 a file name leaves`,
+			`invalid-ids.csv:8: id "alpha" is "Alpha" of line 7 (kept) in another case: one file where case is ignored, as on macOS`,
+			`invalid-ids.csv:9: id "feeds/Z.ATOM" cannot name the site's files: part "Z.ATOM" ends in ".atom", as the site's files do`,
+			`invalid-ids.csv:10: id "s.tmp-1" cannot name the site's files: part "s.tmp-1" has ".tmp-" in it, as the site's temporary files do`,
+			`invalid-ids.csv:11: id "a:b" cannot name the site's files: part "a:b" has ':' in it: only letters, digits and . _ - @ + are allowed`,
+			`invalid-ids.csv:12: id "../up" cannot name the site's files: part ".." is empty or starts with a dot`,
+		}, keptIDs: []string{"a", "x", "Alpha", "a/b", "A/c", "v1.2/svg"}},
 		{file: "invalid-empty.csv", err: "read ranked list invalid-empty.csv: no server in the ranked list"},
 		{file: "invalid-no-url-column.csv", err: `read ranked list invalid-no-url-column.csv:1: no "url" column in header`},
 	}
