@@ -217,6 +217,10 @@ func (d Dir) Site() string { return filepath.Join(string(d), "site") }
 // SiteStore returns the site's record of every server between runs.
 func (d Dir) SiteStore() string { return filepath.Join(d.Site(), "state.bin") }
 
+// SiteUnpublished returns the results the site could not publish yet: those
+// of servers whose files the last publish could not write, for the next.
+func (d Dir) SiteUnpublished() string { return filepath.Join(d.Site(), "unpublished.jsonl") }
+
 // PauseRecord returns the record of pause changes the site shows.
 func (d Dir) PauseRecord() string { return filepath.Join(d.Site(), "pauses.jsonl") }
 

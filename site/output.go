@@ -18,7 +18,9 @@ import (
 	"plug.directory/prober/data/spool"
 )
 
-// renderAll renders every candidate server, in parallel.
+// renderAll renders every candidate server, in parallel. A server whose
+// files cannot be written costs itself only (unpublished); the error is
+// that of ctx.
 func (p *publication) renderAll(ctx context.Context) error {
 	// Rows are found before the workers start: they write rows' fields
 	// while others would search them.
@@ -35,10 +37,8 @@ func (p *publication) renderAll(ctx context.Context) error {
 		workers = 8
 	}
 	var (
-		next  atomic.Int64
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
+		next atomic.Int64
+		wg   sync.WaitGroup
 	)
 	for range workers {
 		wg.Go(func() {
@@ -48,20 +48,12 @@ func (p *publication) renderAll(ctx context.Context) error {
 					return
 				}
 				if err := p.renderOne(ids[i]); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
+					p.unpublished(ids[i], p.st.Rows[ids[i]].ID, err) // its files cost it only
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if first != nil {
-		return first
-	}
 	return ctx.Err()
 }
 
@@ -266,6 +258,7 @@ func (p *publication) writeShared() error {
 	if err != nil {
 		return err
 	}
+	status.Unpublished = p.unpublishedStatus()
 	indexPath := filepath.Join(out, "index.json")
 	if _, err := os.Stat(indexPath); p.indexChanged.Load() || err != nil {
 		if err := p.w.replace(indexPath, encodeIndex(p.st)); err != nil {

@@ -91,6 +91,9 @@ type Stats struct {
 	Results   int     // results folded in
 	Rebuilt   bool    // no site state was found: every server was rendered
 	Bad       []error // inputs skipped: bad list rows, corrupt journal lines or Parquet files
+	// Unpublished are the servers whose files could not be written or
+	// removed: each costs itself only, the rest is published.
+	Unpublished []Unpublished
 	// ListBadUnread counts the bad rows of a ranked list unchanged since the
 	// publish that read them (and named them in its Bad): they are still in
 	// it.
@@ -141,7 +144,8 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 		return p.stats, err
 	}
 	p.log.Info("published", "servers", p.stats.Servers, "rendered", p.stats.Rendered, "written", p.stats.Written,
-		"unchanged", p.stats.Unchanged, "removed", p.stats.Removed, "results", p.stats.Results, "bad", len(p.stats.Bad), "took", p.stats.Took)
+		"unchanged", p.stats.Unchanged, "removed", p.stats.Removed, "results", p.stats.Results, "bad", len(p.stats.Bad),
+		"unpublished", len(p.stats.Unpublished), "took", p.stats.Took)
 	return p.stats, nil
 }
 
@@ -169,6 +173,7 @@ type publication struct {
 	removed      []string
 	indexChanged atomic.Bool
 	oldest       time.Time // results started before are not read
+	failMu       sync.Mutex // guards stats.Unpublished
 	feedMu       sync.Mutex
 	feedNew      map[string][]feedEntry         // newest status changes of the servers rendered, by id
 	pauses       map[string][]lists.PauseChange // the pause record, by id (recordPauses)
@@ -226,6 +231,9 @@ func (p *publication) run(ctx context.Context) error {
 	if err := p.readResults(); err != nil {
 		return err
 	}
+	if err := p.takeUnpublished(); err != nil {
+		return err
+	}
 	p.phase("results")
 	p.backfillFacts()
 	nowMS := p.now.UnixMilli()
@@ -264,7 +272,7 @@ func (p *publication) run(ctx context.Context) error {
 	}
 	for _, id := range p.removed {
 		if err := p.removeServer(id); err != nil {
-			return err
+			p.unpublished(-1, id, err)
 		}
 	}
 	if err := p.pruneRetired(); err != nil {
@@ -278,6 +286,9 @@ func (p *publication) run(ctx context.Context) error {
 		return err
 	}
 	p.phase("flush")
+	if err := p.carryUnpublished(); err != nil {
+		return err
+	}
 	b, err := st.encode()
 	if err != nil {
 		return err

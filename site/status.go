@@ -23,6 +23,10 @@ type Status struct {
 	StaleAfterSeconds  int64 `json:"stale_after_seconds"`  // warn when published or last_minute_recorded is older than this
 
 	HistoryLost []LostChecks `json:"history_lost"` // checks the history lost to a file damaged in both its copies, oldest found first; [] when none
+	// Unpublished are the servers whose files this publish could not
+	// write, by id; [] when none. Each keeps the files it had, and the
+	// next publish tries again.
+	Unpublished []UnpublishedServer `json:"unpublished"`
 }
 
 // LostChecks is a part of the history lost to a damaged file: the site
