@@ -3,6 +3,7 @@ package metrics
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -84,6 +85,28 @@ func TestWritePublish(t *testing.T) {
 	// or not (issue 18 point 3).
 	if got := PublishOf(site.Stats{Bad: []error{os.ErrInvalid}, ListBadUnread: 2}, nil, t1, t1).Bad; got != 3 {
 		t.Errorf("bad inputs %d, want 3: one named now, two rows still in the list", got)
+	}
+	// A server whose files could not be written is counted and named, by
+	// id, the first MaxUnpublishedNamed of them (issue 31 point 3).
+	var un []site.Unpublished
+	for _, id := range []string{"s12", "s03", "s01", "s02", "s04", "s05", "s06", "s07", "s08", "s09", "s10", "s11"} {
+		un = append(un, site.Unpublished{ID: id, Err: os.ErrPermission})
+	}
+	if err := WritePublish(path, PublishOf(site.Stats{Servers: 20, Unpublished: un}, nil, t1, t1)); err != nil {
+		t.Fatal(err)
+	}
+	if fams, err = ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if got := fams["prober_publish_servers_unpublished"].GetMetric()[0].GetGauge().GetValue(); got != 12 {
+		t.Errorf("servers unpublished %v, want 12", got)
+	}
+	var named []string
+	for _, m := range fams["prober_publish_server_unpublished"].GetMetric() {
+		named = append(named, m.GetLabel()[0].GetValue())
+	}
+	if want := []string{"s01", "s02", "s03", "s04", "s05", "s06", "s07", "s08", "s09", "s10"}; !slices.Equal(named, want) {
+		t.Errorf("named %v, want the first %d by id %v", named, MaxUnpublishedNamed, want)
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {

@@ -61,8 +61,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "published %d servers: %d rendered, %d files written, %d unchanged, %d removed, %d results, %d bad inputs, in %s\n",
-		st.Servers, st.Rendered, st.Written, st.Unchanged, st.Removed, st.Results, len(st.Bad), st.Took.Round(time.Millisecond))
+	// A server whose files could not be written costs itself only: the
+	// rest is published and the exit is 0; the log, status.json and
+	// publish.prom name it.
+	fmt.Fprintf(stdout, "published %d servers: %d rendered, %d files written, %d unchanged, %d removed, %d results, %d bad inputs, %d servers not written, in %s\n",
+		st.Servers, st.Rendered, st.Written, st.Unchanged, st.Removed, st.Results, len(st.Bad), len(st.Unpublished), st.Took.Round(time.Millisecond))
 	return nil
 }
 

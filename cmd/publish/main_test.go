@@ -101,6 +101,48 @@ func TestRun(t *testing.T) {
 			}
 		}
 	})
+	t.Run("O_P1_a_server_whose_files_cannot_be_written_costs_itself_only", func(t *testing.T) {
+		// A directory where bravo's file goes, as the ids bravo and
+		// bravo.json/x made before ids were checked (issue 31 point 3).
+		site, file := filepath.Join(dir, "blocked-site"), filepath.Join(dir, "blocked.prom")
+		if err := os.MkdirAll(filepath.Join(site, "servers", "bravo.json", "x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		args := []string{"-data", dataDir, "-servers", list, "-out", site, "-contact", contact, "-at", at.Format(time.RFC3339), "-metrics", file}
+		err := run(context.Background(), args, &stdout, &stderr)
+		if code := cli.ExitCode("publish", err, new(bytes.Buffer)); code != 0 {
+			t.Fatalf("exit %d (%v), want 0: the other servers are published\n%s", code, err, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "1 servers not written") || !strings.Contains(stderr.String(), "id=bravo") {
+			t.Errorf("stdout %q, log %q: want bravo counted and named", stdout.String(), stderr.String())
+		}
+		for _, rel := range []string{"index.json", "status.json", "servers/alpha.json", "badges/alpha.json", "feeds/alpha.atom"} {
+			if _, err := os.Stat(filepath.Join(site, rel)); err != nil {
+				t.Errorf("%s: %v", rel, err)
+			}
+		}
+		fams, err := metrics.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mf := fams["prober_publish_servers_unpublished"]; mf == nil || mf.GetMetric()[0].GetGauge().GetValue() != 1 {
+			t.Errorf("prober_publish_servers_unpublished: %v, want 1", mf)
+		}
+		if mf := fams["prober_publish_server_unpublished"]; mf == nil || len(mf.GetMetric()) != 1 || mf.GetMetric()[0].GetLabel()[0].GetValue() != "bravo" {
+			t.Errorf("prober_publish_server_unpublished: %v, want bravo", mf)
+		}
+		if mf := fams["prober_publish_success"]; mf == nil || mf.GetMetric()[0].GetGauge().GetValue() != 1 {
+			t.Errorf("prober_publish_success: %v, want 1", mf)
+		}
+		var status struct {
+			Unpublished []struct{ ID, Reason string } `json:"unpublished"`
+		}
+		b, _ := os.ReadFile(filepath.Join(site, "status.json"))
+		if err := json.Unmarshal(b, &status); err != nil || len(status.Unpublished) != 1 || status.Unpublished[0].ID != "bravo" {
+			t.Errorf("status.json %s (%v): want bravo unpublished", b, err)
+		}
+	})
 	t.Run("data_directory_never_written_is_an_error", func(t *testing.T) {
 		typo, site := filepath.Join(dir, "dta-typo"), filepath.Join(dir, "typo-site")
 		for _, d := range []string{typo, filepath.Join(dir, "empty")} {
