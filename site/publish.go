@@ -172,7 +172,7 @@ type publication struct {
 	pending      map[string][]data.Result
 	removed      []string
 	indexChanged atomic.Bool
-	oldest       time.Time // results started before are not read
+	oldest       time.Time  // results started before are not read
 	failMu       sync.Mutex // guards stats.Unpublished
 	feedMu       sync.Mutex
 	feedNew      map[string][]feedEntry         // newest status changes of the servers rendered, by id
