@@ -214,7 +214,9 @@ const (
 
 // PublishedSuffixes are the endings of the names of the files the site
 // writes for a server (servers/<id>.json, servers/<id>.html,
-// feeds/<id>.atom, badges-strip/<id>.svg) and a few it may: no part of an
-// id ends in one, in any case, or its directory could be another server's
-// file ("a" and "a.json/b").
-var PublishedSuffixes = []string{".json", ".html", ".atom", ".svg", ".xml", ".txt"}
+// feeds/<id>.atom, badges-strip/<id>.svg) and a few it may, and ".older",
+// which the record of a server that left the list adds before ".json"
+// (<id>.older.json): no part of an id ends in one, in any case, or its
+// directory could be another server's file ("a" and "a.json/b"), or its
+// record another's ("a" and "a.older").
+var PublishedSuffixes = []string{".json", ".html", ".atom", ".svg", ".xml", ".txt", ".older"}
