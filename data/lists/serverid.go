@@ -23,8 +23,6 @@ func checkID(id string) error {
 		return errors.New("missing id")
 	case len(id) > data.MaxIDBytes:
 		return fmt.Errorf("id %.40q... of %d bytes, over the %d an id may take", id, len(id), data.MaxIDBytes)
-	case strings.ContainsAny(id, " \t\r\n"):
-		return fmt.Errorf("id %q has a space in it", id)
 	}
 	for rest := id; ; {
 		seg, more, found := strings.Cut(rest, "/")
