@@ -143,6 +143,42 @@ func TestRun(t *testing.T) {
 			t.Errorf("status.json %s (%v): want bravo unpublished", b, err)
 		}
 	})
+	t.Run("O_P1_ids_whose_files_collide_cost_their_rows_only", func(t *testing.T) {
+		// a and a.json/b, x.html/y and x: both of each pair passed the id
+		// check, and publish failed for the whole directory, every minute
+		// ("not a directory", "file exists"; issue 31 point 3).
+		collidingList, collidingSite := filepath.Join(dir, "colliding.csv"), filepath.Join(dir, "colliding-site")
+		var buf bytes.Buffer
+		var servers []data.Server
+		for i, id := range []string{"a", "a.json/b", "x.html/y", "x"} {
+			servers = append(servers, data.Server{ID: id, Rank: i + 1, URL: "https://" + strings.NewReplacer("/", "-", ".", "-").Replace(id) + ".example.com/mcp", Added: at})
+		}
+		if err := lists.WriteServers(&buf, servers); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(collidingList, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		args := []string{"-data", dataDir, "-servers", collidingList, "-out", collidingSite, "-contact", contact, "-at", at.Format(time.RFC3339)}
+		err := run(context.Background(), args, &stdout, &stderr)
+		if code := cli.ExitCode("publish", err, new(bytes.Buffer)); code != 0 {
+			t.Fatalf("exit %d (%v), want 0\n%s", code, err, stderr.String())
+		}
+		if !strings.HasPrefix(stdout.String(), "published 2 servers") || !strings.Contains(stdout.String(), "2 bad inputs, 0 servers not written") {
+			t.Errorf("stdout %q: want a and x published, the other two rows named bad", stdout.String())
+		}
+		for _, want := range []string{`id \"a.json/b\" cannot name the site's files`, `id \"x.html/y\" cannot name the site's files`} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("log lacks %s:\n%s", want, stderr.String())
+			}
+		}
+		for _, rel := range []string{"index.json", "servers/a.json", "servers/x.json"} {
+			if fi, err := os.Stat(filepath.Join(collidingSite, rel)); err != nil || !fi.Mode().IsRegular() {
+				t.Errorf("%s: %v, want a file", rel, err)
+			}
+		}
+	})
 	t.Run("data_directory_never_written_is_an_error", func(t *testing.T) {
 		typo, site := filepath.Join(dir, "dta-typo"), filepath.Join(dir, "typo-site")
 		for _, d := range []string{typo, filepath.Join(dir, "empty")} {
