@@ -112,37 +112,47 @@ func boundNames(names []string, maxEach, maxCount, maxTotal int) []string {
 	return names
 }
 
-// boundProblems returns problems each cut to its bounds, without those past
-// MaxToolProblems or past MaxToolProblemsBytes of encoding: problems itself
-// when nothing is cut, else a copy (problems may be the caller's). A tool
-// named with 100 KB of '<' gives problems that each carry its name: before
-// they were bounded, three of them made a journal line of 1.8 MB, past the
-// reader's limit, and the result was never folded.
+// boundProblems returns a copy of problems each cut to its bounds, without
+// those past MaxToolProblems or past MaxToolProblemsBytes of encoding. A
+// last problem of rule ToolRuleBudget, the lint's note of what its budget
+// left unchecked, is kept last whatever is cut before it. A tool named with
+// 100 KB of '<' gives problems that each carry its name: before they were
+// bounded, three of them made a journal line of 1.8 MB, past the reader's
+// limit, and the result was never folded.
 func boundProblems(problems []ToolProblem) []ToolProblem {
-	total := 0
-	var kept []ToolProblem
-	for i, p := range problems {
-		cut := ToolProblem{Tool: truncateJSON(p.Tool, MaxToolNameBytes), Rule: truncateJSON(p.Rule, MaxNameBytes),
-			Message: truncateJSON(p.Message, MaxToolProblemBytes)}
-		n := jsonLen(cut.Tool) + jsonLen(cut.Rule) + jsonLen(cut.Message) + len(`{"tool":"","rule":"","message":""},`)
-		if i >= MaxToolProblems || total+n > MaxToolProblemsBytes {
-			if kept == nil {
-				kept = slices.Clone(problems[:i])
-			}
+	if len(problems) == 0 {
+		return problems
+	}
+	body, note := problems, []ToolProblem(nil)
+	if last := problems[len(problems)-1]; last.Rule == ToolRuleBudget {
+		body, note = problems[:len(problems)-1], []ToolProblem{cutProblem(last)}
+	}
+	count, room := MaxToolProblems-len(note), MaxToolProblemsBytes
+	for _, p := range note {
+		room -= problemLen(p)
+	}
+	kept := make([]ToolProblem, 0, min(len(body), count)+len(note))
+	for _, p := range body {
+		c := cutProblem(p)
+		n := problemLen(c)
+		if len(kept) == count || n > room {
 			break
 		}
-		total += n
-		if cut != p && kept == nil {
-			kept = slices.Clone(problems[:i])
-		}
-		if kept != nil {
-			kept = append(kept, cut)
-		}
+		room -= n
+		kept = append(kept, c)
 	}
-	if kept != nil {
-		return kept
-	}
-	return problems
+	return append(kept, note...)
+}
+
+// cutProblem returns p with its texts cut to their bounds.
+func cutProblem(p ToolProblem) ToolProblem {
+	return ToolProblem{Tool: truncateJSON(p.Tool, MaxToolNameBytes), Rule: truncateJSON(p.Rule, MaxNameBytes),
+		Message: truncateJSON(p.Message, MaxToolProblemBytes)}
+}
+
+// problemLen returns the length of p's JSON encoding in a list.
+func problemLen(p ToolProblem) int {
+	return jsonLen(p.Tool) + jsonLen(p.Rule) + jsonLen(p.Message) + len(`{"tool":"","rule":"","message":""},`)
 }
 
 // truncateJSON returns s when its JSON encoding takes at most max bytes,

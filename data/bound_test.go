@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,13 @@ func TestResultBound(t *testing.T) {
 				if !strings.HasSuffix(p.Tool, TruncatedMarker) || jsonLen(p.Tool) > MaxToolNameBytes || jsonLen(p.Message) > MaxToolProblemBytes {
 					t.Errorf("problem %s: tool of %d bytes, message of %d; want them cut with the marker", p.Rule, jsonLen(p.Tool), jsonLen(p.Message))
 				}
+			}
+		}},
+		{"the_budget_note_kept_last", Result{ToolProblems: append(slices.Repeat([]ToolProblem{{Tool: "t", Rule: ToolRuleInputSchema, Message: strings.Repeat("m", 400)}}, 99),
+			ToolProblem{Rule: ToolRuleBudget, Message: "the lint's budget left 900 tools unchecked"})}, func(t *testing.T, r Result) {
+			n := len(r.ToolProblems)
+			if n < 2 || n == 100 || r.ToolProblems[n-1].Rule != ToolRuleBudget {
+				t.Errorf("%d tool problems kept, the last %+v; want some cut for size and the budget's note last", n, r.ToolProblems[n-1])
 			}
 		}},
 		{"within_bounds_unchanged", Result{ServerName: "demo <server>", Tools: []string{"a", "b"}, ToolCount: 2, Detail: "2 tools"}, func(t *testing.T, r Result) {
