@@ -1,0 +1,185 @@
+// Package docs holds the prober's manual; its tests keep the manual honest:
+// the README short, every relative link and anchor pointing somewhere, no
+// pointer a reader of a clone cannot follow, and every sample of a published
+// file equal to what publish writes for the demo's recorded checks
+// (samples_test.go).
+package docs
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// root is the repository, seen from this package's directory.
+const root = ".."
+
+// readmeMaxLines is what a newcomer reads in five minutes.
+const readmeMaxLines = 300
+
+// manual is the README and every file under docs/, as paths from root.
+func manual(t *testing.T) []string {
+	t.Helper()
+	files := []string{"README.md"}
+	md, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range md {
+		rel, err := filepath.Rel(root, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, filepath.ToSlash(rel))
+	}
+	return files
+}
+
+func readDoc(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestReadmeShort(t *testing.T) {
+	n := strings.Count(readDoc(t, "README.md"), "\n")
+	if n > readmeMaxLines {
+		t.Errorf("README.md has %d lines, more than %d: move the detail into docs/ and link to it", n, readmeMaxLines)
+	}
+}
+
+// fence matches a fenced code block, whose text is no link.
+var fence = regexp.MustCompile("(?ms)^```.*?^```[^\n]*$")
+
+// codeSpan matches inline code, whose text is no link either.
+var codeSpan = regexp.MustCompile("`[^`\n]*`")
+
+// link matches an inline Markdown link or image: its target is group 1.
+var link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+var heading = regexp.MustCompile(`(?m)^#{1,6} +(.+?) *#*$`)
+
+// prose is text without its code blocks and code spans.
+func prose(text string) string {
+	return codeSpan.ReplaceAllString(fence.ReplaceAllString(text, ""), "")
+}
+
+// anchors returns the anchors GitHub gives the headings of a Markdown text:
+// lowercased, punctuation but - and _ dropped, spaces as -, a repeated one
+// numbered.
+func anchors(text string) map[string]bool {
+	seen := map[string]int{}
+	out := map[string]bool{}
+	for _, m := range heading.FindAllStringSubmatch(fence.ReplaceAllString(text, ""), -1) {
+		var b strings.Builder
+		for _, r := range strings.ToLower(m[1]) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 0x7f && !strings.ContainsRune("…→—–’“”", r):
+				b.WriteRune(r)
+			}
+		}
+		a := b.String()
+		if n := seen[a]; n > 0 {
+			out[fmt.Sprintf("%s-%d", a, n)] = true
+		} else {
+			out[a] = true
+		}
+		seen[a]++
+	}
+	return out
+}
+
+func TestLinks(t *testing.T) {
+	for _, doc := range manual(t) {
+		text := readDoc(t, doc)
+		for _, m := range link.FindAllStringSubmatch(prose(text), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, frag, _ := strings.Cut(target, "#")
+			file := doc
+			if path != "" {
+				file = filepath.ToSlash(filepath.Join(filepath.Dir(doc), path))
+				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(file))); err != nil {
+					t.Errorf("%s: link %s: %s is not in the repository", doc, target, file)
+					continue
+				}
+			}
+			if frag == "" || !strings.HasSuffix(file, ".md") {
+				continue
+			}
+			if !anchors(readDoc(t, file))[frag] {
+				t.Errorf("%s: link %s: %s has no heading with the anchor #%s", doc, target, file, frag)
+			}
+		}
+	}
+}
+
+// outside matches what a reader of a clone cannot look up: the project's
+// old pointers to material beside the repository, and issue numbers.
+var outside = regexp.MustCompile(`(?i)\.\./shared\b|\bissues?\s+#?[0-9]+`)
+
+// skipDirs are not the project's text: version control, and what builds,
+// the demo and the examples write (ignored by git).
+var skipDirs = map[string]bool{".git": true, "bin": true, "demo-out": true, "demo-fleet": true, "var": true, "sim-data": true}
+
+// textFile reports whether a file is text a reader meets.
+func textFile(name string) bool {
+	switch filepath.Ext(name) {
+	case ".go", ".md", ".sh", ".yml", ".yaml", ".json", ".jsonl", ".txt", ".tmpl", ".html", ".csv", ".conf", ".service", ".timer", ".toml":
+		return true
+	}
+	switch name {
+	case "Makefile", "crontab", "run", "tools", "tracked-files":
+		return true
+	}
+	return false
+}
+
+// TestNoOutsidePointers: nothing in the repository points a reader at a
+// file a clone does not have or an issue number they cannot look up; say
+// what the thing is instead.
+func TestNoOutsidePointers(t *testing.T) {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && skipDirs[d.Name()] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !textFile(d.Name()) {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 4<<20)
+		for n := 1; sc.Scan(); n++ {
+			if m := outside.FindString(sc.Text()); m != "" {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s:%d: %q: say what it is, not where it was discussed", filepath.ToSlash(rel), n, m)
+			}
+		}
+		return sc.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
