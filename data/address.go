@@ -2,8 +2,8 @@ package data
 
 import "strings"
 
-// AddressKey returns the address rawURL is dialled at, written one way
-// (issue 14 point 5): the scheme lowercased, the host as LookupName gives it
+// AddressKey returns the address rawURL is dialled at, written one way:
+// the scheme lowercased, the host as LookupName gives it
 // (IDNA, lowercased, no trailing dot), the default port of https dropped,
 // an empty path written "/", the fragment (never sent) dropped; the path and
 // the query are kept as they are, since the server reads them. Two servers

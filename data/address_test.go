@@ -6,7 +6,7 @@ import (
 )
 
 // TestAddressKey: the spellings of one address as the check dials it are
-// one key (issue 14 point 5); what the server reads (path, query) and
+// one key; what the server reads (path, query) and
 // another port keep addresses apart.
 func TestAddressKey(t *testing.T) {
 	for _, c := range []struct{ in, want string }{

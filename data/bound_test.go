@@ -18,7 +18,7 @@ var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 // TestResultBound holds Result.Bound to its promises on hostile answers:
 // the encoding stays under MaxRecordedBytes, each cut text ends with the
 // marker and stays valid UTF-8, the tool count stays exact, and a result
-// within the bounds is left as it is (issue 10 point 3).
+// within the bounds is left as it is.
 func TestResultBound(t *testing.T) {
 	manyTools := make([]string, 10_000)
 	for i := range manyTools {
@@ -58,7 +58,7 @@ func TestResultBound(t *testing.T) {
 		{"certificate_of_ten_thousand_names", Result{TLS: &TLSInfo{Issuer: strings.Repeat("&", 100_000), Names: manyTools},
 			Timings: &Timings{FirstByte: make([]time.Duration, 1000)}, Support: &ProtocolSupport{Versions: manyTools}}, func(t *testing.T, r Result) {
 			if n := len(r.Support.Versions); n == 0 || n > MaxDiscoverVersions {
-				t.Errorf("%d discover versions kept, want 1..%d (issue 19 point 3)", n, MaxDiscoverVersions)
+				t.Errorf("%d discover versions kept, want 1..%d", n, MaxDiscoverVersions)
 			}
 			if n := len(r.TLS.Names); n == 0 || n > MaxCertNames || !strings.HasSuffix(r.TLS.Issuer, TruncatedMarker) {
 				t.Errorf("%d names kept, issuer %.20q...; want 1..%d and the marker", n, r.TLS.Issuer, MaxCertNames)

@@ -2,7 +2,7 @@ package data
 
 import "slices"
 
-// ProtocolSupport is how a server spoke to one check (issue 19 point 3),
+// ProtocolSupport is how a server spoke to one check,
 // beyond the version negotiated and the transport (Result.Protocol and
 // Transport), read from the answers the check got anyway.
 type ProtocolSupport struct {

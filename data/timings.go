@@ -3,7 +3,7 @@ package data
 import "time"
 
 // Timings is where the time of one check went, phase by phase, summed over
-// its connections (issue 19 point 2), as the check measured it around the
+// its connections, as the check measured it around the
 // steps it takes anyway: a lookup, a connect, a handshake, each request.
 // A phase the check never reached (no connection: no handshake) is nil.
 type Timings struct {

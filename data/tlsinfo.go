@@ -3,7 +3,7 @@ package data
 import "time"
 
 // TLSInfo is what a check saw of a server's TLS session: the version agreed
-// and the leaf certificate the server presented (issue 19 point 1). It
+// and the leaf certificate the server presented. It
 // comes from the handshake the check makes anyway; a certificate that
 // failed verification (expired, another name) is described too, from the
 // certificate the server sent, so an owner sees which one it was.

@@ -1,7 +1,7 @@
 package data
 
 // ToolProblem is one thing in a server's tool definitions that clients
-// reject or mishandle (issue 19 point 4): advice, never a verdict.
+// reject or mishandle: advice, never a verdict.
 type ToolProblem struct {
 	Tool    string `json:"tool"`    // the tool's name as listed
 	Rule    string `json:"rule"`    // one of the ToolRule* constants

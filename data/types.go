@@ -113,7 +113,7 @@ type PlannedCheck struct {
 	Transport string    `json:"transport,omitempty"` // transport learned, "" if unknown
 	Every     int64     `json:"every,omitempty"`     // effective cadence in seconds when the host's caps stretch the tier's (rule S4 fair sharing); 0: the tier's
 	// Also names the other servers listed at the same address (AddressKey),
-	// in rank order: the one check is theirs too (issue 14 point 5).
+	// in rank order: the one check is theirs too.
 	Also []Listing `json:"also,omitempty"`
 }
 
@@ -156,8 +156,8 @@ type Result struct {
 	Tools         []string `json:"tools,omitempty"`      // tool names in the server's order
 	ToolsHash     string   `json:"tools_hash,omitempty"` // SHA-256 of the canonical tool definitions (FingerprintTools); "" when none listed
 	ToolDefs      []byte   `json:"-"`                    // those definitions, canonical JSON: the journal stores them once (PutToolDefs), not in its lines
-	// ToolProblems is the tool lint of the listed definitions (issue 19
-	// point 4): advice, never a verdict; at most MaxToolProblems, nil when
+	// ToolProblems is the tool lint of the listed definitions:
+	// advice, never a verdict; at most MaxToolProblems, nil when
 	// none or none listed.
 	ToolProblems []ToolProblem `json:"tool_problems,omitempty"`
 
@@ -173,13 +173,13 @@ type Result struct {
 
 	ProberVersion string `json:"prober_version"`
 
-	// What the check saw on its way (issue 19 points 1-2): the server's
+	// What the check saw on its way: the server's
 	// TLS session and certificate, nil when no handshake got as far as a
 	// certificate; and where its time went, nil when it opened no
 	// connection.
 	TLS     *TLSInfo `json:"tls,omitempty"`
 	Timings *Timings `json:"timings,omitempty"`
-	// Support is how the server spoke (issue 19 point 3): the versions
+	// Support is how the server spoke: the versions
 	// server/discover listed, whether it kept a session, whether answers
 	// came as JSON or event streams; nil when the check learned none of it.
 	Support *ProtocolSupport `json:"protocol_support,omitempty"`
@@ -213,7 +213,7 @@ func (s State) EverAnswered() bool { return !s.LastAnswered.IsZero() }
 // folded are ignored, so replaying a journal twice, or two overlapping runs
 // finishing out of order, gives the same state. A newer result for another
 // URL than the state's starts a fresh state: a server whose address changed
-// is new (issue 3); an older one, of the address it left, is ignored.
+// is new; an older one, of the address it left, is ignored.
 func (s *State) Apply(r Result) {
 	if !r.Started.After(s.LastCheck) && !s.LastCheck.IsZero() {
 		// Known already, or older than what is: also a check of the address

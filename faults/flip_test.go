@@ -244,7 +244,7 @@ func (b *base) attributed(tb testing.TB, out string) {
 // (state snapshot, state delta, ledger base and delta, Parquet part, site
 // record, minute marker) never panics a plan, a run or a publish, never
 // stops the next plan, and never shows a result under another server; the
-// state comes back as it was (issue 12, Done when), also when it is first read by ids,
+// state comes back as it was, also when it is first read by ids,
 // by its blocks, as a plan of a long list reads it (every other flip).
 func TestFlippedByte(t *testing.T) {
 	t.Parallel() // its own directories; mostly waits for fsyncs, which overlap

@@ -115,7 +115,7 @@ func historyChecks(tb testing.TB, dir string) (int, []error) {
 	return len(rs), bad
 }
 
-// TestDamagedHistory (issue 18, Done when): a byte flipped in the pages of
+// TestDamagedHistory: a byte flipped in the pages of
 // a Parquet file of every age (a part of today, the compacted file of a
 // day) loses no check: after the next scrub, or the next rebuild of the
 // site, every check is in the history and the site is the one published

@@ -60,8 +60,8 @@ func temporaries(tb testing.TB, out string) []string {
 // moments of a publish of 2,000 servers, each with a new result, until a
 // kill has left temporary
 // files in the output (a file is temporary for microseconds): the next
-// publish removes every one, and the site is whole again (issue 12, point
-// 6). site's TestPublishRemovesTemporaryFilesOfAKilledPublish proves the
+// publish removes every one, and the site is whole again.
+// site's TestPublishRemovesTemporaryFilesOfAKilledPublish proves the
 // same without the luck of the kill.
 func TestKilledPublish(t *testing.T) {
 	if testing.Short() {

@@ -19,7 +19,7 @@ import (
 	"plug.directory/prober/site"
 )
 
-// TestRebuildEqualsIncremental (issue 18 point 2): a day of hourly runs and
+// TestRebuildEqualsIncremental: a day of hourly runs and
 // publishes with faults (runs killed before their fold, whose journals the
 // next run folds and publish reads meanwhile at nanoseconds; parts with a
 // flipped byte restored by the scrub; the day compacted; a server paused

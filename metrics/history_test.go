@@ -8,7 +8,7 @@ import (
 	"plug.directory/prober/data/history"
 )
 
-// TestRunHistoryDamage (issue 18 point 1): the run's metrics count the
+// TestRunHistoryDamage: the run's metrics count the
 // history files restored from their second copy and name, with their day
 // and minutes, the ones whose checks are lost; none lost is no series, and
 // the restored count is there at 0.

@@ -82,7 +82,7 @@ func TestWritePublish(t *testing.T) {
 		t.Error("a failed publish reports figures it does not have")
 	}
 	// The ranked list's bad rows count while they stay in it, read again
-	// or not (issue 18 point 3).
+	// or not.
 	if got := PublishOf(site.Stats{Bad: []error{os.ErrInvalid}, ListBadUnread: 2}, nil, t1, t1).Bad; got != 3 {
 		t.Errorf("bad inputs %d, want 3: one named now, two rows still in the list", got)
 	}

@@ -325,7 +325,7 @@ func TestClockBack(t *testing.T) {
 	})
 }
 
-// TestRecoveryNewServerCountedAgain (issue 18 point 3): a new server's
+// TestRecoveryNewServerCountedAgain: a new server's
 // first check lost with its run is planned again as a new server's (rule
 // S5 keeps its place ahead of retries and routine checks), and the plan's
 // summary counts it among the checks planned again.

@@ -5,8 +5,8 @@ import (
 	"plug.directory/prober/data/spool"
 )
 
-// sharing is the servers listed at one address (data.AddressKey; issue 14
-// point 5). The first of them in rank order, the lead, has the best rank:
+// sharing is the servers listed at one address (data.AddressKey),
+// checked once for all. The first of them in rank order, the lead, has the best rank:
 // it is checked for all, at a slot derived from the address (rule S2), and
 // its host counts the check once (rule S3). The others follow it: they are
 // not planned, their ledger records mirror the lead's, and the runner

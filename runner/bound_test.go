@@ -19,8 +19,7 @@ import (
 // over ten pages, two are ordinary. Before results were bounded, the
 // journal line of either hostile server was longer than the reader took
 // and the fold lost the whole minute (0 of 3 results). Now every result is
-// recorded, the hostile ones bounded with the exact tool count (issue 10
-// point 3).
+// recorded, the hostile ones bounded with the exact tool count.
 func TestHostileAnswersBounded(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {

@@ -15,7 +15,7 @@ import (
 // TestClaimMinute: a claim is written whole or not at all: a full disk
 // leaves no marker, and the minute is claimed once there is room; an empty
 // or damaged marker is no claim; a whole one refuses the minute naming who
-// claimed it (issue 12, point 4).
+// claimed it.
 func TestClaimMinute(t *testing.T) {
 	t.Parallel()
 	minute := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)

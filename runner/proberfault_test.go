@@ -11,9 +11,9 @@ import (
 	"plug.directory/prober/data"
 )
 
-// TestProberFaultNotRecorded proves issue 10 point 13 in the runner: a check
+// TestProberFaultNotRecorded proves in the runner that a check
 // that failed on the prober's side (rule N11: its source address) is never
-// recorded against the server. The run stops with an error naming the check,
+// recorded against the server: the run stops with an error naming the check,
 // the results before it stand, nothing is journaled for it or after it.
 func TestProberFaultNotRecorded(t *testing.T) {
 	t.Parallel()

@@ -325,7 +325,7 @@ func (r *run) one(soft, hard context.Context, c data.PlannedCheck, prev, turn ch
 	res := r.cfg.Checker.Check(hard, c)
 	res.Stamp(c, start, r.cfg.Clock.Now(), late)
 	if res.ProberFault {
-		// Rule N11 and issue 10.13: the prober's own failure is never a
+		// Rule N11: the prober's own failure is never a
 		// server's. Nothing is recorded; the run stops (every further check
 		// would fail alike) and the planner owes the checks again.
 		r.count(func() { r.notStarted++ })

@@ -11,7 +11,7 @@ import (
 )
 
 // TestSharedAddress: a check planned for three servers at one address
-// (issue 14 point 5) reaches the server once, and its result is journaled
+// reaches the server once, and its result is journaled
 // for each of them, by its own id and address.
 func TestSharedAddress(t *testing.T) {
 	t.Parallel()

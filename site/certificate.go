@@ -7,8 +7,8 @@ import (
 	"plug.directory/prober/data"
 )
 
-// Certificate is the certificate a server last presented to a check (issue
-// 19 point 1), as its file publishes it: what the certificate says, and,
+// Certificate is the certificate a server last presented to a check,
+// as its file publishes it: what the certificate says, and,
 // within the warning, how long it has left at the time the file was
 // rendered.
 type Certificate struct {

@@ -80,8 +80,8 @@ func (f certFixture) badge(t *testing.T) Badge {
 }
 
 // TestPublishCertificate follows one server's certificate to its end
-// without a new check, then a check that meets it expired (issue 19 point
-// 1): the file counts its days left in calendar days from 14 days before
+// without a new check, then a check that meets it expired:
+// the file counts its days left in calendar days from 14 days before
 // the day of expiry, rendered again at each midnight ("expires in 2
 // days", "expires tomorrow", "expires today"), the server's feed gains an
 // entry at the midnight of 14 and of 3 days, the badge follows, and once it
@@ -293,7 +293,7 @@ func TestPublishCertificateWarningDated(t *testing.T) {
 
 // TestPublishPhases: each check's phases are in its history and last
 // result, and the daily series has their p50 and p95 (nearest rank) over
-// the day's answered checks (issue 19 point 2); a check measured before
+// the day's answered checks; a check measured before
 // them has none.
 func TestPublishPhases(t *testing.T) {
 	t.Parallel()
@@ -309,7 +309,7 @@ func TestPublishPhases(t *testing.T) {
 		rs = append(rs, r)
 	}
 	old := result(srv, day.Add(20*time.Minute), data.Working, "")
-	old.Timings = nil // before issue 19
+	old.Timings = nil // checked before timings were measured
 	refused := result(srv, day.Add(30*time.Minute), data.Refused, "HTTP 429")
 	refused.Timings = &data.Timings{TLS: fixDur(time.Second)} // not answered: not in the series
 	f.results(append(rs, old, refused)...)

@@ -134,7 +134,7 @@ func TestFeeds(t *testing.T) {
 	})
 }
 
-// TestFeedWords proves issue 20 point 4: a feed entry's title never says
+// TestFeedWords: a feed entry's title never says
 // its label twice, a pause says that no check will come (not that the
 // server "was first checked"), and a feed with no entries is dated from
 // the server's listing, not 1970.

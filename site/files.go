@@ -28,11 +28,11 @@ type ServerFile struct {
 	FailingSince   *Time    `json:"failing_since"`                       // start of the first failing check of the current streak
 	CadenceSeconds int64    `json:"cadence_seconds"`                     // usual pace of its tier
 	EffectiveCad   int64    `json:"effective_cadence_seconds,omitempty"` // pace when its host's caps stretch it
-	SharedWith     []string `json:"shared_with,omitempty"`               // the other servers listed at its address: one check serves all (issue 14)
+	SharedWith     []string `json:"shared_with,omitempty"`               // the other servers listed at its address: one check serves all
 
 	LastResult *LastResult `json:"last_result"` // the last check, also while paused (rule P4); null when never checked
-	// Certificate is the one the last check that got as far saw (issue
-	// 19); null when no check did.
+	// Certificate is the one the last check that got as far saw;
+	// null when no check did.
 	Certificate *Certificate `json:"certificate"`
 	// CertWarnings are the warnings its certificates were given, as its
 	// feed has them, newest first: kept a year, at most ServerFeedLen,
@@ -47,7 +47,7 @@ type ServerFile struct {
 	Badges       BadgeLinks      `json:"badges"`
 
 	// Protocol is how it spoke to the last check that got through a
-	// handshake (issue 19 point 3); null when none did.
+	// handshake; null when none did.
 	Protocol *Protocol `json:"protocol"`
 }
 
@@ -110,14 +110,14 @@ type LastResult struct {
 	ServerVersion *string      `json:"server_version"` // null when the server did not say
 	ToolCount     int          `json:"tool_count"`
 	Tools         []string     `json:"tools"`   // in the server's order
-	Timings       *Timings     `json:"timings"` // where its time went (issue 19); null when it opened no connection
+	Timings       *Timings     `json:"timings"` // where its time went; null when it opened no connection
 	// ToolProblems is what clients will reject in its tool definitions
-	// (issue 19 point 4: advice, the status stays working): tool, rule and
+	// (advice, the status stays working): tool, rule and
 	// message, at most data.MaxToolProblems; [] when the listed tools have
 	// none, null when no tools were listed.
 	ToolProblems []data.ToolProblem `json:"tool_problems"`
 
-	supportFields // discover_versions, session, answers (issue 19 point 3)
+	supportFields // discover_versions, session, answers
 }
 
 // Check is one entry of a server's history.
@@ -126,7 +126,7 @@ type Check struct {
 	Status    data.Outcome `json:"status"`
 	Detail    string       `json:"reason,omitempty"`
 	LatencyMS *int64       `json:"latency_ms"` // null when no answer came
-	Timings   *Phases      `json:"timings"`    // where its time went; null when not measured (no connection, or checked before issue 19)
+	Timings   *Phases      `json:"timings"`    // where its time went; null when not measured (no connection, or checked before timings were measured)
 }
 
 // UptimeSet is a server's uptime over three windows ending at publication.
@@ -167,9 +167,9 @@ type IndexFile struct {
 	Totals  []StatusTotal `json:"totals"`  // one per outcome of table O, in the site's order
 	Rows    []IndexRow    `json:"rows"`
 
-	// Protocols counts the servers by how they last spoke (issue 19
-	// point 3), ToolProblems those whose last working check listed tools
-	// that clients will reject (point 4); FactsPending the servers in
+	// Protocols counts the servers by how they last spoke,
+	// ToolProblems those whose last working check listed tools
+	// that clients will reject; FactsPending the servers in
 	// neither count yet (a site record from before them: each is read
 	// within the next runs). index.json has them before its rows.
 	Protocols    ProtocolTotals `json:"protocols"`

@@ -206,7 +206,7 @@ func result(s data.Server, t time.Time, o data.Outcome, detail string) data.Resu
 		r.ServerName, r.ServerVersion = s.ID+"-server", "1.2.0"
 		r.Tools = []string{"search", "fetch"}
 		r.ToolCount = 2
-		// discover refused with -32022 naming what it speaks (issue 19 point 3)
+		// discover refused with -32022 naming what it speaks
 		r.Support = &data.ProtocolSupport{Versions: []string{"2025-11-25", "2025-06-18"}, Session: new(true), Answers: data.AnswersSSE}
 	}
 	return r

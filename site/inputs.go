@@ -34,7 +34,7 @@ func (p *publication) readLists() error {
 		return nil
 	}
 	// Held to the last good list plan took: a list cut short unpublishes
-	// no server (issue 12).
+	// no server.
 	servers, bad, stale, err := lists.ListGuard{Dir: p.cfg.DataDir, ReadOnly: true}.Read(p.cfg.ServersPath)
 	// Plan says the same rows too: whichever reads them first says them,
 	// once a day while they stay (lists.ListRowsToSay); each still counts.

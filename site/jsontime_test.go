@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// publishedTime is the form of every published time (issue 20).
+// publishedTime is the form of every published time.
 var publishedTime = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 
 // TestTimeOneForm: every published time is RFC 3339 UTC with three

@@ -18,7 +18,7 @@ import (
 // TestPublishListedNotCheckable: a server listed without an address, or
 // with one that does not parse or is too long, is published not_checkable
 // with its reason from the first publish that lists it, never "not checked
-// yet" nor dropped (issue 11 point 2); duplicate ids keep the first row.
+// yet" nor dropped; duplicate ids keep the first row.
 func TestPublishListedNotCheckable(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -64,7 +64,7 @@ func TestPublishListedNotCheckable(t *testing.T) {
 		msgs[2] != `:6: duplicate id "alpha" (first on line 2, kept)` {
 		t.Errorf("bad = %q, want lines 4, 5 and 6 named", msgs)
 	}
-	// Issue 18 point 3: the list unchanged, not read again, its bad rows
+	// The list unchanged, not read again, its bad rows
 	// still count (prober_publish_bad_inputs does not drop to 0).
 	f.now = f.now.Add(time.Minute)
 	if st := f.MustPublish(); len(st.Bad) != 0 || st.ListBadUnread != 3 {
@@ -74,7 +74,7 @@ func TestPublishListedNotCheckable(t *testing.T) {
 
 // TestPublishListCutShort: a ranked list cut short after plan took the
 // whole one unpublishes nothing: publish holds it to the last good list
-// plan keeps (issue 12 point 2).
+// plan keeps.
 func TestPublishListCutShort(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
@@ -137,7 +137,7 @@ func TestPublishPausedListRefused(t *testing.T) {
 
 // TestPublishReturningServer: a server that leaves the ranked list loses its
 // public files, and when it returns its page is the same server's, with its
-// history, uptime and incidents, not a new one (issue 12 point 2). Records
+// history, uptime and incidents, not a new one. Records
 // kept for a return are pruned after retiredKeep months.
 func TestPublishReturningServer(t *testing.T) {
 	t.Parallel()

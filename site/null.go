@@ -3,7 +3,7 @@ package site
 import "plug.directory/prober/data"
 
 // orNull returns nil for the zero value of T, else a pointer to v: a
-// published value that does not apply is null, never "" or 0 (issue 20).
+// published value that does not apply is null, never "" or 0.
 func orNull[T comparable](v T) *T {
 	var zero T
 	if v == zero {

@@ -47,7 +47,7 @@ func emptyValues(b []byte) ([]string, error) {
 	return out, nil
 }
 
-// TestNullWhereNothingApplies proves issue 20's "null for does not apply,
+// TestNullWhereNothingApplies proves "null for does not apply,
 // everywhere": no published JSON file of a server of each status holds ""
 // or an HTTP status of 0 (from, era, transport, tool_definitions.hash,
 // next_check_from, url, http_status, reason were "" or 0 before).
@@ -115,7 +115,7 @@ func TestNullWhereNothingApplies(t *testing.T) {
 	}
 }
 
-// TestLatencyOfNoAnswer proves issue 20 point 5: a check that got no answer
+// TestLatencyOfNoAnswer: a check that got no answer
 // (it timed out after the 45 s of rule N10) has latency_ms null in the last
 // result and the history, and the daily p50 and p95 and the 30-day median
 // are those of the answered checks alone, while the Parquet history keeps

@@ -178,8 +178,8 @@ func TestWords(t *testing.T) {
 	}
 }
 
-// TestContactRequired proves the operator's contact is required (issue 20
-// point 4): a publish without it, or with something that is no bare
+// TestContactRequired proves the operator's contact is required:
+// a publish without it, or with something that is no bare
 // address, fails before writing anything, naming the setting.
 func TestContactRequired(t *testing.T) {
 	t.Parallel()

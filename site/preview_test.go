@@ -9,7 +9,7 @@ import (
 )
 
 // TestPreviewWording reads the preview pages of the standard fixture as a
-// reader would (issue 14.7).
+// reader would.
 func TestPreviewWording(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)

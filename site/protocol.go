@@ -9,7 +9,7 @@ import (
 )
 
 // Protocol is how a server spoke to the last check that got through a
-// handshake (issue 19 point 3), as its file publishes it: kept while later
+// handshake, as its file publishes it: kept while later
 // checks fail, so a server that is down still shows what it speaks.
 type Protocol struct {
 	Version   string `json:"version"`   // the version negotiated
@@ -65,7 +65,7 @@ func protoSeenOf(p *Protocol) *protoSeen {
 		Support: data.ProtocolSupport{Versions: p.DiscoverVersions, Session: p.Session, Answers: valueOf(p.Answers)}}
 }
 
-// supportFields are a last result's protocol facts (issue 19 point 3) as
+// supportFields are a last result's protocol facts as
 // its file publishes them: null where the check learned nothing of them.
 type supportFields struct {
 	DiscoverVersions []string `json:"discover_versions"` // what server/discover listed; null when not asked or no listing
@@ -90,7 +90,7 @@ func (f supportFields) support() *data.ProtocolSupport {
 }
 
 // ProtocolTotals counts the servers of index.json by how they last spoke
-// to a check (issue 19 point 3); a server no check got through a handshake
+// to a check; a server no check got through a handshake
 // with is in none of them.
 type ProtocolTotals struct {
 	Speaks20260728 int            `json:"speaks_2026_07_28"` // negotiated 2026-07-28 or listed it in answer to server/discover

@@ -47,7 +47,7 @@ func tallyProtocols(t *testing.T, f *fixture, idx IndexFile) (ProtocolTotals, in
 	return want, problems
 }
 
-// wantIndexFacts asserts index.json's counts (issue 19 points 3-4) are
+// wantIndexFacts asserts index.json's counts are
 // those of the published server files, and the ones given.
 func wantIndexFacts(t *testing.T, f *fixture, speaks, problems int) {
 	t.Helper()
@@ -61,11 +61,11 @@ func wantIndexFacts(t *testing.T, f *fixture, speaks, problems int) {
 	}
 }
 
-// TestProtocolPublished proves issue 19 point 3 on the site: the server
+// TestProtocolPublished proves the protocol facts on the site: the server
 // file's last result and protocol block say how the server spoke, the
 // block stays while later checks fail, the page shows it, and index.json
 // counts the servers speaking 2026-07-28, those per version negotiated and
-// those with tool problems (point 4), as the server files say; a rebuild
+// those with tool problems, as the server files say; a rebuild
 // from the Parquet history gives the same.
 func TestProtocolPublished(t *testing.T) {
 	t.Parallel()
@@ -138,7 +138,7 @@ func TestProtocolPublished(t *testing.T) {
 }
 
 // TestStoreV2 proves a site record of the layout before the index's facts
-// counts (issue 19) still loads: its rows as they were, their facts not
+// counts still loads: its rows as they were, their facts not
 // read yet; and the publisher reads them within a few runs, a bounded
 // number each (factsBackfill), without a rebuild, to the counts of a
 // site record that had them all along.

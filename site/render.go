@@ -85,7 +85,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		cadence = l.EffCad
 	}
 	if s != nil && len(s.Checks) > 0 && s.State.URL != srv.URL {
-		s = nil // its address changed: a new server (issue 3)
+		s = nil // its address changed: a new server
 	}
 	var expires time.Time
 	earliest := func(t time.Time) {
@@ -98,7 +98,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		f.Status = data.Paused
 	case s == nil || s.State.LastCheck.IsZero():
 		f.Status = data.Pending
-		if why := srv.NotCheckable(); why != "" { // no check can tell more (issue 11)
+		if why := srv.NotCheckable(); why != "" { // no check can tell more
 			f.Status, f.Detail = data.NotCheckable, orNull(why)
 		}
 	default:
@@ -119,7 +119,7 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 		earliest(time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC))
 	}
 	// No next check for a paused server (rule S8), nor for one whose
-	// address no check can reach: it is never asked anything (issue 20).
+	// address no check can reach: it is never asked anything.
 	if !l.Paused && srv.NotCheckable() == "" {
 		if !l.PlanNext.IsZero() && l.PlanNext.After(now) {
 			f.NextCheck, f.NextCheckFrom = timePtr(l.PlanNext), orNull("plan")

@@ -15,7 +15,7 @@ const retiredKeep = 13 // months
 // retiredDir returns where the records of servers that left the ranked list
 // wait, one directory per month of leaving (YYYY-MM), under the data
 // directory: a server that returns within retiredKeep is the same server,
-// with its history, not a new one (issue 12 point 2).
+// with its history, not a new one.
 func retiredDir(dataDir string) string { return filepath.Join(dataDir, "site", "retired") }
 
 // retiredPaths returns the retired copies of a server's published record and

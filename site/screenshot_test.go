@@ -75,7 +75,7 @@ func month(t *testing.T) *fixture {
 	return f
 }
 
-// TestPreviewInBrowser proves issue 20 point 1 in a real browser: at 390 px
+// TestPreviewInBrowser proves the preview's layout in a real browser: at 390 px
 // (a phone) and 1280 px, no page of the preview is wider than the window
 // and every chart ends inside it, so the newest days are seen. It runs
 // Debian's Chromium headless on the preview of a month of every status,

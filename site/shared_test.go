@@ -11,8 +11,8 @@ import (
 	"plug.directory/prober/data"
 )
 
-// TestPublishSharedAddress: servers listed at one address (issue 14 point
-// 5) each have the one check's result, and each page names the others at
+// TestPublishSharedAddress: servers listed at one address
+// each have the one check's result, and each page names the others at
 // the address (shared_with, valid against the schema, from the publish
 // after a server joins the address); a pause naming one
 // of them shows every one of them paused (rule P4).

@@ -16,7 +16,7 @@ import (
 // latest minute a run claimed (its marker) and the latest minute whose run
 // recorded its checks, each null before any run, and validates against its
 // schema either way. A minute claimed by a run that died at its first
-// check (a full disk) is not a minute recorded (issue 18 point 3).
+// check (a full disk) is not a minute recorded.
 func TestStatusFile(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
@@ -62,7 +62,7 @@ func TestStatusFile(t *testing.T) {
 	}
 }
 
-// TestIndexFreshness proves issue 20 point 3: the preview's index opens
+// TestIndexFreshness: the preview's index opens
 // with how many servers have each status and how far checks are recorded,
 // then says when it was published and whether checks are running, from
 // the same facts as status.json (stale after stale_after_seconds).

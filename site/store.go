@@ -16,7 +16,7 @@ import (
 // storeMagic starts state.bin; a file without it is not ours, or of an
 // older layout (v1 had no checksum), and the site is rebuilt: the store is
 // derived from the data directory and the published files. A file of
-// storeMagicV2, the layout before each row's facts (issue 19), loads with
+// storeMagicV2, the layout before each row's facts, loads with
 // them not read yet (row.Problems -1), and backfillFacts reads them over
 // the next runs.
 const (
@@ -33,7 +33,7 @@ type row struct {
 	URLSum    uint64       // FNV-64a of its address, to notice a new one
 	Status    data.Outcome // status shown
 	Paused    bool
-	Speaks    bool  // it speaks 2026-07-28 (issue 19: see Protocol below)
+	Speaks    bool  // it speaks 2026-07-28 (see Protocol below)
 	Problems  int32 // its tool problems; -1 while its facts are not read yet
 	LastCheck int64 // start of the last check, Unix ms; 0 when never checked
 	Uptime7d  int64 // hundredths of a percent; -1 when nothing counted
@@ -43,7 +43,7 @@ type row struct {
 	EffCad    int64 // cadence its host's caps stretch it to, seconds; 0 when not stretched
 
 	// Protocol, Speaks and Problems are its facts for index.json's
-	// counts (issue 19), as its file last published them: the protocol
+	// counts, as its file last published them: the protocol
 	// version negotiated, whether it speaks 2026-07-28, its number of tool
 	// problems. (Speaks and Problems sit beside Paused, in its padding.)
 	Protocol string

@@ -16,8 +16,7 @@ import (
 
 // TestStore: the site's record round-trips; every flipped byte is caught
 // by its checksum, never a panic nor a record of another server; a publish
-// that finds it damaged names it and rebuilds the same site (issue 13,
-// point 4).
+// that finds it damaged names it and rebuilds the same site.
 func TestStore(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
@@ -68,7 +67,7 @@ func TestStore(t *testing.T) {
 // TestPublishRemovesTemporaryFilesOfAKilledPublish: a publish killed
 // part-way leaves its mark and temporary files in the output; the next
 // publish removes them (a site build would ship them) and the site is as
-// before (issue 12, point 6).
+// before.
 func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)

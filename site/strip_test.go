@@ -51,7 +51,7 @@ func mustSVGElements(t *testing.T, b []byte) []svgElement {
 	return out
 }
 
-// TestStripFile proves issue 20 point 2's last item: each server's 90-day
+// TestStripFile: each server's 90-day
 // strip is published as badges-strip/<id>.svg, an SVG document that
 // stands alone (well-formed, no stylesheet, a fill written on every
 // element that paints), whose bars are those of its page; the server's

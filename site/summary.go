@@ -38,11 +38,11 @@ type summary struct {
 	Spans    []statusSpan // its statuses over time, oldest first
 	Tools    ToolDefinitions
 	Badges   [4]Badge // those its published file implies (badgesOf), to write only badges that change
-	// Cert is the last certificate a check saw (issue 19), and
+	// Cert is the last certificate a check saw, and
 	// CertWarnings the warnings its certificates were given, oldest first.
 	Cert         *certSeen
 	CertWarnings []certWarning
-	Proto        *protoSeen // the last handshake a check got through (issue 19 point 3)
+	Proto        *protoSeen // the last handshake a check got through
 }
 
 // pastCheck is one check in a summary, kept short: a server checked hourly
@@ -77,7 +77,7 @@ func normalize(r data.Result) data.Result {
 // reading a journal and then the Parquet part it was folded into is
 // harmless. A result for another address than the summary's, newer than its
 // last check, starts the summary afresh: a server whose address changed is
-// new (issue 3).
+// new.
 func (s *summary) apply(r data.Result) bool {
 	r = normalize(r)
 	if !s.State.LastCheck.IsZero() && r.URL != s.State.URL {

@@ -107,7 +107,7 @@ const (
 )
 
 // stripFile returns badges-strip/<id>.svg: the server's strip as an SVG
-// document that stands alone, for a README's <img> (issue 20 point 2):
+// document that stands alone, for a README's <img>:
 // colours inline, a white ground (a dark page would swallow the grey
 // outlines), and under the bars the first and last days and the period's
 // uptime, which the page says around its strip. Its bars have no titles,

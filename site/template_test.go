@@ -9,8 +9,8 @@ import (
 	"text/template"
 )
 
-// TestJSONInTemplates proves issue 20 point 5 the way a site build meets
-// the JSON: a Go template (Hugo's are Go templates) reaches every uptime
+// TestJSONInTemplates meets the JSON the way a site build
+// does: a Go template (Hugo's are Go templates) reaches every uptime
 // window of a published server file by dot syntax, which `24h` keys
 // defeat, and the old keys still hold the same figures for one release.
 func TestJSONInTemplates(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"plug.directory/prober/data"
 )
 
-// Phases is where the time of one check went (issue 19 point 2), in
+// Phases is where the time of one check went, in
 // milliseconds, summed over its connections; a phase the check did not go
 // through is null (no lookup for an IP address, no handshake after a
 // failed connect).

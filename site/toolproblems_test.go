@@ -11,7 +11,7 @@ import (
 	"plug.directory/prober/data"
 )
 
-// TestToolProblemsPublished proves issue 19 point 4 on the site: the tool
+// TestToolProblemsPublished proves the tool lint on the site: the tool
 // problems of a working check are in its server file and on its page, the
 // status stays working, and a rebuild from the Parquet history gives them
 // again.

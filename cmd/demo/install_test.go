@@ -92,7 +92,7 @@ func minuteSuccess(t *testing.T, path string) map[string]float64 {
 	return got
 }
 
-// TestInstalledMinuteKnowsItsHome (issue 18 point 3): make install's home
+// TestInstalledMinuteKnowsItsHome: make install's home
 // (here with a space in its path) has a minute.sh that finds it with no
 // environment at all, a crontab and units that name it, and a config file
 // whose flags reach plan and run. A failed plan reaches syslog with its

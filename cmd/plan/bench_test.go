@@ -186,7 +186,7 @@ func discard() *slog.Logger {
 // -paused -data`): read the ranked list, the paused list, the states and
 // the ledger, plan, write ledger and plan. The goal at 1,000,000 servers on
 // 100,000 hosts (one with 50,000) is within twice the time of reading the
-// list and under 1 GB (issue 21 point 4): read_list alone is the baseline
+// list and under 1 GB: read_list alone is the baseline
 // of the same run, and plan reads the list after each plan, off the clock,
 // for its x-read-list (wall) and x-read-list-cpu, measured in the same
 // minutes. After each plan, off the clock too, the results of the minute

@@ -54,7 +54,7 @@ func writeList(t *testing.T, path string, rows ...string) {
 // duplicate id are each named file:line at plan time, the plan exits 0 with
 // the usable rows and says in one line how many rows were set aside and
 // why; the server with the long address is never planned, so no plan line
-// is longer than a plan reader takes (issue 10 point 4, issue 11 point 2).
+// is longer than a plan reader takes.
 func TestPlanBadRows(t *testing.T) {
 	dir, list := t.TempDir(), filepath.Join(t.TempDir(), "servers.csv")
 	const added = ",2026-01-01T00:00:00Z\n"
@@ -82,7 +82,7 @@ func TestPlanBadRows(t *testing.T) {
 		}
 	}
 	// The same list a minute later: the rows were said; they are said
-	// again a day later or when they change (issue 18 point 3).
+	// again a day later or when they change.
 	if _, logs := runPlan(t, "-servers", list, "-data", dir, "-at", m2.Add(time.Minute).Format(time.RFC3339)); strings.Contains(logs, "duplicate id") || strings.Contains(logs, "ranked list") {
 		t.Errorf("the same bad rows said again a minute later:\n%s", logs)
 	}
@@ -97,7 +97,7 @@ func TestPlanBadRows(t *testing.T) {
 
 // TestPlanListShrinkRefused: a ranked list cut in half after a plan took
 // the whole is refused, the last good list stands (every server is still
-// in the ledger), and plan -accept-shrink takes it (issue 12 point 2).
+// in the ledger), and plan -accept-shrink takes it.
 func TestPlanListShrinkRefused(t *testing.T) {
 	dir, list := t.TempDir(), filepath.Join(t.TempDir(), "servers.csv")
 	var rows []string
@@ -133,7 +133,7 @@ func TestPlanListShrinkRefused(t *testing.T) {
 
 // TestPlanReturningServerIsNotNew: a server that leaves the list and comes
 // back at its address keeps its history: the planner plans it at its usual
-// pace, not as a new server (issue 12 point 2).
+// pace, not as a new server.
 func TestPlanReturningServerIsNotNew(t *testing.T) {
 	dir, list := t.TempDir(), filepath.Join(t.TempDir(), "servers.csv")
 	var rows []string

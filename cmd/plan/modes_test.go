@@ -10,7 +10,7 @@ import (
 	"plug.directory/prober/cmd/internal/cli"
 )
 
-// TestModes (issue 21 point 5): each mode has its own flags and usage, and
+// TestModes: each mode has its own flags and usage, and
 // every command line in use picks the mode it always did, its flags all
 // parsed there (the README's, the demo's, deploy/minute.sh's, the tests'),
 // as do the modes' names. "-h" at the end prints the usage of the mode

@@ -56,7 +56,7 @@ func pinnedURL(u string, i int) string {
 // and lost checks, addresses of every shape, and pins each minute's plan
 // file and ledger (its records: the file holds the hosts in map order) by
 // their SHA-256 in testdata/pinned.txt: making the
-// planner cheaper must not change a byte it writes (issue 21 point 4).
+// planner cheaper must not change a byte it writes.
 // -update rewrites the file, for a change meant to change plans. It costs
 // some 3 CPU-seconds, most of them the first plan of the 20,000: -short
 // leaves it to make test (or go test -run TestPlanOutputPinned ./cmd/plan,

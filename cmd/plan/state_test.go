@@ -19,8 +19,7 @@ import (
 
 // TestRunDamagedState: a flipped byte in a state delta does not stop the
 // plan: the state is set aside, named on stderr, rebuilt from the history
-// and the minute planned; -rebuild-state does the same on demand (issue
-// 12, point 1).
+// and the minute planned; -rebuild-state does the same on demand.
 func TestRunDamagedState(t *testing.T) {
 	dir := t.TempDir()
 	list := filepath.Join(dir, "servers.csv")

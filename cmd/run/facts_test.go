@@ -81,8 +81,8 @@ func (s *sdkFactsServer) counts() [3]int64 {
 	return [3]int64{s.conns.Load(), s.handshakes.Load(), s.requests.Load()}
 }
 
-// TestFactsPublished follows what a check sees on its way (issue 19 points
-// 1-3) from a real go-sdk server to what run -url prints and what the site
+// TestFactsPublished follows what a check sees on its way (the
+// certificate, timings, how it spoke) from a real go-sdk server to what run -url prints and what the site
 // publishes, each time with the server's own counts: learning them costs
 // not a connection, handshake or request more than a plain check.
 func TestFactsPublished(t *testing.T) {
@@ -107,7 +107,7 @@ func TestFactsPublished(t *testing.T) {
 		if tm := out.Timings; tm == nil || tm.ConnectMS == nil || tm.TLSMS == nil || tm.DNSMS != nil || len(tm.FirstByteMS) != out.Requests {
 			t.Fatalf("timings %+v: want connect, TLS, no lookup (the lab's override) and a first byte per request", tm)
 		}
-		// issue 19 point 3: the stateless go-sdk server lists the SDK's
+		// How it spoke: the stateless go-sdk server lists the SDK's
 		// versions, keeps no session and answers in event streams.
 		if !slices.Equal(out.DiscoverVersions, mcp.SupportedProtocolVersions()) || out.Session == nil || *out.Session ||
 			out.Answers == nil || *out.Answers != "sse" || out.Protocol == nil || *out.Protocol != "2026-07-28" {

@@ -214,7 +214,7 @@ func TestOneOffUsage(t *testing.T) {
 	}
 }
 
-// TestModes (issue 21 point 5): each mode has its own flags and usage, and
+// TestModes: each mode has its own flags and usage, and
 // every command line in use picks the mode it always did, its flags all
 // parsed there: those of the demo, deploy/minute.sh, the README, the
 // Makefile and the tests, and the modes' names. "-h" at the end prints the
@@ -278,8 +278,8 @@ func TestHelp(t *testing.T) {
 }
 
 // TestSourceNotOurs: `run -source` with an address this machine does not
-// own stops at start, exit 1, saying so once in plain words (rule N11,
-// issue 10 point 13), before any plan is read or any check recorded.
+// own stops at start, exit 1, saying so once in plain words (rule N11),
+// before any plan is read or any check recorded.
 // Binding a local address sends no packet.
 func TestSourceNotOurs(t *testing.T) {
 	t.Parallel()

@@ -10,8 +10,8 @@ import (
 	"plug.directory/prober/data"
 )
 
-// TestNoAnswerHasNoLatency follows a check that got no answer (issue 20
-// point 5) from the wire to the site: a server that takes the request and
+// TestNoAnswerHasNoLatency follows a check that got no answer
+// from the wire to the site: a server that takes the request and
 // never answers, checked by a planned minute with a 1 s timeout, is
 // failing with "no answer", the history keeps the check's measured
 // duration, and the published latency_ms is null in the last result and

@@ -125,7 +125,7 @@ type oneOffJSON struct {
 	ServerVersion *string            `json:"server_version"`
 	ToolCount     int                `json:"tool_count"`
 	Tools         []string           `json:"tools"`
-	ToolProblems  []data.ToolProblem `json:"tool_problems"` // what clients will reject in the tools listed (issue 19): advice; [] when none, null when none were listed
+	ToolProblems  []data.ToolProblem `json:"tool_problems"` // what clients will reject in the tools listed: advice; [] when none, null when none were listed
 	Started       time.Time          `json:"started"`
 	Finished      time.Time          `json:"finished"`
 	DurationMS    float64            `json:"duration_ms"`
@@ -140,7 +140,7 @@ type oneOffJSON struct {
 	TLS           *tlsJSON           `json:"tls"`
 	Timings       *timingsJSON       `json:"timings"`
 
-	// How the server spoke (issue 19 point 3): the versions
+	// How the server spoke: the versions
 	// server/discover listed, whether it kept a session (null: no
 	// handshake succeeded), how its answers came ("json", "sse", "mixed").
 	DiscoverVersions []string `json:"discover_versions"`
@@ -148,7 +148,7 @@ type oneOffJSON struct {
 	Answers          *string  `json:"answers"`
 }
 
-// tlsJSON is the TLS session and certificate the check saw (issue 19).
+// tlsJSON is the TLS session and certificate the check saw.
 type tlsJSON struct {
 	Version  *string   `json:"version"`
 	NotAfter time.Time `json:"not_after"`
@@ -157,7 +157,7 @@ type tlsJSON struct {
 	Names    []string  `json:"names"`
 }
 
-// timingsJSON is where the check's time went (issue 19), in milliseconds.
+// timingsJSON is where the check's time went, in milliseconds.
 type timingsJSON struct {
 	DNSMS       *float64  `json:"dns_ms"`
 	ConnectMS   *float64  `json:"connect_ms"`
@@ -276,7 +276,7 @@ func factsText(res data.Result, now time.Time) (cert, timings string) {
 	return cert, timings
 }
 
-// protocolText says how the server spoke (issue 19 point 3): the version
+// protocolText says how the server spoke: the version
 // and transport negotiated, whether it kept a session, how its answers
 // came and what server/discover listed; "" when the check learned none of
 // it.

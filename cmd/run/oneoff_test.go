@@ -121,7 +121,7 @@ func mustOneOffSchema(t *testing.T) *jsonschema.Resolved {
 }
 
 // TestOneOffJSON proves that run -url -json is the complete record for an
-// owner (issue 11 point 7): it validates against
+// owner: it validates against
 // testdata/oneoff.schema.json, has one "reason" (the outcome's), null for
 // what does not apply, milliseconds only, and carries the dialled address,
 // the TLS session and certificate, the answer headers that matter, the start
@@ -162,7 +162,7 @@ func TestOneOffJSON(t *testing.T) {
 				if h := ex[0]["headers"].(map[string]any); h["Content-Type"] != "application/json" {
 					t.Errorf("headers %v, want the Content-Type", h)
 				}
-				// issue 19 point 3: an initialize-era raw server, no session id, JSON answers
+				// How it spoke: an initialize-era raw server, no session id, JSON answers
 				if out["discover_versions"] != nil || out["session"] != false || out["answers"] != "json" {
 					t.Errorf("discover_versions %v, session %v, answers %v; want null, false, json", out["discover_versions"], out["session"], out["answers"])
 				}
@@ -249,7 +249,7 @@ func TestOneOffJSON(t *testing.T) {
 				t.Fatalf("output does not follow testdata/oneoff.schema.json: %v\n%s", err, stdout)
 			}
 			out := instance.(map[string]any)
-			// What does not apply is null, never "" or 0 (issue 20): the
+			// What does not apply is null, never "" or 0: the
 			// schema refuses this very output with one of them.
 			for k, empty := range map[string]any{"http_status": float64(0), "protocol": "", "server_name": "", "url": ""} {
 				old := out[k]
@@ -309,7 +309,7 @@ func TestOneOffText_connection_and_error_body(t *testing.T) {
 	}
 }
 
-// TestOneOffText_tool_problems proves issue 19 point 4 where an owner
+// TestOneOffText_tool_problems proves the tool lint where an owner
 // debugging looks first: run -url names each tool problem under the tools,
 // the status stays working, and the server received the requests of a
 // plain check and no more.

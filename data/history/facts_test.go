@@ -19,7 +19,7 @@ import (
 
 func durPtr(d time.Duration) *time.Duration { return &d }
 
-// TestHistoryFacts: what a check saw on its way (issue 19) goes through the
+// TestHistoryFacts: what a check saw on its way goes through the
 // journal and the fold into the Parquet history and back, at millisecond
 // precision, null where it does not apply.
 func TestHistoryFacts(t *testing.T) {
@@ -32,7 +32,7 @@ func TestHistoryFacts(t *testing.T) {
 	lab := datatest.NewResult("lab", datatest.T0.Add(time.Second), data.Failing) // lab override: no lookup; the connect failed
 	lab.Timings = &data.Timings{Connect: durPtr(3 * time.Millisecond)}
 	full.Support = &data.ProtocolSupport{Versions: []string{"2026-07-28", "2025-11-25"}, Session: new(false), Answers: data.AnswersJSON}
-	lab.Support = &data.ProtocolSupport{Session: new(true), Answers: data.AnswersMixed} // issue 19 point 3: no discover listing
+	lab.Support = &data.ProtocolSupport{Session: new(true), Answers: data.AnswersMixed} // no discover listing
 	none := datatest.NewResult("none", datatest.T0.Add(2*time.Second), data.NotCheckable)
 	spooltest.MustJournal(t, dir, "run-1", full, lab, none).Close()
 	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
@@ -58,8 +58,8 @@ func TestHistoryFacts(t *testing.T) {
 // TestHistoryPreviousSchema: a file of a version before columns were
 // added, summed, is no damaged file: it reads with those columns null, and
 // compacts with the new ones. Each case is a version's row: ResultRow
-// without the columns from the first one a later version added (issue 19
-// points 1-2 from TLSVersion, point 3 from DiscoverVersions).
+// without the columns from the first one a later version added (the
+// certificate and timings from TLSVersion, how it spoke from DiscoverVersions).
 func TestHistoryPreviousSchema(t *testing.T) {
 	t.Parallel()
 	for _, firstNew := range []string{"TLSVersion", "DiscoverVersions"} {

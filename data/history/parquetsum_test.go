@@ -18,8 +18,8 @@ import (
 
 // TestParquetFlips: a part with one random byte flipped is read whole, as
 // written, or is an error naming it and wrapping ErrDamaged: never a panic,
-// never an id or a status changed without an error (issue 12, point 3:
-// before, 49 of 3,000 flips panicked and 4 read back altered).
+// never an id or a status changed without an error (before
+// the checksum, 49 of 3,000 flips panicked and 4 read back altered).
 func TestParquetFlips(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

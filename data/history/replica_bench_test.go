@@ -50,7 +50,7 @@ func benchResult(rng *rand.Rand, at time.Time) data.Result {
 }
 
 // BenchmarkSecondCopyCost measures the disk a result row takes as a
-// journal line (plain and gzipped: the second copy issue 18 suggests),
+// journal line (plain and gzipped: the second copy once suggested),
 // in a minute's Parquet part of 1,000 rows (the copy kept: replica/), and
 // in a compacted day, reported as bytes per row.
 func BenchmarkSecondCopyCost(b *testing.B) {

@@ -58,7 +58,7 @@ type ResultRow struct {
 	ProberVersion string   `parquet:"prober_version"`
 	ToolsHash     string   `parquet:"tools_hash,optional"` // "" (null in older files) when no definitions were listed
 
-	// What the check saw on its way (issue 19 points 1-2, TLSInfo and
+	// What the check saw on its way (TLSInfo and
 	// Timings): null where it does not apply and in the files written
 	// before them; durations in milliseconds. (Fields of their own, not an
 	// embedded struct: parquet-go v0.32 reads an embedded struct's nulls
@@ -71,10 +71,10 @@ type ResultRow struct {
 	ConnectMS    *int64   `parquet:"connect_ms,optional"`                            // TCP connects
 	TLSMS        *int64   `parquet:"tls_ms,optional"`                                // TLS handshakes
 	FirstByteMS  []int64  `parquet:"first_byte_ms,list"`                             // per answer, request written to its first byte
-	// ToolProblems is the tool lint of the check (Result.ToolProblems,
-	// issue 19 point 4) as a JSON array; null when none.
+	// ToolProblems is the tool lint of the check (Result.ToolProblems)
+	// as a JSON array; null when none.
 	ToolProblems *string `parquet:"tool_problems,optional"`
-	// How the server spoke (Result.Support, issue 19 point 3): null
+	// How the server spoke (Result.Support): null
 	// (an empty list) where the check learned nothing of it and in the
 	// files written before.
 	DiscoverVersions []string `parquet:"discover_versions,list"` // the versions server/discover listed

@@ -183,7 +183,7 @@ func TestLoadStatesOfReadsItsBlocks(t *testing.T) {
 // TestStateBlocksDamaged: damage to a v2 snapshot that a read by ids meets
 // (a flipped byte in a block it reads, in the index, in the trailer; the
 // file cut short or of the wrong magic) is ErrDamaged naming the file,
-// and the state is rebuilt from the history (issue 12, point 1). Damage in
+// and the state is rebuilt from the history. Damage in
 // a block it does not read is found by the next fold, which reads every
 // block, and repaired there (rule P1: the state is derived data).
 func TestStateBlocksDamaged(t *testing.T) {

@@ -51,7 +51,7 @@ func asideIn(dir string) string {
 
 // TestStateRepair: a state file damaged or lost is set aside, named, and
 // the state rebuilt from the history with every failing streak, Retry-After
-// hold and learned transport as the folds made them (issue 12, point 1).
+// hold and learned transport as the folds made them.
 func TestStateRepair(t *testing.T) {
 	t.Parallel()
 	flip := func(path string) func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestRebuildState(t *testing.T) {
 
 // TestFoldRepairsState: a run's fold that meets a damaged delta rebuilds
 // the state, its own results included, and goes on: the run does not fail
-// its fold (issue 12, point 1).
+// its fold.
 func TestFoldRepairsState(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -29,7 +29,7 @@ type listCopyMeta struct {
 
 // ListGuard reads the ranked list against the last good copy kept in the
 // data directory, so that a list cut short or broken by one bad quote does
-// not drop its servers from the plans and the site (issue 12): a list that
+// not drop its servers from the plans and the site: a list that
 // cannot be read, or that loses more than MaxShrink of the last good list's
 // servers at once, is refused and the last good list stands, as the paused
 // list's does (rule R2).

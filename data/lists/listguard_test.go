@@ -22,7 +22,7 @@ func tenThousand() string {
 }
 
 // TestListGuard: a ranked list broken by a quote or cut in half does not
-// drop its servers from the plans (issue 12 point 2). One unbalanced quote
+// drop its servers from the plans. One unbalanced quote
 // at line 5,002 costs that row alone, named with its text; a list that
 // loses more than 5% of the last good one's servers, or cannot be read, is
 // refused and the last good list stands until -accept-shrink takes it.

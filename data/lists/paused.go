@@ -195,8 +195,8 @@ func (e PausedEntry) key() string {
 
 // widenPaused adds to paused every server listed at the address
 // (AddressKey) of a paused one, servers[i] for each i of hit: the servers
-// at one address are one endpoint, checked once for all (issue 14 point
-// 5), so a request naming one of them stops the checks of all, and each
+// at one address are one endpoint, checked once for all,
+// so a request naming one of them stops the checks of all, and each
 // of their pages says so.
 func widenPaused(paused map[string]bool, servers []data.Server, hit []int) {
 	keys := map[string]bool{}

@@ -102,7 +102,7 @@ func TestPausedList_entries_keep_their_lines(t *testing.T) {
 	}
 }
 
-// TestNormalizeAddress proves issue 17 point 6: the paused list's
+// TestNormalizeAddress: the paused list's
 // addresses are compared in the one way of writing an address (AddressKey,
 // which shared addresses use), so every spelling of a listed address
 // pauses it (rule R1, P4), IDNA included, and none of another does.
@@ -178,7 +178,7 @@ func TestLocalPausedList_R2(t *testing.T) {
 // TestReadPausedListFiles reads each testdata/paused file: a byte-order
 // mark does not hide the first entry, and a list with a line that does not
 // parse is refused whole with the exact error, never read in part (rule
-// R2: leaving a line out would resume its server; issue 11 point 1).
+// R2: leaving a line out would resume its server).
 func TestReadPausedListFiles(t *testing.T) {
 	dir := filepath.Join("testdata", "paused")
 	for _, tc := range []struct {
@@ -214,7 +214,7 @@ func TestReadPausedListFiles(t *testing.T) {
 // TestLoadPausedList_R2_last_good_copy_stands: a local list that is
 // refused or goes missing leaves the pauses of its last good copy in
 // force; a good list replaces the copy; with no copy a bad list is an
-// error (issue 11 point 1).
+// error.
 func TestLoadPausedList_R2_last_good_copy_stands(t *testing.T) {
 	dir, src := t.TempDir(), filepath.Join(t.TempDir(), "paused.txt")
 	step := func(content string, wantIDs string, wantStale, wantErr bool) {

@@ -110,8 +110,7 @@ func TestReadServersInvalid(t *testing.T) {
 // TestParseServersNotCheckable: a row whose address cannot be checked
 // stays listed, with the reason table O shows for it, and is named
 // file:line; a row without an address is not checkable from the start; an
-// id too long for a plan line is set aside (issue 10 point 4, issue 11
-// point 2).
+// id too long for a plan line is set aside.
 func TestParseServersNotCheckable(t *testing.T) {
 	long := "https://a.example/" + strings.Repeat("a", 200_000)
 	list := "id,rank,url,added\n" +
@@ -148,7 +147,7 @@ func TestParseServersNotCheckable(t *testing.T) {
 	if !reflect.DeepEqual(msgs, wantMsgs) {
 		t.Errorf("bad rows:\n got %q\nwant %q", msgs, wantMsgs)
 	}
-	// Issue 18 point 3: the server listed without an address is counted
+	// The server listed without an address is counted
 	// too, as the site shows it.
 	sum := SummarizeRows("servers.csv", servers, bad)
 	if want := "ranked list servers.csv: 5 servers listed; 1 rows set aside (1 bad id); 3 listed as not checkable (1 address does not parse, 1 address is too long, 1 no address)"; sum != want {

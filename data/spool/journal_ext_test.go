@@ -72,8 +72,7 @@ func TestJournalBrokenStaysBroken(t *testing.T) {
 
 // TestJournalDamage injects the damage a journal meets on disk and holds
 // spool.ReadJournal to it: every whole result that is intact is read, each
-// damaged line is named file:line and never read as another result
-// (issue 12 point 8).
+// damaged line is named file:line and never read as another result.
 func TestJournalDamage(t *testing.T) {
 	t.Parallel()
 	ids := []string{"s00500", "s00501", "s00502"}
@@ -175,7 +174,7 @@ func TestJournalDiskFull(t *testing.T) {
 
 // TestRandomByteFlips flips one random byte of a journal and of a plan to a
 // random value, 3,000 times each: every result or check read back is one of
-// those written, exactly; the damaged line is named instead (issue 12).
+// those written, exactly; the damaged line is named instead.
 func TestRandomByteFlips(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(12, 8))

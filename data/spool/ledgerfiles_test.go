@@ -57,7 +57,7 @@ func fileSize(path string) int {
 // TestLedgerWrites: a plan that keeps the servers writes only a delta of
 // the records and host starts it changed, which reads back as the ledger;
 // another set of servers, or a delta past a sixteenth of the base, writes a
-// new base and no delta (issue 21 point 4).
+// new base and no delta.
 func TestLedgerWrites(t *testing.T) {
 	const n, hosts, m = 20_000, 2_000, 1_780_003_600
 	for _, tc := range []struct {

@@ -18,7 +18,7 @@ import (
 // TestReadPlanDamage injects damage into a plan file: a line over
 // MaxPlanLine (a ~1.2 MB address), one that does not parse, a flipped
 // bit and a cut last line are each named file:line and left out, and every
-// other check of the minute is still read (issue 10 point 4, issue 12).
+// other check of the minute is still read.
 func TestReadPlanDamage(t *testing.T) {
 	t.Parallel()
 	minute := datatest.T0.Add(time.Hour)

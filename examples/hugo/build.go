@@ -1,7 +1,7 @@
 // Command hugo builds the example site from a published site: the
 // directory's index and a page per server, rendered by Hugo (0.111, as
 // Debian ships it) from the JSON the prober publishes, with no special case
-// for it (issue 20 point 5).
+// for it.
 //
 //	go run ./examples/hugo -site demo-out/site -out demo-out/hugo
 //

@@ -84,7 +84,7 @@ func demoLike(t *testing.T) string {
 	return out
 }
 
-// TestHugoBuild proves issue 20 point 5: Hugo 0.111 (Debian's) builds the
+// TestHugoBuild: Hugo 0.111 (Debian's) builds the
 // example site from a freshly published tree, and its index and each
 // server's page say the server's name and status as its JSON has them,
 // the templates holding no special case for any server or value.

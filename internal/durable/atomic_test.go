@@ -11,7 +11,7 @@ import (
 // TestAtomicWrites: the file is fsynced before it is renamed or linked
 // into place (after a power loss a renamed file that was never synced can
 // be empty), and a full disk leaves the old file, no new one, no temporary
-// file (rule P3; issue 13, point 8; issue 12, point 4).
+// file (rule P3).
 func TestAtomicWrites(t *testing.T) {
 	t.Parallel()
 	// calls returns Files recording each Sync, Rename and Link in order.

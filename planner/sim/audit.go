@@ -33,7 +33,7 @@ type Audit struct {
 	minuteNew map[string][]int64    // new servers' first checks in the minute audited, by host
 
 	checks    int
-	shared    int // checks for more than one server (issue 14 point 5)
+	shared    int // checks for more than one server
 	served    int // results those checks gave the servers besides the one named first
 	byReason  map[string]int
 	newDelay  []int64 // seconds from the first plan that listed a new server to its first check
@@ -53,7 +53,7 @@ type hostAudit struct {
 }
 
 // addrAudit is one address (data.AddressKey) as the audit finds it in the
-// list: the servers listed at it, which one check serves (issue 14 point 5).
+// list: the servers listed at it, which one check serves.
 type addrAudit struct {
 	ids     []string   // listed at it now, in rank order
 	rank    int        // the best rank among them: the address's cadence (rule S1)

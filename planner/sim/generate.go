@@ -21,7 +21,7 @@ type GenConfig struct {
 	NoURL   float64   // share with no address (runs only locally)
 	// Shared is the share of Servers listed a second time, under a new id
 	// (srv-dup-N) and a rank of its own, at the address of one of them
-	// (issue 14 point 5: one check serves both). With Distinct each is at
+	// (one check serves both). With Distinct each is at
 	// an address of its own on the same host instead, as if every listing
 	// were checked on its own: the list to compare the checks with.
 	Shared   float64
@@ -128,7 +128,7 @@ func Outcomes(failing float64, seed uint64) func(c data.PlannedCheck) data.Resul
 // EvolvingList returns the ranked list as of a time, for a simulation from
 // start for d: a server appears at its Added time; a share churn of them is
 // removed at a random time in the run, another share churn moves to a new
-// address (a new server, issue 3). The same slice is returned while nothing
+// address (a new server). The same slice is returned while nothing
 // changes.
 func EvolvingList(all []data.Server, start time.Time, d time.Duration, churn float64, seed uint64) func(now time.Time) []data.Server {
 	type event struct {

@@ -29,7 +29,7 @@ type shape struct {
 	churn     float64 // share removed, and another moved, during the run
 	failing   float64
 	pausedPct float64
-	shared    float64 // share listed again under a new id at the same address, spelt otherwise half the time (issue 14)
+	shared    float64 // share listed again under a new id at the same address, spelt otherwise half the time
 }
 
 func (s shape) String() string {

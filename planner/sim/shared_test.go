@@ -27,7 +27,7 @@ func alsoIDs(c data.PlannedCheck) []string {
 	return ids
 }
 
-// TestSharedRules: servers listed at one address (issue 14 point 5) are one
+// TestSharedRules: servers listed at one address are one
 // check, at the address's slot and best cadence, counted once by the host
 // caps, paused together. Every run is audited (world.MustRun).
 func TestSharedRules(t *testing.T) {
@@ -214,7 +214,7 @@ func TestSharedRules(t *testing.T) {
 
 // TestSharedSavings simulates a day of a list where a fifth of the servers
 // are listed a second time at the same address, under new ids, with churn,
-// failures and new servers (issue 14 point 5): the audit holds (caps,
+// failures and new servers: the audit holds (caps,
 // S1-S9, one check per address) and the checks are those of the list
 // without the second listings, against the same list with each second
 // listing at an address of its own on the same host.

@@ -98,13 +98,13 @@ func TestCheck(t *testing.T) {
 			status: data.NeedsKey, detail: "needs a key (token)", seq: discover,
 		},
 		{
-			// n8n-mcp's static token: OAuth is not announced (issue 17).
+			// n8n-mcp's static token: OAuth is not announced.
 			name: "O_needs_key_401_bearer_realm_is_a_token", handler: answerWith(401, "", "WWW-Authenticate", `Bearer realm="n8n-mcp"`),
 			status: data.NeedsKey, detail: "needs a key (token)", seq: discover,
 		},
 		{
 			// A go-sdk server behind a proxy at its public name, its
-			// DNS-rebinding protection on: every client gets 403 (issue 17).
+			// DNS-rebinding protection on: every client gets 403.
 			name: "O_failing_go_sdk_host_check", handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sdkServer(nil, "a") }, nil),
 			status: data.Failing, detail: hostCheckDetail, seq: discover,
 			check: wantHTTPStatus(403),

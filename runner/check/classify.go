@@ -128,7 +128,7 @@ func keyDetail(challenge string, status int) string {
 
 // hostCheckDetail is the reason of a 403 that a server's own DNS-rebinding
 // protection gives every client at its public name: not a refusal of our
-// check, the server is broken for everyone there (issue 17).
+// check, the server is broken for everyone there.
 const hostCheckDetail = "HTTP 403: the server refuses its own public name (its Host check allows only localhost)"
 
 // hostCheckMarkers are the bodies of the Host checks of MCP servers, each as

@@ -48,7 +48,7 @@ func TestClassify(t *testing.T) {
 		{"O_working_tool_list_cut_short", Record{}, findings{ToolsOK: true, Tools: []string{"a"}, ToolsNote: "server repeated a cursor"}, cc, data.Working, "1 tool (server repeated a cursor)"},
 		{"O_needs_key_resource_metadata_without_bearer", rec(answer(401, "", "", "WWW-Authenticate", `Custom resource_metadata="https://x/.well-known/oauth-protected-resource"`)), findings{}, cc, data.NeedsKey, "needs a key (OAuth)"},
 		{"O_needs_key_odd_scheme_not_echoed", rec(answer(401, "", "", "WWW-Authenticate", `<script>alert(1)</script>`)), findings{}, cc, data.NeedsKey, "needs a key: HTTP 401"},
-		// Bot challenges by what the edges really send (issue 10 point 10).
+		// Bot challenges by what the edges really send.
 		{"O_refused_cloudflare_cf_mitigated", rec(answer(403, "text/html", "<html>", "Cf-Mitigated", "challenge")), findings{}, cc, data.Refused, "refused: bot challenge page"},
 		{"O_refused_cloudflare_challenge_script_503", rec(answer(503, "text/html", "<!DOCTYPE html><html><head><title>Just a moment...</title><script>(function(){window._cf_chl_opt={cvId:'3'}})();</script>")), findings{}, cc, data.Refused, "refused: bot challenge page"},
 		{"O_refused_aws_waf_challenge_202", rec(answer(202, "text/html", "<html>", "X-Amzn-Waf-Action", "challenge")), findings{}, cc, data.Refused, "refused: bot challenge page"},
@@ -145,7 +145,7 @@ func TestLegacySSEFallbackRule(t *testing.T) {
 }
 
 // TestTakesNoPosts proves when server/discover's answer sends a check
-// straight to the legacy GET (rule N4, issue 10 point 11): 404 or 405
+// straight to the legacy GET (rule N4): 404 or 405
 // without JSON-RPC, nothing refused, no initialize asked since.
 func TestTakesNoPosts(t *testing.T) {
 	t.Parallel()

@@ -383,7 +383,7 @@ func TestSourceAddr(t *testing.T) {
 	}
 }
 
-// TestConnectFailureDetail proves issue 10 point 13's doubled phrase: a
+// TestConnectFailureDetail: no phrase said twice: a
 // connect that fails for a reason of the network reads "connection failed:
 // no route to host", never "connection failed: connection failed".
 func TestConnectFailureDetail(t *testing.T) {
@@ -409,7 +409,7 @@ func TestConnectFailureDetail(t *testing.T) {
 	}
 }
 
-// TestDialDeadlineShare proves issue 10 point 14 (rule N10): of a name's
+// TestDialDeadlineShare (rule N10): of a name's
 // addresses, one that never answers gets its share of the time left, and
 // the next one is tried in time; nothing but the lab server is connected.
 func TestDialDeadlineShare(t *testing.T) {
@@ -487,7 +487,7 @@ func TestDialDeadlineShare(t *testing.T) {
 	})
 }
 
-// TestDialShareCoversHandshake proves issue 17 point 3 (rule N10): of a
+// TestDialShareCoversHandshake (rule N10): of a
 // name's two addresses, the first accepts TCP and never answers the TLS
 // handshake; its share of the time ends the handshake too, and the second
 // address serves the check. The stalling server got one connection and the

@@ -75,8 +75,8 @@ func (s *factsServer) checker(tb testing.TB) *Checker {
 	})
 }
 
-// TestFacts holds the facts a check publishes beyond its outcome (issue 19
-// points 1-2) to what the server presented and the delays it added, and
+// TestFacts holds the facts a check publishes beyond its outcome (the
+// certificate and the timings) to what the server presented and the delays it added, and
 // the check to the requests of a plain one: learning them costs the server
 // not one connection, handshake or request more.
 func TestFacts(t *testing.T) {

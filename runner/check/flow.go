@@ -38,7 +38,7 @@ func (f *flow) run(ctx context.Context, t Target) {
 }
 
 // moveOn asks again, in the same check, a server learned at the initialize
-// era that refused the initialize it answered before (issue 17): with
+// era that refused the initialize it answered before: with
 // initialize of an older version when its -32022 names one the SDK speaks
 // (a strict 2025-06-18 server), else with server/discover (a -32022 naming
 // only 2026-07-28, as @mastra/mcp 2.x answers, or any other refusal). The

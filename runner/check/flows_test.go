@@ -218,7 +218,7 @@ func TestResultFields(t *testing.T) {
 		},
 		Planned: planned.At, Started: start.Add(time.Millisecond), Lateness: 2*time.Second + time.Millisecond,
 		Requests: 4, Conns: 1, BytesRead: rec.BytesRead, ProberVersion: data.Version(),
-		// issue 19 point 3: discover answered "method not found" (no
+		// How it spoke: discover answered "method not found" (no
 		// listing), no Mcp-Session-Id, JSON answers (TestProtocolSupport)
 		Support: &data.ProtocolSupport{Session: new(false), Answers: data.AnswersJSON},
 	}
@@ -237,7 +237,7 @@ func TestResultFields(t *testing.T) {
 	}
 }
 
-// TestOneConnectionPerCheck proves the performance goal of issue 2: all
+// TestOneConnectionPerCheck proves a performance goal: all
 // requests of a check share one TCP connection, whether the server offers
 // HTTP/2 or not (the guard speaks HTTP/1.1 only); only the legacy SSE flow
 // needs a second (its GET holds the first one open while the posts go).

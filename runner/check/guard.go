@@ -77,7 +77,7 @@ type Guard struct {
 	// and the connections its requests went out on (traceConn).
 	host    string
 	connLog connLog
-	// What the check saw on its way (issue 19): where its time went, and
+	// What the check saw on its way: where its time went, and
 	// the first certificate a server presented (noteTLS).
 	timing data.Timings
 	tls    *data.TLSInfo

@@ -251,7 +251,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// TestTooLargeLabels proves issue 17 point 4 in the verdict: headers over
+// TestTooLargeLabels proves each limit is named in the verdict: headers over
 // 64 KB, a flood of 1xx answers (net/http counts their headers against the
 // same 64 KB) and an answer whose framing passes its allowance on the wire
 // each say what happened, not "answer over 1 MB"; the server received the
@@ -294,7 +294,7 @@ func TestTooLargeLabels(t *testing.T) {
 	}
 }
 
-// TestStreamAfterAnswer proves issue 17 point 5: once the answer to a POST
+// TestStreamAfterAnswer: once the answer to a POST
 // has arrived on its event stream, the stream is not read further. The
 // server answers initialize with the answer event and then junk without
 // end; before, the check read 1 MB of it to the cap before going on. Now

@@ -12,7 +12,7 @@ import (
 	"plug.directory/prober/data"
 )
 
-// How a server spoke to the check (issue 19 point 3), read from the
+// How a server spoke to the check, read from the
 // answers the flows got anyway: the versions server/discover listed (kept
 // by the flow's middleware, noteDiscover), whether a session was kept and
 // how the answers came (from the guard's record, supportOf).

@@ -11,7 +11,7 @@ import (
 	"plug.directory/prober/data"
 )
 
-// TestProtocolSupport proves issue 19 point 3 against real go-sdk servers
+// TestProtocolSupport proves the protocol facts against real go-sdk servers
 // of each kind (and raw ones for what go-sdk does not answer): the
 // versions server/discover lists, the version and transport negotiated,
 // whether a session was kept and how the answers came, each learned from

@@ -17,7 +17,7 @@ type Record struct {
 	BytesRead int64      // answer bytes read after decompression, all exchanges
 	Refusal   int        // first 401/403/429 status seen (then the guard sends nothing more), 0 if none
 	Wire      WireCounts // what the connections saw, below net/http
-	// What the check saw on its way (issue 19): the first certificate a
+	// What the check saw on its way: the first certificate a
 	// server presented, nil if none; where the time went, nil if the
 	// check never dialled.
 	TLS     *data.TLSInfo

@@ -54,7 +54,7 @@ func TestCheckTarget(t *testing.T) {
 		"secret", "password", "passwd", "auth", "authorization", "sig", "signature", "client_secret",
 		"x-goog-api-key", "subscription-key", "tavilyApiKey", "X-Amz-Signature", "X-Amz-Credential", "db.password",
 		"a%70i_key",
-		// Issue 10 point 8: names that slipped through before normalization.
+		// Names that slipped through before normalization.
 		"token[]", "api_key[]", "token1", "tokens", "apikeys", "passphrase", "AWSAccessKeyId", "access_key_id",
 		"token%09", "token%5B%5D", "Token+", "x-amz-security-token", "refresh_token2", "keys", "pass", "pwd",
 		"id_jwt", "client-credentials", "private_key", "x-auth", "oauth", "my.secrets"} {

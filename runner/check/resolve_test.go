@@ -103,7 +103,7 @@ func (d *fakeDNS) answer(query []byte) ([]byte, bool) {
 	return out, err == nil
 }
 
-// TestIPv6Only proves issue 10 point 9 and issue 17 point 3 (rule N6,
+// TestIPv6Only (rule N6,
 // table O): a name with AAAA records and no A record is not checkable,
 // "resolves to no public IPv4 address", and nothing is dialled, also when
 // its AAAA record holds an IPv4-mapped public address (an IPv6 record:

@@ -40,7 +40,7 @@ type findings struct {
 	ToolUnnamed bool
 
 	// DiscoverVersions are the versions server/discover listed
-	// (noteDiscover, issue 19 point 3).
+	// (noteDiscover).
 	DiscoverVersions []string
 }
 

@@ -7,7 +7,7 @@ import (
 	"plug.directory/prober/data"
 )
 
-// TestSSEProtocolAnswered proves issue 17 point 1's last ask (rule N4): over
+// TestSSEProtocolAnswered (rule N4): over
 // the legacy HTTP+SSE transport the result records the protocol version the
 // server answered, not the 2024-11-05 the check asked for.
 func TestSSEProtocolAnswered(t *testing.T) {

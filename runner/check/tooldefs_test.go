@@ -14,7 +14,7 @@ import (
 
 // TestToolFingerprint: a check hands the definitions it listed to its
 // result, fingerprinted; the same definitions give the same hash, a
-// changed description another (issue 14.4). The check sends only what it
+// changed description another. The check sends only what it
 // always sends.
 func TestToolFingerprint(t *testing.T) {
 	t.Parallel()

@@ -12,7 +12,7 @@ import (
 	"plug.directory/prober/data"
 )
 
-// The tool lint (issue 19 point 4): what clients enforce of a tools/list
+// The tool lint: what clients enforce of a tools/list
 // answer, checked on the tools the check listed anyway. It runs in the
 // check, not in publish from the stored definition sets: those leave out
 // outputSchema (it is not fingerprinted) and sets over 1 MB, and the lint

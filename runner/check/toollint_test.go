@@ -16,7 +16,7 @@ import (
 	"plug.directory/prober/data"
 )
 
-// TestToolLint proves issue 19 point 4 against a server whose tools break
+// TestToolLint proves the tool lint against a server whose tools break
 // each rule clients enforce: the check stays working (advice, not a
 // verdict), names each problem with its tool and rule, resolves no remote
 // $ref, survives a $ref cycle and deep nesting, and the server receives

@@ -40,7 +40,7 @@ func refusesInitialize(next http.Handler, status int, supported ...string) http.
 	})
 }
 
-// TestProtocolUpgrade proves issue 17 point 1 (rule N4) at the server: a
+// TestProtocolUpgrade (rule N4), at the server: a
 // server learned at the initialize era that moved to 2026-07-28 only
 // (initialize refused with -32022) is asked server/discover in the same
 // check, within the request budget, and is working at the new version,

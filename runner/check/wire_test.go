@@ -19,7 +19,7 @@ import (
 	"plug.directory/prober/data"
 )
 
-// TestWireHostileHTTP2 proves issue 10 points 1 and 2 against a raw HTTP/2
+// TestWireHostileHTTP2 proves the wire's bounds against a raw HTTP/2
 // server that resets every stream with PROTOCOL_ERROR, sends GOAWAY after
 // each request, refuses every stream, or keeps sending DATA after the
 // client's RST_STREAM (and the closest HTTP/1.1 behaviour to a client that
@@ -269,7 +269,7 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	return &countedConn{Conn: c, read: &l.read, written: &l.written}, nil
 }
 
-// TestTrailers proves issue 10 point 5 (rule N5): trailers set on a
+// TestTrailers (rule N5): trailers set on a
 // request are never sent, also to a server offering HTTP/2 (before, the
 // HTTP/2 transport announced them and, the body's length no longer
 // matching, replayed the request some 700 times a second).
@@ -308,7 +308,7 @@ func TestTrailers(t *testing.T) {
 	})
 }
 
-// TestWireIdleClose proves issue 17 point 2 at the server: against a
+// TestWireIdleClose proves the resend rule at the server: against a
 // server that closes each kept-alive connection 0-3 ms after its answer,
 // the record counts a request only when the server could have received it
 // (a close_notify is not a request), net/http's resend of a request of
@@ -347,7 +347,7 @@ func TestWireIdleClose(t *testing.T) {
 	})
 }
 
-// TestWireResendUnwritten proves issue 17 point 2 deterministically: the
+// TestWireResendUnwritten proves the resend rule deterministically: the
 // server closes the kept-alive connection just after net/http handed it to
 // the next request and before that request's first byte (the test's
 // GotConn waits until the client has seen the close). TLS's close_notify
@@ -414,7 +414,7 @@ func selfRedirects(next http.Handler) http.Handler {
 	})
 }
 
-// TestWireRequestCap proves issue 17 point 5: a check sends at most
+// TestWireRequestCap: a check sends at most
 // maxRequestsPerCheck requests, redirect hops included. A server that
 // redirects each request to itself three times receives exactly that many
 // (before: 52 and more); the request past it is refused with its reason,
@@ -461,7 +461,7 @@ func TestWireRequestCap(t *testing.T) {
 	})
 }
 
-// TestWireExchangeAllowance proves issue 17 point 5: what may be read off
+// TestWireExchangeAllowance: what may be read off
 // the socket is bounded per exchange, not pooled. Three same-host redirects
 // (small answers) then a 1 MB answer in one-byte chunks (6 MB on the wire):
 // before, the redirects' unused allowance let the last answer read all of
@@ -485,7 +485,7 @@ func TestWireExchangeAllowance(t *testing.T) {
 	})
 }
 
-// TestAttemptAdmission proves the rule of issue 17 point 2 on the tries
+// TestAttemptAdmission proves the resend rule on the tries
 // net/http makes of one request: the first goes on any connection; once it
 // failed with nothing written, one more goes on a fresh connection only (a
 // kept-alive one offered instead is refused: it may be as dead); once a
