@@ -13,7 +13,7 @@ import (
 	"plug.directory/prober/internal/testutil"
 )
 
-// TestRebuildSameTree (README: a rebuild gives the same files): a day of
+// TestRebuildSameTree (docs/site-files.md: a rebuild gives the same files): a day of
 // hourly publishes, with results read from journals not folded yet (at
 // nanoseconds) and from Parquet, tool definitions that change, a server
 // paused and resumed in the middle, and a full rebuild at the same time

@@ -31,7 +31,7 @@ func runBinary(t *testing.T, bin, name string, args ...string) (int, string, str
 }
 
 // TestExitConventions runs every built command as a user would and holds
-// each to the one convention of the README: -h prints the usage on stdout
+// each to the one convention of docs/architecture.md: -h prints the usage on stdout
 // and exits 0, bad usage exits 2 saying why on stderr, a failure exits 1,
 // and every command reads a time in the same forms.
 func TestExitConventions(t *testing.T) {

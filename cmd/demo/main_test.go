@@ -121,7 +121,7 @@ func TestPrepareDir(t *testing.T) {
 }
 
 // TestServe starts the fleet alone (demo -serve), runs the one-off checks
-// it prints, as the README tells a server owner to, and stops it: each
+// it prints, as docs/demo.md tells a server owner to, and stops it: each
 // command reaches its server in the lab setting and exits as the checks
 // page says (0 when the server answered, 1 when not).
 func TestServe(t *testing.T) {

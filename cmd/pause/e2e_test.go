@@ -77,8 +77,8 @@ func TestEndToEnd_S8_pause_and_resume(t *testing.T) {
 
 	// Servers listed at the first plan wait for their slot: an hour covers
 	// both.
-	// publish publishes the site from the copy plan read, as the README's
-	// cron line does, and returns each server's label.
+	// publish publishes the site from the copy plan read, as
+	// docs/pause-requests.md tells the operator to, and returns each server's label.
 	siteDir := t.TempDir()
 	publish := func() map[string]string {
 		t.Helper()

@@ -168,7 +168,7 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-// TestRunSimulate runs the command as the README does, on a small list
+// TestRunSimulate runs the command as docs/development.md does, on a small list
 // (-short: 15 minutes of 1,000 servers, each minute's plan and results
 // written to disk; make test runs 3 hours of 3,000).
 func TestRunSimulate(t *testing.T) {

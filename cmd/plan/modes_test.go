@@ -12,7 +12,7 @@ import (
 
 // TestModes: each mode has its own flags and usage, and
 // every command line in use picks the mode it always did, its flags all
-// parsed there (the README's, the demo's, deploy/minute.sh's, the tests'),
+// parsed there (the docs', the demo's, deploy/minute.sh's, the tests'),
 // as do the modes' names. "-h" at the end prints the usage of the mode
 // picked, after every flag before it was taken.
 func TestModes(t *testing.T) {
@@ -26,16 +26,16 @@ func TestModes(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-servers", "var/servers.csv", "-paused", "var/paused.txt", "-data", "var/data"}, minute},                                         // the README
+		{[]string{"-servers", "var/servers.csv", "-paused", "var/paused.txt", "-data", "var/data"}, minute},                                         // the docs
 		{[]string{"-servers", "servers.csv", "-paused", "paused.txt", "-data", "var/data", "-at", "2026-12-02T10:33", "-first-check-soon"}, minute}, // minute.sh
 		{[]string{"-servers", "s", "-paused", "github:OWNER/REPO/paused.txt@main", "-data", "d", "-github-api", "http://127.0.0.1:1/", "-accept-shrink", "-v"}, minute},
-		{[]string{"-generate", "100000", "-out", "var/sim-servers.csv"}, generate}, // the README
+		{[]string{"-generate", "100000", "-out", "var/sim-servers.csv"}, generate}, // the docs
 		{[]string{"-generate", "10000", "-shared", "0.2", "-distinct", "-out", "o", "-base", "2030-06-01T00:00:00Z", "-late", "0", "-big-host", "0", "-hosts", "10", "-seed", "3"}, generate},
 		{[]string{"generate", "500", "-out", "o"}, generate},
-		{[]string{"-simulate", "24h", "-servers", "var/sim-servers.csv", "-data", "var/sim-data", "-failing", "0.05"}, simulate}, // the README
+		{[]string{"-simulate", "24h", "-servers", "var/sim-servers.csv", "-data", "var/sim-data", "-failing", "0.05"}, simulate}, // the docs
 		{[]string{"-simulate", "3h", "-servers", "s", "-data", "d", "-at", "2030-06-01T00:00:00Z", "-churn", "0.01", "-seed", "2", "-paused", "p"}, simulate},
 		{[]string{"simulate", "1h", "-servers", "s", "-data", "d"}, simulate},
-		{[]string{"-rebuild-state", "-data", "DIR"}, rebuild}, // the README
+		{[]string{"-rebuild-state", "-data", "DIR"}, rebuild}, // the docs
 		{[]string{"rebuild-state", "-data", "DIR"}, rebuild},
 	} {
 		var stdout, stderr bytes.Buffer

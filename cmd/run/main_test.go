@@ -216,7 +216,7 @@ func TestOneOffUsage(t *testing.T) {
 
 // TestModes: each mode has its own flags and usage, and
 // every command line in use picks the mode it always did, its flags all
-// parsed there: those of the demo, deploy/minute.sh, the README, the
+// parsed there: those of the demo, deploy/minute.sh, the docs, the
 // Makefile and the tests, and the modes' names. "-h" at the end prints the
 // usage of the mode picked, after every flag before it was taken.
 func TestModes(t *testing.T) {
@@ -231,18 +231,18 @@ func TestModes(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-url", "https://host/mcp"}, check},                                          // make check, the README
+		{[]string{"-url", "https://host/mcp"}, check},                                          // make check, the docs
 		{append(append([]string{}, lab...), "-url", "https://docs.demo.test:8443/mcp"), check}, // the demo's one-off lines
 		{[]string{"-url", "https://host/mcp", "-json", "-source", "192.0.2.1", "-protocol", "2025-11-25", "-transport", "sse", "-timeout", "10s"}, check},
 		{[]string{"check", "https://host/mcp", "-json"}, check},
 		{[]string{"check", "-url", "https://host/mcp"}, check},
-		{[]string{"-data", "var/data"}, minute},                                                                                  // the README
-		{[]string{"-data", "var/data", "-at", "2026-12-02T10:33"}, minute},                                                       // the README
+		{[]string{"-data", "var/data"}, minute},                                                                                  // the docs
+		{[]string{"-data", "var/data", "-at", "2026-12-02T10:33"}, minute},                                                       // the docs
 		{append([]string{"-data", "d", "-at", "2026-12-02T10:33", "-timeout", "10s", "-grace", "1s"}, lab...), minute},           // the demo
 		{[]string{"-data", "var/data", "-at", "2026-12-02T10:33", "-source", "87.236.197.37", "-metrics", "m/run.prom"}, minute}, // minute.sh
 		{[]string{"-data", "d", "-concurrency", "10", "-v"}, minute},
 		{[]string{"minute", "-data", "d"}, minute},
-		{[]string{"-loop", "-data", "var/data", "-servers", "var/servers.csv", "-paused", "var/paused.txt", "-out", "var/site", "-contact", "probe@plug.directory", "-source", "87.236.197.37"}, loop}, // the README
+		{[]string{"-loop", "-data", "var/data", "-servers", "var/servers.csv", "-paused", "var/paused.txt", "-out", "var/site", "-contact", "probe@plug.directory", "-source", "87.236.197.37"}, loop}, // the docs
 		{[]string{"-loop", "-first-check-soon", "-data", "d", "-servers", "s", "-out", "o", "-metrics", "r.prom", "-publish-metrics", "p.prom", "-grace", "8s"}, loop},
 		{[]string{"-data", "d", "-servers", "s", "-out", "o", "-loop"}, loop},
 		{[]string{"loop", "-data", "d", "-servers", "s", "-out", "o"}, loop},
