@@ -243,3 +243,58 @@ func TestNoOutsidePointers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// ruleDefined matches a rule's definition in docs/rules.md: its id in bold
+// at the start of an item, or table O's heading.
+var ruleDefined = regexp.MustCompile(`(?m)^- \*\*([NSPR][0-9]{1,2})\*\*|^## (O):`)
+
+// ruleCited matches a rule cited in Go: "rule N9" in a comment or message,
+// or a test name's "N9_" as its subtest's start (TestGuard/N9_...).
+var ruleCited = regexp.MustCompile(`\brules? ([NSPR][0-9]{1,2})\b|"([NOSPR][0-9]{1,2})_[A-Za-z]`)
+
+// TestRulesCited: every rule id the code and tests cite is one docs/rules.md
+// defines, so a reader can look up what the id promises.
+func TestRulesCited(t *testing.T) {
+	defined := map[string]bool{}
+	for _, m := range ruleDefined.FindAllStringSubmatch(readDoc(t, "docs/rules.md"), -1) {
+		defined[m[1]+m[2]] = true
+	}
+	for _, id := range []string{"N1", "N11", "O", "S1", "S9", "P1", "P4", "R1", "R2"} {
+		if !defined[id] {
+			t.Fatalf("docs/rules.md does not define %s: is ruleDefined still its form?", id)
+		}
+	}
+	cited := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && skipDirs[d.Name()] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if filepath.Ext(path) != ".go" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range ruleCited.FindAllStringSubmatch(string(b), -1) {
+			if id := m[1] + m[2]; cited[id] == "" {
+				cited[id] = path
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, path := range cited {
+		if !defined[id] {
+			t.Errorf("%s cites rule %s, which docs/rules.md does not define", path, id)
+		}
+	}
+}
