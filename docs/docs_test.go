@@ -7,9 +7,11 @@ package docs
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -210,38 +212,64 @@ func TestOutsidePointers(t *testing.T) {
 	}
 }
 
-// TestNoOutsidePointers: nothing in the repository points a reader at a
-// file a clone does not have or an issue number they cannot look up; say
-// what the thing is instead.
-func TestNoOutsidePointers(t *testing.T) {
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// readTree returns the files under dir whose names want takes, by their
+// slash-separated paths from dir, leaving out the directories of skipDirs.
+func readTree(t *testing.T, dir string, want func(name string) bool) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if path != root && skipDirs[d.Name()] {
+			if path != dir && skipDirs[d.Name()] {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !textFile(d.Name()) {
+		if !want(d.Name()) {
 			return nil
 		}
-		f, err := os.Open(path)
+		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		lines, says, err := outsidePointers(f)
-		for i, n := range lines {
-			rel, _ := filepath.Rel(root, path)
-			t.Errorf("%s:%d: %q: say what it is, not where it was discussed", filepath.ToSlash(rel), n, says[i])
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
 		}
-		return err
+		files[filepath.ToSlash(rel)] = b
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return files
+}
+
+// eachTextFile calls f with each text file of the repository a reader
+// meets (textFile), in order of their paths from root.
+func eachTextFile(t *testing.T, f func(rel string, text []byte)) {
+	t.Helper()
+	files := readTree(t, root, textFile)
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
+		f(rel, files[rel])
+	}
+}
+
+// TestNoOutsidePointers: nothing in the repository points a reader at a
+// file a clone does not have or an issue number they cannot look up; say
+// what the thing is instead.
+func TestNoOutsidePointers(t *testing.T) {
+	eachTextFile(t, func(rel string, text []byte) {
+		lines, says, err := outsidePointers(bytes.NewReader(text))
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+		}
+		for i, n := range lines {
+			t.Errorf("%s:%d: %q: say what it is, not where it was discussed", rel, n, says[i])
+		}
+	})
 }
 
 // ruleDefined matches a rule's definition in docs/rules.md: its id in bold
@@ -265,33 +293,16 @@ func TestRulesCited(t *testing.T) {
 		}
 	}
 	cited := map[string]string{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	eachTextFile(t, func(rel string, text []byte) {
+		if filepath.Ext(rel) != ".go" {
+			return
 		}
-		if d.IsDir() {
-			if path != root && skipDirs[d.Name()] {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if filepath.Ext(path) != ".go" {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, m := range ruleCited.FindAllStringSubmatch(string(b), -1) {
-			if id := m[1] + m[2]; cited[id] == "" {
-				cited[id] = path
+		for _, m := range ruleCited.FindAllSubmatch(text, -1) {
+			if id := string(m[1]) + string(m[2]); cited[id] == "" {
+				cited[id] = rel
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for id, path := range cited {
 		if !defined[id] {
 			t.Errorf("%s cites rule %s, which docs/rules.md does not define", path, id)

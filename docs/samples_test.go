@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -65,23 +64,8 @@ func publishDemo(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	files := map[string]string{}
-	err = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(out, path)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = strings.ReplaceAll(string(b), data.Version(), strings.TrimSpace(string(version)))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for rel, b := range readTree(t, out, func(string) bool { return true }) {
+		files[rel] = strings.ReplaceAll(string(b), data.Version(), strings.TrimSpace(string(version)))
 	}
 	return files
 }
