@@ -42,7 +42,7 @@ tools:
 test: vet lint tools
 	$(GO) test -race -count=1 ./...
 
-# short: the inner loop (README, Development: how long it takes and what
+# short: the inner loop (docs/development.md: how long it takes and what
 # -short leaves out); CI runs `make test`, which keeps every test.
 short:
 	$(GO) test -short -count=1 ./...
@@ -63,7 +63,7 @@ check: build
 
 # screenshots: the HTML preview of a month of every status at 390 px (a
 # phone) and 1280 px, in headless Chromium (Debian's; `make tools` installs
-# it), into docs/screenshots; the README shows them.
+# it), into docs/screenshots; docs/site-files.md shows them.
 screenshots: tools
 	$(GO) test ./site -run '^TestPreviewInBrowser$$' -count=1 -screenshots $(CURDIR)/docs/screenshots
 
