@@ -103,30 +103,84 @@ func anchors(text string) map[string]bool {
 	return out
 }
 
-func TestLinks(t *testing.T) {
-	for _, doc := range manual(t) {
-		text := readDoc(t, doc)
-		for _, m := range link.FindAllStringSubmatch(prose(text), -1) {
-			target := m[1]
-			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
-				continue
-			}
-			path, frag, _ := strings.Cut(target, "#")
-			file := doc
-			if path != "" {
-				file = filepath.ToSlash(filepath.Join(filepath.Dir(doc), path))
-				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(file))); err != nil {
-					t.Errorf("%s: link %s: %s is not in the repository", doc, target, file)
-					continue
-				}
-			}
-			if frag == "" || !strings.HasSuffix(file, ".md") {
-				continue
-			}
-			if !anchors(readDoc(t, file))[frag] {
-				t.Errorf("%s: link %s: %s has no heading with the anchor #%s", doc, target, file, frag)
-			}
+// brokenLinks returns what is wrong with the relative links of doc, a
+// path from root: a file that is not there, or an anchor that no heading of
+// a Markdown file gives. read returns a file by its path from root, false
+// when there is none.
+func brokenLinks(doc string, read func(rel string) (string, bool)) []string {
+	text, _ := read(doc)
+	var broken []string
+	for _, m := range link.FindAllStringSubmatch(prose(text), -1) {
+		target := m[1]
+		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
 		}
+		path, frag, _ := strings.Cut(target, "#")
+		file := doc
+		if path != "" {
+			file = filepath.ToSlash(filepath.Join(filepath.Dir(doc), path))
+		}
+		linked, ok := read(file)
+		switch {
+		case !ok:
+			broken = append(broken, fmt.Sprintf("%s: link %s: %s is not in the repository", doc, target, file))
+		case frag != "" && strings.HasSuffix(file, ".md") && !anchors(linked)[frag]:
+			broken = append(broken, fmt.Sprintf("%s: link %s: %s has no heading with the anchor #%s", doc, target, file, frag))
+		}
+	}
+	return broken
+}
+
+func TestLinks(t *testing.T) {
+	read := func(rel string) (string, bool) {
+		path := filepath.Join(root, filepath.FromSlash(rel))
+		fi, err := os.Stat(path)
+		if err != nil {
+			return "", false
+		}
+		if fi.IsDir() {
+			return "", true
+		}
+		b, err := os.ReadFile(path)
+		return string(b), err == nil
+	}
+	for _, doc := range manual(t) {
+		for _, b := range brokenLinks(doc, read) {
+			t.Error(b)
+		}
+	}
+}
+
+func TestBrokenLinks(t *testing.T) {
+	files := map[string]string{
+		"docs/a.md": "# A\n\n## What `make demo` does\n\n## Set-up: every minute from `deploy/`\n\n## Twice\n\n## Twice\n",
+		"README.md": "",
+	}
+	read := func(rel string) (string, bool) { s, ok := files[rel]; return s, ok }
+	for _, c := range []struct {
+		name, text string
+		want       int
+	}{
+		{"file", "see [a](a.md)", 0},
+		{"anchor_with_code", "see [demo](a.md#what-make-demo-does)", 0},
+		{"anchor_with_colon", "see [set-up](a.md#set-up-every-minute-from-deploy)", 0},
+		{"repeated_heading", "[1](a.md#twice) [2](a.md#twice-1)", 0},
+		{"own_anchor", "# B\n\n[b](#b)", 0},
+		{"up_a_directory", "[readme](../README.md)", 0},
+		{"web", "[site](https://plug.directory/missing.md)", 0},
+		{"missing_file", "see [x](x.md)", 1},
+		{"missing_anchor", "see [a](a.md#nowhere)", 1},
+		{"stale_anchor_of_a_moved_section", "see [metrics](#metrics)", 1},
+		{"in_code_span_not_a_link", "`[x](nowhere.md)`", 0},
+		{"in_code_block_not_a_link", "```\n[x](nowhere.md)\n```\n", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			files["docs/b.md"] = c.text
+			defer delete(files, "docs/b.md")
+			if got := brokenLinks("docs/b.md", read); len(got) != c.want {
+				t.Errorf("broken links %q, want %d", got, c.want)
+			}
+		})
 	}
 }
 
