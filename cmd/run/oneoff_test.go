@@ -367,7 +367,7 @@ func TestOneOffCertificateDays(t *testing.T) {
 	}
 }
 
-// TestOneOffText_tool_lint_budget proves issue 31 point 1 where an owner
+// TestOneOffText_tool_lint_budget proves the lint's budget where an owner
 // debugging looks first: run -url names a pattern the lint refused to
 // compile, the tools its budget left unchecked, and a tools/list answer
 // nested past what the SDK reads, naming tools/list and not the discover

@@ -24,8 +24,8 @@ import (
 // all its requests). "known" flows go straight to the learned era; "unknown"
 // ones pay for the fallback. The h1 variants show what a server without
 // HTTP/2 costs the legacy SSE flow (its GET holds one connection). The
-// "hostile" flows answer tools/list with the worst answers of testdata/worst
-// (issue 31 point 1): what the tool lint costs beside a plain check, in
+// "hostile" flows answer tools/list with the worst answers of testdata/worst:
+// what the tool lint costs beside a plain check, in
 // CPU time per check (cpu-ms/check, the process's own, server included).
 func BenchmarkCheck(b *testing.B) {
 	only := func(v string) *mcp.Server {

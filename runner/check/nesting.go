@@ -8,7 +8,7 @@ const sdkMaxNesting = 1000
 
 // jsonNesting follows how deeply the JSON objects and arrays of an answer
 // body nest as it is read, strings skipped, so that an answer the SDK
-// refused for its depth can be named as such (issue 31 point 1). An event
+// refused for its depth can be named as such. An event
 // stream's events are followed as one text. It costs one pass over bytes
 // the guard reads anyway.
 type jsonNesting struct {

@@ -40,7 +40,7 @@ const maxSchemaObjects = 2_000
 // maxToolNameLen is the spec's bound on a tool name.
 const maxToolNameLen = 128
 
-// The budget of one check's tool lint (issue 31 point 1): past any of them
+// The budget of one check's tool lint: past any of them
 // the schemas of the remaining tools are not validated, and the lint says
 // how many it left. Names, duplicates and descriptions cost next to nothing
 // and are checked for every tool. The time sits inside the check's own

@@ -77,7 +77,7 @@ func TestToolLint(t *testing.T) {
 	}
 }
 
-// TestToolLint_worst proves issue 31 point 1 against the worst answers of
+// TestToolLint_worst proves the lint bounded against the worst answers of
 // testdata/worst, served by a raw server: each check sends exactly the
 // requests of a plain check (one tools/list per page), keeps its verdict,
 // and records what the lint refused or left, in the result a page shows.
@@ -175,8 +175,8 @@ func decodeTools(tb testing.TB, b []byte) []listedTool {
 	return out
 }
 
-// TestToolLintWork bounds the lint's own work on the worst answers
-// (issue 31 point 1): patterns compiled and bytes allocated by the lint
+// TestToolLintWork bounds the lint's own work on the worst answers:
+// patterns compiled and bytes allocated by the lint
 // alone. It is not parallel, so that the heap's counter is its own.
 func TestToolLintWork(t *testing.T) {
 	pattern := func(p string) listedTool {
@@ -220,7 +220,7 @@ func heapAllocs() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// TestToolLintBudget proves each budget of the lint (issue 31 point 1):
+// TestToolLintBudget proves each budget of the lint:
 // past it the remaining schemas are not validated, and the last problem
 // says how many tools were left and why; a ctx that is done or a clock past
 // the lint's time stops it as the check's deadline would (rule N10).
@@ -355,7 +355,7 @@ func TestToolsHeaderFilter(t *testing.T) {
 }
 
 // TestToolLintBudget_own_time proves the lint's time counts its own work
-// only (issue 31 point 1): the seconds a server takes between its pages
+// only: the seconds a server takes between its pages
 // are the check's deadline's (rule N10), not the lint's.
 func TestToolLintBudget_own_time(t *testing.T) {
 	t.Parallel()

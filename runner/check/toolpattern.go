@@ -9,7 +9,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// The tool lint's regex engine (issue 31 point 1). A schema's patterns
+// The tool lint's regex engine. A schema's patterns
 // (the pattern keyword and patternProperties keys) are compiled by Go's
 // regexp, whose cost grows with the program a pattern expands to, not with
 // its bytes: `(?:\pL{1000})` is 13 bytes and a thousand instructions, and a

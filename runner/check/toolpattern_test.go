@@ -8,8 +8,7 @@ import (
 
 // TestProgSize proves the engine's estimate of a pattern's program is
 // never below the program regexp/syntax compiles (so the bound holds), and
-// not so far above it that an ordinary pattern is refused (issue 31 point
-// 1).
+// not so far above it that an ordinary pattern is refused.
 func TestProgSize(t *testing.T) {
 	t.Parallel()
 	for _, p := range []string{

@@ -10,7 +10,7 @@ import (
 )
 
 // What the flow does with a tools/list answer before and after the SDK
-// reads it (issue 31 point 1): it keeps the SDK's tool filter to the tools
+// reads it: it keeps the SDK's tool filter to the tools
 // that filter can refuse, and names an answer the SDK could not read.
 
 // headerKey is the key of the SDK's parameter-header annotations.
@@ -20,7 +20,7 @@ const headerKey = "x-mcp-header"
 // those that carry an x-mcp-header: the SDK's filter (filterValidTools),
 // which drops a tool whose annotations are invalid, re-encodes and decodes
 // every tool's inputSchema with a fresh 32 KB buffer, and made a page of
-// 13,000 tools cost it 400 MB of garbage (issue 31 point 1). A tool without
+// 13,000 tools cost it 400 MB of garbage. A tool without
 // that key anywhere in its inputSchema always passes it; takeTools puts the
 // page back together in the server's order.
 func (f *flow) holdTools(r *mcp.ListToolsResult) {

@@ -14,7 +14,7 @@ import (
 )
 
 // The worst tools/list answers a hostile server can give under the 1 MB of
-// rule N9 (issue 31 point 1), each kept under testdata/worst as the server
+// rule N9, each kept under testdata/worst as the server
 // sends it; TestWorstAnswers_testdata proves the files are what
 // worstAnswers builds, and -update rewrites them.
 
