@@ -7,7 +7,7 @@ import (
 
 // The bounds of a recorded result: whatever a server answers, its journal
 // line stays well under MaxJournalLine, so one hostile answer cannot make a
-// minute's journal unreadable (issue 10), nor its Parquet part or its
+// minute's journal unreadable, nor its Parquet part or its
 // server's page grow with it. Lengths are counted as the JSON encoding
 // writes them (a '<' takes 6 bytes, \u003c), so the bound holds on what is
 // written, not only on what was received. Every text and list a result

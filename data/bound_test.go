@@ -72,7 +72,7 @@ func TestResultBound(t *testing.T) {
 			{Tool: strings.Repeat("<", 100_000), Rule: ToolRuleNoDescription, Message: "no description"},
 			{Tool: strings.Repeat("<", 100_000), Rule: ToolRuleInputSchema, Message: "no inputSchema"}}}, func(t *testing.T, r Result) {
 			if len(r.ToolProblems) != 3 {
-				t.Fatalf("%d tool problems kept, want the 3 (issue 31 point 2)", len(r.ToolProblems))
+				t.Fatalf("%d tool problems kept, want the 3", len(r.ToolProblems))
 			}
 			for _, p := range r.ToolProblems {
 				if !strings.HasSuffix(p.Tool, TruncatedMarker) || jsonLen(p.Tool) > MaxToolNameBytes || jsonLen(p.Message) > MaxToolProblemBytes {
@@ -179,8 +179,8 @@ func hostile(v reflect.Value) {
 // TestResultBoundEveryField fills every field of a Result, through
 // reflection, with the worst a server could send, bounds it, and holds each
 // field's encoding to its budget in recordBudget, the budgets' sum to
-// MaxRecordedBytes, and the whole encoding to MaxRecordedBytes (issue 31
-// point 2: three tool problems that each carried a tool name of 100 KB of
+// MaxRecordedBytes, and the whole encoding to MaxRecordedBytes (before:
+// three tool problems that each carried a tool name of 100 KB of
 // '<' made a journal line of 1.8 MB, the reader's limit being 1 MB).
 func TestResultBoundEveryField(t *testing.T) {
 	var r Result

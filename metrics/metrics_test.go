@@ -87,7 +87,7 @@ func TestWritePublish(t *testing.T) {
 		t.Errorf("bad inputs %d, want 3: one named now, two rows still in the list", got)
 	}
 	// A server whose files could not be written is counted and named, by
-	// id, the first MaxUnpublishedNamed of them (issue 31 point 3).
+	// id, the first MaxUnpublishedNamed of them.
 	var un []site.Unpublished
 	for _, id := range []string{"s12", "s03", "s01", "s02", "s04", "s05", "s06", "s07", "s08", "s09", "s10", "s11"} {
 		un = append(un, site.Unpublished{ID: id, Err: os.ErrPermission})

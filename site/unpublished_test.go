@@ -13,8 +13,8 @@ import (
 
 // TestPublishUnwritableServer takes one server's file path away (a
 // directory where servers/bravo.json goes, as an id "bravo.json/x" made
-// before ids were checked): that server costs itself only (rules O, P1;
-// issue 31 point 3). The publish succeeds, the other servers and the
+// before ids were checked): that server costs itself only (rules O,
+// P1). The publish succeeds, the other servers and the
 // shared files are written, status.json names bravo with a reason that
 // names no path outside the site, and once the path is free again the next
 // publish writes bravo without being told.

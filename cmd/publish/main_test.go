@@ -103,7 +103,7 @@ func TestRun(t *testing.T) {
 	})
 	t.Run("O_P1_a_server_whose_files_cannot_be_written_costs_itself_only", func(t *testing.T) {
 		// A directory where bravo's file goes, as the ids bravo and
-		// bravo.json/x made before ids were checked (issue 31 point 3).
+		// bravo.json/x made before ids were checked.
 		site, file := filepath.Join(dir, "blocked-site"), filepath.Join(dir, "blocked.prom")
 		if err := os.MkdirAll(filepath.Join(site, "servers", "bravo.json", "x"), 0o755); err != nil {
 			t.Fatal(err)
@@ -146,7 +146,7 @@ func TestRun(t *testing.T) {
 	t.Run("O_P1_ids_whose_files_collide_cost_their_rows_only", func(t *testing.T) {
 		// a and a.json/b, x.html/y and x: both of each pair passed the id
 		// check, and publish failed for the whole directory, every minute
-		// ("not a directory", "file exists"; issue 31 point 3).
+		// ("not a directory", "file exists").
 		collidingList, collidingSite := filepath.Join(dir, "colliding.csv"), filepath.Join(dir, "colliding-site")
 		var buf bytes.Buffer
 		var servers []data.Server

@@ -32,7 +32,7 @@ const (
 // and takes its check through run, its journal, the fold into Parquet and
 // publish: the result is folded, the server's page shows it working, and
 // the journal line, the Parquet part and the server's file stay within
-// their documented sizes (issue 31 point 2: the journal line was 1.8 MB,
+// their documented sizes (before, the journal line was 1.8 MB,
 // set aside as damaged, and the page stayed "not checked yet").
 func TestWorstAnswerRecorded(t *testing.T) {
 	t.Parallel()

@@ -60,7 +60,7 @@ func TestReadServersInvalid(t *testing.T) {
 		{file: "invalid-bad-time.csv", bad: []string{`invalid-bad-time.csv:3: server "beta": added "yesterday" is not an RFC 3339 time`}, keptIDs: []string{"alpha"}},
 		{file: "invalid-short-row.csv", bad: []string{"invalid-short-row.csv:2: 3 columns, want at least 4"}, keptIDs: []string{"beta"}},
 		// Ids whose files would collide with another server's or pass a
-		// file name's limit (issue 31 point 3): each costs its own row.
+		// file name's limit: each costs its own row.
 		{file: "invalid-ids.csv", bad: []string{
 			`invalid-ids.csv:3: id "a.json/b" cannot name the site's files: part "a.json" ends in ".json", as the site's files do`,
 			`invalid-ids.csv:4: id "x.html/y" cannot name the site's files: part "x.html" ends in ".html", as the site's files do`,
