@@ -28,7 +28,12 @@ func (f *flow) run(ctx context.Context, t Target) {
 	case t.Protocol >= protocolModern && slices.Contains(mcp.SupportedProtocolVersions(), t.Protocol):
 		f.streamable(ctx, t.Protocol, true)
 	case t.Protocol != "" && t.Protocol < protocolModern:
-		if f.streamable(ctx, protocolLegacy, true) || ctx.Err() != nil || !initializeRefused(f.guard.Record()) {
+		ok := f.streamable(ctx, protocolLegacy, true)
+		if ctx.Err() != nil || ok && f.snapshot().ToolsOK {
+			return
+		}
+		rec := f.guard.Record()
+		if !modernVersionNamed(rec) && (ok || !initializeRefused(rec)) {
 			return
 		}
 		f.moveOn(ctx)
@@ -38,7 +43,9 @@ func (f *flow) run(ctx context.Context, t Target) {
 }
 
 // moveOn asks again, in the same check, a server learned at the initialize
-// era that refused the initialize it answered before: with
+// era that refused the initialize it answered before, or refused
+// its notification or tools/list naming 2026-07-28 (go-sdk restricted to
+// that version answers initialize, then refuses the rest): with
 // initialize of an older version when its -32022 names one the SDK speaks
 // (a strict 2025-06-18 server), else with server/discover (a -32022 naming
 // only 2026-07-28, as @mastra/mcp 2.x answers, or any other refusal). The

@@ -44,6 +44,33 @@ func initializeRefused(rec Record) bool {
 	return ex.Status >= 400 && ex.Status < 500 || rpcErrorAnswer(ex.BodyHead)
 }
 
+// modernVersionNamed reports whether the last answer of the initialize
+// era's flow (to initialize, notifications/initialized or tools/list) was a
+// refusal, a 4xx that is no refusal of the check or a JSON-RPC error, whose
+// first bytes name a version of 2026-07-28 or later that the SDK speaks:
+// the server has moved on to server/discover. go-sdk restricted to
+// 2026-07-28 answers an initialize of 2025-11-25 with 200 and that version,
+// then refuses what follows with 400 "Bad Request: Unsupported protocol
+// version (supported versions: 2026-07-28)" (mcp/streamable.go). The flow
+// asks only versions before 2026-07-28 there, so such a version in the
+// answer is the server's, not an echo of the request.
+func modernVersionNamed(rec Record) bool {
+	i := max(lastRPCExchange(rec, "initialize"), lastRPCExchange(rec, "notifications/initialized"), lastRPCExchange(rec, "tools/list"))
+	if rec.Refusal != 0 || i < 0 {
+		return false
+	}
+	ex := rec.Exchanges[i]
+	if ex.ErrKind != ErrNone || !(ex.Status >= 400 && ex.Status < 500 || rpcErrorAnswer(ex.BodyHead)) {
+		return false
+	}
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v >= protocolModern && bytes.Contains(ex.BodyHead, []byte(v)) {
+			return true
+		}
+	}
+	return false
+}
+
 // olderVersionNamed returns the newest version before 2026-07-28 that the
 // SDK speaks, other than the one asked, among those a -32022 answer to the
 // last initialize names as spoken by the server (its data.supported), or ""

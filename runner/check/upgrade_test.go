@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -61,6 +62,7 @@ func TestProtocolUpgrade(t *testing.T) {
 		wantProto string
 		status    data.Outcome // "" means working
 		detail    string       // checked when status is set
+		next      []string     // when set: what the next check, from the state this one leaves, sends
 	}{
 		{
 			name:     "N4_learned_initialize_server_moved_to_2026_07_28",
@@ -89,6 +91,36 @@ func TestProtocolUpgrade(t *testing.T) {
 			status: data.Failing, detail: "HTTP 400, error -32600",
 		},
 		{
+			// go-sdk v1.8.0 restricted to 2026-07-28 answers the initialize
+			// of 2025-11-25 with 200 and that version, then refuses the
+			// notification's Mcp-Protocol-Version with 400 "Unsupported
+			// protocol version (supported versions: 2026-07-28)".
+			name:     "N4_learned_initialize_go_sdk_2026_07_28_only_refuses_initialized",
+			handler:  streamableHandler(modernOnly(), true, false),
+			protocol: protocolLegacy, want: []string{"POST initialize", "POST notifications/initialized", "POST server/discover", "POST tools/list"},
+			wantProto: protocolModern, next: []string{"POST server/discover", "POST tools/list"},
+		},
+		{
+			name:     "N4_learned_initialize_tools_list_refused_naming_2026_07_28",
+			handler:  refusesToolsListAtOldVersions(streamableHandler(modernOnly(), true, false)),
+			protocol: protocolLegacy, want: []string{"POST initialize", "POST notifications/initialized", "POST tools/list", "POST server/discover", "POST tools/list"},
+			wantProto: protocolModern, next: []string{"POST server/discover", "POST tools/list"},
+		},
+		{
+			// A refusal that names no version the prober speaks is the
+			// server's verdict: nothing more is asked.
+			name: "N4_learned_initialize_initialized_refused_naming_no_version",
+			handler: func() rpcMux {
+				m := legacyMux(protocolLegacy, "alpha")
+				m["notifications/initialized"] = func(w http.ResponseWriter, _ *http.Request, _ rpcRequest) {
+					http.Error(w, "Bad Request: session expired", http.StatusBadRequest)
+				}
+				return m
+			}(),
+			protocol: protocolLegacy, want: []string{"POST initialize", "POST notifications/initialized"},
+			status: data.Failing, detail: "HTTP 400",
+		},
+		{
 			name:     "N4_learned_discover_server_back_to_initialize_only",
 			handler:  legacyMux(protocolLegacy, "alpha", "beta"),
 			protocol: protocolModern, want: []string{"POST server/discover", "POST initialize", "POST notifications/initialized", "POST tools/list"},
@@ -115,6 +147,40 @@ func TestProtocolUpgrade(t *testing.T) {
 			if res.Protocol != tc.wantProto || res.Requests != len(tc.want) {
 				t.Errorf("learned %q in %d requests; want %q in %d", res.Protocol, res.Requests, tc.wantProto, len(tc.want))
 			}
+			if tc.next == nil {
+				return
+			}
+			// The state learns it, and the plan hands the next check the
+			// new version: straight to the modern flow.
+			st := data.State{ID: tg.ID, URL: tg.URL, Protocol: tc.protocol, Transport: data.TransportStreamable, LastCheck: time.Unix(1, 0)}
+			res.ID, res.URL, res.Started = tg.ID, tg.URL, time.Unix(2, 0)
+			st.Apply(res)
+			before := len(srv.rec.requests())
+			tg.Protocol, tg.Transport = st.Protocol, st.Transport
+			res2, rec2 := newTestChecker(t, srv.Lab, 0).Check(context.Background(), tg)
+			if got := srv.rec.requests()[before:]; res2.Status != data.Working || !slices.Equal(got, tc.next) {
+				t.Errorf("next check (state %s over %s): %s %q, server received %q, want working after %q; transcript:\n%s",
+					st.Protocol, st.Transport, res2.Status, res2.Detail, got, tc.next, transcriptText(rec2))
+			}
 		})
 	}
+}
+
+// refusesToolsListAtOldVersions answers an initialize-era flow as a server
+// that kept its old handshake in front of a 2026-07-28-only core: initialize
+// and its notification are answered (2025-11-25), tools/list at that version
+// is refused 400 in go-sdk's words naming 2026-07-28; requests of 2026-07-28
+// go to next.
+func refusesToolsListAtOldVersions(next http.Handler) http.Handler {
+	old := legacyMux(protocolLegacy, "alpha")
+	old["tools/list"] = func(w http.ResponseWriter, _ *http.Request, _ rpcRequest) {
+		http.Error(w, "Bad Request: Unsupported protocol version (supported versions: 2026-07-28)", http.StatusBadRequest)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Protocol-Version") >= protocolModern {
+			next.ServeHTTP(w, r)
+			return
+		}
+		old.ServeHTTP(w, r)
+	})
 }
