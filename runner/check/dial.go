@@ -30,9 +30,9 @@ import (
 // error (a certificate, an alert) has answered: its error is the check's.
 // Every connect counts against maxConnsPerCheck, every connection is
 // tracked so Close can end it, and a dial for a request already written
-// is refused.
+// is refused unless it may go once more (attempt.again).
 func (g *Guard) dialTLS(ctx context.Context, _, addr string) (net.Conn, error) {
-	if a := attemptOf(ctx); a != nil && a.written.Load() {
+	if a := attemptOf(ctx); a != nil && !a.mayDial() {
 		return nil, errNotResent
 	}
 	if gerr := g.ended(); gerr != nil {

@@ -309,8 +309,9 @@ func (g *Guard) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	resp, err := g.transport.RoundTrip(out)
 	if err != nil && a.resendable() && g.ended() == nil && req.Context().Err() == nil {
-		// Nothing of it was written: the kept-alive connection was found
-		// closed before the first byte (net/http gives up on a POST there).
+		// No byte of an answer came on the kept-alive connection: it was
+		// closed before or as the request arrived (net/http gives up on a
+		// POST there).
 		resp, err = g.transport.RoundTrip(resent(out, body))
 	}
 	if err != nil {

@@ -69,8 +69,9 @@ var (
 	errHandshakeBudget = &GuardError{Kind: ErrTooLarge, Rule: "N9", Detail: "TLS handshake over 128 KB"}
 )
 
-// errNotResent refuses what net/http would send again by itself: a request
-// of which bytes were already written on a connection that then failed.
+// errNotResent refuses what net/http would send again by itself beyond
+// what attempt allows: a request that got a byte of an answer, or none on a
+// fresh connection, or that went once more already.
 var errNotResent = &GuardError{Kind: ErrNetwork, Detail: "closed by the server (request not sent again)"}
 
 // wireConn is one TCP connection of a check, below TLS. It counts the bytes
@@ -161,11 +162,14 @@ type reqConn struct {
 	*tls.Conn
 	wire    *wireConn
 	pending atomic.Pointer[attempt] // the request net/http gave this conn, until a byte of it is written
+	current atomic.Pointer[attempt] // the request last written on it: what the conn reads is its answer
 	refused atomic.Bool             // writes refused: the conn carries a try the guard did not admit
 }
 
 // Write writes p unless the conn was refused, counting the pending request
-// before it writes and taking it back when nothing went out.
+// before it writes and taking it back when nothing went out. A second send
+// of a request takes one more of the check's requests, or is refused when
+// none is left.
 func (c *reqConn) Write(p []byte) (int, error) {
 	if c.refused.Load() {
 		c.wire.Close()
@@ -173,7 +177,12 @@ func (c *reqConn) Write(p []byte) (int, error) {
 	}
 	a := c.pending.Swap(nil)
 	if a != nil {
+		if a.sends.Load() > 0 && !a.g.takeRequest() {
+			c.wire.Close()
+			return 0, errNotResent
+		}
 		a.wrote(+1)
+		c.current.Store(a)
 		c.wire.startExchange()
 	}
 	n, err := c.Conn.Write(p)
@@ -184,11 +193,42 @@ func (c *reqConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Read reads the answer to the request last written, noting that a byte
+// of it came (then the request is never sent again).
+func (c *reqConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		if a := c.current.Load(); a != nil {
+			a.answered.Store(true)
+		}
+	}
+	return n, err
+}
+
 // readRoom is what may still be read off the check's sockets.
 func (g *Guard) readRoom() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return int64(g.wire.Dials)*wireConnAllowance + int64(g.requests)*wireAnswerAllowance - g.wire.BytesRead
+}
+
+// takeRequest takes one of the check's maxRequestsPerCheck requests for the
+// second send of a request, or reports false when none is left.
+func (g *Guard) takeRequest() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.requests >= maxRequestsPerCheck {
+		return false
+	}
+	g.requests++
+	return true
+}
+
+// requestLeft reports whether the check may still send a request.
+func (g *Guard) requestLeft() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.requests < maxRequestsPerCheck
 }
 
 // countDial admits one TCP connect, or refuses it when the check has used
@@ -204,15 +244,21 @@ func (g *Guard) countDial() error {
 }
 
 // attempt follows one admitted request through net/http: every connection
-// the transport gives it (a second one is a retry) and whether bytes of it
-// were written. A request of which no byte was written may go once more,
-// on a fresh connection: net/http resends it itself when it finds the
-// kept-alive connection it chose closed before it wrote, or the guard does
-// (resend) where net/http gives up (a POST on a connection closed under
-// it). A request of which a byte was written is never sent again.
+// the transport gives it (a second one is a retry), whether bytes of it were
+// written and whether a byte of an answer came. A request that got no byte
+// of an answer on a kept-alive connection may go once more, on a fresh
+// connection, as curl and Chromium resend it: the server may have closed
+// the connection as the request arrived (an idle timeout of a few ms).
+// net/http resends it itself when nothing of it was written, or a GET when
+// the server closed without answering; the guard does (resendable) where
+// net/http gives up (a POST). A request that got a byte of an answer, or
+// none on a fresh connection (a server that swallows a POST does not get
+// it twice), is never sent again; a second send of a written one is one
+// more of the check's requests.
 type attempt struct {
-	g       *Guard
-	written atomic.Bool // a byte of the request reached a connection
+	g        *Guard
+	sends    atomic.Int32 // sends of which a byte reached a connection
+	answered atomic.Bool  // a byte of an answer came on a connection it was written to
 
 	mu     sync.Mutex
 	tries  int // connections net/http gave it
@@ -236,20 +282,23 @@ func (g *Guard) withAttempt(ctx context.Context) (context.Context, *attempt) {
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: a.gotConn}), a
 }
 
+// written reports whether a byte of the request reached a connection.
+func (a *attempt) written() bool { return a.sends.Load() > 0 }
+
 // wrote counts the request as written (+1) or takes that back (-1).
 func (a *attempt) wrote(req int) {
-	a.written.Store(req > 0)
+	a.sends.Add(int32(req))
 	a.g.mu.Lock()
 	a.g.wire.Requests += req
 	a.g.mu.Unlock()
 }
 
 // gotConn is called by net/http for every try of the request, before it
-// writes. A try is admitted while no byte of the request was written: the
-// first on any connection, a later one only on a fresh connection, once (a
-// kept-alive one may be as dead as the one that just failed). A try not
-// admitted finds its connection refusing to write; an admitted one's
-// connection counts the request at its first byte.
+// writes. The first try goes on any connection; a later one only on a fresh
+// connection, once, while the request may go again (a kept-alive one may be
+// as dead as the one that just failed). A try not admitted finds its
+// connection refusing to write; an admitted one's connection counts the
+// request at its first byte.
 func (a *attempt) gotConn(info httptrace.GotConnInfo) {
 	rc, ok := info.Conn.(*reqConn)
 	if !ok {
@@ -257,7 +306,7 @@ func (a *attempt) gotConn(info httptrace.GotConnInfo) {
 	}
 	a.mu.Lock()
 	a.tries++
-	admit := !a.written.Load() && (a.tries == 1 || !info.Reused && a.fresh == 0)
+	admit := a.tries == 1 || !info.Reused && a.again()
 	if !info.Reused {
 		a.fresh++
 	}
@@ -269,14 +318,29 @@ func (a *attempt) gotConn(info httptrace.GotConnInfo) {
 	rc.pending.Store(a)
 }
 
+// again reports whether the request may go once more after its tries
+// failed: every try was on a kept-alive connection (so none went on a fresh
+// one yet), no byte of an answer came, and when a byte of it was written,
+// the check has a request left for the second send. Callers hold a.mu.
+func (a *attempt) again() bool {
+	return a.fresh == 0 && !a.answered.Load() && (!a.written() || a.g.requestLeft())
+}
+
+// mayDial reports whether a connection may be dialled for the request: for
+// its first send, or for the one more it may go.
+func (a *attempt) mayDial() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return !a.written() || a.again()
+}
+
 // resendable reports whether the guard may send the request once more
-// after net/http gave up on it: no byte of it was written, every try was on
-// a kept-alive connection (a fresh one that failed is the server's answer),
-// and it was not resent before. It marks the resend.
+// after net/http gave up on it: it may go again and was not resent before.
+// It marks the resend.
 func (a *attempt) resendable() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.written.Load() || a.tries == 0 || a.fresh > 0 || a.resent {
+	if a.tries == 0 || a.resent || !a.again() {
 		return false
 	}
 	a.resent = true

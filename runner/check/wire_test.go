@@ -77,17 +77,19 @@ func TestWireHostileHTTP2(t *testing.T) {
 	}
 }
 
-// TestWireNotResent proves that net/http's own retry of a request already
+// TestWireNotResent proves that net/http's own retries of a request already
 // written (a GET on a kept-alive connection the server closes as it reads
-// it) never reaches the wire, whether the retry would dial or take another
-// idle connection: the server receives the GET once.
+// it, without a byte of an answer) reach the wire once, on a fresh
+// connection, whether the first retry would dial or take another idle
+// connection (refused: it may be as dead), and never again once the fresh
+// connection failed too: the server receives the GET twice.
 func TestWireNotResent(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		posts int // POSTs in flight at once before the GET: the idle connections it finds
 	}{
-		{"S3_GET_retry_on_a_new_connection_not_sent", 1},
-		{"S3_GET_retry_on_an_idle_connection_not_sent", 2},
+		{"S3_GET_retry_on_a_new_connection_once", 1},
+		{"S3_GET_retry_on_an_idle_connection_refused_then_once_on_a_new_one", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var posts, gets atomic.Int64
@@ -123,14 +125,14 @@ func TestWireNotResent(t *testing.T) {
 			_, err := do(t, g, http.MethodGet, srv.URL+"/sse", "", nil)
 			rec := g.Record()
 			ex := rec.Exchanges[len(rec.Exchanges)-1]
-			if err == nil || ex.ErrKind != ErrNetwork || ex.Detail != errNotResent.Detail {
-				t.Errorf("GET: err %v, recorded %v %q; want %q", err, ex.ErrKind, ex.Detail, errNotResent.Detail)
+			if err == nil || ex.ErrKind != ErrNetwork {
+				t.Errorf("GET: err %v, recorded %v %q; want a network failure", err, ex.ErrKind, ex.Detail)
 			}
-			if posts.Load() != int64(tc.posts) || gets.Load() != 1 {
-				t.Errorf("server received %d POST, %d GET; want %d, 1", posts.Load(), gets.Load(), tc.posts)
+			if posts.Load() != int64(tc.posts) || gets.Load() != 2 {
+				t.Errorf("server received %d POST, %d GET; want %d, 2", posts.Load(), gets.Load(), tc.posts)
 			}
-			if rec.Requests != tc.posts+1 || rec.Wire.Dials != tc.posts || rec.Conns != tc.posts {
-				t.Errorf("record: requests %d, dials %d, conns %d; want %d, %d, %d", rec.Requests, rec.Wire.Dials, rec.Conns, tc.posts+1, tc.posts, tc.posts)
+			if rec.Requests != tc.posts+2 || rec.Wire.Dials != tc.posts+1 || rec.Conns != tc.posts+1 {
+				t.Errorf("record: requests %d, dials %d, conns %d; want %d, %d, %d", rec.Requests, rec.Wire.Dials, rec.Conns, tc.posts+2, tc.posts+1, tc.posts+1)
 			}
 		})
 	}
@@ -308,13 +310,14 @@ func TestTrailers(t *testing.T) {
 	})
 }
 
-// TestWireIdleClose proves the resend rule at the server: against a
-// server that closes each kept-alive connection 0-3 ms after its answer,
-// the record counts a request only when the server could have received it
-// (a close_notify is not a request), net/http's resend of a request of
-// which nothing was written goes out once, on a fresh connection, and the
-// check is working unless a request really reached the closed connection.
-// Many checks, each compared with what the server received.
+// TestWireIdleClose proves the resend rule at the server: against a server that closes each kept-alive connection 0-3 ms
+// after its answer, the record counts a request only when the server could
+// have received it (a close_notify is not a request, a request that reached
+// the closed connection is), a request that got no answer on the closed
+// connection goes once more on a fresh one, and every check is working
+// (before: failing "connection failed: closed by the server" whenever a
+// request reached the closed connection). Many checks, each compared with
+// what the server received.
 func TestWireIdleClose(t *testing.T) {
 	checks := 60
 	if testing.Short() {
@@ -323,7 +326,7 @@ func TestWireIdleClose(t *testing.T) {
 	s := startHostileServer(t, idleClose)
 	c := newTestChecker(t, s.Lab, 5*time.Second)
 	t.Run("S3_idle_close_counts_only_what_the_server_could_receive", func(t *testing.T) {
-		working := 0
+		working, resent := 0, int64(0)
 		for i := range checks {
 			before := [...]int64{s.h1requests.Load(), s.late.Load(), s.conns.Load()}
 			res, rec := c.Check(context.Background(), Target{ID: "h", URL: s.URL})
@@ -333,17 +336,14 @@ func TestWireIdleClose(t *testing.T) {
 				t.Errorf("check %d: record: %d requests, %d conns; server: %d answered + %d after its close, %d conns; transcript:\n%s",
 					i, rec.Requests, rec.Wire.Conns, served, late, conns, transcriptText(rec))
 			}
-			switch {
-			case res.Status == data.Working:
+			if res.Status == data.Working {
 				working++
-			case late == 0:
-				t.Errorf("check %d: %s %q although every request written was answered; transcript:\n%s", i, res.Status, res.Detail, transcriptText(rec))
+			} else {
+				t.Errorf("check %d: %s %q; transcript:\n%s", i, res.Status, res.Detail, transcriptText(rec))
 			}
+			resent += late
 		}
-		t.Logf("%d of %d checks working", working, checks)
-		if working < checks/2 {
-			t.Errorf("%d of %d checks working; want most", working, checks)
-		}
+		t.Logf("%d of %d checks working; %d requests reached a closed connection and went once more", working, checks, resent)
 	})
 }
 
@@ -487,23 +487,27 @@ func TestWireExchangeAllowance(t *testing.T) {
 
 // TestAttemptAdmission proves the resend rule on the tries
 // net/http makes of one request: the first goes on any connection; once it
-// failed with nothing written, one more goes on a fresh connection only (a
-// kept-alive one offered instead is refused: it may be as dead); once a
-// byte was written, none; and the guard resends only a request whose every
-// try was on a kept-alive connection.
+// failed with no byte of an answer, one more goes on a fresh connection
+// only (a kept-alive one offered instead is refused: it may be as dead),
+// written or not; once a byte of an answer came, none; and the guard
+// resends only a request whose every try was on a kept-alive connection.
 func TestAttemptAdmission(t *testing.T) {
 	tests := []struct {
 		name     string
 		tries    []bool // Reused of each try, in order
 		written  int    // the try (from 1) after which a byte was written; 0: never
+		answered int    // the try (from 1) after which a byte of an answer came; 0: never
 		admitted []bool
 		resend   bool
 	}{
-		{"S3_first_try_on_a_kept_alive_conn", []bool{true}, 0, []bool{true}, true},
-		{"S3_first_try_on_a_fresh_conn_not_resent", []bool{false}, 0, []bool{true}, false},
-		{"S3_unwritten_retry_on_a_fresh_conn_once", []bool{true, false, false}, 0, []bool{true, true, false}, false},
-		{"S3_unwritten_retry_on_a_kept_alive_conn_refused", []bool{true, true, false}, 0, []bool{true, false, true}, false},
-		{"S3_written_never_again", []bool{true, false}, 1, []bool{true, false}, false},
+		{"S3_first_try_on_a_kept_alive_conn", []bool{true}, 0, 0, []bool{true}, true},
+		{"S3_first_try_on_a_fresh_conn_not_resent", []bool{false}, 0, 0, []bool{true}, false},
+		{"S3_unwritten_retry_on_a_fresh_conn_once", []bool{true, false, false}, 0, 0, []bool{true, true, false}, false},
+		{"S3_unwritten_retry_on_a_kept_alive_conn_refused", []bool{true, true, false}, 0, 0, []bool{true, false, true}, false},
+		{"S3_written_unanswered_on_a_kept_alive_conn_resent", []bool{true}, 1, 0, []bool{true}, true},
+		{"S3_written_unanswered_retry_on_a_fresh_conn_once", []bool{true, false, false}, 1, 0, []bool{true, true, false}, false},
+		{"S3_answered_never_again", []bool{true, false}, 1, 1, []bool{true, false}, false},
+		{"S3_answered_not_resent", []bool{true}, 1, 1, []bool{true}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -517,9 +521,95 @@ func TestAttemptAdmission(t *testing.T) {
 				if i+1 == tc.written {
 					a.wrote(+1)
 				}
+				if i+1 == tc.answered {
+					a.answered.Store(true)
+				}
 			}
 			if got := a.resendable(); got != tc.resend {
 				t.Errorf("resendable %v, want %v", got, tc.resend)
+			}
+		})
+	}
+}
+
+// TestWireResendUnanswered proves issue 32 point 1 (third bullet) at the
+// server: a request that got no byte of an answer on a kept-alive
+// connection (the server closed it as the request arrived) goes once more,
+// on a fresh connection, as curl and Chromium resend it; the record counts
+// both sends. A request that got an answer byte, or got none on a fresh
+// connection (a server that swallows a POST), is never sent again, and a
+// resend that is swallowed too is not sent a third time.
+func TestWireResendUnanswered(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		method string         // the second request's; "" when the first is all
+		server map[int]string // what the server does with its n-th request (from 1): "close" without an answer, "partial" answer then close; else it answers
+		ok     bool           // the last request gets its answer
+		served int            // requests the server received
+		conns  int            // connections it accepted
+	}{
+		{"S3_POST_unanswered_on_a_kept_alive_conn_goes_once_more_on_a_fresh_one", http.MethodPost, map[int]string{2: "close"}, true, 3, 2},
+		{"S3_GET_unanswered_on_a_kept_alive_conn_goes_once_more_on_a_fresh_one", http.MethodGet, map[int]string{2: "close"}, true, 3, 2},
+		{"S3_POST_unanswered_twice_not_sent_a_third_time", http.MethodPost, map[int]string{2: "close", 3: "close"}, false, 3, 2},
+		{"S3_GET_unanswered_twice_not_sent_a_third_time", http.MethodGet, map[int]string{2: "close", 3: "close"}, false, 3, 2},
+		{"S3_POST_with_an_answer_byte_not_resent", http.MethodPost, map[int]string{2: "partial"}, false, 2, 1},
+		{"S3_GET_with_an_answer_byte_not_resent", http.MethodGet, map[int]string{2: "partial"}, false, 2, 1},
+		{"S3_POST_unanswered_on_a_fresh_conn_not_resent", "", map[int]string{1: "close"}, false, 1, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var got []string
+			cl := &countingListener{}
+			srv := startLabServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.ReadAll(r.Body)
+				mu.Lock()
+				got = append(got, r.Method)
+				n := len(got)
+				mu.Unlock()
+				switch tc.server[n] {
+				case "close", "partial":
+					c, buf, err := w.(http.Hijacker).Hijack()
+					if err != nil {
+						t.Errorf("hijack: %v", err)
+						return
+					}
+					if tc.server[n] == "partial" {
+						buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: appl")
+						buf.Flush()
+					}
+					c.Close()
+					return
+				}
+				writeResult(w, []byte("1"), initResult("2025-11-25"))
+			}), labServerConfig{Wrap: cl.wrap})
+			g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv)})
+			_, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil)
+			if tc.method != "" {
+				if err != nil {
+					t.Fatalf("first POST: %v", err)
+				}
+				body := ""
+				if tc.method == http.MethodPost {
+					body = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+				}
+				_, err = do(t, g, tc.method, srv.URL+"/mcp", body, nil)
+			}
+			g.Close()
+			rec := g.Record()
+			mu.Lock()
+			served := len(got)
+			mu.Unlock()
+			if (err == nil) != tc.ok {
+				t.Errorf("last request: err %v, want an answer: %v; transcript:\n%s", err, tc.ok, transcriptText(rec))
+			}
+			if served != tc.served || int(cl.conns.Load()) != tc.conns {
+				t.Errorf("server received %d requests on %d connections, want %d on %d", served, cl.conns.Load(), tc.served, tc.conns)
+			}
+			if rec.Requests != served || rec.Conns != int(cl.conns.Load()) {
+				t.Errorf("record: %d requests, %d connections; the server: %d, %d", rec.Requests, rec.Conns, served, cl.conns.Load())
 			}
 		})
 	}
