@@ -32,3 +32,37 @@ func TestStateApplyMovedAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestStateApplyLearned proves issue 32 point 1 (rule N4: later checks use
+// what was learned): the state learns a protocol version and transport only
+// from an answered check. A failing one, even one that got through a
+// handshake, never pins what no answered check confirmed: the next check
+// starts from the last answered one's, or from discovery.
+func TestStateApplyLearned(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	const url = "https://h.example/mcp"
+	modern := State{ID: "s", URL: url, LastCheck: t0, LastStatus: Working, LastAnswered: t0, Protocol: "2026-07-28", Transport: TransportStreamable}
+	tests := []struct {
+		name          string
+		before        State
+		status        Outcome
+		proto, transp string // what the result says
+		want          [2]string
+	}{
+		{"N4_working_learns", modern, Working, "2025-06-18", TransportStreamable, [2]string{"2025-06-18", TransportStreamable}},
+		{"N4_needs_key_learns", modern, NeedsKey, "2025-11-25", TransportSSE, [2]string{"2025-11-25", TransportSSE}},
+		{"N4_failing_after_a_handshake_does_not_pin", modern, Failing, "2024-11-05", TransportSSE, [2]string{"2026-07-28", TransportStreamable}},
+		{"N4_failing_keeps_the_last_answered", modern, Failing, "", "", [2]string{"2026-07-28", TransportStreamable}},
+		{"N4_failing_never_answered_learns_nothing", State{ID: "s", URL: url}, Failing, "2025-11-25", TransportStreamable, [2]string{"", ""}},
+		{"N4_refused_learns_nothing", modern, Refused, "2024-11-05", TransportSSE, [2]string{"2026-07-28", TransportStreamable}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.before
+			s.Apply(Result{ID: "s", URL: url, Status: tc.status, Protocol: tc.proto, Transport: tc.transp, Started: t0.Add(time.Hour)})
+			if got := [2]string{s.Protocol, s.Transport}; got != tc.want {
+				t.Errorf("state learned %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -201,8 +201,8 @@ type State struct {
 	LastDetail   string    `json:"last_detail,omitempty"`   // its short reason
 	LastAnswered time.Time `json:"last_answered,omitempty"` // start of the last answered check; zero: never answered
 	FailingSince time.Time `json:"failing_since,omitempty"` // start of the first failing check of the current streak
-	Protocol     string    `json:"protocol,omitempty"`      // learned protocol version
-	Transport    string    `json:"transport,omitempty"`     // learned transport
+	Protocol     string    `json:"protocol,omitempty"`      // protocol version the last answered check that named one learned
+	Transport    string    `json:"transport,omitempty"`     // transport it learned
 	RetryAfter   time.Time `json:"retry_after,omitempty"`   // not before this time (429/503 Retry-After)
 }
 
@@ -230,9 +230,6 @@ func (s *State) Apply(r Result) {
 	s.LastStatus = r.Status
 	s.LastDetail = r.Detail
 	s.RetryAfter = r.RetryAfter
-	if r.Status.Answered() {
-		s.LastAnswered = r.Started
-	}
 	if r.Status == Failing {
 		if s.FailingSince.IsZero() {
 			s.FailingSince = r.Started
@@ -240,6 +237,14 @@ func (s *State) Apply(r Result) {
 	} else {
 		s.FailingSince = time.Time{}
 	}
+	if !r.Status.Answered() {
+		// A check that was not answered never pins a version or transport
+		// (a handshake that got through before tools/list failed included):
+		// the next check starts from what the last answered one learned, and
+		// the flows follow a server that moved from there (rule N4).
+		return
+	}
+	s.LastAnswered = r.Started
 	if r.Protocol != "" {
 		s.Protocol = r.Protocol
 	}
