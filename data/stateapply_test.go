@@ -33,11 +33,11 @@ func TestStateApplyMovedAddress(t *testing.T) {
 	}
 }
 
-// TestStateApplyLearned proves issue 32 point 1 (rule N4: later checks use
-// what was learned): the state learns a protocol version and transport only
-// from an answered check. A failing one, even one that got through a
-// handshake, never pins what no answered check confirmed: the next check
-// starts from the last answered one's, or from discovery.
+// TestStateApplyLearned proves what the state learns (rule N4: later checks
+// use what was learned): a protocol version and transport only from an
+// answered check. A failing one, even one that got through a handshake,
+// never pins what no answered check confirmed: the next check starts from
+// the last answered one's, or from discovery.
 func TestStateApplyLearned(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	const url = "https://h.example/mcp"

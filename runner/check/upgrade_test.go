@@ -152,16 +152,7 @@ func TestProtocolUpgrade(t *testing.T) {
 			}
 			// The state learns it, and the plan hands the next check the
 			// new version: straight to the modern flow.
-			st := data.State{ID: tg.ID, URL: tg.URL, Protocol: tc.protocol, Transport: data.TransportStreamable, LastCheck: time.Unix(1, 0)}
-			res.ID, res.URL, res.Started = tg.ID, tg.URL, time.Unix(2, 0)
-			st.Apply(res)
-			before := len(srv.rec.requests())
-			tg.Protocol, tg.Transport = st.Protocol, st.Transport
-			res2, rec2 := newTestChecker(t, srv.Lab, 0).Check(context.Background(), tg)
-			if got := srv.rec.requests()[before:]; res2.Status != data.Working || !slices.Equal(got, tc.next) {
-				t.Errorf("next check (state %s over %s): %s %q, server received %q, want working after %q; transcript:\n%s",
-					st.Protocol, st.Transport, res2.Status, res2.Detail, got, tc.next, transcriptText(rec2))
-			}
+			wantNextCheck(t, srv, tg, res, tc.next...)
 		})
 	}
 }
@@ -183,4 +174,98 @@ func refusesToolsListAtOldVersions(next http.Handler) http.Handler {
 		}
 		old.ServeHTTP(w, r)
 	})
+}
+
+// wantNextCheck folds res, the check of tg, into the state tg was planned
+// from, as the runner does, and checks again from what the state learned,
+// as the next plan hands it: the server must receive exactly want, and the
+// check be working.
+func wantNextCheck(t *testing.T, srv *flowServer, tg Target, res data.Result, want ...string) {
+	t.Helper()
+	st := data.State{ID: tg.ID, URL: tg.URL, Protocol: tg.Protocol, Transport: tg.Transport, LastCheck: time.Unix(1, 0)}
+	res.ID, res.URL, res.Started = tg.ID, tg.URL, time.Unix(2, 0)
+	st.Apply(res)
+	before := len(srv.rec.requests())
+	tg.Protocol, tg.Transport = st.Protocol, st.Transport
+	res2, rec2 := newTestChecker(t, srv.Lab, 0).Check(context.Background(), tg)
+	if got := srv.rec.requests()[before:]; res2.Status != data.Working || !slices.Equal(got, want) {
+		t.Errorf("next check (state %s over %s): %s %q, server received %q, want working after %q; transcript:\n%s",
+			st.Protocol, st.Transport, res2.Status, res2.Detail, got, want, transcriptText(rec2))
+	}
+}
+
+// standaloneStream answers a GET as a Streamable HTTP server offering the
+// specification's standalone stream does (the TypeScript SDK's stateless
+// transport, mcp-grafana): 200 and an event stream that names no endpoint,
+// open until the client leaves; with prime, its first event is the empty
+// one that primes a reconnect (id and empty data). POSTs go to next.
+func standaloneStream(next http.Handler, prime bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		if prime {
+			io.WriteString(w, "id: 0\ndata: \n\n")
+		}
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+}
+
+// TestTransportMove proves rule N4 at the server for a server learned on
+// the legacy HTTP+SSE transport that moved to Streamable HTTP at the same
+// address, answering the GET with a stream that names no endpoint: the
+// check takes that for no legacy server (no endpoint event within
+// endpointWait, or a first event that is another), asks the modern flow in
+// the same check and is working, and the next check, from the state it
+// leaves, goes straight to the new flow. Before, each check waited out its
+// whole deadline, or failed "no endpoint event", for ever.
+func TestTransportMove(t *testing.T) {
+	t.Parallel()
+	modern := func() http.Handler { return streamableHandler(sdkServer(nil, "alpha", "beta"), true, false) }
+	tests := []struct {
+		name      string
+		handler   http.Handler
+		want      []string
+		wantProto string
+		next      []string
+		slow      bool // the stream stays silent: the check waits endpointWait
+	}{
+		{
+			name: "N4_learned_sse_moved_to_streamable_silent_stream", handler: standaloneStream(modern(), false), slow: true,
+			want:      []string{"GET", "POST server/discover", "POST tools/list"},
+			wantProto: protocolModern, next: []string{"POST server/discover", "POST tools/list"},
+		},
+		{
+			name: "N4_learned_sse_moved_to_streamable_stream_primed", handler: standaloneStream(modern(), true),
+			want:      []string{"GET", "POST server/discover", "POST tools/list"},
+			wantProto: protocolModern, next: []string{"POST server/discover", "POST tools/list"},
+		},
+		{
+			name: "N4_learned_sse_moved_to_streamable_of_the_initialize_era", handler: standaloneStream(legacyMux("2025-06-18", "alpha", "beta"), true),
+			want:      []string{"GET", "POST server/discover", "POST initialize", "POST notifications/initialized", "POST tools/list"},
+			wantProto: "2025-06-18", next: []string{"POST initialize", "POST notifications/initialized", "POST tools/list"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := startFlowServer(t, tc.handler, serverOpts{legacySSE: true, http1: true})
+			tg := srv.target()
+			tg.Protocol, tg.Transport = protocolSSE, data.TransportSSE
+			res, rec := newTestChecker(t, srv.Lab, 0).Check(context.Background(), tg)
+			srv.rec.wantSequence(t, tc.want...)
+			if res.Status != data.Working || res.Protocol != tc.wantProto || res.Transport != data.TransportStreamable || res.Requests != len(tc.want) {
+				t.Fatalf("%s (%s), %q over %q in %d requests; want working, %q over %q in %d; transcript:\n%s",
+					res.Status, res.Detail, res.Protocol, res.Transport, res.Requests, tc.wantProto, data.TransportStreamable, len(tc.want), transcriptText(rec))
+			}
+			if wait := rec.Exchanges[0].Duration; tc.slow != (wait >= endpointWait) || wait > endpointWait+time.Second {
+				t.Errorf("the GET's stream was held %v; want endpointWait (%v) for a silent stream, less for a primed one", wait, endpointWait)
+			}
+			wantNextCheck(t, srv, tg, res, tc.next...)
+		})
+	}
 }

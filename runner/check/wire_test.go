@@ -310,14 +310,15 @@ func TestTrailers(t *testing.T) {
 	})
 }
 
-// TestWireIdleClose proves the resend rule at the server: against a server that closes each kept-alive connection 0-3 ms
-// after its answer, the record counts a request only when the server could
-// have received it (a close_notify is not a request, a request that reached
-// the closed connection is), a request that got no answer on the closed
-// connection goes once more on a fresh one, and every check is working
-// (before: failing "connection failed: closed by the server" whenever a
-// request reached the closed connection). Many checks, each compared with
-// what the server received.
+// TestWireIdleClose proves the resend rule at the server: against a server
+// that closes each kept-alive connection 0-3 ms after its answer, the
+// record counts a request only when the server could have received it (a
+// close_notify is not a request, a request that reached the closed
+// connection is), a request that got no answer on the closed connection
+// goes once more on a fresh one, and every check is working (before:
+// failing "connection failed: closed by the server" whenever a request
+// reached the closed connection). Many checks, each compared with what the
+// server received.
 func TestWireIdleClose(t *testing.T) {
 	checks := 60
 	if testing.Short() {
@@ -532,13 +533,13 @@ func TestAttemptAdmission(t *testing.T) {
 	}
 }
 
-// TestWireResendUnanswered proves issue 32 point 1 (third bullet) at the
-// server: a request that got no byte of an answer on a kept-alive
-// connection (the server closed it as the request arrived) goes once more,
-// on a fresh connection, as curl and Chromium resend it; the record counts
-// both sends. A request that got an answer byte, or got none on a fresh
-// connection (a server that swallows a POST), is never sent again, and a
-// resend that is swallowed too is not sent a third time.
+// TestWireResendUnanswered proves the resend rule at the server: a request
+// that got no byte of an answer on a kept-alive connection (the server
+// closed it as the request arrived) goes once more, on a fresh connection,
+// as curl and Chromium resend it; the record counts both sends. A request
+// that got an answer byte, or got none on a fresh connection (a server that
+// swallows a POST), is never sent again, and a resend that is swallowed too
+// is not sent a third time.
 func TestWireResendUnanswered(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
