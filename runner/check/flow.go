@@ -22,8 +22,9 @@ func (f *flow) run(ctx context.Context, t Target) {
 		if f.sse(ctx) || ctx.Err() != nil || !sseGone(f.guard.Record()) {
 			return
 		}
-		// The legacy stream is gone (400, 404 or 405 to its GET): the server
-		// may have moved to Streamable HTTP, so learn its era afresh.
+		// The legacy stream is gone (400, 404 or 405 to its GET, or a
+		// stream naming no endpoint): the server may have moved to
+		// Streamable HTTP, so learn its era afresh.
 		f.streamable(ctx, protocolModern, false)
 	case t.Protocol >= protocolModern && slices.Contains(mcp.SupportedProtocolVersions(), t.Protocol):
 		f.streamable(ctx, t.Protocol, true)

@@ -195,8 +195,8 @@ func wantNextCheck(t *testing.T, srv *flowServer, tg Target, res data.Result, wa
 }
 
 // standaloneStream answers a GET as a Streamable HTTP server offering the
-// specification's standalone stream does (the TypeScript SDK's stateless
-// transport, mcp-grafana): 200 and an event stream that names no endpoint,
+// specification's standalone stream does (mcp-grafana, brave-search's
+// stateless mode): 200 and an event stream that names no endpoint,
 // open until the client leaves; with prime, its first event is the empty
 // one that primes a reconnect (id and empty data). POSTs go to next.
 func standaloneStream(next http.Handler, prime bool) http.Handler {
