@@ -27,9 +27,10 @@ const maxConnsPerCheck = 6
 // legacy HTTP+SSE server (server/discover, initialize on the URL, the GET,
 // initialize and notifications/initialized on the endpoint) reading
 // maxToolPages of tools, and one spare (the fresh retry of a discover
-// answer that was not JSON-RPC). A server that redirects every request to
-// itself gets its check cut here, not 60 requests (rule S3 counts checks,
-// the wire counts requests).
+// answer that was not JSON-RPC, or the second send of a request that a
+// kept-alive connection closed under it left unanswered). A server that
+// redirects every request to itself gets its check cut here, not 60
+// requests (rule S3 counts checks, the wire counts requests).
 const maxRequestsPerCheck = 5 + maxToolPages + 1
 
 // What may be read off the sockets (rule N9 at the connection): a TLS
