@@ -33,6 +33,31 @@ func (d Dir) Plan(minute time.Time) string {
 	return filepath.Join(string(d), "plans", m.Format(dayLayout), m.Format("1504")+".jsonl")
 }
 
+// PlanDays returns the directories of plan files, one a day, sorted
+// (oldest first); DayOfPlans gives the day of each. The error is
+// filepath.Glob's.
+func (d Dir) PlanDays() ([]string, error) {
+	return sorted(filepath.Glob(filepath.Join(string(d), "plans", "????-??-??")))
+}
+
+// DayOfPlans returns the day (UTC) of a directory of plan files (PlanDays),
+// and false for another directory.
+func DayOfPlans(dir string) (time.Time, bool) {
+	t, err := time.Parse(dayLayout, filepath.Base(dir))
+	return t, err == nil
+}
+
+// MinuteOfPlan returns the minute of a plan file (Plan), and false for
+// another file.
+func MinuteOfPlan(path string) (time.Time, bool) {
+	name, ok := strings.CutSuffix(filepath.Base(path), ".jsonl")
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(dayLayout+"/1504", filepath.Base(filepath.Dir(path))+"/"+name)
+	return t, err == nil
+}
+
 // PlanLock returns the lock planners take before writing plans and the ledger.
 func (d Dir) PlanLock() string { return filepath.Join(string(d), "plans", ".plan.lock") }
 

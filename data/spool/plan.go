@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"plug.directory/prober/data"
@@ -26,9 +27,16 @@ const MaxPlanLine = 1 << 20
 // each a check of its own, so a plan line stays within MaxPlanLine.
 const MaxShared = 64
 
+// PlanKeep is how long plan files are kept before the minute planned: as
+// long as the minute markers (a minute older than that is never run), and
+// more than the 24 hours RebuildLedger reads. Older plans are removed by
+// WritePlan, so plans/ holds at most PlanKeep of minutes (2,881 files).
+const PlanKeep = 48 * time.Hour
+
 // WritePlan writes the checks of one minute atomically to data.Dir.Plan, one JSON
 // object a line ending in its checksum (see appendLineCRC), in the order
-// given.
+// given, then removes the plans of minutes more than PlanKeep before it
+// (PrunePlans).
 func WritePlan(dir string, minute time.Time, checks []data.PlannedCheck) error {
 	buf := make([]byte, 0, 256*len(checks))
 	for _, c := range checks {
@@ -39,7 +47,49 @@ func WritePlan(dir string, minute time.Time, checks []data.PlannedCheck) error {
 		}
 		buf = append(buf, durable.AppendLineCRC(b)...)
 	}
-	return durable.WriteFileAtomic(data.Dir(dir).Plan(minute), buf, 0o644)
+	if err := durable.WriteFileAtomic(data.Dir(dir).Plan(minute), buf, 0o644); err != nil {
+		return err
+	}
+	return PrunePlans(dir, minute.Add(-PlanKeep))
+}
+
+// PrunePlans removes the plan files of the minutes before since: the days
+// before since's whole, and the files of since's day before it. It reads
+// the directory of one day at most, so a plan pays for it about the same
+// every minute. A file it cannot remove is an error naming it.
+func PrunePlans(dir string, since time.Time) error {
+	days, err := data.Dir(dir).PlanDays()
+	if err != nil {
+		return fmt.Errorf("prune plans: %w", err)
+	}
+	since = since.UTC()
+	for _, d := range days {
+		day, ok := data.DayOfPlans(d)
+		switch {
+		case !ok:
+			continue
+		case !day.AddDate(0, 0, 1).After(since):
+			if err := os.RemoveAll(d); err != nil {
+				return fmt.Errorf("prune plans before %s: %w", since.Format(time.RFC3339), err)
+			}
+			continue
+		case day.After(since):
+			return nil
+		}
+		files, err := os.ReadDir(d)
+		if err != nil {
+			return fmt.Errorf("prune plans: %w", err)
+		}
+		for _, f := range files {
+			p := filepath.Join(d, f.Name())
+			if m, ok := data.MinuteOfPlan(p); ok && m.Before(since) {
+				if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return fmt.Errorf("prune plans before %s: %w", since.Format(time.RFC3339), err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ReadPlan reads the plan of one minute. A missing plan is ErrNoPlan. A

@@ -147,3 +147,39 @@ func TestPlanLineShared(t *testing.T) {
 	b, _ := json.Marshal(c)
 	t.Logf("the line takes %d of %d bytes", len(b), MaxPlanLine)
 }
+
+// TestPrunePlans: WritePlan keeps the plans of PlanKeep before the minute
+// it writes, across day directories, and removes the older ones, whole days
+// and the first minutes of a day; the ledger beside them stays.
+func TestPrunePlans(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	start := datatest.T0.Truncate(24 * time.Hour).Add(23 * time.Hour) // 23:00, so the minutes span four days
+	var written []time.Time
+	for m := start; m.Before(start.Add(PlanKeep + 3*time.Hour)); m = m.Add(37 * time.Minute) {
+		written = append(written, m)
+		if err := WritePlan(dir, m, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(data.Dir(dir).Ledger(), []byte("ledger"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last := written[len(written)-1]
+	if err := WritePlan(dir, last, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range written {
+		_, err := os.Stat(data.Dir(dir).Plan(m))
+		if kept := !m.Before(last.Add(-PlanKeep)); kept != (err == nil) {
+			t.Errorf("plan of %s: kept %v (%v), want kept %v", m, err == nil, err, kept)
+		}
+	}
+	if _, err := os.Stat(data.Dir(dir).Ledger()); err != nil {
+		t.Errorf("the ledger beside the plans: %v", err)
+	}
+	days, _ := data.Dir(dir).PlanDays()
+	if len(days) != 3 {
+		t.Errorf("plan days %v, want the 3 the last %s spans", days, PlanKeep)
+	}
+}
