@@ -2,6 +2,7 @@ package history
 
 import (
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/datatest"
+	"plug.directory/prober/internal/durable"
 )
 
 // flipByte flips one byte of path at offset at, from its start.
@@ -118,8 +120,8 @@ func TestScrub(t *testing.T) {
 	}
 }
 
-// TestScrubBounded: a scrub reads about 1/ScrubMinutes of the history (at
-// least a minimum) and goes on where the last stopped, so that successive
+// TestScrubBounded: a scrub reads one file and its copy, then more up to
+// a budget, and goes on where the last stopped, so that successive
 // calls cover every file and start again.
 func TestScrubBounded(t *testing.T) {
 	t.Parallel()
@@ -147,5 +149,59 @@ func TestScrubBounded(t *testing.T) {
 	// The production minimum is larger than this history: one call reads it all.
 	if st, err := Scrub(dir, slog.New(slog.DiscardHandler)); err != nil || st.Files != 12 || !st.Wrapped {
 		t.Errorf("Scrub: %+v %v; want all 12 files (6 and their copies)", st, err)
+	}
+}
+
+// TestScrubCostFlat: as the history ages a day at a time, each Scrub reads
+// at most ScrubBytes beyond one file and its copy, counted at the reader,
+// whatever the history's size (it read the whole history while that was
+// under 64 MB: the run's cost grew with the data's age), and the calls
+// still cover every file and start again.
+func TestScrubCostFlat(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const days = 8
+	var pair int64 // the largest file and its copy
+	for d := range days {
+		day := datatest.T0.AddDate(0, 0, d)
+		rng := rand.New(rand.NewPCG(3, uint64(d)))
+		var rows []ResultRow
+		for i := range 4000 {
+			rows = append(rows, RowOf(benchResult(rng, day.Add(time.Duration(i)*20*time.Second))))
+		}
+		path := filepath.Join(data.Dir(dir).ResultDay(day), "merged-000001.parquet")
+		body, err := encodeParquet(path, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{path, replicaOf(dir, path)} {
+			if err := durable.WriteFileAtomic(p, body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pair = max(pair, 2*int64(len(body)))
+		// Each day of age: calls until a round ends, then one whole round.
+		rels, _, _ := scrubList(dir)
+		var total int64
+		for round := range 2 {
+			calls := 0
+			for wrapped := false; !wrapped; calls++ {
+				if calls > len(rels) {
+					t.Fatalf("day %d: no round ends in %d calls, one a file", d, calls)
+				}
+				st, err := Scrub(dir, slog.New(slog.DiscardHandler))
+				if err != nil {
+					t.Fatal(err)
+				}
+				total, wrapped = st.Total, st.Wrapped
+				if st.Read > ScrubBytes+pair || st.Read < st.Bytes/2 {
+					t.Errorf("day %d, round %d: read %d B of %d in %d files; want at most %d (ScrubBytes and one file and its copy)",
+						d, round, st.Read, st.Total, st.Files, ScrubBytes+pair)
+				}
+			}
+		}
+		if d == days-1 && total <= 2*ScrubBytes+pair {
+			t.Fatalf("the history holds %d B: too small to show the bound", total)
+		}
 	}
 }
