@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
@@ -161,7 +163,8 @@ func peekBase(path string) (head, tail string) {
 // that exist, the base first, adding suffix to their names, so that a
 // damaged ledger can be looked at while a new one is made. A delta left
 // without its base (stopped in between) is damage too: the next read
-// finds it, and this moves it.
+// finds it, and this moves it. Of the copies kept so, the last
+// ledgerAsideKeep of each file stay (suffixes sort by time): the older go.
 func KeepLedgerAside(dir, suffix string) (aside []string, err error) {
 	for _, path := range []string{data.Dir(dir).Ledger(), data.Dir(dir).LedgerDelta()} {
 		err := os.Rename(path, path+suffix)
@@ -172,6 +175,17 @@ func KeepLedgerAside(dir, suffix string) (aside []string, err error) {
 			return aside, fmt.Errorf("keep ledger aside: %w", err)
 		}
 		aside = append(aside, path+suffix)
+		old, _ := filepath.Glob(path + ".*")
+		slices.Sort(old)
+		for _, p := range old[:max(len(old)-ledgerAsideKeep, 0)] {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return aside, fmt.Errorf("keep ledger aside: %w", err)
+			}
+		}
 	}
 	return aside, nil
 }
+
+// ledgerAsideKeep is how many damaged copies of each ledger file
+// KeepLedgerAside keeps.
+const ledgerAsideKeep = 3

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/datatest"
 	"plug.directory/prober/internal/durable"
 )
 
@@ -311,5 +313,38 @@ func TestLedgerReadWhileWritten(t *testing.T) {
 				t.Errorf("read %v; not the ledger written", err)
 			}
 		})
+	}
+}
+
+// TestKeepLedgerAsideBounded: each damaged ledger kept aside stays for
+// inspection, the last ledgerAsideKeep of each file; a ledger damaged
+// every day does not fill plans/.
+func TestKeepLedgerAsideBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	d := data.Dir(dir)
+	if err := os.MkdirAll(filepath.Dir(d.Ledger()), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var suffixes []string
+	for day := range 5 {
+		for _, p := range []string{d.Ledger(), d.LedgerDelta()} {
+			if err := os.WriteFile(p, []byte("damaged"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := ".corrupt-" + datatest.T0.AddDate(0, 0, day).Format("20060102T150405")
+		suffixes = append(suffixes, s)
+		if _, err := KeepLedgerAside(dir, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range suffixes {
+		for _, p := range []string{d.Ledger(), d.LedgerDelta()} {
+			_, err := os.Stat(p + s)
+			if kept := i >= len(suffixes)-ledgerAsideKeep; kept != (err == nil) {
+				t.Errorf("%s: kept %v, want %v", filepath.Base(p+s), err == nil, kept)
+			}
+		}
 	}
 }
