@@ -32,7 +32,8 @@ func runBinary(t *testing.T, bin, name string, args ...string) (int, string, str
 
 // TestExitConventions runs every built command as a user would and holds
 // each to the one convention of docs/architecture.md: -h prints the usage on stdout
-// and exits 0, bad usage exits 2 saying why on stderr, a failure exits 1,
+// and exits 0, bad usage exits 2 saying why on stderr (a bad flag: the
+// usage, then why as the last line), a failure exits 1,
 // and every command reads a time in the same forms.
 func TestExitConventions(t *testing.T) {
 	if testing.Short() {
@@ -81,6 +82,12 @@ func TestExitConventions(t *testing.T) {
 				}
 				if c.code == 0 && stderr != "" {
 					t.Errorf("%s %q: stderr %q, want nothing", name, c.args, stderr)
+				}
+				// A bad flag: the usage, then the error as the last line,
+				// which a log's last line quotes (minute.sh).
+				want := name + ": flag provided but not defined: -no-such-flag"
+				if c.name == "unknown_flag" && (!strings.HasPrefix(stderr, "usage: "+name+" ") || !strings.HasSuffix(stderr, "\n"+want+"\n")) {
+					t.Errorf("%s %q: stderr %q; want the usage (usage: %s ...) first and %q last", name, c.args, stderr, name, want)
 				}
 			})
 		}

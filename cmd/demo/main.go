@@ -88,11 +88,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Dir, "dir", "demo-out", "demo `DIR`: emptied, then the lists, the data and the site")
 	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "lab check deadline passed to run -timeout (0: the check's 45 s)")
 	fs.BoolVar(&cfg.Serve, "serve", false, "only start the fleet and print how to check each server once (run -url), until Ctrl-C")
-	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+	usage := "usage: demo [-bin DIR] [-dir DIR] [-timeout D] [-serve]"
+	if err := cli.ParseMode(fs, args, stdout, stderr, usage, func() error { return cfg.Validate() }); err != nil {
 		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return cli.Usage(err)
 	}
 	if cfg.Serve {
 		return serve(ctx, cfg, stdout)

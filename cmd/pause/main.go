@@ -69,11 +69,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Servers, "servers", "", "ranked list `CSV` (id,rank,url,added); required with -check-pr")
 	fs.IntVar(&cfg.CheckPR, "check-pr", 0, "check pull request `N` instead of opening one")
 	fs.DurationVar(&cfg.Timeout, "timeout", 2*time.Minute, "give up after this long")
-	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+	usage := "usage: pause -repo OWNER/REPO -path FILE -server ID [-note TEXT] [-base BRANCH] [-api URL] [-timeout D]\n" +
+		"       pause -repo OWNER/REPO -path FILE -check-pr N -servers CSV [-base BRANCH] [-api URL] [-timeout D]"
+	if err := cli.ParseMode(fs, args, stdout, stderr, usage, func() error { return cfg.Validate() }); err != nil {
 		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return cli.Usage(err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)

@@ -35,17 +35,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cli.ContactVar(fs, &cfg.Contact)
 	fs.StringVar(&metricsFile, "metrics", "", "after publishing, write metrics to this `FILE` (Prometheus text format, for node_exporter's textfile collector), replaced atomically")
 	cli.TimeVar(fs, &at, "at", "publish as of this `time` instead of now: "+cli.TimeForms)
-	if err := cli.Parse(fs, args, stdout, stderr); err != nil {
+	usage := "usage: publish -data DIR -servers FILE -out DIR -contact ADDRESS [-paused FILE] [-at TIME] [-metrics FILE] [-no-html] [-preview-rows N]"
+	if err := cli.ParseMode(fs, args, stdout, stderr, usage, func() error {
+		if err := site.CheckContact(cfg.Contact); err != nil {
+			return fmt.Errorf("-contact: %w", err)
+		}
+		return cfg.Validate()
+	}); err != nil {
 		return err
 	}
 	if !at.IsZero() {
 		cfg.Now = func() time.Time { return at }
-	}
-	if err := site.CheckContact(cfg.Contact); err != nil {
-		return cli.Usage(fmt.Errorf("-contact: %w", err))
-	}
-	if err := cfg.Validate(); err != nil {
-		return cli.Usage(err)
 	}
 	if err := checkDataDir(cfg.DataDir); err != nil {
 		return err

@@ -64,7 +64,7 @@ func TestScheduledUsage(t *testing.T) {
 		"servers_no_loop":  {[]string{"-data", "d", "-servers", "s.csv"}, "flag provided but not defined: -servers"},
 		"loop_at":          {[]string{"-loop", "-data", "d", "-servers", "s.csv", "-out", "o", "-at", "2026-12-02T10:33"}, "flag provided but not defined: -at"},
 		"check_data":       {[]string{"check", "https://mcp.test/mcp", "-data", "d"}, "flag provided but not defined: -data"},
-		"two_problems":     {[]string{"minute", "-timeout", "46s", "-concurrency", "-1"}, "-data DIR is required (or run check URL to check one server now)\n-concurrency -1: want a positive number\n-timeout 46s"},
+		"two_problems":     {[]string{"minute", "-timeout", "46s", "-concurrency", "-1"}, "-data DIR is required (or run check URL to check one server now); -concurrency -1: want a positive number; -timeout 46s"},
 		"N10_timeout_45s":  {[]string{"-data", "d", "-timeout", "46s"}, "at most 45s"},
 	}
 	for name, c := range cases {

@@ -57,7 +57,9 @@ func TestTimeVar(t *testing.T) {
 }
 
 // TestParse: -h prints the usage on stdout and exits 0; a bad flag or an
-// argument exits 2 with the reason on stderr; a plain error exits 1.
+// argument exits 2 with the reason on stderr, its last line (after the
+// usage, for a bad flag), so that a log's last line quotes it; a plain
+// error exits 1, and errors joined are one line.
 func TestParse(t *testing.T) {
 	for _, c := range []struct {
 		name       string
@@ -69,8 +71,8 @@ func TestParse(t *testing.T) {
 	}{
 		{"help", []string{"-h"}, ExitOK, "Usage of cmd", "", false},
 		{"help_long", []string{"-help"}, ExitOK, "Usage of cmd", "", false},
-		{"unknown_flag", []string{"-nope"}, ExitUsage, "", "flag provided but not defined: -nope", false},
-		{"bad_value", []string{"-n", "x"}, ExitUsage, "", `invalid value "x" for flag -n`, false},
+		{"unknown_flag", []string{"-nope"}, ExitUsage, "", "Usage of cmd", false},
+		{"bad_value", []string{"-n", "x"}, ExitUsage, "", "Usage of cmd", false},
 		{"argument", []string{"-n", "1", "extra"}, ExitUsage, "", `cmd: unexpected argument "extra"`, false},
 		{"ok", []string{"-n", "1"}, ExitOK, "", "", true},
 	} {
@@ -89,6 +91,13 @@ func TestParse(t *testing.T) {
 			if !strings.Contains(stderr.String(), c.stderr) || (c.stderr == "" && stderr.Len() > 0) {
 				t.Errorf("stderr %q, want %q", stderr.String(), c.stderr)
 			}
+			if want := map[string]string{
+				"unknown_flag": "cmd: flag provided but not defined: -nope",
+				"bad_value":    `cmd: invalid value "x" for flag -n: parse error`,
+				"argument":     `cmd: unexpected argument "extra" (every option is a flag: -h lists them)`,
+			}[c.name]; want != "" && lastLine(stderr.String()) != want {
+				t.Errorf("stderr ends %q, want %q", lastLine(stderr.String()), want)
+			}
 			if c.wantParsed && *n != 1 {
 				t.Errorf("-n = %d, want 1", *n)
 			}
@@ -98,4 +107,15 @@ func TestParse(t *testing.T) {
 	if code := ExitCode("cmd", errors.New("disk full"), &stderr); code != ExitFailure || stderr.String() != "cmd: disk full\n" {
 		t.Errorf("plain error: exit %d, stderr %q", code, stderr.String())
 	}
+	stderr.Reset()
+	joined := errors.Join(errors.New("read ranked list: no such file"), errors.New("read paused list: no such file"))
+	if code := ExitCode("cmd", joined, &stderr); code != ExitFailure || stderr.String() != "cmd: read ranked list: no such file; read paused list: no such file\n" {
+		t.Errorf("joined errors: exit %d, stderr %q; want one line", code, stderr.String())
+	}
+}
+
+// lastLine returns the last line of s, without its newline.
+func lastLine(s string) string {
+	s = strings.TrimSuffix(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }

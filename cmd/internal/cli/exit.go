@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -47,30 +48,40 @@ var errHelp = Exit(ExitOK, nil)
 
 // Parse parses args into fs, which must be made with flag.ContinueOnError.
 // For -h or -help it prints fs's usage to stdout and returns an error that
-// exits 0; for a bad flag the flag package's message and the usage go to
-// stderr and the error exits 2; so does an argument that is not a flag
-// (no command takes one). Afterwards fs writes to stderr.
+// exits 0; for a bad flag it prints the usage to stderr and returns the
+// flag package's message as an error that exits 2, which the command
+// prints last (ExitCode), so a log's last line says what was wrong; so for
+// an argument that is not a flag (no command takes one). Afterwards fs
+// writes to stderr.
 func Parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var out bytes.Buffer
 	fs.SetOutput(&out)
+	usage := fs.Usage
+	fs.Usage = func() {} // printed below, for -h and for a bad flag alike
 	err := fs.Parse(args)
-	fs.SetOutput(stderr)
+	fs.Usage = usage
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		_, _ = stdout.Write(out.Bytes())
+		fs.SetOutput(stdout)
+		fs.Usage()
+		fs.SetOutput(stderr)
 		return errHelp
 	case err != nil:
-		_, _ = stderr.Write(out.Bytes())
-		return Usage(nil)
+		fs.SetOutput(stderr)
+		fs.Usage()
+		return Usage(err)
 	case fs.NArg() > 0:
+		fs.SetOutput(stderr)
 		return Usage(fmt.Errorf("unexpected argument %q (every option is a flag: -h lists them)", fs.Arg(0)))
 	}
+	fs.SetOutput(stderr)
 	return nil
 }
 
 // ExitCode prints err after the command's name (when it has something to
-// say) and returns the exit status it carries: 0 for nil, 1 for an error
-// that carries none.
+// say), on one line (the lines of errors joined are joined with "; ", so
+// that a log's last line is the whole error), and returns the exit status
+// it carries: 0 for nil, 1 for an error that carries none.
 func ExitCode(name string, err error, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
@@ -78,11 +89,11 @@ func ExitCode(name string, err error, stderr io.Writer) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", name, ee.Err)
+			fmt.Fprintf(stderr, "%s: %s\n", name, oneLine(ee.Err))
 		}
 		return ee.Code
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	fmt.Fprintf(stderr, "%s: %s\n", name, oneLine(err))
 	return ExitFailure
 }
 
@@ -94,4 +105,9 @@ func Main(name string, run func(ctx context.Context, args []string, stdout, stde
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(ExitCode(name, err, os.Stderr))
+}
+
+// oneLine returns err's message with its lines joined by "; ".
+func oneLine(err error) string {
+	return strings.Join(strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' }), "; ")
 }
