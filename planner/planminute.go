@@ -282,7 +282,7 @@ func ReadServers(path string, guard lists.ListGuard, logger *slog.Logger) ([]dat
 			logger.Warn("bad row of the ranked list", "err", b)
 		}
 		if sum != "" {
-			logger.Warn(sum)
+			logger.Log(context.Background(), lists.SummaryLevel(bad), sum)
 		}
 	}
 	if stale != nil {

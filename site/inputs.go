@@ -1,9 +1,11 @@
 package site
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,8 +23,10 @@ import (
 // ranks or addresses, pauses, and servers no longer listed.
 func (p *publication) readLists() error {
 	st := p.st
+	// A list gone is read as one that cannot be read: the last good list
+	// plan took stands (lists.ListGuard), as for plan.
 	listSig, err := sigOf(p.cfg.ServersPath)
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read ranked list: %w", err)
 	}
 	var pausedSig fileSig
@@ -48,7 +52,7 @@ func (p *publication) readLists() error {
 		}
 	}
 	if say && sum != "" {
-		p.log.Warn(sum)
+		p.log.Log(context.Background(), lists.SummaryLevel(bad), sum)
 	}
 	st.Meta.ListBad = len(bad)
 	if err != nil {

@@ -72,33 +72,50 @@ func TestPublishListedNotCheckable(t *testing.T) {
 	}
 }
 
-// TestPublishListCutShort: a ranked list cut short after plan took the
-// whole one unpublishes nothing: publish holds it to the last good list
-// plan keeps.
+// TestPublishListCutShort: a ranked list cut short, or gone, after plan
+// took the whole one unpublishes nothing and stops no publish: publish
+// holds it to the last good list plan keeps, as plan does, and names why
+// the list was not taken.
 func TestPublishListCutShort(t *testing.T) {
 	t.Parallel()
-	f := newStandard(t)
-	if _, _, _, err := (lists.ListGuard{Dir: f.dir}).Read(f.list); err != nil { // as plan does
-		t.Fatal(err)
-	}
-	f.MustPublish()
-	whole, err := os.ReadFile(f.list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.writeFile(f.list, whole[:len(whole)/2])
-	st := f.MustPublish()
-	for _, s := range fixServers {
-		if _, err := os.Stat(filepath.Join(f.out, "servers", s.ID+".json")); err != nil {
-			t.Errorf("%s unpublished by a list cut short: %v", s.ID, err)
-		}
-	}
-	found := false
-	for _, e := range st.Bad {
-		found = found || strings.Contains(e.Error(), lists.ErrListShrank.Error())
-	}
-	if !found {
-		t.Errorf("bad = %v, want the refusal named", st.Bad)
+	for _, tc := range []struct {
+		name   string
+		change func(f *fixture, whole []byte)
+		want   string // in the error that names the list refused
+	}{
+		{"cut_short", func(f *fixture, whole []byte) { f.writeFile(f.list, whole[:len(whole)/2]) }, lists.ErrListShrank.Error()},
+		{"gone", func(f *fixture, _ []byte) {
+			if err := os.Remove(f.list); err != nil {
+				t.Fatal(err)
+			}
+		}, "no such file or directory (the ranked list goes there: CSV id,rank,url,added); the last good list"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newStandard(t)
+			if _, _, _, err := (lists.ListGuard{Dir: f.dir}).Read(f.list); err != nil { // as plan does
+				t.Fatal(err)
+			}
+			f.MustPublish()
+			whole, err := os.ReadFile(f.list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.change(f, whole)
+			st := f.MustPublish()
+			for _, s := range fixServers {
+				if _, err := os.Stat(filepath.Join(f.out, "servers", s.ID+".json")); err != nil {
+					t.Errorf("%s unpublished: %v", s.ID, err)
+				}
+			}
+			found := false
+			for _, e := range st.Bad {
+				found = found || strings.Contains(e.Error(), tc.want)
+			}
+			if !found {
+				t.Errorf("bad = %v, want the refusal named: %q", st.Bad, tc.want)
+			}
+		})
 	}
 }
 

@@ -57,7 +57,7 @@ func (g ListGuard) Read(path string) (servers []data.Server, bad []error, stale,
 	text, rerr := durable.ReadText(path, h)
 	sum := h.Sum32()
 	if rerr != nil {
-		rerr = fmt.Errorf("read ranked list: %w", rerr)
+		rerr = fmt.Errorf("read ranked list: %w", whatGoesThere(rerr, rankedListIs))
 	} else {
 		servers, bad, rerr = parseServers(path, text)
 	}

@@ -89,7 +89,7 @@ func invisible(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.
 func ReadPausedList(path string) (PausedList, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return PausedList{Name: path}, fmt.Errorf("read paused list: %w", err)
+		return PausedList{Name: path}, fmt.Errorf("read paused list: %w", whatGoesThere(err, pausedListIs))
 	}
 	defer f.Close()
 	list, bad, err := ParsePausedList(path, f)

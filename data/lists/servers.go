@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"maps"
 	"runtime"
 	"slices"
@@ -51,7 +53,7 @@ var serverColumns = []string{"id", "rank", "url", "added"}
 func ReadServers(path string) ([]data.Server, []error, error) {
 	text, err := durable.ReadText(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read ranked list: %w", err)
+		return nil, nil, fmt.Errorf("read ranked list: %w", whatGoesThere(err, rankedListIs))
 	}
 	return parseServers(path, text)
 }
@@ -428,4 +430,30 @@ func headerIndex(name string, head []string) ([]int, error) {
 		idx[i] = j
 	}
 	return idx, nil
+}
+
+// SummaryLevel returns the level to log SummarizeRows's line at: a warning
+// when rows are bad (set aside, or an address that does not parse), and
+// information when the line only counts servers listed without an
+// address, which a list may do on purpose (they show as not checkable).
+func SummaryLevel(bad []error) slog.Level {
+	if len(bad) > 0 {
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+// What the lists are, for the error of a list that is missing.
+const (
+	rankedListIs = "the ranked list goes there: CSV id,rank,url,added"
+	pausedListIs = "the paused list goes there: one server id or address a line, may be empty"
+)
+
+// whatGoesThere adds to err, when the file it names is missing, what
+// goes there (is), so the operator knows what to put where.
+func whatGoesThere(err error, is string) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w (%s)", err, is)
+	}
+	return err
 }
