@@ -60,10 +60,16 @@ func install(t *testing.T, bin string) string {
 // script printed.
 func cronMinute(t *testing.T, script, pathDir string, env ...string) (int, string) {
 	t.Helper()
+	return cronMinuteAt(t, script, pathDir, "2030-01-01T00:00", env...)
+}
+
+// cronMinuteAt is cronMinute for the minute given.
+func cronMinuteAt(t *testing.T, script, pathDir, minute string, env ...string) (int, string) {
+	t.Helper()
 	if _, err := exec.LookPath("flock"); err != nil {
 		t.Skip("no flock(1) here; deploy/minute.sh needs it")
 	}
-	cmd := exec.CommandContext(t.Context(), "/bin/sh", script, "2030-01-01T00:00")
+	cmd := exec.CommandContext(t.Context(), "/bin/sh", script, minute)
 	cmd.Env = append([]string{"PATH=" + pathDir + ":/usr/bin:/bin"}, env...)
 	cmd.Dir = t.TempDir()
 	out, err := cmd.CombinedOutput()
@@ -120,11 +126,11 @@ func TestInstalledMinuteKnowsItsHome(t *testing.T) {
 		t.Errorf("exit %d, printed %q; want 1 and nothing", code, out)
 	}
 	plan := readLog(t, home, "plan")
-	if !strings.Contains(plan, "plan args: -servers servers.csv -paused paused.txt -data var/data -at 2030-01-01T00:00 -first-check-soon\n") {
+	if !strings.Contains(plan, "plan args: -servers "+home+"/servers.csv -paused "+home+"/paused.txt -data var/data -at 2030-01-01T00:00 -first-check-soon\n") {
 		t.Errorf("plan.log %q: want plan run in its home with the config's flags", plan)
 	}
 	msg, _ := os.ReadFile(syslog)
-	if want := "-t prober-minute -p user.err -- minute 2030-01-01T00:00: plan failed: nothing run or published; var/log/plan.log ends: plan: read ranked list servers.csv"; !strings.Contains(string(msg), want) {
+	if want := "-t prober-minute -p user.err -- minute 2030-01-01T00:00: plan failed: nothing run or published; var/log/plan.log says: plan: read ranked list servers.csv"; !strings.Contains(string(msg), want) {
 		t.Errorf("syslog %q; want %q", msg, want)
 	}
 	if got := minuteSuccess(t, filepath.Join(metricsDir, "minute.prom")); got["setup"] != 1 || got["plan"] != 0 || len(got) != 2 {
@@ -151,7 +157,7 @@ func TestMinuteReportsItsFailures(t *testing.T) {
 		"bad_config": {conf: "PROBER_RUN_FLAGS=\"-lab\n", syslog: "config " + home + "/etc/prober.conf does not parse",
 			success: map[string]float64{"setup": 0}},
 		"run_failed": {env: []string{"PROBER_RUN_FLAGS=-source 192.0.2.1 -v", "PROBER_CONTACT=ops@lab.test"},
-			syslog:  "run failed: what its checks recorded is published; var/log/run.log ends: run: the disk holding var/data/journal is full",
+			syslog:  "run failed: what its checks recorded is published; var/log/run.log says: run: the disk holding var/data/journal is full",
 			success: map[string]float64{"setup": 1, "plan": 1, "run": 0, "publish": 1}},
 	} {
 		t.Run(name, func(t *testing.T) {
