@@ -1,5 +1,7 @@
 # The prober's build. `make demo` and `make test` are the two commands of the
-# README; everything they need comes from the Go module proxy.
+# README; everything they need comes from the Go module proxy, but for the
+# tools `make test` installs with apt-get where it runs as root (make tools;
+# NO_TOOLS=1 skips it).
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X plug.directory/prober/data.version=$(VERSION)
@@ -20,11 +22,13 @@ PREFIX ?= /srv/prober
 install: build
 	deploy/install.sh $(PREFIX)
 
-# vet: no tracked binary or file over 2 MB (.ci/tracked-files), gofmt over
+# vet: no tracked binary or file over 2 MB (.ci/tracked-files), what make
+# test promises the machine (.ci/test-promises), gofmt over
 # the tree (no git needed: a release tarball works too), a tidy module
 # (go.mod and go.sum as `go mod tidy` leaves them), go vet.
 vet:
 	@.ci/tracked-files
+	@.ci/test-promises
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
@@ -39,8 +43,15 @@ lint:
 tools:
 	@.ci/tools
 
+# test: every test with the race detector, each package given TEST_TIMEOUT
+# (CI's budget is 90 minutes for the whole run, the aim under 15 on 2
+# loaded cores), through cmd/internal/slowtests, which prints what go test
+# prints, then the 15 slowest tests, and exits with go test's status.
+TEST_TIMEOUT ?= 30m
 test: vet lint tools
-	$(GO) test -race -count=1 ./...
+	@mkdir -p bin
+	$(GO) build -o bin/slowtests ./cmd/internal/slowtests
+	bin/slowtests -n 15 -- $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -json ./...
 
 # short: the inner loop (docs/development.md: how long it takes and what
 # -short leaves out); CI runs `make test`, which keeps every test.
