@@ -71,8 +71,9 @@ func CompactHistory(dir string, now time.Time, logger *slog.Logger) error {
 	if _, err := history.CompactParts(dir, now, PartsPerCompaction, logger); err != nil {
 		return err
 	}
-	// Every file of the history and its second copy is read once a day,
-	// a slice a minute: a damaged one is restored before a reader needs it.
+	// A file of the history and its second copy a minute, and up to
+	// history.ScrubBytes more, in turn: a damaged one is restored before a
+	// reader needs it, at a cost that does not grow with the history.
 	_, err := history.Scrub(dir, logger)
 	return err
 }
@@ -421,20 +422,36 @@ func (r *run) recordInterrupted(res data.Result) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	path := data.Dir(r.cfg.Dir).Interrupted()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err == nil {
-		_, err = f.Write(append(line, '\n'))
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := appendInterrupted(data.Dir(r.cfg.Dir).Interrupted(), line); err != nil {
 		r.cfg.Logger.Error("record interrupted check", "id", res.ID, "err", err)
 	}
+}
+
+// interruptedMax bounds the record of interrupted checks: past it, the
+// file is moved to NAME.1 (replacing the one before) and a new one begun,
+// so the two hold at most twice this and a line.
+const interruptedMax = 1 << 20
+
+// appendInterrupted appends line and a newline to the record at path,
+// fsynced, moving the record aside first when it holds interruptedMax.
+func appendInterrupted(path string, line []byte) error {
+	if fi, err := os.Stat(path); err == nil && fi.Size() >= interruptedMax {
+		if err := os.Rename(path, path+".1"); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(line, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // latenessStats returns the largest and the 99th percentile lateness.
