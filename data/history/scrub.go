@@ -14,13 +14,18 @@ import (
 	"plug.directory/prober/internal/durable"
 )
 
-// ScrubBytes is what one Scrub reads, beyond its first file and that
-// file's second copy, which it always reads: a call costs the same
-// whatever the history's age and size, and a round over the whole history
-// takes as many calls as it has files, or its bytes over ScrubBytes when
-// that is more (a year of a million servers' compacted days: about 390
-// calls, 6.5 hours of minutes; a history of 40 servers: one call).
-const ScrubBytes = 1 << 20
+// ScrubBytes and ScrubFiles bound what one Scrub reads beyond its first
+// file and that file's second copy, which it always reads: at most
+// ScrubFiles files and their copies, while they hold under ScrubBytes. A
+// call then costs the same whatever the history's age and size, and a
+// round over the whole history takes as many calls as it has files over
+// ScrubFiles, or its bytes over ScrubBytes when that is more (a year of a
+// million servers' compacted days, 93 MB each: about 390 calls, six and a
+// half hours of minutes; a year of 40 servers: about 55 calls).
+const (
+	ScrubBytes = 1 << 20
+	ScrubFiles = 8
+)
 
 // ScrubStats says what one Scrub did.
 type ScrubStats struct {
@@ -41,7 +46,8 @@ func scrubCursorPath(dir string) string {
 
 // Scrub verifies the next files of the Parquet history and of its second
 // copy (data.Dir.Replica), in name order from where the last call stopped:
-// one file and its copy, then more while they hold under ScrubBytes: a
+// one file and its copy, then more up to ScrubFiles while they hold under
+// ScrubBytes: a
 // history file that does not check is set aside and restored from its
 // second copy, or recorded as lost when that is damaged too (see
 // RecoverParquet); a damaged or missing second copy is written again from
@@ -76,7 +82,7 @@ func scrub(dir string, budget int64, logger *slog.Logger) (ScrubStats, error) {
 		i++
 	}
 	last := ""
-	for n := 0; n < len(rels) && (n == 0 || st.Bytes < budget); n++ {
+	for n := 0; n < min(len(rels), ScrubFiles) && (n == 0 || st.Bytes < budget); n++ {
 		if i >= len(rels) {
 			i, st.Wrapped = 0, true
 		}

@@ -194,14 +194,36 @@ func TestScrubCostFlat(t *testing.T) {
 					t.Fatal(err)
 				}
 				total, wrapped = st.Total, st.Wrapped
-				if st.Read > ScrubBytes+pair || st.Read < st.Bytes/2 {
-					t.Errorf("day %d, round %d: read %d B of %d in %d files; want at most %d (ScrubBytes and one file and its copy)",
-						d, round, st.Read, st.Total, st.Files, ScrubBytes+pair)
+				if st.Read > ScrubBytes+pair || st.Read < st.Bytes/2 || st.Files > 2*ScrubFiles {
+					t.Errorf("day %d, round %d: read %d B of %d in %d files; want at most %d (ScrubBytes and one file and its copy) in %d files",
+						d, round, st.Read, st.Total, st.Files, ScrubBytes+pair, 2*ScrubFiles)
 				}
 			}
 		}
 		if d == days-1 && total <= 2*ScrubBytes+pair {
 			t.Fatalf("the history holds %d B: too small to show the bound", total)
+		}
+	}
+}
+
+// TestScrubFilesBounded: a history of many small files (a small
+// deployment's days and today's parts) is read ScrubFiles files and their
+// copies a call (going on from the first when it reaches the last), not
+// all of them while they hold under ScrubBytes, and a round ends in as
+// many calls as that takes.
+func TestScrubFilesBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const parts = 3*ScrubFiles + 2
+	MustFoldRuns(t, dir, "run", datatest.T0, parts, 1)
+	for call := range parts/ScrubFiles + 1 {
+		st, err := Scrub(dir, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := call == parts/ScrubFiles
+		if st.Files != 2*ScrubFiles || st.Wrapped != last {
+			t.Errorf("call %d: %d files, round ended %v; want %d files and the round ended %v", call, st.Files, st.Wrapped, 2*ScrubFiles, last)
 		}
 	}
 }
