@@ -271,6 +271,7 @@ func compactDay(pdir string, minParts int, st *CompactStats, logger *slog.Logger
 		st.Rows += rows
 		for _, n := range names {
 			p.superseded = append(p.superseded, filepath.Join(pdir, n))
+			p.merged[n] = true // its copy goes now too, not at the next compaction
 		}
 		break
 	}

@@ -372,3 +372,36 @@ func TestReadHistoryDuringCompaction(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactRemovesCopies: merging today's parts and compacting a day
+// remove the second copies of the files merged at once, so replica/
+// mirrors results/: before, the copies of each merge stayed until the next
+// compaction of their day, or the scrub, came to them (60 an hour, and a
+// past day's last ones until the scrub).
+func TestCompactRemovesCopies(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	quiet := slog.New(slog.DiscardHandler)
+	day := datatest.T0.Truncate(24 * time.Hour)
+	files := func() (results, copies int) {
+		r, _ := filepath.Glob(filepath.Join(data.Dir(dir).ResultDay(day), "*.parquet"))
+		c, _ := filepath.Glob(filepath.Join(replicaOf(dir, data.Dir(dir).ResultDay(day)), "*.parquet"))
+		return len(r), len(c)
+	}
+	for i := range 130 {
+		at := day.Add(time.Duration(i) * time.Minute)
+		MustFoldRuns(t, dir, "run-"+at.Format("20060102T1504"), at, 1, 2)
+		if _, err := CompactParts(dir, at, 60, quiet); err != nil {
+			t.Fatal(err)
+		}
+		if r, c := files(); r != c {
+			t.Fatalf("minute %d: %d history files, %d second copies; want one copy each", i, r, c)
+		}
+	}
+	if _, err := Compact(dir, day.AddDate(0, 0, 1), quiet); err != nil {
+		t.Fatal(err)
+	}
+	if r, c := files(); r != 1 || c != 1 {
+		t.Errorf("the day compacted: %d history files, %d second copies; want 1 and 1", r, c)
+	}
+}
