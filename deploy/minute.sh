@@ -23,7 +23,7 @@
 #                      (run.prom, publish.prom, minute.prom); empty: none
 #   PROBER_CONTACT     the operator's e-mail address, which the checks page
 #                      and probe.json give (publish -contact); required:
-#                      without it publish fails and the last site stands
+#                      without it publish is not run and the last site stands
 #
 # A failed plan stops the minute: nothing is run and nothing published (the
 # last published site stands). A failed run is still followed by publish:
