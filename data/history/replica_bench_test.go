@@ -100,21 +100,7 @@ func BenchmarkScrub(b *testing.B) {
 	at := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	// Ten days of 100,000 rows each, compacted: a file per day.
 	for d := range 10 {
-		rng := rand.New(rand.NewPCG(1, uint64(d)))
-		var rows []ResultRow
-		for i := range 100_000 {
-			rows = append(rows, RowOf(benchResult(rng, at.AddDate(0, 0, d).Add(time.Duration(i)*time.Millisecond*864))))
-		}
-		path := filepath.Join(data.Dir(dir).ResultDay(at.AddDate(0, 0, d)), "merged-000001.parquet")
-		body, err := encodeParquet(path, rows)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, p := range []string{path, replicaOf(dir, path)} {
-			if err := durable.WriteFileAtomic(p, body, 0o644); err != nil {
-				b.Fatal(err)
-			}
-		}
+		MustCompactedDay(b, dir, at.AddDate(0, 0, d), 100_000, rand.New(rand.NewPCG(1, uint64(d))))
 	}
 	var st ScrubStats
 	var err error
@@ -126,4 +112,26 @@ func BenchmarkScrub(b *testing.B) {
 	b.ReportMetric(float64(st.Bytes), "B/call")
 	b.ReportMetric(float64(st.Total), "history-B")
 	os.RemoveAll(dir)
+}
+
+// MustCompactedDay writes a compacted day of n rows of their own (as
+// BenchmarkSecondCopyCost's) spread over day, and its second copy, as a
+// compaction leaves them, and returns the file's size.
+func MustCompactedDay(tb testing.TB, dir string, day time.Time, n int, rng *rand.Rand) int64 {
+	tb.Helper()
+	rows := make([]ResultRow, 0, n)
+	for i := range n {
+		rows = append(rows, RowOf(benchResult(rng, day.Add(time.Duration(i)*24*time.Hour/time.Duration(n)))))
+	}
+	path := filepath.Join(data.Dir(dir).ResultDay(day), "merged-000001.parquet")
+	body, err := encodeParquet(path, rows)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, p := range []string{path, replicaOf(dir, path)} {
+		if err := durable.WriteFileAtomic(p, body, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return int64(len(body))
 }

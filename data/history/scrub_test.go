@@ -11,7 +11,6 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/datatest"
-	"plug.directory/prober/internal/durable"
 )
 
 // flipByte flips one byte of path at offset at, from its start.
@@ -163,23 +162,8 @@ func TestScrubCostFlat(t *testing.T) {
 	const days = 8
 	var pair int64 // the largest file and its copy
 	for d := range days {
-		day := datatest.T0.AddDate(0, 0, d)
-		rng := rand.New(rand.NewPCG(3, uint64(d)))
-		var rows []ResultRow
-		for i := range 4000 {
-			rows = append(rows, RowOf(benchResult(rng, day.Add(time.Duration(i)*20*time.Second))))
-		}
-		path := filepath.Join(data.Dir(dir).ResultDay(day), "merged-000001.parquet")
-		body, err := encodeParquet(path, rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range []string{path, replicaOf(dir, path)} {
-			if err := durable.WriteFileAtomic(p, body, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		pair = max(pair, 2*int64(len(body)))
+		size := MustCompactedDay(t, dir, datatest.T0.AddDate(0, 0, d), 4000, rand.New(rand.NewPCG(3, uint64(d))))
+		pair = max(pair, 2*size)
 		// Each day of age: calls until a round ends, then one whole round.
 		rels, _, _ := scrubList(dir)
 		var total int64
