@@ -117,7 +117,9 @@ if [ -f "$config" ]; then
 		. "$config"
 	else
 		why=$(printf '%s\n' "$why" | head -n 1)
-		config_error="config $config does not parse: line ${why#"$config": }; fix it (sh -n $config says where)"
+		why=${why#"$config": }
+		case $why in [0-9]*) why="line $why" ;; esac # dash says "FILE: 4: ...", bash "FILE: line 4: ..."
+		config_error="config $config does not parse: $why; fix it (sh -n $config says where)"
 		PROBER_METRICS=${PROBER_METRICS:-$(config_value PROBER_METRICS)}
 	fi
 fi
