@@ -54,9 +54,10 @@ func WritePlan(dir string, minute time.Time, checks []data.PlannedCheck) error {
 }
 
 // PrunePlans removes the plan files of the minutes before since: the days
-// before since's whole, and the files of since's day before it. It reads
-// the directory of one day at most, so a plan pays for it about the same
-// every minute. A file it cannot remove is an error naming it.
+// before since's whole, and the files of since's day before it. It lists
+// the directory of one day at most and reads the names only up to since,
+// so a plan pays for it about the same every minute. A file it cannot
+// remove is an error naming it.
 func PrunePlans(dir string, since time.Time) error {
 	days, err := data.Dir(dir).PlanDays()
 	if err != nil {
@@ -80,9 +81,13 @@ func PrunePlans(dir string, since time.Time) error {
 		if err != nil {
 			return fmt.Errorf("prune plans: %w", err)
 		}
-		for _, f := range files {
+		for _, f := range files { // sorted by name: by minute
 			p := filepath.Join(d, f.Name())
-			if m, ok := data.MinuteOfPlan(p); ok && m.Before(since) {
+			m, ok := data.MinuteOfPlan(p)
+			if ok && !m.Before(since) {
+				break // the rest are later
+			}
+			if ok {
 				if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 					return fmt.Errorf("prune plans before %s: %w", since.Format(time.RFC3339), err)
 				}
