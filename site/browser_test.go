@@ -1,0 +1,82 @@
+package site
+
+import (
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
+	"plug.directory/prober/internal/testutil"
+)
+
+// month publishes a month of checks of a server of every status, as the
+// prober would have recorded them: alpha working with a bad day, bravo
+// needing a key, charlie refused now and then, echo failing since
+// yesterday, foxtrot paused, golf new, delta without an address.
+func month(t *testing.T) *fixture {
+	t.Helper()
+	f := newFixture(t)
+	f.writeServers(fixServers)
+	f.writePaused("foxtrot\n")
+	var rs []data.Result
+	for day := 30; day >= 0; day-- {
+		for _, h := range []int{1, 7, 13, 19} {
+			at := fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(time.Duration(h)*time.Hour + 17*time.Second)
+			if at.After(fixNow) {
+				continue
+			}
+			add := func(s data.Server, o data.Outcome, why string, ms int) {
+				r := result(s, at, o, why)
+				r.Duration = time.Duration(ms) * time.Millisecond
+				rs = append(rs, r)
+			}
+			alpha := data.Working
+			if day == 12 && h < 13 {
+				alpha = data.Failing
+			}
+			add(srvWorking, alpha, map[bool]string{true: "HTTP 502"}[alpha == data.Failing], 300+40*(day%5)+h*10)
+			add(srvKey, data.NeedsKey, "HTTP 401", 150+day)
+			if day%9 == 0 {
+				add(srvRefused, data.Refused, "HTTP 429", 80)
+			} else {
+				add(srvRefused, data.Working, "", 900+100*(day%3))
+			}
+			if day == 0 {
+				add(srvFailing, data.Failing, "connection refused", 3)
+			} else {
+				add(srvFailing, data.Working, "", 3500+200*(h%3))
+			}
+			if day > 3 {
+				add(srvPaused, data.Working, "", 600)
+			}
+		}
+	}
+	f.results(rs...)
+	f.fold()
+	if err := spool.MarkMinuteRecorded(f.dir, fixNow.Add(-time.Minute)); err != nil { // the checks are running
+		t.Fatal(err)
+	}
+	f.MustPublish()
+	return f
+}
+
+// TestPagesInBrowser lays out every page the publish of a month of every
+// status writes (index, checks page, each server's page) in headless
+// Chromium at 390 px (a phone) and 1280 px, and runs axe-core on each: no
+// page is wider than the window, nothing ends past its edge or scrolls
+// sideways inside it (the tool fingerprint wraps, the tables reflow), and
+// axe-core finds nothing (WCAG 2.2 AA and its best practices: contrast,
+// landmarks, regions, image sizes). cmd/demo's TestDemo does the same on
+// the pages of the demo fleet's publish.
+func TestPagesInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Chromium and axe-core on every page (about 20 s): full mode only, make test runs it")
+	}
+	b := testutil.MustBrowser(t)
+	axe := testutil.MustAxe(t)
+	f := month(t)
+	pages := testutil.CheckPages(t, b, axe, f.out)
+	if len(pages) != 2+len(fixServers) {
+		t.Errorf("checked %d pages, want the index, the checks page and %d servers' pages: %v", len(pages), len(fixServers), pages)
+	}
+}
