@@ -103,9 +103,18 @@ func serverHTML(f ServerFile) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Title is what the server calls itself for people, as its last check
+// heard it; "" when it did not say.
+func (p serverPage) Title() string {
+	if p.LastResult == nil {
+		return ""
+	}
+	return valueOf(p.LastResult.ServerTitle)
+}
+
 // Meta is the head of a server's page.
 func (p serverPage) Meta() pageMeta {
-	return pageMeta{Title: p.ID + ": " + p.Label + " · MCP server checks",
+	return pageMeta{Title: cmp.Or(p.Title(), p.ID) + ": " + p.Label + " · MCP server checks",
 		Description: p.ID + " is " + p.Label + " in plug.directory's checks: whether this MCP server answers, its uptime, time to answer, tools and status changes."}
 }
 

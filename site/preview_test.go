@@ -238,3 +238,53 @@ func TestLastWorkedLastAnswered(t *testing.T) {
 		}
 	}
 }
+
+// TestServerSaysOfItself: a server's own title, description and website
+// (issue 33) head its page, escaped; a link that is not https, even one a
+// journal of an older version kept, never becomes a link; where a server
+// that needs a key says to get one is linked, never fetched.
+func TestServerSaysOfItself(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	added := fixNow.Add(-48 * time.Hour)
+	good := data.Server{ID: "good", Rank: 1, URL: "https://good.example.com/mcp", Added: added}
+	evil := data.Server{ID: "evil", Rank: 2, URL: "https://evil.example.com/mcp", Added: added}
+	locked := data.Server{ID: "locked", Rank: 3, URL: "https://locked.example.com/mcp", Added: added}
+	f.writeServers([]data.Server{good, evil, locked})
+	g := result(good, fixNow.Add(-10*time.Minute), data.Working, "")
+	e := result(evil, fixNow.Add(-10*time.Minute), data.Working, "")
+	e.ServerTitle, e.ServerDescription, e.ServerWebsite = `<script>alert(1)</script>`, `<img src=x onerror=alert(1)>`, "javascript:alert(1)"
+	k := result(locked, fixNow.Add(-10*time.Minute), data.NeedsKey, "needs a key (OAuth)")
+	k.KeyInfo = "http://locked.example.com/.well-known/oauth-protected-resource"
+	f.results(g, e, k)
+	f.MustPublish()
+	page := func(id string) string {
+		b, err := os.ReadFile(filepath.Join(f.out, "servers", id+".html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, c := range []struct {
+		id        string
+		want, not []string
+	}{
+		{"good", []string{"<h1>The good server</h1>\n<p class=\"sub\">good</p>", `<p class="about">Searches and fetches good&#39;s documents.</p>`,
+			`<dt>Website</dt><dd><a href="https://good.example.com/about" rel="nofollow">https://good.example.com/about</a></dd>`, "<title>The good server: working"}, nil},
+		{"evil", []string{"<h1>&lt;script&gt;alert(1)&lt;/script&gt;</h1>", `<p class="about">&lt;img src=x onerror=alert(1)&gt;</p>`},
+			[]string{"<script>alert", "<img src=x", "javascript:", "<dt>Website</dt>"}},
+		{"locked", nil, []string{"http://locked.example.com", "its OAuth metadata"}},
+	} {
+		p := page(c.id)
+		for _, w := range c.want {
+			if !strings.Contains(p, w) {
+				t.Errorf("%s's page lacks %s", c.id, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(p, n) {
+				t.Errorf("%s's page has %s", c.id, n)
+			}
+		}
+	}
+}

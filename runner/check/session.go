@@ -23,6 +23,9 @@ type findings struct {
 	Protocol      string // protocol version it negotiated
 	ServerName    string
 	ServerVersion string
+	// What the server said of itself for people (serverInfo's title,
+	// description and websiteUrl).
+	ServerTitle, ServerDescription, ServerWebsite string
 	Handshake     bool               // a handshake (discover or initialize) succeeded
 	ToolsOK       bool               // the first tools/list returned a valid result
 	Tools         []string           // tool names, in the server's order, all pages read
@@ -234,8 +237,10 @@ func (f *flow) session(ctx context.Context, t mcp.Transport, transport, version 
 	f.found.Transport = transport
 	f.found.Protocol = ir.ProtocolVersion
 	f.found.ServerName, f.found.ServerVersion = "", ""
-	if ir.ServerInfo != nil {
-		f.found.ServerName, f.found.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
+	f.found.ServerTitle, f.found.ServerDescription, f.found.ServerWebsite = "", "", ""
+	if si := ir.ServerInfo; si != nil {
+		f.found.ServerName, f.found.ServerVersion = si.Name, si.Version
+		f.found.ServerTitle, f.found.ServerDescription, f.found.ServerWebsite = si.Title, si.Description, si.WebsiteURL
 	}
 	f.mu.Unlock()
 	f.listTools(ctx, cs)
@@ -330,6 +335,8 @@ func (f *flow) fill(res *data.Result) {
 	res.Transport = f.found.Transport
 	res.ServerName = f.found.ServerName
 	res.ServerVersion = f.found.ServerVersion
+	res.ServerTitle, res.ServerDescription = f.found.ServerTitle, f.found.ServerDescription
+	res.ServerWebsite = data.WebLink(f.found.ServerWebsite) // a page links it: https only
 	if f.found.ToolsOK {
 		res.Tools = f.found.Tools
 		res.ToolCount = len(f.found.Tools)
