@@ -80,3 +80,26 @@ func TestPagesInBrowser(t *testing.T) {
 		t.Errorf("checked %d pages, want the index, the checks page and %d servers' pages: %v", len(pages), len(fixServers), pages)
 	}
 }
+
+// TestPagesInLighthouse runs Lighthouse, as a phone, on the index and a
+// working server's page of a month of every status, served over HTTPS on
+// loopback: accessibility, best practices and SEO score 100 (issue 33: a
+// favicon's 404, a missing meta description and images without a size
+// cost points).
+func TestPagesInLighthouse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Lighthouse twice (about 30 s): full mode only, make test runs it")
+	}
+	f := month(t)
+	srv := testutil.ServePages(t, f.out)
+	for _, page := range []string{"index.html", "servers/alpha.html"} {
+		t.Run(page, func(t *testing.T) {
+			r := testutil.Lighthouse(t, srv, page)
+			for _, c := range []string{"accessibility", "best-practices", "seo"} {
+				if s, ok := r.Scores[c]; !ok || s != 1 {
+					t.Errorf("%s: %s scores %.0f, want 100; failed audits: %v", page, c, 100*s, r.Failed)
+				}
+			}
+		})
+	}
+}

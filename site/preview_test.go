@@ -209,34 +209,12 @@ func TestLastWorkedLastAnswered(t *testing.T) {
 		result(gone, fixNow.Add(-10*time.Minute), data.Failing, "connection refused"),
 		result(up, fixNow.Add(-10*time.Minute), data.Working, ""))
 	f.MustPublish()
-	page := func(id string) string {
-		b, err := os.ReadFile(filepath.Join(f.out, "servers", id+".html"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	for _, c := range []struct {
-		id        string
-		want, not []string
-	}{
+	mustPagesSay(t, f, []pageSays{
 		{"broken", []string{"<dt>Last worked</dt><dd>never</dd>", `<dt>Last answered</dt><dd><time datetime="2026-12-02T11:50:00.000Z">2026-12-02 11:50:00 UTC</time>, in 3 ms, HTTP 500</dd>`},
 			[]string{"No answered checks", "answered checks"}},
 		{"gone", []string{`<dt>Last worked</dt><dd><time datetime="2026-12-01T11:00:00.000Z">`, `<dt>Last answered</dt><dd><time datetime="2026-12-02T11:40:00.000Z">2026-12-02 11:40:00 UTC</time>, in 1200 ms</dd>`}, nil},
 		{"up", nil, []string{"<dt>Last worked</dt>", "<dt>Last answered</dt>"}},
-	} {
-		p := page(c.id)
-		for _, w := range c.want {
-			if !strings.Contains(p, w) {
-				t.Errorf("%s's page lacks %s", c.id, w)
-			}
-		}
-		for _, n := range c.not {
-			if strings.Contains(p, n) {
-				t.Errorf("%s's page says %s", c.id, n)
-			}
-		}
-	}
+	})
 }
 
 // TestServerSaysOfItself: a server's own title, description and website
@@ -258,31 +236,37 @@ func TestServerSaysOfItself(t *testing.T) {
 	k.KeyInfo = "http://locked.example.com/.well-known/oauth-protected-resource"
 	f.results(g, e, k)
 	f.MustPublish()
-	page := func(id string) string {
-		b, err := os.ReadFile(filepath.Join(f.out, "servers", id+".html"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	for _, c := range []struct {
-		id        string
-		want, not []string
-	}{
+	mustPagesSay(t, f, []pageSays{
 		{"good", []string{"<h1>The good server</h1>\n<p class=\"sub\">good</p>", `<p class="about">Searches and fetches good&#39;s documents.</p>`,
 			`<dt>Website</dt><dd><a href="https://good.example.com/about" rel="nofollow">https://good.example.com/about</a></dd>`, "<title>The good server: working"}, nil},
 		{"evil", []string{"<h1>&lt;script&gt;alert(1)&lt;/script&gt;</h1>", `<p class="about">&lt;img src=x onerror=alert(1)&gt;</p>`},
 			[]string{"<script>alert", "<img src=x", "javascript:", "<dt>Website</dt>"}},
 		{"locked", nil, []string{"http://locked.example.com", "its OAuth metadata"}},
-	} {
-		p := page(c.id)
+	})
+}
+
+// pageSays is what a server's page must say, and must not.
+type pageSays struct {
+	id        string
+	want, not []string
+}
+
+// mustPagesSay fails t where a server's page that f published lacks a
+// text it must say or has one it must not.
+func mustPagesSay(t *testing.T, f *fixture, cases []pageSays) {
+	t.Helper()
+	for _, c := range cases {
+		b, err := os.ReadFile(filepath.Join(f.out, "servers", c.id+".html"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, w := range c.want {
-			if !strings.Contains(p, w) {
+			if !strings.Contains(string(b), w) {
 				t.Errorf("%s's page lacks %s", c.id, w)
 			}
 		}
 		for _, n := range c.not {
-			if strings.Contains(p, n) {
+			if strings.Contains(string(b), n) {
 				t.Errorf("%s's page has %s", c.id, n)
 			}
 		}

@@ -136,7 +136,7 @@ func TestStripFileInBrowser(t *testing.T) {
 	if err := br.Open(page, 800, 600); err != nil {
 		t.Fatal(err)
 	}
-	if err := br.Screenshot(shot); err != nil {
+	if err := br.Screenshot(shot, 0); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(shot)

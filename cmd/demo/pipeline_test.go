@@ -154,6 +154,10 @@ func TestDemo(t *testing.T) {
 // pages it published (`make screenshots` sets it to docs/screenshots).
 var screenshots = flag.String("screenshots", "", "write screenshots of the demo's pages at 390 and 1280 px into this directory")
 
+// shotHeight is the most of a page a screenshot shows, from its top: what
+// a reader sees first, in a picture the README can show.
+const shotHeight = 1600
+
 // shoot writes screenshots of the index and of a server of each kind the
 // README shows, at each width, named for the page and the width
 // (servers-docs-390.png): a working server, one that needs a key, one
@@ -183,7 +187,7 @@ func shoot(t *testing.T, b *testutil.Browser, site, dir string) {
 			if err := b.Open(filepath.Join(site, filepath.FromSlash(page)), w.Width, w.Height); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Screenshot(filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, w.Width))); err != nil {
+			if err := b.Screenshot(filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, w.Width)), shotHeight); err != nil {
 				t.Fatal(err)
 			}
 		}

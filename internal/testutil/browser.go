@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
@@ -12,16 +14,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// The browser tests' npm dependencies (axe-core), pinned by the lock file;
-// MustAxe installs them with `npm ci`.
+// The browser tests' npm dependencies (axe-core, Lighthouse), pinned by
+// the lock file; mustBrowserTools installs them with `npm ci`.
 var (
 	//go:embed browser/package.json
 	browserPackage []byte
@@ -301,12 +307,15 @@ func (b *Browser) Eval(script string, v any) error {
 	return nil
 }
 
-// Screenshot writes the whole open page, as tall as it is, as a PNG to
-// path.
-func (b *Browser) Screenshot(path string) error {
+// Screenshot writes the open page from its top, as tall as it is but at
+// most maxHeight px (0: no limit), as a PNG to path.
+func (b *Browser) Screenshot(path string, maxHeight int) error {
 	var size struct{ W, H float64 }
 	if err := b.Eval(`({W: document.documentElement.clientWidth, H: document.documentElement.scrollHeight})`, &size); err != nil {
 		return fmt.Errorf("screenshot %s: %w", path, err)
+	}
+	if maxHeight > 0 {
+		size.H = min(size.H, float64(maxHeight))
 	}
 	var shot struct {
 		Data string `json:"data"`
@@ -396,16 +405,17 @@ nodes: v.nodes.slice(0, 10).map(n => n.target.join(" ") + ": " + (n.failureSumma
 	return vs, nil
 }
 
-var axeOnce = sync.OnceValues(installAxe)
+var toolsOnce = sync.OnceValues(installBrowserTools)
 
-// MustAxe returns the source of axe-core, installed once per test binary
-// by `npm ci` from the lock file in internal/testutil/browser into the user
-// cache (keyed by the lock file's hash, so a changed pin installs anew and
-// the source tree stays clean). It skips tb, saying so, where npm is
-// missing or cannot install it.
-func MustAxe(tb testing.TB) string {
+// mustBrowserTools returns the directory where the browser tests' npm
+// dependencies are installed, once per test binary, by `npm ci` from the
+// lock file in internal/testutil/browser into the user cache (keyed by the
+// lock file's hash, so a changed pin installs anew and the source tree
+// stays clean). It skips tb, saying so, where npm is missing or cannot
+// install them.
+func mustBrowserTools(tb testing.TB) string {
 	tb.Helper()
-	src, err := axeOnce()
+	dir, err := toolsOnce()
 	var skip skipError
 	if errors.As(err, &skip) {
 		tb.Skip(string(skip))
@@ -413,7 +423,18 @@ func MustAxe(tb testing.TB) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return src
+	return dir
+}
+
+// MustAxe returns the source of axe-core (mustBrowserTools installs it).
+// It skips tb, saying so, where npm is missing or cannot install it.
+func MustAxe(tb testing.TB) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(mustBrowserTools(tb), "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		tb.Fatalf("read axe-core: %v", err)
+	}
+	return string(b)
 }
 
 // skipError says why a test cannot run here.
@@ -421,32 +442,32 @@ type skipError string
 
 func (e skipError) Error() string { return string(e) }
 
-func installAxe() (string, error) {
+func installBrowserTools() (string, error) {
 	sum := sha256.Sum256(append(append([]byte{}, browserPackage...), browserLock...))
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
 	dir := filepath.Join(cache, "plug.directory-prober", "browser-"+hex.EncodeToString(sum[:8]))
-	axe := filepath.Join(dir, "node_modules", "axe-core", "axe.min.js")
-	if b, err := os.ReadFile(axe); err == nil {
-		return string(b), nil
+	done := filepath.Join(dir, "node_modules", ".package-lock.json") // npm ci writes it last
+	if _, err := os.Stat(done); err == nil {
+		return dir, nil
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		return "", skipError("npm not installed: axe-core cannot be installed, the pages' accessibility is not checked")
+		return "", skipError("npm not installed (`make tools` installs Debian's as root): axe-core and Lighthouse cannot be installed, the pages' accessibility is not checked")
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return "", fmt.Errorf("install axe-core: %w", err)
+		return "", fmt.Errorf("install the browser tests' npm dependencies: %w", err)
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
 	if err != nil {
-		return "", fmt.Errorf("install axe-core: %w", err)
+		return "", fmt.Errorf("install the browser tests' npm dependencies: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	for name, b := range map[string][]byte{"package.json": browserPackage, "package-lock.json": browserLock} {
 		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
-			return "", fmt.Errorf("install axe-core: %w", err)
+			return "", fmt.Errorf("install the browser tests' npm dependencies: %w", err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -454,20 +475,122 @@ func installAxe() (string, error) {
 	cmd := exec.CommandContext(ctx, npm, "ci", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts")
 	cmd.Dir = tmp
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", skipError(fmt.Sprintf("npm ci could not install axe-core (%v): the pages' accessibility is not checked\n%.1000s", err, out))
+		return "", skipError(fmt.Sprintf("npm ci could not install axe-core and Lighthouse (%v): the pages' accessibility is not checked\n%.1000s", err, out))
 	}
-	// Another test binary may have installed it meanwhile: either copy is
-	// the same pinned one.
-	if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, os.ErrExist) {
-		if _, statErr := os.Stat(axe); statErr != nil {
-			return "", fmt.Errorf("install axe-core: %w", err)
+	// Another test binary may have installed them meanwhile: either copy
+	// is the same pinned one.
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(done); statErr != nil {
+			return "", fmt.Errorf("install the browser tests' npm dependencies: %w", err)
 		}
 	}
-	b, err := os.ReadFile(axe)
+	return dir, nil
+}
+
+// LighthouseReport is what Lighthouse says of a page: each category's
+// score, 0 to 1, and the audits that did not pass.
+type LighthouseReport struct {
+	Scores map[string]float64
+	Failed []string // each audit's id, score and title
+}
+
+// Lighthouse runs Lighthouse (installed by mustBrowserTools, with
+// Debian's Chromium) on a page of srv (its path under srv's root) as a
+// phone, its default, for the categories accessibility, best practices
+// and SEO (which has the meta description). It skips tb, saying so, where
+// Chromium, node or npm is missing; it fails tb where Lighthouse does not
+// run.
+func Lighthouse(tb testing.TB, srv PageServer, page string) LighthouseReport {
+	tb.Helper()
+	chromium, err := exec.LookPath("chromium")
 	if err != nil {
-		return "", fmt.Errorf("install axe-core: %w", err)
+		tb.Skip("chromium not installed (`make tools` installs Debian's as root): Lighthouse is not run")
 	}
-	return string(b), nil
+	node, err := exec.LookPath("node")
+	if err != nil {
+		tb.Skip("node not installed (`make tools` installs Debian's npm, and node with it): Lighthouse is not run")
+	}
+	cli := filepath.Join(mustBrowserTools(tb), "node_modules", "lighthouse", "cli", "index.js")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	url := srv.URL + page
+	flags := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking", "--disable-component-update"}, srv.ChromeFlags...)
+	for i, f := range flags { // chrome-launcher splits its flags at spaces, unless quoted
+		if k, v, ok := strings.Cut(f, "="); ok && strings.Contains(v, " ") {
+			flags[i] = k + `="` + v + `"`
+		}
+	}
+	cmd := exec.CommandContext(ctx, node, cli, url, "--quiet", "--output=json", "--output-path=stdout",
+		"--only-categories=accessibility,best-practices,seo", "--chrome-flags="+strings.Join(flags, " "))
+	cmd.Env = append(os.Environ(), "CHROME_PATH="+chromium)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("lighthouse %s: %v\n%.2000s", url, err, stderr.String())
+	}
+	var lhr struct {
+		Categories map[string]struct {
+			Score *float64 `json:"score"`
+		} `json:"categories"`
+		Audits map[string]struct {
+			Title string   `json:"title"`
+			Score *float64 `json:"score"`
+			Mode  string   `json:"scoreDisplayMode"`
+		} `json:"audits"`
+		RuntimeError *struct {
+			Message string `json:"message"`
+		} `json:"runtimeError"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &lhr); err != nil {
+		tb.Fatalf("lighthouse %s: its report: %v\n%.2000s", url, err, stderr.String())
+	}
+	if lhr.RuntimeError != nil {
+		tb.Fatalf("lighthouse %s: %s", url, lhr.RuntimeError.Message)
+	}
+	r := LighthouseReport{Scores: map[string]float64{}}
+	for name, c := range lhr.Categories {
+		if c.Score != nil {
+			r.Scores[name] = *c.Score
+		}
+	}
+	for id, a := range lhr.Audits {
+		if a.Score != nil && *a.Score < 1 && (a.Mode == "binary" || a.Mode == "numeric") {
+			r.Failed = append(r.Failed, fmt.Sprintf("%s (%.2f): %s", id, *a.Score, a.Title))
+		}
+	}
+	slices.Sort(r.Failed)
+	return r
+}
+
+// PageServer serves the files under a directory over HTTPS on a loopback
+// 127.a.b.c:8443, as pages.test, for Lighthouse, which reads pages from a
+// server and marks a page not served over HTTPS.
+type PageServer struct {
+	URL         string   // its base URL, https://pages.test:8443/
+	ChromeFlags []string // what Chromium needs to reach it: pages.test resolves to its address (every other name to nothing), its one certificate is trusted by its key
+}
+
+// ServePages serves the files under root until tb ends, with a leaf of a
+// throw-away CA (MustCA).
+func ServePages(tb testing.TB, root string) PageServer {
+	tb.Helper()
+	const name = "pages.test"
+	now := time.Now()
+	leaf := MustCA(tb).MustLeaf(tb, now.Add(-time.Hour), now.Add(time.Hour), name)
+	cert, err := x509.ParseCertificate(leaf.Certificate[0])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	spki := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
+	ln := ListenLoopback8443(tb)
+	srv := &http.Server{Handler: http.FileServer(http.Dir(root)), ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{leaf}}}
+	go srv.ServeTLS(ln, "", "")
+	tb.Cleanup(func() { srv.Close() })
+	ip := ln.Addr().(*net.TCPAddr).IP.String()
+	return PageServer{URL: "https://" + name + ":8443/", ChromeFlags: []string{
+		"--host-resolver-rules=MAP " + name + " " + ip + ", MAP * ~NOTFOUND",
+		"--ignore-certificate-errors-spki-list=" + base64.StdEncoding.EncodeToString(spki[:])}}
 }
 
 // Windows are the two windows every page is checked in: a phone's (390 ×

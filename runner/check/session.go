@@ -26,17 +26,18 @@ type findings struct {
 	// What the server said of itself for people (serverInfo's title,
 	// description and websiteUrl).
 	ServerTitle, ServerDescription, ServerWebsite string
-	Handshake     bool               // a handshake (discover or initialize) succeeded
-	ToolsOK       bool               // the first tools/list returned a valid result
-	Tools         []string           // tool names, in the server's order, all pages read
-	ToolDefs      []spool.ToolDef    // their definitions, for the fingerprint (spool.FingerprintTools)
-	ToolsNote     string             // why pagination stopped early, "" when it did not
-	ToolProblems  []data.ToolProblem // the tool lint of the listed definitions (toollint.go)
-	ToolsMissing  bool               // a tools/list result whose tools was missing or null
-	ToolsUnread   string             // why the SDK could not read a tools/list answer that came whole, "" when it could
-	BadVersion    string             // a protocol version the server chose that the SDK does not speak
-	RPCErr        *jsonrpc.Error
-	RPCMethod     string // the request RPCErr answered
+
+	Handshake    bool               // a handshake (discover or initialize) succeeded
+	ToolsOK      bool               // the first tools/list returned a valid result
+	Tools        []string           // tool names, in the server's order, all pages read
+	ToolDefs     []spool.ToolDef    // their definitions, for the fingerprint (spool.FingerprintTools)
+	ToolsNote    string             // why pagination stopped early, "" when it did not
+	ToolProblems []data.ToolProblem // the tool lint of the listed definitions (toollint.go)
+	ToolsMissing bool               // a tools/list result whose tools was missing or null
+	ToolsUnread  string             // why the SDK could not read a tools/list answer that came whole, "" when it could
+	BadVersion   string             // a protocol version the server chose that the SDK does not speak
+	RPCErr       *jsonrpc.Error
+	RPCMethod    string // the request RPCErr answered
 
 	// ToolUnnamed: a tools/list result, on any page, had a tool without
 	// a name.
