@@ -1,6 +1,8 @@
 package site
 
 import (
+	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -79,6 +81,25 @@ func TestPagesInBrowser(t *testing.T) {
 	if len(pages) != 2+len(fixServers) {
 		t.Errorf("checked %d pages, want the index, the checks page and %d servers' pages: %v", len(pages), len(fixServers), pages)
 	}
+	// The script adds the reader's time zone and how long ago to the
+	// times at the top (the page says them in UTC without it).
+	t.Run("times_in_the_readers_zone", func(t *testing.T) {
+		if err := b.SetTimezone("Asia/Kolkata"); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Open(filepath.Join(f.out, "servers", "alpha.html"), 390, 844); err != nil {
+			t.Fatal(err)
+		}
+		var said []string
+		if err := b.Eval(`[...document.querySelectorAll(".facts time + .local")].map(e => e.previousElementSibling.dateTime + " " + e.textContent)`, &said); err != nil {
+			t.Fatal(err)
+		}
+		// alpha's last check, 2026-12-02 07:00:17 UTC, is 12:30 in India.
+		want := regexp.MustCompile(`^2026-12-02T07:00:17.000Z  \(\d+ (s|min|h|d) ago; your time Dec 2, 12:30 PM GMT\+5:30\)$`)
+		if len(said) == 0 || !want.MatchString(said[0]) {
+			t.Errorf("the last check in the reader's zone: %q, want %s", said, want)
+		}
+	})
 }
 
 // TestPagesInLighthouse runs Lighthouse, as a phone, on the index and a

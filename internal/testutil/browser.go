@@ -278,6 +278,15 @@ func (b *Browser) Open(path string, width, height int) error {
 	return nil
 }
 
+// SetTimezone makes the pages opened next see the time zone id (IANA,
+// "Asia/Kolkata") as the reader's.
+func (b *Browser) SetTimezone(id string) error {
+	if err := b.call(b.session, "Emulation.setTimezoneOverride", map[string]any{"timezoneId": id}, nil); err != nil {
+		return fmt.Errorf("set time zone %s: %w", id, err)
+	}
+	return nil
+}
+
 // Eval runs a script in the open page, waits for the promise it may
 // return and decodes its JSON value into v.
 func (b *Browser) Eval(script string, v any) error {
