@@ -115,7 +115,7 @@ func (p serverPage) Title() string {
 // Meta is the head of a server's page.
 func (p serverPage) Meta() pageMeta {
 	return pageMeta{Title: cmp.Or(p.Title(), p.ID) + ": " + p.Label + " · MCP server checks",
-		Description: p.ID + " is " + p.Label + " in plug.directory's checks: whether this MCP server answers, its uptime, time to answer, tools and status changes."}
+		Description: p.ID + ", " + p.Label + ": whether this MCP server answers plug.directory's checks, its uptime, time to answer, tools and status changes."}
 }
 
 // Answered is the newest check of the history that got an answer, of any
