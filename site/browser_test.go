@@ -3,6 +3,8 @@ package site
 import (
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,11 +16,12 @@ import (
 // month publishes a month of checks of a server of every status, as the
 // prober would have recorded them: alpha working with a bad day, bravo
 // needing a key, charlie refused now and then, echo failing since
-// yesterday, foxtrot paused, golf new, delta without an address.
+// yesterday, foxtrot paused, golf new, delta without an address; and one
+// listed with an id and an address too long for a line, never checked.
 func month(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixture(t)
-	f.writeServers(fixServers)
+	f.writeServers(append(slices.Clone(fixServers), srvLongName))
 	f.writePaused("foxtrot\n")
 	var rs []data.Result
 	for day := 30; day >= 0; day-- {
@@ -62,6 +65,10 @@ func month(t *testing.T) *fixture {
 	return f
 }
 
+// srvLongName has an id and an address with no place to break a line.
+var srvLongName = data.Server{ID: "io.github.someone/" + strings.Repeat("x", 150), Rank: 8,
+	URL: "https://" + strings.Repeat("y", 60) + ".example.com/" + strings.Repeat("z", 100), Added: fixNow.Add(-time.Hour)}
+
 // TestPagesInBrowser lays out every page the publish of a month of every
 // status writes (index, checks page, each server's page) in headless
 // Chromium at 390 px (a phone) and 1280 px, and runs axe-core on each: no
@@ -78,8 +85,8 @@ func TestPagesInBrowser(t *testing.T) {
 	axe := testutil.MustAxe(t)
 	f := month(t)
 	pages := testutil.CheckPages(t, b, axe, f.out)
-	if len(pages) != 2+len(fixServers) {
-		t.Errorf("checked %d pages, want the index, the checks page and %d servers' pages: %v", len(pages), len(fixServers), pages)
+	if len(pages) != 3+len(fixServers) {
+		t.Errorf("checked %d pages, want the index, the checks page and %d servers' pages: %v", len(pages), 1+len(fixServers), pages)
 	}
 	// The script adds the reader's time zone and how long ago to the
 	// times at the top (the page says them in UTC without it).
