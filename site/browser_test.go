@@ -111,7 +111,7 @@ func TestPagesInBrowser(t *testing.T) {
 
 // TestPagesInLighthouse runs Lighthouse, as a phone, on the index and a
 // working server's page of a month of every status, served over HTTPS on
-// loopback: accessibility, best practices and SEO score 100 (issue 33: a
+// loopback: accessibility, best practices and SEO score 100 (a
 // favicon's 404, a missing meta description and images without a size
 // cost points).
 func TestPagesInLighthouse(t *testing.T) {

@@ -191,7 +191,7 @@ func TestPreviewWording(t *testing.T) {
 // TestLastWorkedLastAnswered: "last worked" is the last check that worked
 // (working or needs a key); "last answered" the last check that got any
 // answer, so a server that answered HTTP 500 in 3 ms answered, though it
-// never worked (issue 33). Neither repeats the last check of a server that
+// never worked. Neither repeats the last check of a server that
 // works.
 func TestLastWorkedLastAnswered(t *testing.T) {
 	t.Parallel()
@@ -218,7 +218,7 @@ func TestLastWorkedLastAnswered(t *testing.T) {
 }
 
 // TestServerSaysOfItself: a server's own title, description and website
-// (issue 33) head its page, escaped; a link that is not https, even one a
+// head its page, escaped; a link that is not https, even one a
 // journal of an older version kept, never becomes a link; where a server
 // that needs a key says to get one is linked, never fetched.
 func TestServerSaysOfItself(t *testing.T) {

@@ -80,9 +80,8 @@ type ResultRow struct {
 	DiscoverVersions []string `parquet:"discover_versions,list"` // the versions server/discover listed
 	Session          *bool    `parquet:"session,optional"`       // whether the server kept a session
 	Answers          *string  `parquet:"answers,optional"`       // "json", "sse" or "mixed"
-	// What the server says of itself and where it says to get a key
-	// (issue 33): null where it said nothing and in the files written
-	// before.
+	// What the server says of itself and where it says to get a key:
+	// null where it said nothing and in the files written before.
 	ServerTitle       *string `parquet:"server_title,optional"`
 	ServerDescription *string `parquet:"server_description,optional"`
 	ServerWebsite     *string `parquet:"server_website,optional"`

@@ -89,7 +89,7 @@ func demoLike(t *testing.T) string {
 // example site from a freshly published tree, and its index and each
 // server's page say the server's name and status as its JSON has them,
 // the templates holding no special case for any server or value; times
-// and counts read as a site says them (issue 33).
+// and counts read as a site says them.
 func TestHugoBuild(t *testing.T) {
 	hugo, err := exec.LookPath("hugo")
 	if err != nil {
@@ -149,7 +149,7 @@ func TestHugoBuild(t *testing.T) {
 	if docs := read("servers/docs-13670.html"); !strings.Contains(docs, "HTTP 200, 49 ms, protocol 2026-07-28 (discover); the server says it is docs 1.0.0") {
 		t.Errorf("servers/docs-13670.html: the last result is not told:\n%s", docs)
 	}
-	// Times and counts read as a site says them (issue 33): no raw RFC
+	// Times and counts read as a site says them: no raw RFC
 	// 3339 between tags (only in datetime), no "1 checks" or "1 servers".
 	raw := regexp.MustCompile(`>[^<]*\d{4}-\d\d-\d\dT\d\d:\d\d`)
 	plural := regexp.MustCompile(`\b1 (servers|checks)\b`)

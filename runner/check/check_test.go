@@ -78,7 +78,7 @@ func TestCheck(t *testing.T) {
 		},
 		{
 			// Where to get a key is shown on a page: never a link that is
-			// not https (issue 33).
+			// not https.
 			name: "O_needs_key_resource_metadata_not_https", handler: answerWith(401, "", "WWW-Authenticate", `Bearer realm="x", resource_metadata="javascript:alert(1)"`),
 			status: data.NeedsKey, detail: "needs a key (OAuth)", seq: discover,
 			check: wantKeyInfo(""),

@@ -218,7 +218,7 @@ func FuzzClassify(f *testing.F) {
 
 // TestAuthParam reads an auth-param of a challenge as RFC 9110 writes it:
 // a token or a quoted string, any case of its name, never the end of
-// another name (issue 33: where a server says to get a key).
+// another name (where a server says to get a key).
 func TestAuthParam(t *testing.T) {
 	for _, c := range []struct{ challenge, want string }{
 		{`Bearer resource_metadata="https://a.test/.well-known/oauth-protected-resource"`, "https://a.test/.well-known/oauth-protected-resource"},
