@@ -72,11 +72,12 @@ check: build
 	@test -n "$(URL)" || { echo "usage: make check URL=https://host/mcp"; exit 2; }
 	./bin/run -url "$(URL)"
 
-# screenshots: the HTML preview of a month of every status at 390 px (a
-# phone) and 1280 px, in headless Chromium (Debian's; `make tools` installs
-# it), into docs/screenshots; docs/site-files.md shows them.
+# screenshots: the pages the demo publishes (TestDemo runs it as `make demo`
+# does), at 390 px (a phone) and 1280 px, in headless Chromium (Debian's;
+# `make tools` installs it), into docs/screenshots; the README and
+# docs/site-files.md show them.
 screenshots: tools
-	$(GO) test ./site -run '^TestPreviewInBrowser$$' -count=1 -screenshots $(CURDIR)/docs/screenshots
+	$(GO) test ./cmd/demo -run '^TestDemo$$' -count=1 -timeout 15m -screenshots $(CURDIR)/docs/screenshots
 
 # example-site: the example site build (examples/hugo), Hugo rendering the
 # site `make demo` published in demo-out/site into demo-out/hugo.

@@ -44,7 +44,8 @@ const (
 // bound is cut at a character boundary and ends with TruncatedMarker, tool
 // names beyond MaxToolNames or MaxToolNamesBytes are left out (ToolCount
 // keeps the exact count), and so are tool problems beyond MaxToolProblems
-// or MaxToolProblemsBytes. The encoding of a bounded result is at
+// or MaxToolProblemsBytes, and a link a server gave of itself that is not a
+// WebLink. The encoding of a bounded result is at
 // most MaxRecordedBytes. Bounding a bounded result changes nothing.
 func (r *Result) Bound() {
 	for _, f := range []struct {
@@ -54,11 +55,13 @@ func (r *Result) Bound() {
 		{&r.ID, MaxIDBytes * 6}, {&r.URL, MaxAddressBytes * 6}, {&r.Host, MaxNameBytes}, {&r.Reason, MaxNameBytes},
 		{&r.Detail, MaxDetailBytes}, {&r.Protocol, MaxNameBytes}, {&r.Transport, MaxNameBytes},
 		{&r.ServerName, MaxNameBytes}, {&r.ServerVersion, MaxNameBytes}, {&r.ProberVersion, MaxNameBytes},
-		{&r.ToolsHash, MaxNameBytes},
+		{&r.ToolsHash, MaxNameBytes}, {&r.ServerTitle, MaxNameBytes}, {&r.ServerDescription, MaxDetailBytes},
 	} {
 		*f.s = truncateJSON(*f.s, f.max)
 	}
 	r.Status = Outcome(truncateJSON(string(r.Status), MaxNameBytes))
+	// A link cut short leads elsewhere: one out of bounds is left out.
+	r.ServerWebsite, r.KeyInfo = WebLink(r.ServerWebsite), WebLink(r.KeyInfo)
 	if r.ToolCount < len(r.Tools) {
 		r.ToolCount = len(r.Tools)
 	}

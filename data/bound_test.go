@@ -87,6 +87,15 @@ func TestResultBound(t *testing.T) {
 				t.Errorf("%d tool problems kept, the last %+v; want some cut for size and the budget's note last", n, r.ToolProblems[n-1])
 			}
 		}},
+		{"what_it_says_of_itself", Result{ServerTitle: strings.Repeat("<", 1_000_000), ServerDescription: strings.Repeat("&", 1_000_000),
+			ServerWebsite: "https://example.com/" + strings.Repeat("<", MaxLinkBytes/6), KeyInfo: "javascript:alert(1)"}, func(t *testing.T, r Result) {
+			if !strings.HasSuffix(r.ServerTitle, TruncatedMarker) || !strings.HasSuffix(r.ServerDescription, TruncatedMarker) {
+				t.Errorf("title %.20q..., description %.20q...: not cut with the marker", r.ServerTitle, r.ServerDescription)
+			}
+			if r.ServerWebsite != "" || r.KeyInfo != "" {
+				t.Errorf("website %.40q, key info %q: a link too long or not https kept", r.ServerWebsite, r.KeyInfo)
+			}
+		}},
 		{"within_bounds_unchanged", Result{ServerName: "demo <server>", Tools: []string{"a", "b"}, ToolCount: 2, Detail: "2 tools"}, func(t *testing.T, r Result) {
 			if r.ServerName != "demo <server>" || len(r.Tools) != 2 || r.Detail != "2 tools" {
 				t.Errorf("bounded result changed: %+v", r)
@@ -135,6 +144,7 @@ var recordBudget = map[string]int{
 	"id": MaxIDBytes*6 + 2, "url": MaxAddressBytes*6 + 2, "host": MaxNameBytes + 2, "reason": MaxNameBytes + 2,
 	"status": MaxNameBytes + 2, "detail": MaxDetailBytes + 2, "http_status": 20, "protocol": MaxNameBytes + 2,
 	"transport": MaxNameBytes + 2, "server_name": MaxNameBytes + 2, "server_version": MaxNameBytes + 2, "tool_count": 20,
+	"server_title": MaxNameBytes + 2, "server_description": MaxDetailBytes + 2, "server_website": MaxLinkBytes + 2, "key_info": MaxLinkBytes + 2,
 	"tools": MaxToolNamesBytes + 2, "tools_hash": MaxNameBytes + 2, "tool_problems": MaxToolProblemsBytes + 2,
 	"planned": 40, "started": 40, "finished": 40, "lateness": 20, "duration": 20, "requests": 20, "conns": 20,
 	"bytes_read": 20, "retry_after": 40, "prober_version": MaxNameBytes + 2,

@@ -147,15 +147,26 @@ type Result struct {
 	Status Outcome `json:"status"`
 	Detail string  `json:"detail"` // short human reason: "HTTP 502", "TLS: certificate has expired"
 
-	HTTPStatus    int      `json:"http_status,omitempty"` // last HTTP status seen, 0 if none
-	Protocol      string   `json:"protocol,omitempty"`    // protocol version learned, e.g. "2025-11-25"
-	Transport     string   `json:"transport,omitempty"`   // TransportStreamable or TransportSSE
-	ServerName    string   `json:"server_name,omitempty"`
-	ServerVersion string   `json:"server_version,omitempty"`
-	ToolCount     int      `json:"tool_count"`
-	Tools         []string `json:"tools,omitempty"`      // tool names in the server's order
-	ToolsHash     string   `json:"tools_hash,omitempty"` // SHA-256 of the canonical tool definitions (FingerprintTools); "" when none listed
-	ToolDefs      []byte   `json:"-"`                    // those definitions, canonical JSON: the journal stores them once (PutToolDefs), not in its lines
+	HTTPStatus    int    `json:"http_status,omitempty"` // last HTTP status seen, 0 if none
+	Protocol      string `json:"protocol,omitempty"`    // protocol version learned, e.g. "2025-11-25"
+	Transport     string `json:"transport,omitempty"`   // TransportStreamable or TransportSSE
+	ServerName    string `json:"server_name,omitempty"`
+	ServerVersion string `json:"server_version,omitempty"`
+	// What the server says of itself for people (its serverInfo's title,
+	// description and websiteUrl), each "" when it does not say; the
+	// website only as a WebLink.
+	ServerTitle       string `json:"server_title,omitempty"`
+	ServerDescription string `json:"server_description,omitempty"`
+	ServerWebsite     string `json:"server_website,omitempty"`
+	// KeyInfo is where a server that needs a key says to learn how to get
+	// one: the resource_metadata its challenge announced (OAuth protected
+	// resource metadata, which names its authorization servers), as a
+	// WebLink; "" when it names none. Shown, never fetched.
+	KeyInfo   string   `json:"key_info,omitempty"`
+	ToolCount int      `json:"tool_count"`
+	Tools     []string `json:"tools,omitempty"`      // tool names in the server's order
+	ToolsHash string   `json:"tools_hash,omitempty"` // SHA-256 of the canonical tool definitions (FingerprintTools); "" when none listed
+	ToolDefs  []byte   `json:"-"`                    // those definitions, canonical JSON: the journal stores them once (PutToolDefs), not in its lines
 	// ToolProblems is the tool lint of the listed definitions:
 	// advice, never a verdict; at most MaxToolProblems, nil when
 	// none or none listed.

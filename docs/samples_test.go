@@ -63,9 +63,11 @@ func publishDemo(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The version as a word: a test build's "devel" is also in "developers".
+	ours := regexp.MustCompile(`\b` + regexp.QuoteMeta(data.Version()) + `\b`)
 	files := map[string]string{}
 	for rel, b := range readTree(t, out, func(string) bool { return true }) {
-		files[rel] = strings.ReplaceAll(string(b), data.Version(), strings.TrimSpace(string(version)))
+		files[rel] = ours.ReplaceAllLiteralString(string(b), strings.TrimSpace(string(version)))
 	}
 	return files
 }

@@ -108,9 +108,19 @@ type LastResult struct {
 	Transport     *string      `json:"transport"`      // "streamable-http" or "sse"; null when none
 	ServerName    *string      `json:"server_name"`    // null when the server did not say
 	ServerVersion *string      `json:"server_version"` // null when the server did not say
-	ToolCount     int          `json:"tool_count"`
-	Tools         []string     `json:"tools"`   // in the server's order
-	Timings       *Timings     `json:"timings"` // where its time went; null when it opened no connection
+	// What the server says of itself for people: its title, description
+	// and website (an https link); each null when it does not say.
+	ServerTitle       *string `json:"server_title"`
+	ServerDescription *string `json:"server_description"`
+	ServerWebsite     *string `json:"server_website"`
+	// KeyInfo is where a server that needs a key says to learn how to get
+	// one: the OAuth resource metadata its challenge announced (an https
+	// link, which names its authorization servers; never fetched); null
+	// when it names none.
+	KeyInfo   *string  `json:"key_info"`
+	ToolCount int      `json:"tool_count"`
+	Tools     []string `json:"tools"`   // in the server's order
+	Timings   *Timings `json:"timings"` // where its time went; null when it opened no connection
 	// ToolProblems is what clients will reject in its tool definitions
 	// (advice, the status stays working): tool, rule and
 	// message, at most data.MaxToolProblems; [] when the listed tools have

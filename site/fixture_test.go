@@ -197,6 +197,7 @@ func result(s data.Server, t time.Time, o data.Outcome, detail string) data.Resu
 		r.HTTPStatus = 200
 		if o == data.NeedsKey {
 			r.HTTPStatus = 401
+			r.KeyInfo = "https://" + s.Host() + "/.well-known/oauth-protected-resource/mcp"
 		}
 	}
 	if code, ok := strings.CutPrefix(detail, "HTTP "); ok { // an answer came: its status
@@ -204,6 +205,7 @@ func result(s data.Server, t time.Time, o data.Outcome, detail string) data.Resu
 	}
 	if o == data.Working {
 		r.ServerName, r.ServerVersion = s.ID+"-server", "1.2.0"
+		r.ServerTitle, r.ServerDescription, r.ServerWebsite = "The "+s.ID+" server", "Searches and fetches "+s.ID+"'s documents.", "https://"+s.Host()+"/about"
 		r.Tools = []string{"search", "fetch"}
 		r.ToolCount = 2
 		// discover refused with -32022 naming what it speaks

@@ -265,7 +265,7 @@ func checkStrip(t *testing.T, f *fixture) {
 	if !reflect.DeepEqual(classes, want) {
 		t.Errorf("bar classes %v, want %v", classes, want)
 	}
-	if r := strip.Rects[DailyLen-1-50]; !strings.Contains(r.Title, "2 checks counted, 0 answered, uptime 0 %") {
+	if r := strip.Rects[DailyLen-1-50]; !strings.Contains(r.Title, "2 checks counted, 0 worked, uptime 0 %") {
 		t.Errorf("title of the failing day: %q", r.Title)
 	}
 	if r := strip.Rects[0]; r.Title != "2026-09-04: not listed yet" {

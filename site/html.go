@@ -57,11 +57,20 @@ var htmlFuncs = template.FuncMap{
 	},
 	"uptimeStrip":  uptimeStrip,
 	"latencyChart": latencyChart,
+	"stripWidth":   func(days []Day) int { return len(days) * barStep },
+	"stripHeight":  func() int { return stripFileH },
 }
 
-// timeHTML writes a time as a <time> element in UTC, absolute: a preview
-// read an hour after it was published would be wrong to say "3 min ago";
-// the site build can say that from the datetime attribute.
+// pageMeta is what the head of a page says of it: its title, and the
+// description a search engine or a link preview shows.
+type pageMeta struct {
+	Title, Description string
+}
+
+// timeHTML writes a time as a <time> element in UTC, absolute: a page
+// read an hour after it was published would be wrong to say "3 min ago".
+// The pages' small script adds the reader's time zone and how long ago,
+// from the datetime attribute, where it may run.
 func timeHTML(pt Time) template.HTML {
 	t := pt.UTC()
 	return template.HTML(`<time datetime="` + t.Format(TimeLayout) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
@@ -94,6 +103,60 @@ func serverHTML(f ServerFile) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Title is what the server calls itself for people, as its last check
+// heard it; "" when it did not say.
+func (p serverPage) Title() string {
+	if p.LastResult == nil {
+		return ""
+	}
+	return valueOf(p.LastResult.ServerTitle)
+}
+
+// Meta is the head of a server's page.
+func (p serverPage) Meta() pageMeta {
+	return pageMeta{Title: cmp.Or(p.Title(), p.ID) + ": " + p.Label + " · MCP server checks",
+		Description: p.ID + ", " + p.Label + ": whether this MCP server answers plug.directory's checks, its uptime, time to answer, tools and status changes."}
+}
+
+// Answered is the newest check of the history that got an answer, of any
+// kind: a server that answered HTTP 500 in 3 ms answered, though it did not
+// work. Past the history, the last check that worked answered too. Nil
+// when none did; HTTPStatus is known for the last check only.
+func (p serverPage) Answered() *answeredCheck {
+	for i, c := range p.History {
+		if c.LatencyMS == nil {
+			continue
+		}
+		a := &answeredCheck{Started: c.Started, LatencyMS: c.LatencyMS, Worked: c.Status.Answered()}
+		if r := p.LastResult; i == 0 && r != nil && r.Started.Equal(c.Started.Time) {
+			a.HTTPStatus = r.HTTPStatus
+		}
+		return a
+	}
+	if p.LastAnswered != nil {
+		return &answeredCheck{Started: *p.LastAnswered, Worked: true}
+	}
+	return nil
+}
+
+// AnswerOlder reports whether an answer may be older than the history
+// shows: it is full.
+func (p serverPage) AnswerOlder() bool { return len(p.History) >= HistoryLen }
+
+// answeredCheck is a check that got an answer.
+type answeredCheck struct {
+	Started    Time
+	LatencyMS  *int64
+	HTTPStatus *int // nil when not known
+	Worked     bool // it worked too (working or needs_key): "last worked" says it
+}
+
+// WorkedAtLastCheck reports whether the last check worked: the page's
+// first line says so, and "last worked" would repeat the last check.
+func (p serverPage) WorkedAtLastCheck() bool {
+	return p.LastAnswered != nil && p.LastCheck != nil && p.LastAnswered.Equal(p.LastCheck.Time)
+}
+
 // indexPage is what index.html shows: the head of index.json, and first
 // of all an overall line and the freshness of status.json.
 type indexPage struct {
@@ -124,6 +187,12 @@ var overallWords = map[data.Outcome]string{
 	data.NeedsKey: "need a key", data.Refused: "refuse our check", data.Paused: "paused at the owner's request",
 }
 
+// Meta is the head of the index.
+func (p indexPage) Meta() pageMeta {
+	return pageMeta{Title: "MCP servers, checked · plug.directory",
+		Description: "Whether each MCP server listed on plug.directory starts and answers: its status, uptime over 7 days and tool count, checked every hour or every day."}
+}
+
 // Running reports whether the checks are going: a minute was recorded
 // within Status.StaleAfterSeconds of this publish.
 func (p indexPage) Running() bool {
@@ -144,7 +213,11 @@ func indexHTML(f IndexFile, cut bool, st Status) ([]byte, error) {
 // checksHTML renders checks.html from the text of the checks page.
 func checksHTML(text []byte) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := htmlTmpl.ExecuteTemplate(&buf, "checks.html.tmpl", pageBlocks(text)); err != nil {
+	p := struct {
+		Meta   pageMeta
+		Blocks []block
+	}{pageMeta{Title: "Our checks · plug.directory", Description: "What plug.directory's checks of MCP servers send, from where and how often, and how to stop them."}, pageBlocks(text)}
+	if err := htmlTmpl.ExecuteTemplate(&buf, "checks.html.tmpl", p); err != nil {
 		return nil, fmt.Errorf("render checks page: %w", err)
 	}
 	return buf.Bytes(), nil

@@ -6,10 +6,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"plug.directory/prober/data"
 )
 
 // TestPreviewWording reads the preview pages of the standard fixture as a
-// reader would.
+// reader would: the state and why in one line at the top, the totals once
+// and the list before any protocol facts.
 func TestPreviewWording(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
@@ -75,8 +79,8 @@ func TestPreviewWording(t *testing.T) {
 					t.Errorf("%s: the strip's ends are not %s", name, ends)
 				}
 			}
-			if !strings.Contains(all["golf"], "No answered checks in these 90 days") || strings.Contains(all["alpha"], "No answered checks") {
-				t.Error("never answered is not said on the page (golf), or said of a server that answered (alpha)")
+			if !strings.Contains(all["golf"], "No check worked in these 90 days") || strings.Contains(all["alpha"], "No check worked") {
+				t.Error("never worked is not said on the page (golf), or said of a server that worked (alpha)")
 			}
 		}},
 		{"svgs_scale_to_a_phone", func(t *testing.T) {
@@ -100,7 +104,7 @@ func TestPreviewWording(t *testing.T) {
 			idx := all["index.html"]
 			for _, id := range []string{"golf", "echo", "bravo"} { // never checked, failing, needs a key
 				row := regexp.MustCompile(`<a href="servers/` + id + `\.html">.*</tr>`).FindString(idx)
-				if !strings.HasSuffix(row, "<td>unknown</td></tr>") {
+				if !strings.Contains(row, `<td data-label="Tools">unknown</td>`) {
 					t.Errorf("index row of %s: %s", id, row)
 				}
 			}
@@ -115,9 +119,10 @@ func TestPreviewWording(t *testing.T) {
 		}},
 		{"times_absolute_in_utc", func(t *testing.T) {
 			tm := regexp.MustCompile(`<time datetime="(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z)">(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC</time>`)
+			script := regexp.MustCompile(`(?s)<script>.*?</script>`)
 			for name, p := range all {
-				if strings.Contains(p, " ago") {
-					t.Errorf("%s gives a relative time", name)
+				if strings.Contains(script.ReplaceAllString(p, ""), " ago") {
+					t.Errorf("%s gives a relative time outside its script", name)
 				}
 				for _, m := range tm.FindAllStringSubmatch(p, -1) {
 					if strings.Replace(m[1][:19], "T", " ", 1) != m[3] {
@@ -127,6 +132,46 @@ func TestPreviewWording(t *testing.T) {
 			}
 			if n := len(tm.FindAllString(all["alpha"], -1)); n < 50 {
 				t.Errorf("alpha's page has %d <time> elements", n)
+			}
+		}},
+		{"state_and_why_in_one_line", func(t *testing.T) {
+			for id, want := range map[string]string{
+				"alpha":   `<span class="st working">working</span> It answered our last check, <time datetime="2026-12-02T11:00:17.000Z">2026-12-02 11:00:17 UTC</time>, in 1200 ms and listed 2 tools.</p>`,
+				"bravo":   `<span class="st needs_key">needs a key</span> It answered our last check, <time datetime="2026-12-02T11:00:00.123Z">2026-12-02 11:00:00 UTC</time>, and asks for a key or a sign-in before it lists its tools (HTTP 401).</p>`,
+				"charlie": `<span class="st refused">refused our check</span> It refused our last check, <time datetime="2026-12-02T11:00:00.000Z">2026-12-02 11:00:00 UTC</time> (HTTP 429). A server may limit automated checks: this does not count against it.</p>`,
+				"delta":   `<span class="st not_checkable">not checkable by us</span> Our checks cannot reach it: no address. This does not count against it.</p>`,
+				"echo":    `<span class="st failing">failing</span> Our last check, <time datetime="2026-12-02T11:15:00.000Z">2026-12-02 11:15:00 UTC</time>, failed: connection refused. Failing since <time datetime="2026-12-02T11:10:00.000Z">`,
+				"foxtrot": `<span class="st paused">checks paused at the owner&#39;s request</span> Its owner asked us to stop checking it, and we have not since <time datetime="2026-12-02T12:00:00.000Z">`,
+				"golf":    `<span class="st pending">not checked yet</span> Listed <time datetime="2026-12-02T11:58:00.000Z">2026-12-02 11:58:00 UTC</time>, not checked yet: its first check is planned for <time datetime="2026-12-02T12:02:00.000Z">`,
+			} {
+				if !strings.Contains(all[id], `<p class="state">`+want) {
+					t.Errorf("%s's first line is not %s", id, want)
+				}
+			}
+		}},
+		{"needs_a_key_says_what_it_means", func(t *testing.T) {
+			if !strings.Contains(all["bravo"], "It counts as working: it is up and answers. To use it you need a key or an account from its provider") {
+				t.Error("bravo's page does not say what needing a key means")
+			}
+		}},
+		{"uptime_once_and_one_last_check", func(t *testing.T) {
+			for id, p := range all {
+				if id == "index.html" {
+					continue
+				}
+				if n := strings.Count(p, "Uptime:"); n != 1 || strings.Contains(p, "<dt>Uptime</dt>") || strings.Contains(p, "Last result") {
+					t.Errorf("%s says its uptime %d times, or has a Last result beside its last checks", id, n)
+				}
+			}
+		}},
+		{"totals_once_and_no_jargon_before_the_list", func(t *testing.T) {
+			idx := all["index.html"]
+			if n := strings.Count(idx, "1 failing"); n != 1 || strings.Contains(idx, "failing: 1") {
+				t.Errorf("the index says its totals %d times, or in a second form", n+strings.Count(idx, "failing: 1"))
+			}
+			list, jargon := strings.Index(idx, "<table"), strings.Index(idx, "negotiated")
+			if list < 0 || jargon < list {
+				t.Error("the index speaks of protocol versions before its list")
 			}
 		}},
 		{"badge_snippet_for_the_owner", func(t *testing.T) {
@@ -140,5 +185,90 @@ func TestPreviewWording(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, c.run)
+	}
+}
+
+// TestLastWorkedLastAnswered: "last worked" is the last check that worked
+// (working or needs a key); "last answered" the last check that got any
+// answer, so a server that answered HTTP 500 in 3 ms answered, though it
+// never worked. Neither repeats the last check of a server that
+// works.
+func TestLastWorkedLastAnswered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	added := fixNow.Add(-48 * time.Hour)
+	broken := data.Server{ID: "broken", Rank: 1, URL: "https://broken.example.com/mcp", Added: added}
+	gone := data.Server{ID: "gone", Rank: 2, URL: "https://gone.example.com/mcp", Added: added}
+	up := data.Server{ID: "up", Rank: 3, URL: "https://up.example.com/mcp", Added: added}
+	f.writeServers([]data.Server{broken, gone, up})
+	http500 := result(broken, fixNow.Add(-10*time.Minute), data.Failing, "HTTP 500")
+	http500.Duration = 3 * time.Millisecond
+	f.results(http500,
+		result(gone, fixNow.Add(-25*time.Hour), data.Working, ""),
+		result(gone, fixNow.Add(-20*time.Minute), data.Failing, "HTTP 503"),
+		result(gone, fixNow.Add(-10*time.Minute), data.Failing, "connection refused"),
+		result(up, fixNow.Add(-10*time.Minute), data.Working, ""))
+	f.MustPublish()
+	mustPagesSay(t, f, []pageSays{
+		{"broken", []string{"<dt>Last worked</dt><dd>never</dd>", `<dt>Last answered</dt><dd><time datetime="2026-12-02T11:50:00.000Z">2026-12-02 11:50:00 UTC</time>, in 3 ms, HTTP 500</dd>`},
+			[]string{"No answered checks", "answered checks"}},
+		{"gone", []string{`<dt>Last worked</dt><dd><time datetime="2026-12-01T11:00:00.000Z">`, `<dt>Last answered</dt><dd><time datetime="2026-12-02T11:40:00.000Z">2026-12-02 11:40:00 UTC</time>, in 1200 ms</dd>`}, nil},
+		{"up", nil, []string{"<dt>Last worked</dt>", "<dt>Last answered</dt>"}},
+	})
+}
+
+// TestServerSaysOfItself: a server's own title, description and website
+// head its page, escaped; a link that is not https, even one a
+// journal of an older version kept, never becomes a link; where a server
+// that needs a key says to get one is linked, never fetched.
+func TestServerSaysOfItself(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	added := fixNow.Add(-48 * time.Hour)
+	good := data.Server{ID: "good", Rank: 1, URL: "https://good.example.com/mcp", Added: added}
+	evil := data.Server{ID: "evil", Rank: 2, URL: "https://evil.example.com/mcp", Added: added}
+	locked := data.Server{ID: "locked", Rank: 3, URL: "https://locked.example.com/mcp", Added: added}
+	f.writeServers([]data.Server{good, evil, locked})
+	g := result(good, fixNow.Add(-10*time.Minute), data.Working, "")
+	e := result(evil, fixNow.Add(-10*time.Minute), data.Working, "")
+	e.ServerTitle, e.ServerDescription, e.ServerWebsite = `<script>alert(1)</script>`, `<img src=x onerror=alert(1)>`, "javascript:alert(1)"
+	k := result(locked, fixNow.Add(-10*time.Minute), data.NeedsKey, "needs a key (OAuth)")
+	k.KeyInfo = "http://locked.example.com/.well-known/oauth-protected-resource"
+	f.results(g, e, k)
+	f.MustPublish()
+	mustPagesSay(t, f, []pageSays{
+		{"good", []string{"<h1>The good server</h1>\n<p class=\"sub\">good</p>", `<p class="about">Searches and fetches good&#39;s documents.</p>`,
+			`<dt>Website</dt><dd><a href="https://good.example.com/about" rel="nofollow">https://good.example.com/about</a></dd>`, "<title>The good server: working"}, nil},
+		{"evil", []string{"<h1>&lt;script&gt;alert(1)&lt;/script&gt;</h1>", `<p class="about">&lt;img src=x onerror=alert(1)&gt;</p>`},
+			[]string{"<script>alert", "<img src=x", "javascript:", "<dt>Website</dt>"}},
+		{"locked", nil, []string{"http://locked.example.com", "its OAuth metadata"}},
+	})
+}
+
+// pageSays is what a server's page must say, and must not.
+type pageSays struct {
+	id        string
+	want, not []string
+}
+
+// mustPagesSay fails t where a server's page that f published lacks a
+// text it must say or has one it must not.
+func mustPagesSay(t *testing.T, f *fixture, cases []pageSays) {
+	t.Helper()
+	for _, c := range cases {
+		b, err := os.ReadFile(filepath.Join(f.out, "servers", c.id+".html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s's page lacks %s", c.id, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(string(b), n) {
+				t.Errorf("%s's page has %s", c.id, n)
+			}
+		}
 	}
 }

@@ -104,8 +104,8 @@ func TestProtocolPublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(index), "Protocols: 1 speak 2026-07-28; by the version last negotiated: 2026-07-28: 1; 2025-11-25: ") ||
-		!strings.Contains(string(index), "Tools that clients will reject: 1 server.") {
+	if !strings.Contains(string(index), "How the servers last spoke: 1 of them speak protocol 2026-07-28; by the version last negotiated: 2026-07-28: 1; 2025-11-25: ") ||
+		!strings.Contains(string(index), "Servers whose tools clients will reject: 1.") {
 		t.Errorf("index.html does not show the counts")
 	}
 

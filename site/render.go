@@ -150,6 +150,8 @@ func render(l listed, s *summary, now time.Time) (ServerFile, time.Time) {
 			LatencyMS: latencyOf(*r), HTTPStatus: orNull(r.HTTPStatus),
 			Protocol: orNull(r.Protocol), Era: orNull(era(r.Protocol, r.Transport)), Transport: orNull(r.Transport),
 			ServerName: orNull(r.ServerName), ServerVersion: orNull(r.ServerVersion),
+			ServerTitle: orNull(r.ServerTitle), ServerDescription: orNull(r.ServerDescription), ServerWebsite: orNull(data.WebLink(r.ServerWebsite)),
+			KeyInfo:   orNull(data.WebLink(r.KeyInfo)),
 			ToolCount: r.ToolCount, Tools: append([]string{}, r.Tools...), Timings: timingsOf(r),
 			supportFields: supportFieldsOf(r.Support),
 		}

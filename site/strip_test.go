@@ -6,10 +6,11 @@ import (
 	"image/png"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"plug.directory/prober/internal/testutil"
 )
 
 // svgElement is an element of an SVG document and its attributes.
@@ -124,10 +125,7 @@ func TestStripFileInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Chromium (about 2 s): full mode only, make test runs it")
 	}
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium not installed (make test installs it as root with apt-get): the strip file is not rendered in a browser")
-	}
+	br := testutil.MustBrowser(t)
 	f := month(t)
 	dir := filepath.Join(f.out, "badges-strip")
 	page := filepath.Join(dir, "img.html")
@@ -135,7 +133,12 @@ func TestStripFileInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	shot := filepath.Join(t.TempDir(), "strip.png")
-	runChromium(t, chromium, 800, "--force-device-scale-factor=1", "--hide-scrollbars", "--screenshot="+shot, "file://"+page)
+	if err := br.Open(page, 800, 600); err != nil {
+		t.Fatal(err)
+	}
+	if err := br.Screenshot(shot, 0); err != nil {
+		t.Fatal(err)
+	}
 	b, err := os.ReadFile(shot)
 	if err != nil {
 		t.Fatal(err)

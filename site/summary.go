@@ -194,6 +194,7 @@ func summaryOf(f ServerFile) *summary {
 	s.Last = &data.Result{ID: f.ID, URL: valueOf(f.URL), Status: lr.Status, Detail: valueOf(lr.Detail), Started: lr.Started.UTC(),
 		Duration: time.Duration(valueOf(lr.LatencyMS)) * time.Millisecond, HTTPStatus: valueOf(lr.HTTPStatus),
 		Protocol: valueOf(lr.Protocol), Transport: valueOf(lr.Transport), ServerName: valueOf(lr.ServerName), ServerVersion: valueOf(lr.ServerVersion),
+		ServerTitle: valueOf(lr.ServerTitle), ServerDescription: valueOf(lr.ServerDescription), ServerWebsite: valueOf(lr.ServerWebsite), KeyInfo: valueOf(lr.KeyInfo),
 		ToolCount: lr.ToolCount, Tools: lr.Tools, Timings: resultTimings(lr.Timings), ToolProblems: lr.ToolProblems,
 		Support: lr.supportFields.support()}
 	for i := len(f.History) - 1; i >= 0; i-- {

@@ -54,7 +54,7 @@ func dayTitle(d Day) string {
 	case d.Counted == 0:
 		return d.Date + ": no counted checks"
 	}
-	s := fmt.Sprintf("%s: %s counted, %d answered, uptime %s %%", d.Date, data.Plural(d.Counted, "check"), d.Answered, trimPercent(*d.Percent))
+	s := fmt.Sprintf("%s: %s counted, %d worked, uptime %s %%", d.Date, data.Plural(d.Counted, "check"), d.Answered, trimPercent(*d.Percent))
 	if d.LatencyP50MS != nil {
 		s += fmt.Sprintf(", median %d ms, p95 %d ms", *d.LatencyP50MS, *d.LatencyP95MS)
 	}
@@ -181,7 +181,7 @@ func latencyChart(days []Day) template.HTML {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="latency-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="latency per day: median by phase, and 95th percentile">`, w, h)
 	if top == 0 {
-		fmt.Fprintf(&b, `<title>no answered checks in these days</title><text class="axis" x="%d" y="%d" font-size="%d">no answered checks in these days</text></svg>`, chartLeft, chartTop+chartPlot/2, chartFont)
+		fmt.Fprintf(&b, `<title>no check worked in these days</title><text class="axis" x="%d" y="%d" font-size="%d">no check worked in these days</text></svg>`, chartLeft, chartTop+chartPlot/2, chartFont)
 		return template.HTML(b.String())
 	}
 	top = niceCeil(top)

@@ -29,9 +29,10 @@ func members() []member {
 	spec := func(host, path string, k fleet.Kind, tools ...string) *fleet.Spec {
 		return &fleet.Spec{Host: host, Path: path, Kind: k, Tools: tools}
 	}
+	docs := spec("docs.demo.test", "/mcp", fleet.Modern, "search_docs", "get_page")
+	docs.Title, docs.Description, docs.Website = "Demo Docs", "Searches the demo's documentation and reads its pages.", "https://docs.demo.test/about"
 	return []member{
-		{name: "docs", second: 0, spec: spec("docs.demo.test", "/mcp", fleet.Modern, "search_docs", "get_page"),
-			want: data.Working, why: "2026-07-28: server/discover, tools/list"},
+		{name: "docs", second: 0, spec: docs, want: data.Working, why: "2026-07-28: server/discover, tools/list; says its title, description and website"},
 		{name: "issues", second: 1, spec: spec("issues.demo.test", "/mcp", fleet.Streamable, "create_issue", "list_issues", "add_comment"),
 			want: data.Working, why: "2025-11-25: initialize handshake"},
 		{name: "weather", second: 2, spec: spec("weather.demo.test", "/sse", fleet.LegacySSE, "forecast"),

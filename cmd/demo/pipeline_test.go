@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/history"
+	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/site"
 )
 
@@ -38,7 +41,7 @@ var wantStatus = map[string]data.Outcome{
 // stop at once; then a full run in the same directory, after which every
 // server's published status must be the one its fleet server makes, every
 // status of table O must show, and the paused and late servers must have
-// had no check.
+// had no check; then every page it published is checked in a browser.
 func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the commands and runs the fleet for up to a minute; make test runs it")
@@ -130,4 +133,63 @@ func TestDemo(t *testing.T) {
 			t.Errorf("no HTML preview: %v", err)
 		}
 	})
+
+	// Every page the demo published, in headless Chromium at 390 and 1280
+	// px with axe-core: the pages of a real publish, with the tool
+	// fingerprints, certificates and challenges real servers give.
+	t.Run("pages_in_browser", func(t *testing.T) {
+		b := testutil.MustBrowser(t)
+		axe := testutil.MustAxe(t)
+		site := filepath.Join(dir, "site")
+		if pages := testutil.CheckPages(t, b, axe, site); len(pages) != 2+len(wantStatus) {
+			t.Errorf("checked %d pages, want the index, the checks page and %d servers' pages: %v", len(pages), len(wantStatus), pages)
+		}
+		if *screenshots != "" {
+			shoot(t, b, site, *screenshots)
+		}
+	})
+}
+
+// screenshots, when set, is where TestDemo writes the pictures of the
+// pages it published (`make screenshots` sets it to docs/screenshots).
+var screenshots = flag.String("screenshots", "", "write screenshots of the demo's pages at 390 and 1280 px into this directory")
+
+// shotHeight is the most of a page a screenshot shows, from its top: what
+// a reader sees first, in a picture the README can show.
+const shotHeight = 1600
+
+// shoot writes screenshots of the index and of a server of each kind the
+// README shows, at each width, named for the page and the width
+// (servers-docs-390.png): a working server, one that needs a key, one
+// failing with an answer.
+func shoot(t *testing.T, b *testutil.Browser, site, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string]string{"index": "index.html"}
+	entries, err := os.ReadDir(filepath.Join(site, "servers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".html")
+		name, _, _ := strings.Cut(id, "-")
+		if ok && (name == "docs" || name == "crm" || name == "billing") {
+			pages["servers-"+name] = "servers/" + e.Name()
+		}
+	}
+	if len(pages) != 4 {
+		t.Fatalf("pages to shoot: %v, want the index, docs, crm and billing", pages)
+	}
+	for name, page := range pages {
+		for _, w := range testutil.Windows {
+			if err := b.Open(filepath.Join(site, filepath.FromSlash(page)), w.Width, w.Height); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Screenshot(filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, w.Width)), shotHeight); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }

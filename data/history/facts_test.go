@@ -33,6 +33,8 @@ func TestHistoryFacts(t *testing.T) {
 	lab.Timings = &data.Timings{Connect: durPtr(3 * time.Millisecond)}
 	full.Support = &data.ProtocolSupport{Versions: []string{"2026-07-28", "2025-11-25"}, Session: new(false), Answers: data.AnswersJSON}
 	lab.Support = &data.ProtocolSupport{Session: new(true), Answers: data.AnswersMixed} // no discover listing
+	full.ServerTitle, full.ServerDescription, full.ServerWebsite = "Full <Server>", "Says all.", "https://full.example/docs"
+	lab.KeyInfo = "https://lab.example/.well-known/oauth-protected-resource"
 	none := datatest.NewResult("none", datatest.T0.Add(2*time.Second), data.NotCheckable)
 	spooltest.MustJournal(t, dir, "run-1", full, lab, none).Close()
 	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
@@ -53,16 +55,24 @@ func TestHistoryFacts(t *testing.T) {
 			t.Errorf("%s read back with TLS %+v, timings %+v, support %+v; want %+v, %+v, %+v", got.ID, got.TLS, got.Timings, got.Support, want.tls, want.tm, want.ps)
 		}
 	}
+	for i, want := range []data.Result{full, lab, none} {
+		got := rs[i]
+		if got.ServerTitle != want.ServerTitle || got.ServerDescription != want.ServerDescription || got.ServerWebsite != want.ServerWebsite || got.KeyInfo != want.KeyInfo {
+			t.Errorf("%s read back saying of itself %q, %q, %q, key info %q; want %q, %q, %q, %q", got.ID, got.ServerTitle, got.ServerDescription, got.ServerWebsite, got.KeyInfo,
+				want.ServerTitle, want.ServerDescription, want.ServerWebsite, want.KeyInfo)
+		}
+	}
 }
 
 // TestHistoryPreviousSchema: a file of a version before columns were
 // added, summed, is no damaged file: it reads with those columns null, and
 // compacts with the new ones. Each case is a version's row: ResultRow
 // without the columns from the first one a later version added (the
-// certificate and timings from TLSVersion, how it spoke from DiscoverVersions).
+// certificate and timings from TLSVersion, how it spoke from
+// DiscoverVersions, what it says of itself from ServerTitle).
 func TestHistoryPreviousSchema(t *testing.T) {
 	t.Parallel()
-	for _, firstNew := range []string{"TLSVersion", "DiscoverVersions"} {
+	for _, firstNew := range []string{"TLSVersion", "DiscoverVersions", "ServerTitle"} {
 		t.Run("before_"+firstNew, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()

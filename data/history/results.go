@@ -80,6 +80,12 @@ type ResultRow struct {
 	DiscoverVersions []string `parquet:"discover_versions,list"` // the versions server/discover listed
 	Session          *bool    `parquet:"session,optional"`       // whether the server kept a session
 	Answers          *string  `parquet:"answers,optional"`       // "json", "sse" or "mixed"
+	// What the server says of itself and where it says to get a key:
+	// null where it said nothing and in the files written before.
+	ServerTitle       *string `parquet:"server_title,optional"`
+	ServerDescription *string `parquet:"server_description,optional"`
+	ServerWebsite     *string `parquet:"server_website,optional"`
+	KeyInfo           *string `parquet:"key_info,optional"`
 }
 
 // setFacts sets the columns of r's TLSInfo and Timings.
@@ -104,12 +110,29 @@ func (f *ResultRow) setFacts(r data.Result) {
 			f.Answers = &p.Answers
 		}
 	}
+	for _, c := range aboutColumns(&r, f) {
+		if text := *c.text; text != "" {
+			*c.col = &text
+		}
+	}
 	if t := r.Timings; t != nil {
 		f.DNSMS, f.ConnectMS, f.TLSMS = data.MillisOf(t.DNS), data.MillisOf(t.Connect), data.MillisOf(t.TLS)
 		for _, d := range t.FirstByte {
 			f.FirstByteMS = append(f.FirstByteMS, d.Milliseconds())
 		}
 	}
+}
+
+// aboutColumns pairs what a server says of itself in a result (its title,
+// description, website, where to get a key) with its column in a row.
+func aboutColumns(r *data.Result, f *ResultRow) []struct {
+	text *string
+	col  **string
+} {
+	return []struct {
+		text *string
+		col  **string
+	}{{&r.ServerTitle, &f.ServerTitle}, {&r.ServerDescription, &f.ServerDescription}, {&r.ServerWebsite, &f.ServerWebsite}, {&r.KeyInfo, &f.KeyInfo}}
 }
 
 // facts returns the TLSInfo and Timings of the columns, nil where none.
@@ -180,6 +203,11 @@ func (w ResultRow) Result() data.Result {
 		RetryAfter: fromMillis(w.RetryAfter), ProberVersion: w.ProberVersion, ToolsHash: w.ToolsHash,
 	}
 	r.TLS, r.Timings = w.facts()
+	for _, c := range aboutColumns(&r, &w) {
+		if *c.col != nil {
+			*c.text = **c.col
+		}
+	}
 	if len(w.DiscoverVersions) > 0 || w.Session != nil || w.Answers != nil {
 		r.Support = &data.ProtocolSupport{Session: w.Session}
 		if len(w.DiscoverVersions) > 0 {

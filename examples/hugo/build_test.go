@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,8 @@ func demoLike(t *testing.T) string {
 // TestHugoBuild: Hugo 0.111 (Debian's) builds the
 // example site from a freshly published tree, and its index and each
 // server's page say the server's name and status as its JSON has them,
-// the templates holding no special case for any server or value.
+// the templates holding no special case for any server or value; times
+// and counts read as a site says them.
 func TestHugoBuild(t *testing.T) {
 	hugo, err := exec.LookPath("hugo")
 	if err != nil {
@@ -146,6 +148,27 @@ func TestHugoBuild(t *testing.T) {
 	}
 	if docs := read("servers/docs-13670.html"); !strings.Contains(docs, "HTTP 200, 49 ms, protocol 2026-07-28 (discover); the server says it is docs 1.0.0") {
 		t.Errorf("servers/docs-13670.html: the last result is not told:\n%s", docs)
+	}
+	// Times and counts read as a site says them: no raw RFC
+	// 3339 between tags (only in datetime), no "1 checks" or "1 servers".
+	raw := regexp.MustCompile(`>[^<]*\d{4}-\d\d-\d\dT\d\d:\d\d`)
+	plural := regexp.MustCompile(`\b1 (servers|checks)\b`)
+	for _, rel := range []string{"index.html", "servers/docs-13670.html", "servers/archive-2322.html"} {
+		p := read(rel)
+		if m := raw.FindString(p); m != "" {
+			t.Errorf("%s shows a raw time: %q", rel, m)
+		}
+		if m := plural.FindString(p); m != "" {
+			t.Errorf("%s says %q", rel, m)
+		}
+	}
+	for rel, want := range map[string]string{
+		"index.html":              `checks paused at the owner's request: 1 server;`,
+		"servers/docs-13670.html": `<time datetime="2026-12-02T11:00:00.000Z">2 Dec 2026, 11:00 UTC</time>`,
+	} {
+		if !strings.Contains(read(rel), want) {
+			t.Errorf("%s does not say %s", rel, want)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(out, "badges-strip", "docs-13670.svg")); err != nil {
 		t.Errorf("the strip the page shows is not in the built site: %v", err)

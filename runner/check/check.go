@@ -127,6 +127,9 @@ func (c *Checker) Check(ctx context.Context, t Target) (data.Result, Record) {
 	var rec Record
 	v := c.run(ctx, t, &res, &rec)
 	res.Status, res.Detail = v.status, v.detail
+	if res.Status == data.NeedsKey {
+		res.KeyInfo = keyInfo(rec)
+	}
 	res.ProberFault = res.ProberFault || rec.proberFault()
 	fillCounts(&res, rec, c.cfg.Now)
 	c.logger.Debug("check done", "id", t.ID, "url", t.URL, "status", res.Status, "detail", res.Detail)

@@ -71,7 +71,26 @@ func TestCheck(t *testing.T) {
 		{
 			name: "O_needs_key_401_bearer", handler: answerWith(401, `{"error":"invalid_token"}`, "WWW-Authenticate", bearer),
 			status: data.NeedsKey, detail: "needs a key (OAuth)", seq: discover,
-			check: wantHTTPStatus(401),
+			check: func(t *testing.T, res data.Result, rec Record) {
+				wantHTTPStatus(401)(t, res, rec)
+				wantKeyInfo("https://mcp.test:8443/.well-known/oauth-protected-resource")(t, res, rec)
+			},
+		},
+		{
+			// Where to get a key is shown on a page: never a link that is
+			// not https.
+			name: "O_needs_key_resource_metadata_not_https", handler: answerWith(401, "", "WWW-Authenticate", `Bearer realm="x", resource_metadata="javascript:alert(1)"`),
+			status: data.NeedsKey, detail: "needs a key (OAuth)", seq: discover,
+			check: wantKeyInfo(""),
+		},
+		{
+			name: "O_working_website_not_https", seq: full2025, status: data.Working, detail: "no tools",
+			handler: streamableHandler(mcp.NewServer(&mcp.Implementation{Name: "x", Version: "1", Title: "<script>", WebsiteURL: "javascript:alert(1)"}, nil), false, false),
+			check: func(t *testing.T, res data.Result, _ Record) {
+				if res.ServerWebsite != "" || res.ServerTitle != "<script>" {
+					t.Errorf("website %q, title %q: want no website (not https) and the title as it was said", res.ServerWebsite, res.ServerTitle)
+				}
+			},
 		},
 		{
 			name: "O_needs_key_401_basic", handler: answerWith(401, "", "WWW-Authenticate", `Basic realm="mcp"`),
@@ -478,6 +497,16 @@ func wantFullResult(t *testing.T, res data.Result) {
 }
 
 // --- assertions ---
+
+// wantKeyInfo wants the result to say where the server says to get a key
+// (the resource_metadata its challenge announced), "" for none.
+func wantKeyInfo(link string) func(*testing.T, data.Result, Record) {
+	return func(t *testing.T, res data.Result, _ Record) {
+		if res.KeyInfo != link {
+			t.Errorf("key info %q, want %q", res.KeyInfo, link)
+		}
+	}
+}
 
 func wantHTTPStatus(code int) func(*testing.T, data.Result, Record) {
 	return func(t *testing.T, res data.Result, _ Record) {

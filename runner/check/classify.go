@@ -83,15 +83,9 @@ func toolsDetail(fd findings) string {
 // more was sent): 401 and a 403 with a challenge ask for a key; 429, a 403
 // without a challenge and a bot-challenge page refuse the check.
 func refusalVerdict(rec Record) (verdict, bool) {
-	if rec.Refusal == 0 {
+	ex, ok := refusal(rec)
+	if !ok {
 		return verdict{}, false
-	}
-	ex := Exchange{Status: rec.Refusal}
-	for _, e := range rec.Exchanges {
-		if e.Status == rec.Refusal {
-			ex = e
-			break
-		}
 	}
 	challenge := ex.Header.Get("WWW-Authenticate")
 	switch {
@@ -105,6 +99,79 @@ func refusalVerdict(rec Record) (verdict, bool) {
 		return verdict{data.NeedsKey, keyDetail(challenge, ex.Status)}, true
 	}
 	return verdict{data.Refused, fmt.Sprintf("refused: HTTP %d", ex.Status)}, true
+}
+
+// refusal returns the exchange of the first refusal the guard saw.
+func refusal(rec Record) (Exchange, bool) {
+	if rec.Refusal == 0 {
+		return Exchange{}, false
+	}
+	for _, e := range rec.Exchanges {
+		if e.Status == rec.Refusal {
+			return e, true
+		}
+	}
+	return Exchange{Status: rec.Refusal}, true
+}
+
+// keyInfo is where a server that asks for a key says to learn how to get
+// one: the resource_metadata its challenge announces (MCP's OAuth
+// discovery: the protected resource metadata, naming its authorization
+// servers), when it is a data.WebLink; "" otherwise. The check never
+// fetches it (rule N3: it sends nothing but its own requests).
+func keyInfo(rec Record) string {
+	ex, ok := refusal(rec)
+	if !ok {
+		return ""
+	}
+	return data.WebLink(authParam(ex.Header.Get("WWW-Authenticate"), "resource_metadata"))
+}
+
+// authParam returns the value of the auth-param name in a WWW-Authenticate
+// challenge (RFC 9110 section 11.2: name=token or name="quoted string"),
+// "" when it has none.
+func authParam(challenge, name string) string {
+	quoted := false // inside a quoted string, where a name is only text
+	for i := 0; i < len(challenge); i++ {
+		switch c := challenge[i]; {
+		case quoted && c == '\\':
+			i++
+			continue
+		case c == '"':
+			quoted = !quoted
+			continue
+		case quoted || i+len(name) > len(challenge) || !strings.EqualFold(challenge[i:i+len(name)], name) ||
+			i > 0 && !strings.ContainsRune(" ,\t", rune(challenge[i-1])):
+			continue
+		}
+		rest := strings.TrimLeft(challenge[i+len(name):], " \t")
+		if !strings.HasPrefix(rest, "=") {
+			continue
+		}
+		rest = strings.TrimLeft(rest[1:], " \t")
+		if v, ok := strings.CutPrefix(rest, `"`); ok {
+			var b strings.Builder
+			for k := 0; k < len(v); k++ {
+				switch v[k] {
+				case '"':
+					return b.String()
+				case '\\':
+					k++
+					if k < len(v) {
+						b.WriteByte(v[k])
+					}
+				default:
+					b.WriteByte(v[k])
+				}
+			}
+			return "" // an unterminated quoted string
+		}
+		if end := strings.IndexAny(rest, " \t,"); end >= 0 {
+			return rest[:end]
+		}
+		return rest
+	}
+	return ""
 }
 
 // keyDetail names what the server asks for: OAuth only where the challenge

@@ -215,3 +215,25 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// TestAuthParam reads an auth-param of a challenge as RFC 9110 writes it:
+// a token or a quoted string, any case of its name, never the end of
+// another name (where a server says to get a key).
+func TestAuthParam(t *testing.T) {
+	for _, c := range []struct{ challenge, want string }{
+		{`Bearer resource_metadata="https://a.test/.well-known/oauth-protected-resource"`, "https://a.test/.well-known/oauth-protected-resource"},
+		{`Bearer realm="mcp", Resource_Metadata = "https://a.test/m", scope="x"`, "https://a.test/m"},
+		{`Bearer resource_metadata=https://a.test/m, realm=x`, "https://a.test/m"},
+		{`Bearer resource_metadata="https://a.test/\"q\""`, `https://a.test/"q"`},
+		{`Bearer x_resource_metadata="https://evil.test/"`, ""},
+		{`Bearer resource_metadata`, ""},
+		{`Bearer resource_metadata="https://a.test/unterminated`, ""},
+		{`Bearer realm="a, resource_metadata=https://evil.test/"`, ""},
+		{`Bearer realm="a \" resource_metadata=https://evil.test/", resource_metadata="https://a.test/m"`, "https://a.test/m"},
+		{``, ""},
+	} {
+		if got := authParam(c.challenge, "resource_metadata"); got != c.want {
+			t.Errorf("authParam(%q) = %q, want %q", c.challenge, got, c.want)
+		}
+	}
+}

@@ -125,6 +125,9 @@ func TestFlows(t *testing.T) {
 			if res.ServerName != "test-server" || res.ServerVersion != "1.2.3" {
 				t.Errorf("server %q %q, want test-server 1.2.3", res.ServerName, res.ServerVersion)
 			}
+			if res.ServerTitle != "Test <Server>" || res.ServerDescription != "Serves the tests." || res.ServerWebsite != "https://test.example/docs" {
+				t.Errorf("server says of itself %q, %q, %q; want its title, description and website", res.ServerTitle, res.ServerDescription, res.ServerWebsite)
+			}
 			if res.Requests != len(tc.want) {
 				t.Errorf("requests %d, want %d", res.Requests, len(tc.want))
 			}

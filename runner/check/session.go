@@ -23,17 +23,21 @@ type findings struct {
 	Protocol      string // protocol version it negotiated
 	ServerName    string
 	ServerVersion string
-	Handshake     bool               // a handshake (discover or initialize) succeeded
-	ToolsOK       bool               // the first tools/list returned a valid result
-	Tools         []string           // tool names, in the server's order, all pages read
-	ToolDefs      []spool.ToolDef    // their definitions, for the fingerprint (spool.FingerprintTools)
-	ToolsNote     string             // why pagination stopped early, "" when it did not
-	ToolProblems  []data.ToolProblem // the tool lint of the listed definitions (toollint.go)
-	ToolsMissing  bool               // a tools/list result whose tools was missing or null
-	ToolsUnread   string             // why the SDK could not read a tools/list answer that came whole, "" when it could
-	BadVersion    string             // a protocol version the server chose that the SDK does not speak
-	RPCErr        *jsonrpc.Error
-	RPCMethod     string // the request RPCErr answered
+	// What the server said of itself for people (serverInfo's title,
+	// description and websiteUrl).
+	ServerTitle, ServerDescription, ServerWebsite string
+
+	Handshake    bool               // a handshake (discover or initialize) succeeded
+	ToolsOK      bool               // the first tools/list returned a valid result
+	Tools        []string           // tool names, in the server's order, all pages read
+	ToolDefs     []spool.ToolDef    // their definitions, for the fingerprint (spool.FingerprintTools)
+	ToolsNote    string             // why pagination stopped early, "" when it did not
+	ToolProblems []data.ToolProblem // the tool lint of the listed definitions (toollint.go)
+	ToolsMissing bool               // a tools/list result whose tools was missing or null
+	ToolsUnread  string             // why the SDK could not read a tools/list answer that came whole, "" when it could
+	BadVersion   string             // a protocol version the server chose that the SDK does not speak
+	RPCErr       *jsonrpc.Error
+	RPCMethod    string // the request RPCErr answered
 
 	// ToolUnnamed: a tools/list result, on any page, had a tool without
 	// a name.
@@ -234,8 +238,10 @@ func (f *flow) session(ctx context.Context, t mcp.Transport, transport, version 
 	f.found.Transport = transport
 	f.found.Protocol = ir.ProtocolVersion
 	f.found.ServerName, f.found.ServerVersion = "", ""
-	if ir.ServerInfo != nil {
-		f.found.ServerName, f.found.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
+	f.found.ServerTitle, f.found.ServerDescription, f.found.ServerWebsite = "", "", ""
+	if si := ir.ServerInfo; si != nil {
+		f.found.ServerName, f.found.ServerVersion = si.Name, si.Version
+		f.found.ServerTitle, f.found.ServerDescription, f.found.ServerWebsite = si.Title, si.Description, si.WebsiteURL
 	}
 	f.mu.Unlock()
 	f.listTools(ctx, cs)
@@ -330,6 +336,8 @@ func (f *flow) fill(res *data.Result) {
 	res.Transport = f.found.Transport
 	res.ServerName = f.found.ServerName
 	res.ServerVersion = f.found.ServerVersion
+	res.ServerTitle, res.ServerDescription = f.found.ServerTitle, f.found.ServerDescription
+	res.ServerWebsite = data.WebLink(f.found.ServerWebsite) // a page links it: https only
 	if f.found.ToolsOK {
 		res.Tools = f.found.Tools
 		res.ToolCount = len(f.found.Tools)

@@ -235,7 +235,8 @@ type noArgs struct{}
 // sdkServer returns a go-sdk MCP server with the named tools; opts may
 // restrict its protocol versions or page size.
 func sdkServer(opts *mcp.ServerOptions, tools ...string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1.2.3"}, opts)
+	s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1.2.3",
+		Title: "Test <Server>", Description: "Serves the tests.", WebsiteURL: "https://test.example/docs"}, opts)
 	for _, name := range tools {
 		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "test tool " + name},
 			func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {

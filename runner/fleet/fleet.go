@@ -34,6 +34,9 @@ type Spec struct {
 	Path  string   // path of the MCP endpoint; "" means "/mcp"
 	Kind  Kind     // how it behaves
 	Tools []string // tool names of a go-sdk server; nil means one tool, "hello"
+	// What a go-sdk server says of itself for people in its serverInfo
+	// (title, description, websiteUrl); "" says nothing.
+	Title, Description, Website string
 }
 
 func (s Spec) path() string { return cmp.Or(s.Path, "/mcp") }

@@ -24,7 +24,8 @@ import (
 // host.
 func testSpecs() []Spec {
 	return []Spec{
-		{ID: "modern", Host: "modern.fleet.test", Kind: Modern, Tools: []string{"search", "fetch"}},
+		{ID: "modern", Host: "modern.fleet.test", Kind: Modern, Tools: []string{"search", "fetch"},
+			Title: "Modern", Description: "A modern server.", Website: "https://modern.fleet.test/about"},
 		{ID: "streamable", Host: "streamable.fleet.test", Kind: Streamable, Tools: []string{"create_issue"}},
 		{ID: "sse", Host: "sse.fleet.test", Path: "/sse", Kind: LegacySSE, Tools: []string{"weather"}},
 		{ID: "key", Host: "shared.fleet.test", Path: "/key/mcp", Kind: NeedsKey},
@@ -134,6 +135,9 @@ func TestMCPKinds(t *testing.T) {
 			}
 			if got := cs.InitializeResult().ServerInfo.Name; got != tc.id {
 				t.Errorf("server name %q, want %q", got, tc.id)
+			}
+			if si := cs.InitializeResult().ServerInfo; si.Title != s.Title || si.Description != s.Description || si.WebsiteURL != s.Website {
+				t.Errorf("server says of itself %q, %q, %q; want its spec's %q, %q, %q", si.Title, si.Description, si.WebsiteURL, s.Title, s.Description, s.Website)
 			}
 			res, err := cs.ListTools(ctx, nil)
 			if err != nil {

@@ -103,7 +103,8 @@ type noArgs struct{}
 // mcpServer returns a func handing every request one go-sdk server with the
 // spec's tools, restricted to versions when not nil.
 func (o handlerOptions) mcpServer(versions []string) func(*http.Request) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: o.spec.ID, Version: "1.0.0"}, &mcp.ServerOptions{
+	about := &mcp.Implementation{Name: o.spec.ID, Version: "1.0.0", Title: o.spec.Title, Description: o.spec.Description, WebsiteURL: o.spec.Website}
+	s := mcp.NewServer(about, &mcp.ServerOptions{
 		SupportedProtocolVersions: versions,
 		Logger:                    o.logger,
 	})
