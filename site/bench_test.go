@@ -91,7 +91,11 @@ func benchState(tb testing.TB, f *fixture, servers []data.Server) {
 	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), b, 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	if err := newWriter().replace(filepath.Join(f.out, "index.json"), encodeIndex(st)); err != nil {
+	w := newWriter(f.out)
+	if err := w.stage(filepath.Join(f.out, "index.json"), encodeIndex(st)...); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.flush(); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -226,10 +230,10 @@ func BenchmarkBaselineIndexRewrite(b *testing.B) {
 			LastCheck: fixNow.Add(-time.Hour).UnixMilli(), Uptime7d: 9950, Tools: 3}
 	}
 	st.sortOrder()
-	w := newWriter()
+	w := newWriter(f.out)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := w.replace(filepath.Join(f.out, "index.json"), encodeIndex(st)); err != nil {
+		if err := w.stage(filepath.Join(f.out, "index.json"), encodeIndex(st)...); err != nil {
 			b.Fatal(err)
 		}
 		if err := w.flush(); err != nil {

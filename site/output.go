@@ -261,7 +261,7 @@ func (p *publication) writeShared() error {
 	status.Unpublished = p.unpublishedStatus()
 	indexPath := filepath.Join(out, "index.json")
 	if _, err := os.Stat(indexPath); p.indexChanged.Load() || err != nil {
-		if err := p.w.replace(indexPath, encodeIndex(p.st)); err != nil {
+		if err := p.w.stage(indexPath, encodeIndex(p.st)...); err != nil {
 			return err
 		}
 	}
@@ -294,13 +294,20 @@ func (p *publication) writeShared() error {
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{"probe.json": pb, "status.json": sb, "checks.txt": text}
+	// status.json, like index.json, is moved into place once the files
+	// it reports on are durable.
+	if path := filepath.Join(out, "status.json"); !p.w.same(path, sb) {
+		if err := p.w.stage(path, sb); err != nil {
+			return err
+		}
+	}
+	files := map[string][]byte{"probe.json": pb, "checks.txt": text}
 	if !p.cfg.NoHTML {
 		if files["checks.html"], err = checksHTML(text); err != nil {
 			return err
 		}
 	}
-	for _, name := range []string{"probe.json", "status.json", "checks.txt", "checks.html"} {
+	for _, name := range []string{"probe.json", "checks.txt", "checks.html"} {
 		if b, ok := files[name]; ok {
 			if _, err := p.w.put(filepath.Join(out, name), b); err != nil {
 				return err

@@ -34,6 +34,12 @@ type Config struct {
 	// probe.json give to owners who want the checks stopped; required
 	// (CheckContact).
 	Contact string
+
+	// syncFS and files, nil and zero but in tests, replace the flush of
+	// the file systems and the calls under each write (writer): a test
+	// counts them or makes one fail.
+	syncFS func(dirs ...string) error
+	files  durable.Files
 }
 
 // Validate reports a missing required field.
@@ -72,6 +78,14 @@ func (c Config) now() time.Time {
 		return c.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+// writer is the writer of one publish: it flushes the file systems of the
+// output and of the site's record.
+func (c Config) writer() *writer {
+	w := newWriter(c.OutDir, filepath.Dir(data.Dir(c.DataDir).SiteStore()))
+	w.syncFS, w.files = c.syncFS, c.files
+	return w
 }
 
 func (c Config) logger() *slog.Logger {
@@ -126,7 +140,7 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 		return Stats{}, err
 	}
 	defer unlock()
-	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: newWriter(), cand: map[string]bool{}, feedNew: map[string][]feedEntry{}, pending: map[string][]data.Result{}}
+	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: cfg.writer(), cand: map[string]bool{}, feedNew: map[string][]feedEntry{}, pending: map[string][]data.Result{}}
 	if n, err := beginPublish(cfg.DataDir, cfg.OutDir); err != nil {
 		return Stats{}, err
 	} else if n > 0 {
@@ -200,10 +214,6 @@ func (p *publication) run(ctx context.Context) error {
 		st, p.stats.Rebuilt = newStore(), true
 	}
 	p.st = st
-	// A rebuild syncs once, at the end of the server files, rather than
-	// file by file: a crash before then leaves no index.json, and the next
-	// run rebuilds again. Readers see whole files either way (rule P3).
-	p.w.noSync = p.stats.Rebuilt
 	p.phase("load state")
 	if err := p.readLists(); err != nil {
 		return err
@@ -257,14 +267,6 @@ func (p *publication) run(ctx context.Context) error {
 		return err
 	}
 	p.phase("render")
-	if p.w.noSync {
-		// The server files of a rebuild are made durable at once, before
-		// index.json, whose absence means "rebuild" to the next run.
-		if err := p.w.flush(); err != nil {
-			return err
-		}
-		p.w.noSync = false
-	}
 	if p.stats.Rebuilt {
 		if err := p.sweepUnlisted(); err != nil {
 			return err
@@ -282,10 +284,6 @@ func (p *publication) run(ctx context.Context) error {
 		return err
 	}
 	p.phase("shared")
-	if err := p.w.flush(); err != nil {
-		return err
-	}
-	p.phase("flush")
 	if err := p.carryUnpublished(); err != nil {
 		return err
 	}
@@ -293,8 +291,18 @@ func (p *publication) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = durable.WriteFileAtomic(data.Dir(p.cfg.DataDir).SiteStore(), b, 0o644)
-	p.phase("save state")
+	// The record is moved into place after index.json, status.json and
+	// the unpublished results, and all of them only once every file they
+	// point at is durable: a crash before leaves the previous record,
+	// whose next publish renders the same servers again (in a rebuild, no
+	// index.json: a rebuild).
+	if string(b) != st.loaded {
+		if err := p.w.stage(data.Dir(p.cfg.DataDir).SiteStore(), b); err != nil {
+			return err
+		}
+	}
+	err = p.w.flush()
+	p.phase("flush")
 	return err
 }
 

@@ -89,6 +89,9 @@ type store struct {
 	// factsPending: rows whose facts are not read yet may be left (a
 	// record of storeMagicV2), for backfillFacts.
 	factsPending bool
+	// loaded is the file as read, for a publish that changed nothing to
+	// leave it as it is.
+	loaded string
 }
 
 func newStore() *store {
@@ -246,6 +249,7 @@ func loadStore(dataDir string) (*store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read site state %s: %w", path, err)
 	}
+	s.loaded = text
 	return s, nil
 }
 
