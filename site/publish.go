@@ -35,11 +35,7 @@ type Config struct {
 	// (CheckContact).
 	Contact string
 
-	// syncFS and files, nil and zero but in tests, replace the flush of
-	// the file systems and the calls under each write (writer): a test
-	// counts them or makes one fail.
-	syncFS func(dirs ...string) error
-	files  durable.Files
+	calls fileCalls // the file system's, but in tests
 }
 
 // Validate reports a missing required field.
@@ -84,7 +80,7 @@ func (c Config) now() time.Time {
 // output and of the site's record.
 func (c Config) writer() *writer {
 	w := newWriter(c.OutDir, filepath.Dir(data.Dir(c.DataDir).SiteStore()))
-	w.syncFS, w.files = c.syncFS, c.files
+	w.calls = c.calls
 	return w
 }
 

@@ -18,9 +18,12 @@ import (
 // derived from the data directory and the published files. A file of
 // storeMagicV2, the layout before each row's facts, loads with
 // them not read yet (row.Problems -1), and backfillFacts reads them over
-// the next runs.
+// the next runs. A file of storeMagicV3, before the hashes of each row's
+// files, loads with them unknown (0): a server's files are read back to
+// compare the next time it is rendered.
 const (
-	storeMagic   = "plug.directory site state v3\n"
+	storeMagic   = "plug.directory site state v4\n"
+	storeMagicV3 = "plug.directory site state v3\n"
 	storeMagicV2 = "plug.directory site state v2\n"
 )
 
@@ -47,6 +50,13 @@ type row struct {
 	// version negotiated, whether it speaks 2026-07-28, its number of tool
 	// problems. (Speaks and Problems sit beside Paused, in its padding.)
 	Protocol string
+
+	// HTMLSum and StripSum are the FNV-64a of its page and strip as
+	// written (writer.putSum), so that a publish need not read them back
+	// to know whether they change; 0 when unknown. Its JSON file is read
+	// anyway, as its record (loadSummary); its badges and feed are written
+	// when what they show changes.
+	HTMLSum, StripSum uint64
 }
 
 // fileSig tells whether an input file changed since the last run.
@@ -72,6 +82,7 @@ type meta struct {
 	Parts    map[string]int64       `json:"parts"`              // Parquet part, relative to DATA -> size folded in
 	Plans    map[string]fileSig     `json:"plans"`              // plan file, relative to DATA -> signature read
 	ListBad  int                    `json:"list_bad,omitempty"` // bad rows of the ranked list as last read
+	Sums     map[string]uint64      `json:"sums,omitempty"`     // file about every server, by base name -> FNV-64a as written (writer.putSum)
 }
 
 // journalMark is how much of a journal was folded in.
@@ -95,7 +106,7 @@ type store struct {
 }
 
 func newStore() *store {
-	return &store{Meta: meta{Journals: map[string]journalMark{}, Parts: map[string]int64{}, Plans: map[string]fileSig{}}}
+	return &store{Meta: meta{Journals: map[string]journalMark{}, Parts: map[string]int64{}, Plans: map[string]fileSig{}, Sums: map[string]uint64{}}}
 }
 
 // olderPath is where the checks of a server older than its published
@@ -142,7 +153,7 @@ func (s *store) encode() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode site state: %w", err)
 	}
-	e := durable.NewEncoder(storeMagic, len(mb)+len(s.Rows)*64)
+	e := durable.NewEncoder(storeMagic, len(mb)+len(s.Rows)*80)
 	e.String(string(mb))
 	e.Uvarint(uint64(len(s.Rows)))
 	for _, r := range s.Rows {
@@ -160,6 +171,8 @@ func (s *store) encode() ([]byte, error) {
 		e.String(r.Protocol)
 		e.Byte(boolByte(r.Speaks))
 		e.Varint(int64(r.Problems))
+		e.Uint64(r.HTMLSum)
+		e.Uint64(r.StripSum)
 	}
 	for _, o := range s.Order {
 		e.Uvarint(uint64(o))
@@ -172,9 +185,12 @@ var errCorrupt = errors.New("corrupt site state")
 // decodeStore reads what encode wrote, from the file's text and its
 // CRC-32C as durable.ReadSummed returns them. Errors wrap errCorrupt.
 func decodeStore(text string, sum uint32) (*store, error) {
-	magic, v2 := storeMagic, strings.HasPrefix(text, storeMagicV2)
-	if v2 {
+	magic, v2, v3 := storeMagic, strings.HasPrefix(text, storeMagicV2), strings.HasPrefix(text, storeMagicV3)
+	switch {
+	case v2:
 		magic = storeMagicV2
+	case v3:
+		magic = storeMagicV3
 	}
 	d, err := durable.NewDecoder(text, sum, magic, errCorrupt)
 	if err != nil {
@@ -192,6 +208,9 @@ func decodeStore(text string, sum uint32) (*store, error) {
 	}
 	if s.Meta.Plans == nil {
 		s.Meta.Plans = map[string]fileSig{}
+	}
+	if s.Meta.Sums == nil {
+		s.Meta.Sums = map[string]uint64{}
 	}
 	n := d.Count(11)
 	s.Rows = make([]row, n)
@@ -216,6 +235,9 @@ func decodeStore(text string, sum uint32) (*store, error) {
 			r.Protocol = d.String()
 			r.Speaks = d.Byte() != 0
 			r.Problems = int32(d.Varint())
+		}
+		if !v2 && !v3 {
+			r.HTMLSum, r.StripSum = d.Uint64(), d.Uint64()
 		}
 		s.factsPending = s.factsPending || r.Problems < 0
 	}

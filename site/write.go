@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,10 +29,9 @@ import (
 // fsynced as it is written and each directory at flush. Safe for
 // concurrent use, but flush, which must come last.
 type writer struct {
-	roots     []string              // directories whose file systems flush syncs: the output and the site's record
-	files     durable.Files         // the calls under each write; a test counts them
-	syncFS    func(...string) error // flushes the file systems of roots; nil: durable.SyncFS
-	each      bool                  // fsync each file as it is written: no syncfs here
+	roots     []string  // directories whose file systems flush syncs: the output and the site's record
+	calls     fileCalls // the file system's, but in tests
+	each      bool      // fsync each file as it is written: no syncfs here
 	mu        sync.Mutex
 	dirs      map[string]bool // directories renamed into or removed from
 	made      map[string]bool // directories known to exist
@@ -39,6 +39,15 @@ type writer struct {
 	written   atomic.Int64
 	unchanged atomic.Int64
 	removed   atomic.Int64
+}
+
+// fileCalls are the file system calls of a writer. The zero value is the
+// operating system's; a test sets a field to count the calls or make one
+// fail (Config.calls).
+type fileCalls struct {
+	durable.Files                              // the calls under each write
+	syncFS        func(dirs ...string) error   // nil: durable.SyncFS
+	read          func(string) ([]byte, error) // a file read back to compare; nil: os.ReadFile
 }
 
 func newWriter(roots ...string) *writer {
@@ -49,30 +58,82 @@ func newWriter(roots ...string) *writer {
 // path, or removed when tmp is "".
 type staged struct{ path, tmp string }
 
-// put replaces path with b unless it already holds exactly b, and reports
-// whether it wrote.
+// put replaces path with b unless it already holds exactly b, which it
+// reads back to know, and reports whether it wrote: for a file whose
+// bytes the caller does not know (putOver, putSum).
 func (w *writer) put(path string, b []byte) (bool, error) {
 	if w.same(path, b) {
 		return false, nil
 	}
-	if err := w.mkdir(path); err != nil {
-		return false, err
+	return true, w.write(path, b)
+}
+
+// putOver is put of a file the caller read: old is what path holds, nil
+// when it does not exist.
+func (w *writer) putOver(path string, b, old []byte) (bool, error) {
+	if old != nil && bytes.Equal(old, b) {
+		w.unchanged.Add(1)
+		return false, nil
 	}
-	if err := w.files.ReplaceFile(path, 0o644, w.each, writePieces(path, b)); err != nil {
-		return false, err
+	return true, w.write(path, b)
+}
+
+// putSum is put of a file the caller keeps the hash of: *sum is the
+// FNV-64a of what path holds (0 when unknown: it is read back), and
+// becomes that of b once written.
+func (w *writer) putSum(path string, b []byte, sum *uint64) (bool, error) {
+	changed, now := w.changed(path, b, *sum)
+	if changed {
+		if err := w.write(path, b); err != nil {
+			return false, err
+		}
 	}
-	w.touched(path)
-	w.written.Add(1)
-	return true, nil
+	*sum = now
+	return changed, nil
+}
+
+// changed reports whether b differs from what path holds, known by sum,
+// its FNV-64a (0 when unknown: path is read back), and counts it unchanged
+// if not; it returns the FNV-64a of b.
+func (w *writer) changed(path string, b []byte, sum uint64) (bool, uint64) {
+	h := fnv.New64a()
+	h.Write(b)
+	now := h.Sum64()
+	if sum == 0 {
+		return !w.same(path, b), now
+	}
+	if sum == now {
+		w.unchanged.Add(1)
+		return false, now
+	}
+	return true, now
 }
 
 // same reports, and counts, whether path holds exactly b.
 func (w *writer) same(path string, b []byte) bool {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+	read := os.ReadFile
+	if w.calls.read != nil {
+		read = w.calls.read
+	}
+	if old, err := read(path); err == nil && bytes.Equal(old, b) {
 		w.unchanged.Add(1)
 		return true
 	}
 	return false
+}
+
+// write replaces path with b, known to differ, without an fsync (but
+// where there is no syncfs): flush makes it durable.
+func (w *writer) write(path string, b []byte) error {
+	if err := w.mkdir(path); err != nil {
+		return err
+	}
+	if err := w.calls.ReplaceFile(path, 0o644, w.each, writePieces(path, b)); err != nil {
+		return err
+	}
+	w.touched(path)
+	w.written.Add(1)
+	return nil
 }
 
 // stage writes the pieces of path, one after the other, to a temporary
@@ -82,7 +143,7 @@ func (w *writer) stage(path string, pieces ...[]byte) error {
 	if err := w.mkdir(path); err != nil {
 		return err
 	}
-	tmp, err := w.files.WriteTemp(path, 0o644, w.each, writePieces(path, pieces...))
+	tmp, err := w.calls.WriteTemp(path, 0o644, w.each, writePieces(path, pieces...))
 	if err != nil {
 		return err
 	}
@@ -196,8 +257,8 @@ func (w *writer) move(s staged) error {
 		return nil
 	}
 	rename := os.Rename
-	if w.files.Rename != nil {
-		rename = w.files.Rename
+	if w.calls.Rename != nil {
+		rename = w.calls.Rename
 	}
 	if err := rename(s.tmp, s.path); err != nil {
 		os.Remove(s.tmp)
@@ -215,8 +276,8 @@ func (w *writer) syncAll(dirs []string) error {
 			}
 		}
 	}
-	if w.syncFS != nil {
-		return w.syncFS(w.roots...)
+	if w.calls.syncFS != nil {
+		return w.calls.syncFS(w.roots...)
 	}
 	return durable.SyncFS(w.roots...)
 }

@@ -25,9 +25,9 @@ type flushCounter struct {
 }
 
 // install makes cfg's publishes count into c.
-func (c *flushCounter) install(f *fixture, cfg *Config, watch ...string) {
-	cfg.files.Sync = func(fl *os.File) error { c.fsyncs.Add(1); return fl.Sync() }
-	cfg.syncFS = func(dirs ...string) error {
+func (c *flushCounter) install(cfg *Config, watch ...string) {
+	cfg.calls.Sync = func(fl *os.File) error { c.fsyncs.Add(1); return fl.Sync() }
+	cfg.calls.syncFS = func(dirs ...string) error {
 		c.flushes.Add(1)
 		c.atFlush = map[string][]byte{}
 		for _, p := range watch {
@@ -52,7 +52,7 @@ func TestPublishFlushesOnce(t *testing.T) {
 	server := filepath.Join(f.out, "servers", srvWorking.ID+".json")
 	var c flushCounter
 	cfg := f.config()
-	c.install(f, &cfg, index, status, record, server)
+	c.install(&cfg, index, status, record, server)
 	for _, tc := range []struct {
 		name    string
 		before  func()
@@ -117,7 +117,7 @@ func TestPublishFailedFlush(t *testing.T) {
 	}
 	c := flushCounter{fail: errors.New("disk gone")}
 	cfg := f.config()
-	c.install(f, &cfg)
+	c.install(&cfg)
 	if _, err := Publish(context.Background(), cfg); err == nil || !errors.Is(err, c.fail) {
 		t.Fatalf("publish with a failing flush: %v, want %v", err, c.fail)
 	}
@@ -138,5 +138,122 @@ func TestPublishFailedFlush(t *testing.T) {
 	clean.MustPublish()
 	if got, want := testutil.MustTree(t, f.out), testutil.MustTree(t, clean.out); !reflect.DeepEqual(got, want) {
 		t.Error("the publish after a failed flush made another site than one that never failed")
+	}
+}
+
+// TestPublishReadsNothingBack: a publish decides whether to write a file by
+// what the site's record keeps of it (a hash, or the server's file read as
+// its record), not by reading every old file back (issue 35): once the
+// site is built, a publish with a new check and one with nothing new read
+// no file back, and write the files of the server checked, all and only
+// those whose bytes change.
+func TestPublishReadsNothingBack(t *testing.T) {
+	t.Parallel()
+	f := newStandard(t)
+	var reads atomic.Int64
+	cfg := f.config()
+	cfg.calls.read = func(path string) ([]byte, error) { reads.Add(1); return os.ReadFile(path) }
+	for _, tc := range []struct {
+		name      string
+		before    func()
+		readBacks func(n int64) bool
+		written   func(n int) bool
+	}{
+		// A rebuild knows no hash: it reads back what a site left.
+		{"rebuild_reads_back", func() {}, func(n int64) bool { return n > 0 }, func(n int) bool { return n > 0 }},
+		{"P3_new_check", func() {
+			f.now = f.now.Add(time.Minute)
+			f.results(result(srvWorking, f.now.Add(-30*time.Second), data.Failing, "HTTP 502"))
+		}, func(n int64) bool { return n == 0 }, func(n int) bool { return n > 0 }},
+		{"P3_nothing_new", func() {}, func(n int64) bool { return n == 0 }, func(n int) bool { return n == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.before()
+			before := map[string][]byte{}
+			if _, err := os.Stat(f.out); err == nil {
+				before = testutil.MustTree(t, f.out)
+			}
+			reads.Store(0)
+			st, err := Publish(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := reads.Load(); !tc.readBacks(n) {
+				t.Errorf("%d files read back", n)
+			}
+			if !tc.written(st.Written) {
+				t.Errorf("%d files written", st.Written)
+			}
+			after := testutil.MustTree(t, f.out)
+			changed := 0
+			for rel, b := range after {
+				if !bytes.Equal(before[rel], b) {
+					changed++
+				}
+			}
+			// Written counts the site's own records too (the feed's, the
+			// older checks, state.bin): at least every public file changed.
+			if changed > st.Written {
+				t.Errorf("%d public files changed, %d written", changed, st.Written)
+			}
+		})
+	}
+	// The same site as a publish that reads every file back: one whose
+	// record knows no hash.
+	clean := fixtureIn(t, t.TempDir())
+	testutil.CopyTree(t, filepath.Dir(f.dir), filepath.Dir(clean.dir))
+	clean.journal, clean.now = f.journal, f.now
+	st, err := loadStore(clean.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range st.Rows {
+		st.Rows[i].HTMLSum, st.Rows[i].StripSum = 0, 0
+	}
+	st.Meta.Sums = map[string]uint64{}
+	b, err := st.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := durable.WriteFileAtomic(data.Dir(clean.dir).SiteStore(), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []*fixture{f, clean} {
+		g.now = g.now.Add(time.Hour)
+		g.results(result(srvKey, g.now.Add(-time.Minute), data.Working, ""))
+		g.MustPublish()
+	}
+	got, want := testutil.MustTree(t, f.out), testutil.MustTree(t, clean.out)
+	for rel := range want {
+		if !bytes.Equal(got[rel], want[rel]) {
+			t.Errorf("%s: a publish by hashes wrote other bytes than one reading every file back", rel)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d files published by hashes, %d reading every file back", len(got), len(want))
+	}
+}
+
+// TestStoreV3 proves a site record of the layout before the hashes of
+// each server's files (issue 35) still loads, with the hashes unknown: its
+// files are read back the next time they are rendered.
+func TestStoreV3(t *testing.T) {
+	t.Parallel()
+	text, sum, err := durable.ReadSummed(filepath.Join("testdata", "state-v3.bin")) // written by 4f35368's encode
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := decodeStore(text, sum)
+	if err != nil {
+		t.Fatalf("a v3 site record: %v", err)
+	}
+	if len(s.Rows) != 2 || s.Rows[0].ID != "alpha" || s.Rows[0].Protocol != "2025-11-25" || !s.Rows[0].Speaks || s.Rows[0].Problems != 1 ||
+		!s.Rows[1].Paused || s.Rows[1].Problems != 0 || s.factsPending {
+		t.Fatalf("v3 rows read as %+v", s.Rows)
+	}
+	for _, r := range s.Rows {
+		if r.HTMLSum != 0 || r.StripSum != 0 {
+			t.Errorf("%s: hashes %x %x; want unknown (0)", r.ID, r.HTMLSum, r.StripSum)
+		}
 	}
 }
