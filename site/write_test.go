@@ -42,7 +42,7 @@ func (c *flushCounter) install(cfg *Config, watch ...string) {
 
 // TestPublishFlushesOnce: a publish writes every file without an fsync
 // each, flushes once, and only then moves index.json, status.json and the
-// site's record into place (issue 35): at the flush they still hold what
+// site's record into place: at the flush they still hold what
 // the previous publish left, while the files of a server with a new check
 // already hold their new bytes.
 func TestPublishFlushesOnce(t *testing.T) {
@@ -143,7 +143,7 @@ func TestPublishFailedFlush(t *testing.T) {
 
 // TestPublishReadsNothingBack: a publish decides whether to write a file by
 // what the site's record keeps of it (a hash, or the server's file read as
-// its record), not by reading every old file back (issue 35): once the
+// its record), not by reading every old file back: once the
 // site is built, a publish with a new check and one with nothing new read
 // no file back, and write the files of the server checked, all and only
 // those whose bytes change.
@@ -235,7 +235,7 @@ func TestPublishReadsNothingBack(t *testing.T) {
 }
 
 // TestStoreV3 proves a site record of the layout before the hashes of
-// each server's files (issue 35) still loads, with the hashes unknown: its
+// each server's files still loads, with the hashes unknown: its
 // files are read back the next time they are rendered.
 func TestStoreV3(t *testing.T) {
 	t.Parallel()
