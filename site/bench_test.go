@@ -86,11 +86,11 @@ func benchState(tb testing.TB, f *fixture, servers []data.Server) {
 			PlanNext: fixNow.Add(time.Duration(i%86400)*time.Second).Unix() * 1000}
 	}
 	st.sortOrder()
-	b, err := st.encode()
+	enc, err := st.encode()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), b, 0o644); err != nil {
+	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), enc.file(), 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	w := newWriter(f.out)

@@ -283,19 +283,13 @@ func (p *publication) run(ctx context.Context) error {
 	if err := p.carryUnpublished(); err != nil {
 		return err
 	}
-	b, err := st.encode()
-	if err != nil {
-		return err
-	}
 	// The record is moved into place after index.json, status.json and
 	// the unpublished results, and all of them only once every file they
 	// point at is durable: a crash before leaves the previous record,
 	// whose next publish renders the same servers again (in a rebuild, no
 	// index.json: a rebuild).
-	if string(b) != st.loaded {
-		if err := p.w.stage(data.Dir(p.cfg.DataDir).SiteStore(), b); err != nil {
-			return err
-		}
+	if err := st.save(p.w, p.cfg.DataDir); err != nil {
+		return err
 	}
 	err = p.w.flush()
 	p.phase("flush")

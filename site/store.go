@@ -100,9 +100,17 @@ type store struct {
 	// factsPending: rows whose facts are not read yet may be left (a
 	// record of storeMagicV2), for backfillFacts.
 	factsPending bool
-	// loaded is the file as read, for a publish that changed nothing to
-	// leave it as it is.
-	loaded string
+	// base is what the record was read from (storedelta.go): state.bin's
+	// text, "" when none, where its meta is, where its first row starts
+	// and each row ends, and its order's bytes; deltaText is
+	// state-delta.bin as read. A publish writes a delta against base, or
+	// a new base, or nothing when nothing changed.
+	base      string
+	baseMeta  string
+	baseRows  int
+	baseEnds  []uint32
+	baseOrder string
+	deltaText string
 }
 
 func newStore() *store {
@@ -146,38 +154,114 @@ var outcomeIndex = func() map[data.Outcome]byte {
 	return m
 }()
 
-// encode writes the store with data's codec: magic, the JSON of meta,
-// then the rows in a compact binary form, the rank order and the checksum.
-func (s *store) encode() ([]byte, error) {
+// encoded is the site's record encoded, in the parts a delta compares
+// with its base: the JSON of meta, the rows side by side and where each
+// ends, the rank order.
+type encoded struct {
+	meta  []byte
+	rows  []byte
+	ends  []uint32
+	order []byte
+}
+
+// encode encodes the store's parts (file assembles them).
+func (s *store) encode() (encoded, error) {
 	mb, err := json.Marshal(s.Meta)
 	if err != nil {
-		return nil, fmt.Errorf("encode site state: %w", err)
+		return encoded{}, fmt.Errorf("encode site state: %w", err)
 	}
-	e := durable.NewEncoder(storeMagic, len(mb)+len(s.Rows)*80)
-	e.String(string(mb))
-	e.Uvarint(uint64(len(s.Rows)))
-	for _, r := range s.Rows {
-		e.String(r.ID)
-		e.Uvarint(uint64(r.Rank))
-		e.Uint64(r.URLSum)
-		st := outcomeIndex[r.Status]
-		if r.Paused {
-			st |= 0x80
-		}
-		e.Byte(st)
-		for _, v := range []int64{r.LastCheck, r.Uptime7d, r.Tools, r.PlanNext, r.Expires, r.EffCad} {
-			e.Varint(v)
-		}
-		e.String(r.Protocol)
-		e.Byte(boolByte(r.Speaks))
-		e.Varint(int64(r.Problems))
-		e.Uint64(r.HTMLSum)
-		e.Uint64(r.StripSum)
+	rows := durable.NewEncoder("", len(s.Rows)*80)
+	ends := make([]uint32, len(s.Rows))
+	for i := range s.Rows {
+		encodeRow(rows, &s.Rows[i])
+		ends[i] = uint32(rows.Len())
 	}
+	order := durable.NewEncoder("", len(s.Order)*3)
 	for _, o := range s.Order {
-		e.Uvarint(uint64(o))
+		order.Uvarint(uint64(o))
 	}
-	return e.Finish(), nil
+	return encoded{meta: mb, rows: rows.Bytes(), ends: ends, order: order.Bytes()}, nil
+}
+
+// file returns state.bin with data's codec: magic, the JSON of meta, the
+// number of rows and the rows in a compact binary form, the rank order
+// and the checksum.
+func (enc encoded) file() []byte {
+	e := durable.NewEncoder(storeMagic, len(enc.meta)+len(enc.rows)+len(enc.order)+16)
+	e.String(string(enc.meta))
+	e.Uvarint(uint64(len(enc.ends)))
+	e.Raw(enc.rows)
+	e.Raw(enc.order)
+	return e.Finish()
+}
+
+// encodeRow appends the row r.
+func encodeRow(e *durable.Encoder, r *row) {
+	e.String(r.ID)
+	e.Uvarint(uint64(r.Rank))
+	e.Uint64(r.URLSum)
+	st := outcomeIndex[r.Status]
+	if r.Paused {
+		st |= 0x80
+	}
+	e.Byte(st)
+	for _, v := range []int64{r.LastCheck, r.Uptime7d, r.Tools, r.PlanNext, r.Expires, r.EffCad} {
+		e.Varint(v)
+	}
+	e.String(r.Protocol)
+	e.Byte(boolByte(r.Speaks))
+	e.Varint(int64(r.Problems))
+	e.Uint64(r.HTMLSum)
+	e.Uint64(r.StripSum)
+}
+
+// decodeRow reads a row encodeRow wrote into r, or that of an older
+// layout: v2 without its facts, v3 without its hashes. A bad status fails d.
+func decodeRow(d *durable.Decoder, r *row, v2, v3 bool) {
+	r.ID = d.String()
+	r.Rank = int(d.Uvarint())
+	r.URLSum = d.Uint64()
+	st := d.Byte()
+	r.Paused = st&0x80 != 0
+	if int(st&0x7f) >= len(data.Outcomes) {
+		d.Fail("status")
+		return
+	}
+	r.Status = data.Outcomes[st&0x7f]
+	for _, p := range []*int64{&r.LastCheck, &r.Uptime7d, &r.Tools, &r.PlanNext, &r.Expires, &r.EffCad} {
+		*p = d.Varint()
+	}
+	if v2 {
+		r.Problems = -1
+		return
+	}
+	r.Protocol = d.String()
+	r.Speaks = d.Byte() != 0
+	r.Problems = int32(d.Varint())
+	if !v3 {
+		r.HTMLSum, r.StripSum = d.Uint64(), d.Uint64()
+	}
+}
+
+// decodeMeta reads the JSON of meta, its maps never nil.
+func decodeMeta(b string) (meta, error) {
+	m := newStore().Meta
+	if err := json.Unmarshal([]byte(b), &m); err != nil {
+		return m, fmt.Errorf("%w: meta: %v", errCorrupt, err)
+	}
+	if m.Journals == nil {
+		m.Journals = map[string]journalMark{}
+	}
+	if m.Parts == nil {
+		m.Parts = map[string]int64{}
+	}
+	if m.Plans == nil {
+		m.Plans = map[string]fileSig{}
+	}
+	if m.Sums == nil {
+		m.Sums = map[string]uint64{}
+	}
+	return m, nil
 }
 
 var errCorrupt = errors.New("corrupt site state")
@@ -197,50 +281,25 @@ func decodeStore(text string, sum uint32) (*store, error) {
 		return nil, err
 	}
 	s := newStore()
-	if err := json.Unmarshal([]byte(d.String()), &s.Meta); d.Err() == nil && err != nil {
-		return nil, fmt.Errorf("%w: meta: %v", errCorrupt, err)
-	}
-	if s.Meta.Journals == nil {
-		s.Meta.Journals = map[string]journalMark{}
-	}
-	if s.Meta.Parts == nil {
-		s.Meta.Parts = map[string]int64{}
-	}
-	if s.Meta.Plans == nil {
-		s.Meta.Plans = map[string]fileSig{}
-	}
-	if s.Meta.Sums == nil {
-		s.Meta.Sums = map[string]uint64{}
+	s.baseMeta = d.String()
+	if d.Err() == nil {
+		if s.Meta, err = decodeMeta(s.baseMeta); err != nil {
+			return nil, err
+		}
 	}
 	n := d.Count(11)
 	s.Rows = make([]row, n)
+	s.baseRows = d.Offset()
+	s.baseEnds = make([]uint32, n)
 	for i := range s.Rows {
-		r := &s.Rows[i]
-		r.ID = d.String()
-		r.Rank = int(d.Uvarint())
-		r.URLSum = d.Uint64()
-		st := d.Byte()
-		r.Paused = st&0x80 != 0
-		if int(st&0x7f) >= len(data.Outcomes) {
-			d.Fail("status")
+		decodeRow(d, &s.Rows[i], v2, v3)
+		if d.Err() != nil {
 			break
 		}
-		r.Status = data.Outcomes[st&0x7f]
-		for _, p := range []*int64{&r.LastCheck, &r.Uptime7d, &r.Tools, &r.PlanNext, &r.Expires, &r.EffCad} {
-			*p = d.Varint()
-		}
-		if v2 {
-			r.Problems = -1
-		} else {
-			r.Protocol = d.String()
-			r.Speaks = d.Byte() != 0
-			r.Problems = int32(d.Varint())
-		}
-		if !v2 && !v3 {
-			r.HTMLSum, r.StripSum = d.Uint64(), d.Uint64()
-		}
-		s.factsPending = s.factsPending || r.Problems < 0
+		s.baseEnds[i] = uint32(d.Offset())
+		s.factsPending = s.factsPending || s.Rows[i].Problems < 0
 	}
+	orderStart := d.Offset()
 	s.Order = make([]uint32, n)
 	for i := range s.Order {
 		o := d.Uvarint()
@@ -250,14 +309,17 @@ func decodeStore(text string, sum uint32) (*store, error) {
 		}
 		s.Order[i] = uint32(o)
 	}
+	s.baseOrder = text[orderStart:d.Offset()]
 	if err := d.Close(); err != nil {
 		return nil, err
 	}
+	s.base = text
 	return s, nil
 }
 
-// loadStore reads DATA/site/state.bin. A missing one is (nil, nil): the
-// site is built afresh; so is a damaged one, with the error naming it.
+// loadStore reads DATA/site/state.bin and the delta written since
+// (applyDelta). A missing one is (nil, nil): the site is built afresh; so
+// is a damaged one, with the error naming it.
 func loadStore(dataDir string) (*store, error) {
 	path := data.Dir(dataDir).SiteStore()
 	text, sum, err := durable.ReadSummed(path)
@@ -271,7 +333,9 @@ func loadStore(dataDir string) (*store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read site state %s: %w", path, err)
 	}
-	s.loaded = text
+	if err := s.readDelta(dataDir); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -211,11 +211,11 @@ func TestPublishReadsNothingBack(t *testing.T) {
 		st.Rows[i].HTMLSum, st.Rows[i].StripSum = 0, 0
 	}
 	st.Meta.Sums = map[string]uint64{}
-	b, err := st.encode()
+	enc, err := st.encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := durable.WriteFileAtomic(data.Dir(clean.dir).SiteStore(), b, 0o644); err != nil {
+	if err := durable.WriteFileAtomic(data.Dir(clean.dir).SiteStore(), enc.file(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, g := range []*fixture{f, clean} {
