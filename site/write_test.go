@@ -42,17 +42,17 @@ func (c *flushCounter) install(cfg *Config, watch ...string) {
 
 // TestPublishFlushesOnce: a publish writes every file without an fsync
 // each, flushes once, and only then moves index.json, status.json and the
-// site's record into place: at the flush they still hold what
+// site's record (its delta) into place: at the flush they still hold what
 // the previous publish left, while the files of a server with a new check
 // already hold their new bytes.
 func TestPublishFlushesOnce(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
 	index, status, record := filepath.Join(f.out, "index.json"), filepath.Join(f.out, "status.json"), data.Dir(f.dir).SiteStore()
-	server := filepath.Join(f.out, "servers", srvWorking.ID+".json")
+	server, delta := filepath.Join(f.out, "servers", srvWorking.ID+".json"), deltaPath(f.dir)
 	var c flushCounter
 	cfg := f.config()
-	c.install(&cfg, index, status, record, server)
+	c.install(&cfg, index, status, record, delta, server)
 	for _, tc := range []struct {
 		name    string
 		before  func()
@@ -68,7 +68,7 @@ func TestPublishFlushesOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.before()
 			prev := map[string][]byte{}
-			for _, p := range []string{index, status, record, server} {
+			for _, p := range []string{index, status, record, delta, server} {
 				prev[p], _ = os.ReadFile(p)
 			}
 			c.flushes.Store(0)
@@ -82,10 +82,13 @@ func TestPublishFlushesOnce(t *testing.T) {
 			if n := c.fsyncs.Load(); durable.CanSyncFS && n != 0 {
 				t.Errorf("%d files fsynced by the writer, want none", n)
 			}
-			for _, p := range []string{index, status, record} {
+			for _, p := range []string{index, status, record, delta} {
 				if !bytes.Equal(c.atFlush[p], prev[p]) {
 					t.Errorf("%s was moved before the flush", p)
 				}
+			}
+			if now, _ := os.ReadFile(delta); tc.name == "P3_new_check" && bytes.Equal(now, prev[delta]) {
+				t.Error("the record's delta was not written")
 			}
 			now, _ := os.ReadFile(server)
 			if tc.written == bytes.Equal(now, prev[server]) {
@@ -112,7 +115,7 @@ func TestPublishFailedFlush(t *testing.T) {
 	}
 	index, status, record := filepath.Join(f.out, "index.json"), filepath.Join(f.out, "status.json"), data.Dir(f.dir).SiteStore()
 	prev := map[string][]byte{}
-	for _, p := range []string{index, status, record} {
+	for _, p := range []string{index, status, record, deltaPath(f.dir)} {
 		prev[p], _ = os.ReadFile(p)
 	}
 	c := flushCounter{fail: errors.New("disk gone")}
