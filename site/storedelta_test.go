@@ -3,6 +3,7 @@ package site
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -16,20 +17,42 @@ import (
 // what a publish that always rewrote state.bin whole would leave.
 func compact(t *testing.T, f *fixture) {
 	t.Helper()
-	st, err := loadStore(f.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	enc, err := st.encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), enc.file(), 0o644); err != nil {
+	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), mustStoreFile(t, mustLoadStore(t, f.dir)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(deltaPath(f.dir)); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
+}
+
+// mustLoadStore reads the site's record of the data directory dir.
+func mustLoadStore(t *testing.T, dir string) *store {
+	t.Helper()
+	st, err := loadStore(dir)
+	if err != nil || st == nil {
+		t.Fatalf("read the site's record: %v", err)
+	}
+	return st
+}
+
+// mustStoreFile returns st as one state.bin.
+func mustStoreFile(t *testing.T, st *store) []byte {
+	t.Helper()
+	enc, err := st.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return enc.file()
+}
+
+// clone returns a copy of f, its files and clock, in a directory of its
+// own.
+func (f *fixture) clone(t *testing.T) *fixture {
+	t.Helper()
+	g := fixtureIn(t, t.TempDir())
+	testutil.CopyTree(t, filepath.Dir(f.dir), filepath.Dir(g.dir))
+	g.journal, g.now = f.journal, f.now
+	return g
 }
 
 // TestStoreDelta: a publish that renders a few servers writes their rows
@@ -63,15 +86,9 @@ func TestStoreDelta(t *testing.T) {
 		if err != nil || len(delta) >= len(base) {
 			t.Fatalf("publish %d: delta of %d bytes for a base of %d (%v)", k, len(delta), len(base), err)
 		}
-		got, err := loadStore(f.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := mustLoadStore(t, f.dir)
 		compact(t, twin)
-		want, err := loadStore(twin.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := mustLoadStore(t, twin.dir)
 		if !reflect.DeepEqual(got.Rows, want.Rows) || !reflect.DeepEqual(got.Meta.Sums, want.Meta.Sums) {
 			t.Errorf("publish %d: the record read from base and delta differs from a whole one", k)
 		}
@@ -81,9 +98,8 @@ func TestStoreDelta(t *testing.T) {
 	}
 
 	t.Run("new_list_new_base", func(t *testing.T) {
-		g := fixtureIn(t, t.TempDir())
-		testutil.CopyTree(t, f.dir[:len(f.dir)-len("/data")], g.dir[:len(g.dir)-len("/data")])
-		g.journal, g.now = f.journal, f.now.Add(time.Hour)
+		g := f.clone(t)
+		g.now = g.now.Add(time.Hour)
 		g.writeServers(fixServers[:len(fixServers)-1])
 		g.MustPublish()
 		if _, err := os.Stat(deltaPath(g.dir)); !os.IsNotExist(err) {
@@ -95,21 +111,10 @@ func TestStoreDelta(t *testing.T) {
 	})
 
 	t.Run("another_base_not_applied", func(t *testing.T) {
-		st, err := loadStore(f.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		enc, err := st.encode()
-		if err != nil {
-			t.Fatal(err)
-		}
 		// A crash between a new base and the removal of the delta.
+		st := mustLoadStore(t, f.dir)
 		st.Rows[0].LastCheck = 1
-		old, err := st.encode()
-		if err != nil {
-			t.Fatal(err)
-		}
-		other, err := decodeStore(string(old.file()), durable.CRCResidue)
+		other, err := decodeStore(string(mustStoreFile(t, st)), durable.CRCResidue)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,15 +124,10 @@ func TestStoreDelta(t *testing.T) {
 		if other.Rows[0].LastCheck != 1 {
 			t.Error("a delta of another base was applied")
 		}
-		if string(enc.file()) == string(old.file()) {
-			t.Fatal("the test's two bases are the same")
-		}
 	})
 
 	t.Run("damaged_delta_rebuilds", func(t *testing.T) {
-		g := fixtureIn(t, t.TempDir())
-		testutil.CopyTree(t, f.dir[:len(f.dir)-len("/data")], g.dir[:len(g.dir)-len("/data")])
-		g.journal, g.now = f.journal, f.now
+		g := f.clone(t)
 		want := testutil.MustTree(t, g.out)
 		b := []byte(mustRead(t, deltaPath(g.dir)))
 		for i := range b {
