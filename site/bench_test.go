@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -84,14 +86,18 @@ func benchState(tb testing.TB, f *fixture, servers []data.Server) {
 			PlanNext: fixNow.Add(time.Duration(i%86400)*time.Second).Unix() * 1000}
 	}
 	st.sortOrder()
-	b, err := st.encode()
+	enc, err := st.encode()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), b, 0o644); err != nil {
+	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), enc.file(), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	if err := newWriter().replace(filepath.Join(f.out, "index.json"), encodeIndex(st)); err != nil {
+	w := newWriter(f.out)
+	if err := w.stage(filepath.Join(f.out, "index.json"), encodeIndex(st)...); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.flush(); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -134,23 +140,28 @@ func benchIncremental(b *testing.B, html bool) {
 	if st, err := Publish(context.Background(), cfg); err != nil || st.Rebuilt || st.Rendered > 2*pool {
 		b.Fatalf("warm-up publish: %+v, %v", st, err)
 	}
+	var copyCPU time.Duration
+	var wrote, copied int64
+	copyDir := filepath.Join(b.TempDir(), "copy")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		f.now = fixNow.Add(time.Duration(i+1) * time.Minute)
 		rs := make([]data.Result, *benchChanged)
+		changed := map[string]bool{}
 		for k := range rs {
 			j := rng.IntN(pool)
 			rs[k] = result(servers[j], f.now.Add(-30*time.Second), data.Working, "")
 			ledger.Servers[j].NextDue = f.now.Add(data.Tier(servers[j].Rank)).Unix()
+			changed[servers[j].ID] = true
 		}
 		f.results(rs...)
 		if err := spool.WriteLedger(f.dir, ledger); err != nil {
 			b.Fatal(err)
 		}
 		runtime.GC()
-		cpu0 := cpuTime()
+		cpu0, w0 := cpuTime(), writtenBytes()
 		stopHeap := watchHeap(&peakHeap)
 		b.StartTimer()
 		st, err := Publish(context.Background(), cfg)
@@ -160,6 +171,11 @@ func benchIncremental(b *testing.B, html bool) {
 		b.StopTimer()
 		stopHeap()
 		cpu += cpuTime() - cpu0
+		wrote += writtenBytes() - w0
+		cpu0, w0 = cpuTime(), writtenBytes()
+		copyChanged(b, f.out, copyDir, changed, html)
+		copyCPU += cpuTime() - cpu0
+		copied += writtenBytes() - w0
 		b.StartTimer()
 		if st.Rebuilt {
 			b.Fatal("rebuilt: the benchmark's state was not taken")
@@ -167,8 +183,57 @@ func benchIncremental(b *testing.B, html bool) {
 		b.ReportMetric(float64(st.Rendered), "rendered/op")
 	}
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "CPU-ms/op")
+	b.ReportMetric(float64(wrote)/(1<<20)/float64(b.N), "written-MB/op")
+	if copyCPU > 0 && copied > 0 {
+		b.ReportMetric(float64(cpu)/float64(copyCPU), "x-copy-CPU")
+		b.ReportMetric(float64(wrote)/float64(copied), "x-copy-bytes")
+	}
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
 	reportPeakRSS(b)
+}
+
+// copyChanged copies, as `cp --parents` would, the files a publish
+// rewrites for the servers changed (their file, strip and page) and the
+// index and status: the floor of any publish of those changes, measured in
+// the same run so that a publish's cost reads as a ratio (x-copy-CPU,
+// x-copy-bytes).
+func copyChanged(b *testing.B, out, to string, changed map[string]bool, html bool) {
+	rels := []string{"index.json", "status.json"}
+	for id := range changed {
+		rels = append(rels, filepath.Join("servers", id+".json"), filepath.Join(stripDir, id+".svg"))
+		if html {
+			rels = append(rels, filepath.Join("servers", id+".html"))
+		}
+	}
+	for _, rel := range rels {
+		bs, err := os.ReadFile(filepath.Join(out, rel))
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst := filepath.Join(to, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(dst, bs, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// writtenBytes returns the bytes the process has passed to write calls
+// (Linux /proc/self/io wchar), 0 where it cannot be read.
+func writtenBytes() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // cpuTime returns the user and system time the process has used: on a
@@ -226,10 +291,10 @@ func BenchmarkBaselineIndexRewrite(b *testing.B) {
 			LastCheck: fixNow.Add(-time.Hour).UnixMilli(), Uptime7d: 9950, Tools: 3}
 	}
 	st.sortOrder()
-	w := newWriter()
+	w := newWriter(f.out)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := w.replace(filepath.Join(f.out, "index.json"), encodeIndex(st)); err != nil {
+		if err := w.stage(filepath.Join(f.out, "index.json"), encodeIndex(st)...); err != nil {
 			b.Fatal(err)
 		}
 		if err := w.flush(); err != nil {

@@ -210,19 +210,20 @@ func TestIncidentsBounded(t *testing.T) {
 
 // svgDoc is what checkStrip reads of an SVG.
 type svgDoc struct {
-	XMLName xml.Name `xml:"svg"`
-	Title   string   `xml:"title"`
-	Rects   []struct {
-		Class string `xml:"class,attr"`
-		Title string `xml:"title"`
-	} `xml:"rect"`
+	XMLName xml.Name  `xml:"svg"`
+	Title   string    `xml:"title"`
+	Paths   []svgPath `xml:"path"` // the strip's bars
 	// The latency chart's.
 	ViewBox string   `xml:"viewBox,attr"`
 	Width   string   `xml:"width,attr"`
 	Texts   []string `xml:"text"`
 	Days    []struct {
-		Title string     `xml:"title"`
-		Rects []struct{} `xml:"rect"`
+		Title string `xml:"title"`
+		Rects []struct {
+			X     int    `xml:"x,attr"`
+			Width int    `xml:"width,attr"`
+			Title string `xml:"title"`
+		} `xml:"rect"` // the strip's: its titles, over the bars
 		Lines []struct{} `xml:"line"`
 	} `xml:"g"`
 }
@@ -250,26 +251,42 @@ func checkStrip(t *testing.T, f *fixture) {
 		return d
 	}
 	strip := parse("strip")
-	if len(strip.Rects) != DailyLen {
-		t.Fatalf("%d bars, want %d", len(strip.Rects), DailyLen)
+	bars := dayBars(t, strip.Paths, DailyLen)
+	if len(strip.Days) != 1 {
+		t.Fatalf("%d groups of titles in the strip, want 1", len(strip.Days))
+	}
+	// Each day is under one title: its own, or that of a run of days
+	// without figures, "<first> to <last>: ...".
+	titles := make([]string, DailyLen)
+	for _, r := range strip.Days[0].Rects {
+		for x := r.X; x < r.X+r.Width; x += barStep {
+			if titles[x/barStep] != "" {
+				t.Fatalf("day %d under two titles", x/barStep)
+			}
+			titles[x/barStep] = r.Title
+		}
 	}
 	classes := map[string]int{}
-	for i, r := range strip.Rects {
-		d := sf.Daily[i]
-		if r.Class != "day "+dayClass(d) || !strings.HasPrefix(r.Title, d.Date+": ") {
-			t.Errorf("bar %d: class %q title %q for %+v", i, r.Class, r.Title, d)
+	for i, d := range sf.Daily {
+		title := titles[i]
+		first, last := title, title
+		if from, to, ok := strings.Cut(title, " to "); ok {
+			first, last = from, to
 		}
-		classes[r.Class]++
+		if bars[i].Class != "day "+dayClass(d) || first[:10] > d.Date || last[:10] < d.Date {
+			t.Errorf("bar %d: class %q title %q for %+v", i, bars[i].Class, title, d)
+		}
+		classes[bars[i].Class]++
 	}
 	want := map[string]int{"day unlisted": 29, "day working": 59, "day failing": 1, "day nodata": 1}
 	if !reflect.DeepEqual(classes, want) {
 		t.Errorf("bar classes %v, want %v", classes, want)
 	}
-	if r := strip.Rects[DailyLen-1-50]; !strings.Contains(r.Title, "2 checks counted, 0 worked, uptime 0 %") {
-		t.Errorf("title of the failing day: %q", r.Title)
+	if title := titles[DailyLen-1-50]; !strings.Contains(title, "2 checks counted, 0 worked, uptime 0 %") {
+		t.Errorf("title of the failing day: %q", title)
 	}
-	if r := strip.Rects[0]; r.Title != "2026-09-04: not listed yet" {
-		t.Errorf("title of a day before listing: %q", r.Title)
+	if title := titles[0]; title != "2026-09-04 to 2026-10-02: not listed yet" {
+		t.Errorf("title of the days before listing: %q", title)
 	}
 	chart := parse("latency-chart")
 	if len(chart.Days) != 59 || !strings.HasPrefix(chart.Title, "latency per day, up to ") {

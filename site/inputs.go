@@ -283,18 +283,28 @@ func (p *publication) readResults() error {
 	return nil
 }
 
+// records are a server's record files as loadSummary read them, nil when
+// absent: its published file and its older checks. Its files are compared
+// with them, not read again (writer.putOver).
+type records struct{ file, older []byte }
+
 // loadSummary rebuilds a server's record from its published file, the
 // checks older than its history kept in olderPath, and nothing else: the
 // published file is the record, so an incremental run writes one file per
 // server it renders. A missing file is nil: never checked, or a new site.
-func (p *publication) loadSummary(id string) (*summary, error) {
+// The records read are returned on error too.
+func (p *publication) loadSummary(id string) (*summary, records, error) {
+	var rec records
 	path := filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json")
 	b, err := os.ReadFile(path)
+	if err == nil {
+		rec.file = b
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		// A server back on the list: its record from before it left.
 		retired, rerr := p.unretire(id)
 		if rerr != nil || retired == "" {
-			return nil, rerr
+			return nil, rec, rerr
 		}
 		path = retired
 		if b, err = os.ReadFile(path); err == nil {
@@ -302,23 +312,24 @@ func (p *publication) loadSummary(id string) (*summary, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read published file of %s: %w", id, err)
+		return nil, rec, fmt.Errorf("read published file of %s: %w", id, err)
 	}
 	var f ServerFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("read published file %s: %w", path, err)
+		return nil, rec, fmt.Errorf("read published file %s: %w", path, err)
 	}
 	s := summaryOf(f)
 	ob, err := os.ReadFile(olderPath(p.cfg.DataDir, id))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read older checks of %s: %w", id, err)
+		return nil, rec, fmt.Errorf("read older checks of %s: %w", id, err)
 	}
 	if err == nil {
+		rec.older = ob
 		var older []pastCheck
 		if err := json.Unmarshal(ob, &older); err != nil {
-			return nil, fmt.Errorf("read older checks %s: %w", olderPath(p.cfg.DataDir, id), err)
+			return nil, rec, fmt.Errorf("read older checks %s: %w", olderPath(p.cfg.DataDir, id), err)
 		}
 		s.Checks = mergeChecks(older, s.Checks)
 	}
-	return s, nil
+	return s, rec, nil
 }

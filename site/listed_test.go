@@ -253,15 +253,7 @@ func TestPublishRelistedDaysListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bars []svgElement
-	for _, el := range mustSVGElements(t, strip) {
-		if el.Name == "rect" && strings.HasPrefix(el.Attrs["class"], "day ") {
-			bars = append(bars, el)
-		}
-	}
-	if len(bars) != len(sf.Daily) {
-		t.Fatalf("%d bars for %d days", len(bars), len(sf.Daily))
-	}
+	bars := dayBars(t, pathsOf(mustSVGElements(t, strip)), len(sf.Daily))
 	checked := 0
 	for i, d := range sf.Daily {
 		if d.Counted > 0 {
@@ -270,8 +262,8 @@ func TestPublishRelistedDaysListed(t *testing.T) {
 		if want := d.Counted > 0; d.Listed != want {
 			t.Errorf("%s: listed %v with %d counted checks, want %v (listed_at %v)", d.Date, d.Listed, d.Counted, want, sf.Listed)
 		}
-		if d.Counted > 0 && bars[i].Attrs["class"] != "day working" {
-			t.Errorf("%s: a day with checks drawn %q", d.Date, bars[i].Attrs["class"])
+		if d.Counted > 0 && bars[i].Class != "day working" {
+			t.Errorf("%s: a day with checks drawn %q", d.Date, bars[i].Class)
 		}
 	}
 	if checked != 26 || sf.Listed == nil || !sf.Listed.Equal(relisted.Added) {

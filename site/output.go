@@ -62,7 +62,7 @@ func (p *publication) renderAll(ctx context.Context) error {
 func (p *publication) renderOne(i int) error {
 	r := &p.st.Rows[i]
 	id := r.ID
-	s, err := p.loadSummary(id)
+	s, rec, err := p.loadSummary(id)
 	if err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
@@ -121,8 +121,14 @@ func (p *publication) renderOne(i int) error {
 	s.prune(p.now) // after render: a rebuild's older checks make its daily series
 	out := p.cfg.OutDir
 	rel := filepath.FromSlash(id)
-	if _, err := p.w.put(filepath.Join(out, "servers", rel+".json"), jb); err != nil {
+	if _, err := p.w.putOver(filepath.Join(out, "servers", rel+".json"), jb, rec.file); err != nil {
 		return err
+	}
+	// A badge or a feed that shows something new is written without a
+	// look at the old one; one whose old bytes are not known is read back.
+	put := p.w.put
+	if loaded && !p.stats.Rebuilt {
+		put = func(path string, b []byte) (bool, error) { return true, p.w.write(path, b) }
 	}
 	for i, badge := range badgesOf(f) {
 		if loaded && !p.stats.Rebuilt && badge == oldBadges[i] {
@@ -132,7 +138,7 @@ func (p *publication) renderOne(i int) error {
 		if err != nil {
 			return err
 		}
-		if _, err := p.w.put(filepath.Join(out, badgeDirs[i], rel+".json"), bb); err != nil {
+		if _, err := put(filepath.Join(out, badgeDirs[i], rel+".json"), bb); err != nil {
 			return err
 		}
 	}
@@ -144,11 +150,11 @@ func (p *publication) renderOne(i int) error {
 		if err != nil {
 			return err
 		}
-		if _, err := p.w.put(filepath.Join(out, "feeds", rel+".atom"), fb); err != nil {
+		if _, err := put(filepath.Join(out, "feeds", rel+".atom"), fb); err != nil {
 			return err
 		}
 	}
-	if _, err := p.w.put(filepath.Join(out, stripDir, rel+".svg"), stripFile(id, f.Daily)); err != nil {
+	if _, err := p.w.putSum(filepath.Join(out, stripDir, rel+".svg"), stripFile(id, f.Daily), &r.StripSum); err != nil {
 		return err
 	}
 	p.noteFeed(id, feedEntriesOf(id, f.Incidents, ServerFeedLen))
@@ -157,7 +163,7 @@ func (p *publication) renderOne(i int) error {
 		if err != nil {
 			return err
 		}
-		if _, err := p.w.put(filepath.Join(out, "servers", rel+".html"), hb); err != nil {
+		if _, err := p.w.putSum(filepath.Join(out, "servers", rel+".html"), hb, &r.HTMLSum); err != nil {
 			return err
 		}
 	}
@@ -166,11 +172,13 @@ func (p *publication) renderOne(i int) error {
 		if err != nil {
 			return fmt.Errorf("encode older checks of %s: %w", id, err)
 		}
-		if _, err := p.w.put(olderPath(p.cfg.DataDir, id), ob); err != nil {
+		if _, err := p.w.putOver(olderPath(p.cfg.DataDir, id), ob, rec.older); err != nil {
 			return err
 		}
-	} else if err := p.w.remove(olderPath(p.cfg.DataDir, id)); err != nil {
-		return err
+	} else if rec.older != nil || !loaded {
+		if err := p.w.remove(olderPath(p.cfg.DataDir, id)); err != nil {
+			return err
+		}
 	}
 	old := *r
 	ir := rowOf(f)
@@ -261,7 +269,7 @@ func (p *publication) writeShared() error {
 	status.Unpublished = p.unpublishedStatus()
 	indexPath := filepath.Join(out, "index.json")
 	if _, err := os.Stat(indexPath); p.indexChanged.Load() || err != nil {
-		if err := p.w.replace(indexPath, encodeIndex(p.st)); err != nil {
+		if err := p.w.stage(indexPath, encodeIndex(p.st)...); err != nil {
 			return err
 		}
 	}
@@ -274,7 +282,7 @@ func (p *publication) writeShared() error {
 		if err != nil {
 			return err
 		}
-		if _, err := p.w.put(filepath.Join(out, "index.html"), hb); err != nil {
+		if err := p.putShared(filepath.Join(out, "index.html"), hb); err != nil {
 			return err
 		}
 	}
@@ -294,15 +302,24 @@ func (p *publication) writeShared() error {
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{"probe.json": pb, "status.json": sb, "checks.txt": text}
+	// status.json, like index.json, is moved into place once the files
+	// it reports on are durable.
+	statusPath := filepath.Join(out, "status.json")
+	if changed, sum := p.w.changed(statusPath, sb, p.st.Meta.Sums["status.json"]); changed {
+		if err := p.w.stage(statusPath, sb); err != nil {
+			return err
+		}
+		p.st.Meta.Sums["status.json"] = sum
+	}
+	files := map[string][]byte{"probe.json": pb, "checks.txt": text}
 	if !p.cfg.NoHTML {
 		if files["checks.html"], err = checksHTML(text); err != nil {
 			return err
 		}
 	}
-	for _, name := range []string{"probe.json", "status.json", "checks.txt", "checks.html"} {
+	for _, name := range []string{"probe.json", "checks.txt", "checks.html"} {
 		if b, ok := files[name]; ok {
-			if _, err := p.w.put(filepath.Join(out, name), b); err != nil {
+			if err := p.putShared(filepath.Join(out, name), b); err != nil {
 				return err
 			}
 		}
@@ -352,13 +369,21 @@ func (p *publication) writeFeed() error {
 	if err != nil {
 		return err
 	}
-	if _, err := p.w.put(filepath.Join(p.cfg.OutDir, "feed.atom"), b); err != nil {
+	if err := p.putShared(filepath.Join(p.cfg.OutDir, "feed.atom"), b); err != nil {
 		return err
 	}
 	rb, err := json.Marshal(es)
 	if err != nil {
 		return fmt.Errorf("encode feed record: %w", err)
 	}
-	_, err = p.w.put(feedPath(p.cfg.DataDir), rb)
+	return p.putShared(feedPath(p.cfg.DataDir), rb)
+}
+
+// putShared writes a file about every server, or a record of the site,
+// by the hash the site's record keeps of it (writer.putSum).
+func (p *publication) putShared(path string, b []byte) error {
+	sum := p.st.Meta.Sums[filepath.Base(path)]
+	_, err := p.w.putSum(path, b, &sum)
+	p.st.Meta.Sums[filepath.Base(path)] = sum
 	return err
 }

@@ -171,11 +171,11 @@ func TestStoreV2(t *testing.T) {
 	for i := range st.Rows {
 		st.Rows[i].Protocol, st.Rows[i].Speaks, st.Rows[i].Problems = "", false, -1 // as a v2 record loads
 	}
-	b, err := st.encode()
+	enc, err := st.encode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), b, 0o644); err != nil {
+	if err := durable.WriteFileAtomic(data.Dir(f.dir).SiteStore(), enc.file(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	defer func(n int) { factsBackfill = n }(factsBackfill)

@@ -34,6 +34,8 @@ type Config struct {
 	// probe.json give to owners who want the checks stopped; required
 	// (CheckContact).
 	Contact string
+
+	calls fileCalls // the file system's, but in tests
 }
 
 // Validate reports a missing required field.
@@ -72,6 +74,14 @@ func (c Config) now() time.Time {
 		return c.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+// writer is the writer of one publish: it flushes the file systems of the
+// output and of the site's record.
+func (c Config) writer() *writer {
+	w := newWriter(c.OutDir, filepath.Dir(data.Dir(c.DataDir).SiteStore()))
+	w.calls = c.calls
+	return w
 }
 
 func (c Config) logger() *slog.Logger {
@@ -126,7 +136,7 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 		return Stats{}, err
 	}
 	defer unlock()
-	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: newWriter(), cand: map[string]bool{}, feedNew: map[string][]feedEntry{}, pending: map[string][]data.Result{}}
+	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: cfg.writer(), cand: map[string]bool{}, feedNew: map[string][]feedEntry{}, pending: map[string][]data.Result{}}
 	if n, err := beginPublish(cfg.DataDir, cfg.OutDir); err != nil {
 		return Stats{}, err
 	} else if n > 0 {
@@ -200,10 +210,6 @@ func (p *publication) run(ctx context.Context) error {
 		st, p.stats.Rebuilt = newStore(), true
 	}
 	p.st = st
-	// A rebuild syncs once, at the end of the server files, rather than
-	// file by file: a crash before then leaves no index.json, and the next
-	// run rebuilds again. Readers see whole files either way (rule P3).
-	p.w.noSync = p.stats.Rebuilt
 	p.phase("load state")
 	if err := p.readLists(); err != nil {
 		return err
@@ -257,14 +263,6 @@ func (p *publication) run(ctx context.Context) error {
 		return err
 	}
 	p.phase("render")
-	if p.w.noSync {
-		// The server files of a rebuild are made durable at once, before
-		// index.json, whose absence means "rebuild" to the next run.
-		if err := p.w.flush(); err != nil {
-			return err
-		}
-		p.w.noSync = false
-	}
 	if p.stats.Rebuilt {
 		if err := p.sweepUnlisted(); err != nil {
 			return err
@@ -282,19 +280,19 @@ func (p *publication) run(ctx context.Context) error {
 		return err
 	}
 	p.phase("shared")
-	if err := p.w.flush(); err != nil {
-		return err
-	}
-	p.phase("flush")
 	if err := p.carryUnpublished(); err != nil {
 		return err
 	}
-	b, err := st.encode()
-	if err != nil {
+	// The record is moved into place after index.json, status.json and
+	// the unpublished results, and all of them only once every file they
+	// point at is durable: a crash before leaves the previous record,
+	// whose next publish renders the same servers again (in a rebuild, no
+	// index.json: a rebuild).
+	if err := st.save(p.w, p.cfg.DataDir); err != nil {
 		return err
 	}
-	err = durable.WriteFileAtomic(data.Dir(p.cfg.DataDir).SiteStore(), b, 0o644)
-	p.phase("save state")
+	err = p.w.flush()
+	p.phase("flush")
 	return err
 }
 

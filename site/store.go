@@ -18,9 +18,12 @@ import (
 // derived from the data directory and the published files. A file of
 // storeMagicV2, the layout before each row's facts, loads with
 // them not read yet (row.Problems -1), and backfillFacts reads them over
-// the next runs.
+// the next runs. A file of storeMagicV3, before the hashes of each row's
+// files, loads with them unknown (0): a server's files are read back to
+// compare the next time it is rendered.
 const (
-	storeMagic   = "plug.directory site state v3\n"
+	storeMagic   = "plug.directory site state v4\n"
+	storeMagicV3 = "plug.directory site state v3\n"
 	storeMagicV2 = "plug.directory site state v2\n"
 )
 
@@ -47,6 +50,13 @@ type row struct {
 	// version negotiated, whether it speaks 2026-07-28, its number of tool
 	// problems. (Speaks and Problems sit beside Paused, in its padding.)
 	Protocol string
+
+	// HTMLSum and StripSum are the FNV-64a of its page and strip as
+	// written (writer.putSum), so that a publish need not read them back
+	// to know whether they change; 0 when unknown. Its JSON file is read
+	// anyway, as its record (loadSummary); its badges and feed are written
+	// when what they show changes.
+	HTMLSum, StripSum uint64
 }
 
 // fileSig tells whether an input file changed since the last run.
@@ -72,6 +82,7 @@ type meta struct {
 	Parts    map[string]int64       `json:"parts"`              // Parquet part, relative to DATA -> size folded in
 	Plans    map[string]fileSig     `json:"plans"`              // plan file, relative to DATA -> signature read
 	ListBad  int                    `json:"list_bad,omitempty"` // bad rows of the ranked list as last read
+	Sums     map[string]uint64      `json:"sums,omitempty"`     // file about every server, by base name -> FNV-64a as written (writer.putSum)
 }
 
 // journalMark is how much of a journal was folded in.
@@ -89,10 +100,21 @@ type store struct {
 	// factsPending: rows whose facts are not read yet may be left (a
 	// record of storeMagicV2), for backfillFacts.
 	factsPending bool
+	// base is what the record was read from (storedelta.go): state.bin's
+	// text, "" when none, where its meta is, where its first row starts
+	// and each row ends, and its order's bytes; deltaText is
+	// state-delta.bin as read. A publish writes a delta against base, or
+	// a new base, or nothing when nothing changed.
+	base      string
+	baseMeta  string
+	baseRows  int
+	baseEnds  []uint32
+	baseOrder string
+	deltaText string
 }
 
 func newStore() *store {
-	return &store{Meta: meta{Journals: map[string]journalMark{}, Parts: map[string]int64{}, Plans: map[string]fileSig{}}}
+	return &store{Meta: meta{Journals: map[string]journalMark{}, Parts: map[string]int64{}, Plans: map[string]fileSig{}, Sums: map[string]uint64{}}}
 }
 
 // olderPath is where the checks of a server older than its published
@@ -132,36 +154,114 @@ var outcomeIndex = func() map[data.Outcome]byte {
 	return m
 }()
 
-// encode writes the store with data's codec: magic, the JSON of meta,
-// then the rows in a compact binary form, the rank order and the checksum.
-func (s *store) encode() ([]byte, error) {
+// encoded is the site's record encoded, in the parts a delta compares
+// with its base: the JSON of meta, the rows side by side and where each
+// ends, the rank order.
+type encoded struct {
+	meta  []byte
+	rows  []byte
+	ends  []uint32
+	order []byte
+}
+
+// encode encodes the store's parts (file assembles them).
+func (s *store) encode() (encoded, error) {
 	mb, err := json.Marshal(s.Meta)
 	if err != nil {
-		return nil, fmt.Errorf("encode site state: %w", err)
+		return encoded{}, fmt.Errorf("encode site state: %w", err)
 	}
-	e := durable.NewEncoder(storeMagic, len(mb)+len(s.Rows)*64)
-	e.String(string(mb))
-	e.Uvarint(uint64(len(s.Rows)))
-	for _, r := range s.Rows {
-		e.String(r.ID)
-		e.Uvarint(uint64(r.Rank))
-		e.Uint64(r.URLSum)
-		st := outcomeIndex[r.Status]
-		if r.Paused {
-			st |= 0x80
-		}
-		e.Byte(st)
-		for _, v := range []int64{r.LastCheck, r.Uptime7d, r.Tools, r.PlanNext, r.Expires, r.EffCad} {
-			e.Varint(v)
-		}
-		e.String(r.Protocol)
-		e.Byte(boolByte(r.Speaks))
-		e.Varint(int64(r.Problems))
+	rows := durable.NewEncoder("", len(s.Rows)*80)
+	ends := make([]uint32, len(s.Rows))
+	for i := range s.Rows {
+		encodeRow(rows, &s.Rows[i])
+		ends[i] = uint32(rows.Len())
 	}
+	order := durable.NewEncoder("", len(s.Order)*3)
 	for _, o := range s.Order {
-		e.Uvarint(uint64(o))
+		order.Uvarint(uint64(o))
 	}
-	return e.Finish(), nil
+	return encoded{meta: mb, rows: rows.Bytes(), ends: ends, order: order.Bytes()}, nil
+}
+
+// file returns state.bin with data's codec: magic, the JSON of meta, the
+// number of rows and the rows in a compact binary form, the rank order
+// and the checksum.
+func (enc encoded) file() []byte {
+	e := durable.NewEncoder(storeMagic, len(enc.meta)+len(enc.rows)+len(enc.order)+16)
+	e.String(string(enc.meta))
+	e.Uvarint(uint64(len(enc.ends)))
+	e.Raw(enc.rows)
+	e.Raw(enc.order)
+	return e.Finish()
+}
+
+// encodeRow appends the row r.
+func encodeRow(e *durable.Encoder, r *row) {
+	e.String(r.ID)
+	e.Uvarint(uint64(r.Rank))
+	e.Uint64(r.URLSum)
+	st := outcomeIndex[r.Status]
+	if r.Paused {
+		st |= 0x80
+	}
+	e.Byte(st)
+	for _, v := range []int64{r.LastCheck, r.Uptime7d, r.Tools, r.PlanNext, r.Expires, r.EffCad} {
+		e.Varint(v)
+	}
+	e.String(r.Protocol)
+	e.Byte(boolByte(r.Speaks))
+	e.Varint(int64(r.Problems))
+	e.Uint64(r.HTMLSum)
+	e.Uint64(r.StripSum)
+}
+
+// decodeRow reads a row encodeRow wrote into r, or that of an older
+// layout: v2 without its facts, v3 without its hashes. A bad status fails d.
+func decodeRow(d *durable.Decoder, r *row, v2, v3 bool) {
+	r.ID = d.String()
+	r.Rank = int(d.Uvarint())
+	r.URLSum = d.Uint64()
+	st := d.Byte()
+	r.Paused = st&0x80 != 0
+	if int(st&0x7f) >= len(data.Outcomes) {
+		d.Fail("status")
+		return
+	}
+	r.Status = data.Outcomes[st&0x7f]
+	for _, p := range []*int64{&r.LastCheck, &r.Uptime7d, &r.Tools, &r.PlanNext, &r.Expires, &r.EffCad} {
+		*p = d.Varint()
+	}
+	if v2 {
+		r.Problems = -1
+		return
+	}
+	r.Protocol = d.String()
+	r.Speaks = d.Byte() != 0
+	r.Problems = int32(d.Varint())
+	if !v3 {
+		r.HTMLSum, r.StripSum = d.Uint64(), d.Uint64()
+	}
+}
+
+// decodeMeta reads the JSON of meta, its maps never nil.
+func decodeMeta(b string) (meta, error) {
+	m := newStore().Meta
+	if err := json.Unmarshal([]byte(b), &m); err != nil {
+		return m, fmt.Errorf("%w: meta: %v", errCorrupt, err)
+	}
+	if m.Journals == nil {
+		m.Journals = map[string]journalMark{}
+	}
+	if m.Parts == nil {
+		m.Parts = map[string]int64{}
+	}
+	if m.Plans == nil {
+		m.Plans = map[string]fileSig{}
+	}
+	if m.Sums == nil {
+		m.Sums = map[string]uint64{}
+	}
+	return m, nil
 }
 
 var errCorrupt = errors.New("corrupt site state")
@@ -169,53 +269,37 @@ var errCorrupt = errors.New("corrupt site state")
 // decodeStore reads what encode wrote, from the file's text and its
 // CRC-32C as durable.ReadSummed returns them. Errors wrap errCorrupt.
 func decodeStore(text string, sum uint32) (*store, error) {
-	magic, v2 := storeMagic, strings.HasPrefix(text, storeMagicV2)
-	if v2 {
+	magic, v2, v3 := storeMagic, strings.HasPrefix(text, storeMagicV2), strings.HasPrefix(text, storeMagicV3)
+	switch {
+	case v2:
 		magic = storeMagicV2
+	case v3:
+		magic = storeMagicV3
 	}
 	d, err := durable.NewDecoder(text, sum, magic, errCorrupt)
 	if err != nil {
 		return nil, err
 	}
 	s := newStore()
-	if err := json.Unmarshal([]byte(d.String()), &s.Meta); d.Err() == nil && err != nil {
-		return nil, fmt.Errorf("%w: meta: %v", errCorrupt, err)
-	}
-	if s.Meta.Journals == nil {
-		s.Meta.Journals = map[string]journalMark{}
-	}
-	if s.Meta.Parts == nil {
-		s.Meta.Parts = map[string]int64{}
-	}
-	if s.Meta.Plans == nil {
-		s.Meta.Plans = map[string]fileSig{}
+	s.baseMeta = d.String()
+	if d.Err() == nil {
+		if s.Meta, err = decodeMeta(s.baseMeta); err != nil {
+			return nil, err
+		}
 	}
 	n := d.Count(11)
 	s.Rows = make([]row, n)
+	s.baseRows = d.Offset()
+	s.baseEnds = make([]uint32, n)
 	for i := range s.Rows {
-		r := &s.Rows[i]
-		r.ID = d.String()
-		r.Rank = int(d.Uvarint())
-		r.URLSum = d.Uint64()
-		st := d.Byte()
-		r.Paused = st&0x80 != 0
-		if int(st&0x7f) >= len(data.Outcomes) {
-			d.Fail("status")
+		decodeRow(d, &s.Rows[i], v2, v3)
+		if d.Err() != nil {
 			break
 		}
-		r.Status = data.Outcomes[st&0x7f]
-		for _, p := range []*int64{&r.LastCheck, &r.Uptime7d, &r.Tools, &r.PlanNext, &r.Expires, &r.EffCad} {
-			*p = d.Varint()
-		}
-		if v2 {
-			r.Problems = -1
-		} else {
-			r.Protocol = d.String()
-			r.Speaks = d.Byte() != 0
-			r.Problems = int32(d.Varint())
-		}
-		s.factsPending = s.factsPending || r.Problems < 0
+		s.baseEnds[i] = uint32(d.Offset())
+		s.factsPending = s.factsPending || s.Rows[i].Problems < 0
 	}
+	orderStart := d.Offset()
 	s.Order = make([]uint32, n)
 	for i := range s.Order {
 		o := d.Uvarint()
@@ -225,14 +309,17 @@ func decodeStore(text string, sum uint32) (*store, error) {
 		}
 		s.Order[i] = uint32(o)
 	}
+	s.baseOrder = text[orderStart:d.Offset()]
 	if err := d.Close(); err != nil {
 		return nil, err
 	}
+	s.base = text
 	return s, nil
 }
 
-// loadStore reads DATA/site/state.bin. A missing one is (nil, nil): the
-// site is built afresh; so is a damaged one, with the error naming it.
+// loadStore reads DATA/site/state.bin and the delta written since
+// (applyDelta). A missing one is (nil, nil): the site is built afresh; so
+// is a damaged one, with the error naming it.
 func loadStore(dataDir string) (*store, error) {
 	path := data.Dir(dataDir).SiteStore()
 	text, sum, err := durable.ReadSummed(path)
@@ -245,6 +332,9 @@ func loadStore(dataDir string) (*store, error) {
 	s, err := decodeStore(text, sum)
 	if err != nil {
 		return nil, fmt.Errorf("read site state %s: %w", path, err)
+	}
+	if err := s.readDelta(dataDir); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

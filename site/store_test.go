@@ -32,7 +32,7 @@ func TestStore(t *testing.T) {
 		t.Fatalf("decode: %v; want %d rows", err, len(fixServers))
 	}
 	again, err := st.encode()
-	if err != nil || string(again) != text {
+	if err != nil || string(again.file()) != text {
 		t.Errorf("encode of the decoded store differs (%v)", err)
 	}
 	t.Run("every_flip_caught", func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,6 +53,54 @@ func mustSVGElements(t *testing.T, b []byte) []svgElement {
 	return out
 }
 
+// svgPath is a path of a strip (appendBars).
+type svgPath struct {
+	Class string `xml:"class,attr"`
+	Fill  string `xml:"fill,attr"`
+	D     string `xml:"d,attr"`
+}
+
+// pathsOf returns the paths among els.
+func pathsOf(els []svgElement) []svgPath {
+	var ps []svgPath
+	for _, el := range els {
+		if el.Name == "path" {
+			ps = append(ps, svgPath{Class: el.Attrs["class"], Fill: el.Attrs["fill"], D: el.Attrs["d"]})
+		}
+	}
+	return ps
+}
+
+// dayBars returns, for each of days days, the path of class "day ..."
+// that draws its bar, a subpath "M<x> 0h6v28h-6z" at x = day * barStep,
+// failing the test when a day has no bar or two.
+func dayBars(t *testing.T, paths []svgPath, days int) []svgPath {
+	t.Helper()
+	bars := make([]svgPath, days)
+	for _, p := range paths {
+		if !strings.HasPrefix(p.Class, "day ") {
+			continue
+		}
+		for _, sub := range strings.Split(p.D, "M")[1:] {
+			x, rest, _ := strings.Cut(sub, " ")
+			n, err := strconv.Atoi(x)
+			if err != nil || rest != "0"+barPath[2:] || n%barStep != 0 || n/barStep >= days {
+				t.Fatalf("path %q: subpath M%s is no bar of a day", p.D, sub)
+			}
+			if bars[n/barStep].Class != "" {
+				t.Fatalf("day %d has two bars", n/barStep)
+			}
+			bars[n/barStep] = p
+		}
+	}
+	for i, b := range bars {
+		if b.Class == "" {
+			t.Fatalf("day %d has no bar", i)
+		}
+	}
+	return bars
+}
+
 // TestStripFile: each server's 90-day
 // strip is published as badges-strip/<id>.svg, an SVG document that
 // stands alone (well-formed, no stylesheet, a fill written on every
@@ -68,7 +117,6 @@ func TestStripFile(t *testing.T) {
 			}
 			sf := readServerFile(t, f, srv.ID)
 			els := mustSVGElements(t, b)
-			var bars []svgElement
 			for _, el := range els {
 				switch el.Name {
 				case "style", "link", "script", "image", "use", "foreignObject":
@@ -78,15 +126,13 @@ func TestStripFile(t *testing.T) {
 						t.Errorf("<%s %v>: no inline fill", el.Name, el.Attrs)
 					}
 				}
-				if el.Name == "rect" && strings.HasPrefix(el.Attrs["class"], "day ") {
-					bars = append(bars, el)
-				}
 			}
-			if len(bars) != DailyLen || len(sf.Daily) != DailyLen {
-				t.Fatalf("%d bars for %d days, want %d", len(bars), len(sf.Daily), DailyLen)
+			if len(sf.Daily) != DailyLen {
+				t.Fatalf("%d days, want %d", len(sf.Daily), DailyLen)
 			}
+			bars := dayBars(t, pathsOf(els), DailyLen)
 			for i, d := range sf.Daily {
-				if want := `fill="` + bars[i].Attrs["fill"] + `"`; !strings.HasPrefix(dayPaint[dayClass(d)], want) {
+				if want := `fill="` + bars[i].Fill + `"`; bars[i].Class != "day "+dayClass(d) || !strings.HasPrefix(dayPaint[dayClass(d)], want) {
 					t.Errorf("bar %d (%s): %s, want %s", i, d.Date, want, dayPaint[dayClass(d)])
 				}
 			}

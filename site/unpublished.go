@@ -84,7 +84,8 @@ func (p *publication) takeUnpublished() error {
 
 // carryUnpublished replaces DATA/site/unpublished.jsonl with the newest
 // carryLen pending results of each server this publish could not write,
-// and removes it when there is none.
+// and removes it when there is none: staged, both, to happen just before
+// the site's record moves (writer.flush), which reads past them.
 func (p *publication) carryUnpublished() error {
 	path := data.Dir(p.cfg.DataDir).SiteUnpublished()
 	var b []byte
@@ -100,10 +101,11 @@ func (p *publication) carryUnpublished() error {
 		}
 	}
 	if len(b) == 0 {
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("remove unpublished results: %w", err)
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil
 		}
+		p.w.stageRemove(path)
 		return nil
 	}
-	return durable.WriteFileAtomic(path, b, 0o644)
+	return p.w.stage(path, b)
 }

@@ -4,94 +4,198 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"plug.directory/prober/internal/durable"
 )
 
 // writer replaces files atomically (rule P3) and only when their bytes
-// change. It does what durable.WriteFileAtomic does — temporary file in the
-// same directory, fsync, rename — but fsyncs each directory once at the end
-// (flush) rather than after every file: publishing a thousand servers writes
-// some four thousand files into a handful of directories, and a directory
-// fsync per file would double the time. A reader sees the old file or the
-// new one either way; flush makes the renames durable. Safe for concurrent
-// use.
+// change, durably at the cost of one flush per publish rather than an
+// fsync per file. Each file is written to a temporary file beside it and
+// renamed over it, without an fsync; the files that point at the others
+// (index.json, status.json, the site's record) are staged: written to
+// temporary files and moved into place by flush only after one syncfs of
+// the file systems holding roots has made everything durable. A crash
+// before then leaves the index and the record of the previous publish,
+// pointing at files that exist and are whole; the next publish writes
+// again what it finds changed. A reader sees the old file or the new one
+// either way. Where there is no syncfs (durable.CanSyncFS), each file is
+// fsynced as it is written and each directory at flush. Safe for
+// concurrent use, but flush, which must come last.
 type writer struct {
-	noSync    bool // leave fsync to one sync of everything (syncAll), for a rebuild
+	roots     []string  // directories whose file systems flush syncs: the output and the site's record
+	calls     fileCalls // the file system's, but in tests
+	each      bool      // fsync each file as it is written: no syncfs here
 	mu        sync.Mutex
-	dirs      map[string]bool // directories renamed into, to fsync
+	dirs      map[string]bool // directories renamed into or removed from
 	made      map[string]bool // directories known to exist
+	staged    []staged        // moved by flush, in the order staged
 	written   atomic.Int64
 	unchanged atomic.Int64
 	removed   atomic.Int64
 }
 
-func newWriter() *writer { return &writer{dirs: map[string]bool{}, made: map[string]bool{}} }
+// fileCalls are the file system calls of a writer. The zero value is the
+// operating system's; a test sets a field to count the calls or make one
+// fail (Config.calls).
+type fileCalls struct {
+	durable.Files                              // the calls under each write
+	syncFS        func(dirs ...string) error   // nil: durable.SyncFS
+	read          func(string) ([]byte, error) // a file read back to compare; nil: os.ReadFile
+}
 
-// put replaces path with b unless it already holds exactly b, and reports
-// whether it wrote.
+func newWriter(roots ...string) *writer {
+	return &writer{roots: roots, each: !durable.CanSyncFS, dirs: map[string]bool{}, made: map[string]bool{}}
+}
+
+// staged is a file written to a temporary file, to be moved over its
+// path, or removed when tmp is "".
+type staged struct{ path, tmp string }
+
+// put replaces path with b unless it already holds exactly b, which it
+// reads back to know, and reports whether it wrote: for a file whose
+// bytes the caller does not know (putOver, putSum).
 func (w *writer) put(path string, b []byte) (bool, error) {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+	if w.same(path, b) {
+		return false, nil
+	}
+	return true, w.write(path, b)
+}
+
+// putOver is put of a file the caller read: old is what path holds, nil
+// when it does not exist.
+func (w *writer) putOver(path string, b, old []byte) (bool, error) {
+	if old != nil && bytes.Equal(old, b) {
 		w.unchanged.Add(1)
 		return false, nil
 	}
+	return true, w.write(path, b)
+}
+
+// putSum is put of a file the caller keeps the hash of: *sum is the
+// FNV-64a of what path holds (0 when unknown: it is read back), and
+// becomes that of b once written.
+func (w *writer) putSum(path string, b []byte, sum *uint64) (bool, error) {
+	changed, now := w.changed(path, b, *sum)
+	if changed {
+		if err := w.write(path, b); err != nil {
+			return false, err
+		}
+	}
+	*sum = now
+	return changed, nil
+}
+
+// changed reports whether b differs from what path holds, known by sum,
+// its FNV-64a (0 when unknown: path is read back), and counts it unchanged
+// if not; it returns the FNV-64a of b.
+func (w *writer) changed(path string, b []byte, sum uint64) (bool, uint64) {
+	h := fnv.New64a()
+	h.Write(b)
+	now := h.Sum64()
+	if sum == 0 {
+		return !w.same(path, b), now
+	}
+	if sum == now {
+		w.unchanged.Add(1)
+		return false, now
+	}
+	return true, now
+}
+
+// same reports, and counts, whether path holds exactly b.
+func (w *writer) same(path string, b []byte) bool {
+	read := os.ReadFile
+	if w.calls.read != nil {
+		read = w.calls.read
+	}
+	if old, err := read(path); err == nil && bytes.Equal(old, b) {
+		w.unchanged.Add(1)
+		return true
+	}
+	return false
+}
+
+// write replaces path with b, known to differ, without an fsync (but
+// where there is no syncfs): flush makes it durable.
+func (w *writer) write(path string, b []byte) error {
+	if err := w.mkdir(path); err != nil {
+		return err
+	}
+	if err := w.calls.ReplaceFile(path, 0o644, w.each, writePieces(path, b)); err != nil {
+		return err
+	}
+	w.touched(path)
+	w.written.Add(1)
+	return nil
+}
+
+// stage writes the pieces of path, one after the other, to a temporary
+// file that flush moves over path once every other file is durable, after
+// the files staged before.
+func (w *writer) stage(path string, pieces ...[]byte) error {
+	if err := w.mkdir(path); err != nil {
+		return err
+	}
+	tmp, err := w.calls.WriteTemp(path, 0o644, w.each, writePieces(path, pieces...))
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.staged = append(w.staged, staged{path, tmp})
+	w.mu.Unlock()
+	w.written.Add(1)
+	return nil
+}
+
+// stageRemove has flush remove path, in its turn among the staged files.
+func (w *writer) stageRemove(path string) {
+	w.mu.Lock()
+	w.staged = append(w.staged, staged{path: path})
+	w.mu.Unlock()
+}
+
+// mkdir creates the directory of path, once per run.
+func (w *writer) mkdir(path string) error {
 	dir := filepath.Dir(path)
 	w.mu.Lock()
 	made := w.made[dir]
 	w.mu.Unlock()
-	if !made {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return false, fmt.Errorf("write %s: %w", path, err)
-		}
-		w.mu.Lock()
-		w.made[dir] = true
-		w.mu.Unlock()
+	if made {
+		return nil
 	}
-	if err := writeTemp(path, !w.noSync, b); err != nil {
-		return false, err
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	w.mu.Lock()
-	w.dirs[dir] = true
+	w.made[dir] = true
 	w.mu.Unlock()
-	w.written.Add(1)
-	return true, nil
+	return nil
 }
 
-// writeTemp writes the pieces b, one after the other, over path with
-// durable.ReplaceFile, fsyncing the file when sync is set; the writer syncs
-// the directories once at the end of a run. On error path is left as it was.
-func writeTemp(path string, sync bool, b ...[]byte) error {
-	return durable.ReplaceFile(path, 0o644, sync, func(f io.Writer) error {
+// touched notes that the directory of path changed, for flush.
+func (w *writer) touched(path string) {
+	w.mu.Lock()
+	w.dirs[filepath.Dir(path)] = true
+	w.mu.Unlock()
+}
+
+// writePieces returns the write function of the pieces b for ReplaceFile.
+func writePieces(path string, b ...[]byte) func(io.Writer) error {
+	return func(f io.Writer) error {
 		for _, piece := range b {
 			if _, err := f.Write(piece); err != nil {
 				return fmt.Errorf("write %s: %w", path, err)
 			}
 		}
 		return nil
-	})
-}
-
-// replace writes the pieces of one file that is known to have changed,
-// without reading the old one to compare.
-func (w *writer) replace(path string, pieces [][]byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := writeTemp(path, true, pieces...); err != nil {
-		return err
-	}
-	w.mu.Lock()
-	w.dirs[filepath.Dir(path)] = true
-	w.mu.Unlock()
-	w.written.Add(1)
-	return nil
 }
 
 // remove deletes path; a missing file is not an error.
@@ -103,32 +207,86 @@ func (w *writer) remove(path string) error {
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", path, err)
 	}
-	w.mu.Lock()
-	w.dirs[filepath.Dir(path)] = true
-	w.mu.Unlock()
+	w.touched(path)
 	w.removed.Add(1)
 	return nil
 }
 
-// flush makes what was written durable: with noSync, one sync(2) of
-// everything; then an fsync of every directory written into, so the renames
-// survive a crash.
+// flush makes what was written durable, with one syncfs of the file
+// systems of roots (where there is none, an fsync of each directory
+// written into, the files having been fsynced one by one), then moves the
+// staged files into place, in the order staged, and fsyncs their
+// directories. On error nothing more is moved: the temporary files left
+// are removed.
 func (w *writer) flush() error {
-	if w.noSync {
-		syscall.Sync()
-	}
 	w.mu.Lock()
-	dirs := make([]string, 0, len(w.dirs))
-	for d := range w.dirs {
-		dirs = append(dirs, d)
-	}
-	w.dirs = map[string]bool{}
+	dirs := sortedKeys(w.dirs)
+	pointers := w.staged
+	w.dirs, w.staged = map[string]bool{}, nil
 	w.mu.Unlock()
-	sort.Strings(dirs)
-	for _, d := range dirs {
+	err := w.syncAll(dirs)
+	moved := map[string]bool{}
+	for _, s := range pointers {
+		switch {
+		case err == nil:
+			err = w.move(s)
+			moved[filepath.Dir(s.path)] = true
+		case s.tmp != "":
+			os.Remove(s.tmp)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for _, d := range sortedKeys(moved) {
 		if err := durable.SyncDir(d); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// move renames a staged file over its path, or removes the path (a
+// missing one is no error). A temporary file that cannot be renamed is
+// removed.
+func (w *writer) move(s staged) error {
+	if s.tmp == "" {
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", s.path, err)
+		}
+		return nil
+	}
+	rename := os.Rename
+	if w.calls.Rename != nil {
+		rename = w.calls.Rename
+	}
+	if err := rename(s.tmp, s.path); err != nil {
+		os.Remove(s.tmp)
+		return fmt.Errorf("replace %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// syncAll makes durable the files written and the directories changed.
+func (w *writer) syncAll(dirs []string) error {
+	if w.each {
+		for _, d := range dirs {
+			if err := durable.SyncDir(d); err != nil {
+				return err
+			}
+		}
+	}
+	if w.calls.syncFS != nil {
+		return w.calls.syncFS(w.roots...)
+	}
+	return durable.SyncFS(w.roots...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

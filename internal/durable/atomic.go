@@ -110,7 +110,7 @@ func (fs Files) CreateFileAtomic(path string, data []byte, perm os.FileMode) err
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
-	tmp, err := fs.writeTemp(path, perm, true, writeAll(path, data))
+	tmp, err := fs.WriteTemp(path, perm, true, writeAll(path, data))
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func writeAll(path string, data []byte) func(io.Writer) error {
 // rename must survive a crash. On error path is left as it was; write's
 // own error is returned as it is.
 func (fs Files) ReplaceFile(path string, perm os.FileMode, syncFile bool, write func(io.Writer) error) error {
-	tmp, err := fs.writeTemp(path, perm, syncFile, write)
+	tmp, err := fs.WriteTemp(path, perm, syncFile, write)
 	if err != nil {
 		return err
 	}
@@ -149,9 +149,11 @@ func (fs Files) ReplaceFile(path string, perm os.FileMode, syncFile bool, write 
 	return nil
 }
 
-// writeTemp writes a temporary file beside path with write, fsynced when
-// syncFile is set, and returns its name. On error it is removed.
-func (fs Files) writeTemp(path string, perm os.FileMode, syncFile bool, write func(io.Writer) error) (tmp string, err error) {
+// WriteTemp writes a temporary file beside path with write, fsynced when
+// syncFile is set, and returns its name, for a caller that renames it over
+// path later (a publish moves the files that point at others only after
+// one flush of them all: SyncFS). On error it is removed.
+func (fs Files) WriteTemp(path string, perm os.FileMode, syncFile bool, write func(io.Writer) error) (tmp string, err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+tempInfix+"*")
 	if err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)

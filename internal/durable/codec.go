@@ -79,6 +79,11 @@ func (e *Encoder) Raw(b []byte) { e.b = append(e.b, b...) }
 // encoded side by side join the file in order.
 func (e *Encoder) Append(o *Encoder) { e.b = append(e.b, o.b...) }
 
+// Bytes returns what is encoded so far, the magic included, without a
+// checksum: for a caller that compares records with those of the file it
+// read (Decoder.Offset), the slice is e's own until the next append.
+func (e *Encoder) Bytes() []byte { return e.b }
+
 // Finish appends the checksum and returns the file.
 func (e *Encoder) Finish() []byte {
 	e.Sum(0)
@@ -251,6 +256,11 @@ func (d *Decoder) Count(min int) int {
 	}
 	return int(n)
 }
+
+// Offset returns the offset in the file's text of the next field: where
+// a record read ends, for a caller that later compares it with its new
+// encoding (Encoder.Bytes).
+func (d *Decoder) Offset() int { return d.off }
 
 // Fail records that the field just read, named what, is out of range.
 func (d *Decoder) Fail(what string) { d.fail(what) }

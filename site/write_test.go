@@ -1,0 +1,253 @@
+package site
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/internal/durable"
+	"plug.directory/prober/internal/testutil"
+)
+
+// flushCounter counts the flushes and file fsyncs of the publishes of a
+// config, and reads, at each flush, the files that point at the others.
+type flushCounter struct {
+	flushes, fsyncs atomic.Int64
+	atFlush         map[string][]byte // out-relative or record path -> bytes at the flush; nil when absent
+	fail            error             // returned by the flush when set
+}
+
+// install makes cfg's publishes count into c.
+func (c *flushCounter) install(cfg *Config, watch ...string) {
+	cfg.calls.Sync = func(fl *os.File) error { c.fsyncs.Add(1); return fl.Sync() }
+	cfg.calls.syncFS = func(dirs ...string) error {
+		c.flushes.Add(1)
+		c.atFlush = map[string][]byte{}
+		for _, p := range watch {
+			c.atFlush[p], _ = os.ReadFile(p)
+		}
+		if c.fail != nil {
+			return c.fail
+		}
+		return durable.SyncFS(dirs...)
+	}
+}
+
+// TestPublishFlushesOnce: a publish writes every file without an fsync
+// each, flushes once, and only then moves index.json, status.json and the
+// site's record (its delta) into place: at the flush they still hold what
+// the previous publish left, while the files of a server with a new check
+// already hold their new bytes.
+func TestPublishFlushesOnce(t *testing.T) {
+	t.Parallel()
+	f := newStandard(t)
+	index, status, record := filepath.Join(f.out, "index.json"), filepath.Join(f.out, "status.json"), data.Dir(f.dir).SiteStore()
+	server, delta := filepath.Join(f.out, "servers", srvWorking.ID+".json"), deltaPath(f.dir)
+	var c flushCounter
+	cfg := f.config()
+	c.install(&cfg, index, status, record, delta, server)
+	for _, tc := range []struct {
+		name    string
+		before  func()
+		written bool // the server's file changes
+	}{
+		{"P3_rebuild", func() {}, true},
+		{"P3_new_check", func() {
+			f.now = f.now.Add(time.Minute)
+			f.results(result(srvWorking, f.now.Add(-30*time.Second), data.Failing, "HTTP 502"))
+		}, true},
+		{"P3_nothing_new", func() {}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.before()
+			prev := map[string][]byte{}
+			for _, p := range []string{index, status, record, delta, server} {
+				prev[p], _ = os.ReadFile(p)
+			}
+			c.flushes.Store(0)
+			c.fsyncs.Store(0)
+			if _, err := Publish(context.Background(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			if n := c.flushes.Load(); n != 1 {
+				t.Errorf("%d flushes, want 1", n)
+			}
+			if n := c.fsyncs.Load(); durable.CanSyncFS && n != 0 {
+				t.Errorf("%d files fsynced by the writer, want none", n)
+			}
+			for _, p := range []string{index, status, record, delta} {
+				if !bytes.Equal(c.atFlush[p], prev[p]) {
+					t.Errorf("%s was moved before the flush", p)
+				}
+			}
+			if now, _ := os.ReadFile(delta); tc.name == "P3_new_check" && bytes.Equal(now, prev[delta]) {
+				t.Error("the record's delta was not written")
+			}
+			now, _ := os.ReadFile(server)
+			if tc.written == bytes.Equal(now, prev[server]) {
+				t.Errorf("server file changed: %v, want %v", !bytes.Equal(now, prev[server]), tc.written)
+			}
+			if tc.written && !bytes.Equal(c.atFlush[server], now) {
+				t.Error("the server's file was not written before the flush")
+			}
+		})
+	}
+}
+
+// TestPublishFailedFlush: a publish whose flush fails (as a crash between
+// the server files and the flush would) moves neither index.json, nor
+// status.json, nor the site's record, and leaves no temporary file; the
+// next publish makes the same site as one that never failed (rule P3).
+func TestPublishFailedFlush(t *testing.T) {
+	t.Parallel()
+	f, clean := newStandard(t), newStandard(t)
+	for _, g := range []*fixture{f, clean} {
+		g.MustPublish()
+		g.now = g.now.Add(time.Minute)
+		g.results(result(srvWorking, g.now.Add(-30*time.Second), data.Failing, "HTTP 502"))
+	}
+	index, status, record := filepath.Join(f.out, "index.json"), filepath.Join(f.out, "status.json"), data.Dir(f.dir).SiteStore()
+	prev := map[string][]byte{}
+	for _, p := range []string{index, status, record, deltaPath(f.dir)} {
+		prev[p], _ = os.ReadFile(p)
+	}
+	c := flushCounter{fail: errors.New("disk gone")}
+	cfg := f.config()
+	c.install(&cfg)
+	if _, err := Publish(context.Background(), cfg); err == nil || !errors.Is(err, c.fail) {
+		t.Fatalf("publish with a failing flush: %v, want %v", err, c.fail)
+	}
+	for p, b := range prev {
+		if now, _ := os.ReadFile(p); !bytes.Equal(now, b) {
+			t.Errorf("%s moved although the flush failed", p)
+		}
+	}
+	for _, dir := range []string{f.out, filepath.Dir(record)} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if durable.IsTempName(e.Name()) {
+				t.Errorf("temporary file left: %s", filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	f.MustPublish()
+	clean.MustPublish()
+	if got, want := testutil.MustTree(t, f.out), testutil.MustTree(t, clean.out); !reflect.DeepEqual(got, want) {
+		t.Error("the publish after a failed flush made another site than one that never failed")
+	}
+}
+
+// TestPublishReadsNothingBack: a publish decides whether to write a file by
+// what the site's record keeps of it (a hash, or the server's file read as
+// its record), not by reading every old file back: once the
+// site is built, a publish with a new check and one with nothing new read
+// no file back, and write the files of the server checked, all and only
+// those whose bytes change.
+func TestPublishReadsNothingBack(t *testing.T) {
+	t.Parallel()
+	f := newStandard(t)
+	var reads atomic.Int64
+	cfg := f.config()
+	cfg.calls.read = func(path string) ([]byte, error) { reads.Add(1); return os.ReadFile(path) }
+	for _, tc := range []struct {
+		name      string
+		before    func()
+		readBacks func(n int64) bool
+		written   func(n int) bool
+	}{
+		// A rebuild knows no hash: it reads back what a site left.
+		{"rebuild_reads_back", func() {}, func(n int64) bool { return n > 0 }, func(n int) bool { return n > 0 }},
+		{"P3_new_check", func() {
+			f.now = f.now.Add(time.Minute)
+			f.results(result(srvWorking, f.now.Add(-30*time.Second), data.Failing, "HTTP 502"))
+		}, func(n int64) bool { return n == 0 }, func(n int) bool { return n > 0 }},
+		{"P3_nothing_new", func() {}, func(n int64) bool { return n == 0 }, func(n int) bool { return n == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.before()
+			before := map[string][]byte{}
+			if _, err := os.Stat(f.out); err == nil {
+				before = testutil.MustTree(t, f.out)
+			}
+			reads.Store(0)
+			st, err := Publish(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := reads.Load(); !tc.readBacks(n) {
+				t.Errorf("%d files read back", n)
+			}
+			if !tc.written(st.Written) {
+				t.Errorf("%d files written", st.Written)
+			}
+			after := testutil.MustTree(t, f.out)
+			changed := 0
+			for rel, b := range after {
+				if !bytes.Equal(before[rel], b) {
+					changed++
+				}
+			}
+			// Written counts the site's own records too (the feed's, the
+			// older checks, state.bin): at least every public file changed.
+			if changed > st.Written {
+				t.Errorf("%d public files changed, %d written", changed, st.Written)
+			}
+		})
+	}
+	// The same site as a publish that reads every file back: one whose
+	// record knows no hash.
+	clean := f.clone(t)
+	st := mustLoadStore(t, clean.dir)
+	for i := range st.Rows {
+		st.Rows[i].HTMLSum, st.Rows[i].StripSum = 0, 0
+	}
+	st.Meta.Sums = map[string]uint64{}
+	if err := durable.WriteFileAtomic(data.Dir(clean.dir).SiteStore(), mustStoreFile(t, st), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []*fixture{f, clean} {
+		g.now = g.now.Add(time.Hour)
+		g.results(result(srvKey, g.now.Add(-time.Minute), data.Working, ""))
+		g.MustPublish()
+	}
+	got, want := testutil.MustTree(t, f.out), testutil.MustTree(t, clean.out)
+	for rel := range want {
+		if !bytes.Equal(got[rel], want[rel]) {
+			t.Errorf("%s: a publish by hashes wrote other bytes than one reading every file back", rel)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d files published by hashes, %d reading every file back", len(got), len(want))
+	}
+}
+
+// TestStoreV3 proves a site record of the layout before the hashes of
+// each server's files still loads, with the hashes unknown: its
+// files are read back the next time they are rendered.
+func TestStoreV3(t *testing.T) {
+	t.Parallel()
+	text, sum, err := durable.ReadSummed(filepath.Join("testdata", "state-v3.bin")) // written by 4f35368's encode
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := decodeStore(text, sum)
+	if err != nil {
+		t.Fatalf("a v3 site record: %v", err)
+	}
+	if len(s.Rows) != 2 || s.Rows[0].ID != "alpha" || s.Rows[0].Protocol != "2025-11-25" || !s.Rows[0].Speaks || s.Rows[0].Problems != 1 ||
+		!s.Rows[1].Paused || s.Rows[1].Problems != 0 || s.factsPending {
+		t.Fatalf("v3 rows read as %+v", s.Rows)
+	}
+	for _, r := range s.Rows {
+		if r.HTMLSum != 0 || r.StripSum != 0 {
+			t.Errorf("%s: hashes %x %x; want unknown (0)", r.ID, r.HTMLSum, r.StripSum)
+		}
+	}
+}
