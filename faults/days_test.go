@@ -115,7 +115,7 @@ func TestDaysOfMinutes(t *testing.T) {
 		"replica today":   runner.PartsPerCompaction + minutesToday/runner.PartsPerCompaction + 1,
 		"damaged/":        0,
 		"site/older/":     len(servers), // a server's checks older than its published history
-		"site/":           3,            // the site's record, its pauses and the mark of a publish under way
+		"site/":           4,            // the site's record and its delta, its pauses and the mark of a publish under way
 	}
 	for what, n := range count {
 		if tree, day, ok := strings.Cut(what, " "); ok && tree == "results" && count["replica "+day] != n {
