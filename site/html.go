@@ -16,6 +16,20 @@ import (
 //go:embed templates/*.html.tmpl
 var htmlFiles embed.FS
 
+// The pages' stylesheet and small script, each a file of its own at the
+// top of the site (pageAssets), which every page links: a page does not
+// carry them, and a publish writes them only when they change.
+var (
+	//go:embed templates/site.css
+	siteCSS []byte
+	//go:embed templates/site.js
+	siteJS []byte
+)
+
+// pageAssets are the files every page links, by name at the top of the
+// site.
+var pageAssets = map[string][]byte{"site.css": siteCSS, "site.js": siteJS}
+
 var htmlFuncs = template.FuncMap{
 	"pausedSince":  pausedSince,
 	"periodUptime": periodUptime,
@@ -62,9 +76,10 @@ var htmlFuncs = template.FuncMap{
 }
 
 // pageMeta is what the head of a page says of it: its title, and the
-// description a search engine or a link preview shows.
+// description a search engine or a link preview shows; Up is the way to
+// the top of the site, where the stylesheet and the script are.
 type pageMeta struct {
-	Title, Description string
+	Title, Description, Up string
 }
 
 // timeHTML writes a time as a <time> element in UTC, absolute: a page
@@ -115,7 +130,8 @@ func (p serverPage) Title() string {
 // Meta is the head of a server's page.
 func (p serverPage) Meta() pageMeta {
 	return pageMeta{Title: cmp.Or(p.Title(), p.ID) + ": " + p.Label + " · MCP server checks",
-		Description: p.ID + ", " + p.Label + ": whether this MCP server answers plug.directory's checks, its uptime, time to answer, tools and status changes."}
+		Description: p.ID + ", " + p.Label + ": whether this MCP server answers plug.directory's checks, its uptime, time to answer, tools and status changes.",
+		Up:          p.Up}
 }
 
 // Answered is the newest check of the history that got an answer, of any

@@ -259,7 +259,8 @@ func (p *publication) sweepUnlisted() error {
 }
 
 // writeShared writes the files about every server or none: index.json and
-// its preview, probe.json, status.json and the checks page.
+// its preview, probe.json, status.json, the checks page, and the pages'
+// stylesheet and script.
 func (p *publication) writeShared() error {
 	out := p.cfg.OutDir
 	status, err := statusOf(p.cfg.DataDir, p.now, p.bad)
@@ -317,7 +318,12 @@ func (p *publication) writeShared() error {
 			return err
 		}
 	}
-	for _, name := range []string{"probe.json", "checks.txt", "checks.html"} {
+	if !p.cfg.NoHTML {
+		for name, b := range pageAssets {
+			files[name] = b
+		}
+	}
+	for _, name := range []string{"probe.json", "checks.txt", "checks.html", "site.css", "site.js"} {
 		if b, ok := files[name]; ok {
 			if err := p.putShared(filepath.Join(out, name), b); err != nil {
 				return err

@@ -84,7 +84,8 @@ func TestPreviewWording(t *testing.T) {
 			}
 		}},
 		{"svgs_scale_to_a_phone", func(t *testing.T) {
-			if !strings.Contains(all["alpha"], "svg,img{max-width:100%;height:auto}") || !strings.Contains(all["alpha"], `viewBox="0 0 720 28"`) {
+			if !strings.Contains(page("site.css"), "svg,img{max-width:100%;height:auto}") || !strings.Contains(all["alpha"], `<link rel="stylesheet" href="../site.css">`) ||
+				!strings.Contains(all["alpha"], `viewBox="0 0 720 28"`) {
 				t.Error("the strip does not scale down: no max-width for svg and img or no viewBox")
 			}
 		}},

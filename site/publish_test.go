@@ -81,6 +81,8 @@ var publishedKinds = []struct{ dir, suffix, check string }{
 	{"", "feed.atom", "xml"},
 	{"", ".html", ""},
 	{"", "checks.txt", ""},
+	{"", "site.css", ""}, // the pages' stylesheet and script: golden, and the pages' browser tests
+	{"", "site.js", ""},
 	{"servers", ".json", "server.schema.json"},
 	{"servers", ".html", ""},
 	{"badges", ".json", "badge.schema.json"},
