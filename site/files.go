@@ -41,7 +41,7 @@ type ServerFile struct {
 	History      []Check         `json:"history"` // the latest checks, newest first, at most HistoryLen
 	Uptime       UptimeSet       `json:"uptime"`
 	LatencyP50   *int64          `json:"latency_p50_ms_30d"` // median latency of the answered checks of the last 30 days; null when none
-	Daily        []Day           `json:"daily"`              // the DailyLen UTC days ending on the day the file was rendered, oldest first
+	Daily        DailySeries     `json:"daily"`              // the DailyLen UTC days ending on the day the file was rendered, oldest first
 	Incidents    []Incident      `json:"incidents"`          // its status changes, newest first: at most IncidentsLen, none that ended more than a year ago
 	ToolDefs     ToolDefinitions `json:"tool_definitions"`
 	Badges       BadgeLinks      `json:"badges"`
