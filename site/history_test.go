@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -212,19 +213,17 @@ func TestIncidentsBounded(t *testing.T) {
 type svgDoc struct {
 	XMLName xml.Name  `xml:"svg"`
 	Title   string    `xml:"title"`
-	Paths   []svgPath `xml:"path"` // the strip's bars
+	Paths   []svgPath `xml:"path"` // the strip's bars, the latency chart's segments and ticks
 	// The latency chart's.
 	ViewBox string   `xml:"viewBox,attr"`
 	Width   string   `xml:"width,attr"`
 	Texts   []string `xml:"text"`
 	Days    []struct {
-		Title string `xml:"title"`
 		Rects []struct {
 			X     int    `xml:"x,attr"`
 			Width int    `xml:"width,attr"`
 			Title string `xml:"title"`
-		} `xml:"rect"` // the strip's: its titles, over the bars
-		Lines []struct{} `xml:"line"`
+		} `xml:"rect"` // its titles, over the bars
 	} `xml:"g"`
 }
 
@@ -289,8 +288,38 @@ func checkStrip(t *testing.T, f *fixture) {
 		t.Errorf("title of the days before listing: %q", title)
 	}
 	chart := parse("latency-chart")
-	if len(chart.Days) != 59 || !strings.HasPrefix(chart.Title, "latency per day, up to ") {
-		t.Errorf("latency chart: %d days (want 59 with an answer), title %q", len(chart.Days), chart.Title)
+	if len(chart.Days) != 1 || len(chart.Days[0].Rects) != 59 || !strings.HasPrefix(chart.Title, "latency per day, up to ") {
+		t.Fatalf("latency chart: %d groups of titles (want 1, with 59 days with an answer), title %q", len(chart.Days), chart.Title)
+	}
+	// A day with an answer has its title, a bar (a subpath of a
+	// segment's path at its x) and a p95 tick; a day without, none.
+	drawn := map[int]map[string]bool{}
+	for _, p := range chart.Paths {
+		for _, sub := range strings.Split(p.D, "M")[1:] {
+			x, _, _ := strings.Cut(sub, " ")
+			n, err := strconv.Atoi(x)
+			if p.Class == "p95" {
+				n++
+			}
+			if err != nil || (n-chartLeft)%chartStep != 0 {
+				t.Fatalf("latency chart: path %s: subpath M%s is at no day's x", p.Class, sub)
+			}
+			if drawn[n] == nil {
+				drawn[n] = map[string]bool{}
+			}
+			drawn[n][p.Class] = true
+		}
+	}
+	for i, r := range chart.Days[0].Rects {
+		d := sf.Daily[(r.X-chartLeft)/chartStep]
+		if d.LatencyP50MS == nil || !drawn[r.X]["p95"] || !drawn[r.X]["rest"] && !drawn[r.X]["wait"] ||
+			!strings.HasPrefix(r.Title, d.Date+": median ") || !strings.Contains(r.Title, "p95 ") {
+			t.Errorf("latency chart, title %d at x %d: %q, drawn %v, for %+v; want a bar, a tick and both figures of a day with an answer", i, r.X, r.Title, drawn[r.X], d)
+			break
+		}
+	}
+	if len(drawn) != 59 {
+		t.Errorf("latency chart: bars on %d days, want 59", len(drawn))
 	}
 	if !strings.HasPrefix(chart.ViewBox, "0 0 ") || chart.Width != "" {
 		t.Errorf("latency chart: viewBox %q, width %q; want a viewBox and no fixed width", chart.ViewBox, chart.Width)
@@ -298,11 +327,5 @@ func checkStrip(t *testing.T, f *fixture) {
 	labels := chart.Texts
 	if len(labels) != 3 || labels[0] != "0" {
 		t.Errorf("latency chart scale %q: want 0, the middle and the top written", labels)
-	}
-	for _, d := range chart.Days {
-		if len(d.Rects) == 0 || len(d.Lines) != 1 || !strings.Contains(d.Title, "median ") || !strings.Contains(d.Title, "p95 ") {
-			t.Errorf("a day of the latency chart: %d segments, %d p95 ticks, title %q; want a bar, a tick and both figures", len(d.Rects), len(d.Lines), d.Title)
-			break
-		}
 	}
 }

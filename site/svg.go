@@ -3,6 +3,7 @@ package site
 import (
 	"fmt"
 	"html/template"
+	"math"
 	"strconv"
 	"strings"
 
@@ -238,20 +239,21 @@ func latencyChart(days []Day) template.HTML {
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/><text class="axis" x="%d" y="%.1f" font-size="%d" text-anchor="end">%s</text>`,
 			chartLeft, w, y(ms), y(ms), chartLeft-3, y(ms)+chartFont/3, chartFont, msLabel(ms))
 	}
+	// A path a segment's class, with a subpath a day: the classes' paint
+	// is in the stylesheet, written once, not once a day.
+	paths := map[string][]byte{}
+	var tips []byte
 	for i, d := range days {
 		if d.LatencyP50MS == nil {
 			continue
 		}
 		x := chartLeft + i*chartStep
-		b.WriteString(`<g class="day"><title>`)
-		b.WriteString(latencyTitle(d))
-		b.WriteString(`</title>`)
 		var base int64
 		segment := func(class string, ms int64) {
 			if ms <= 0 {
 				return
 			}
-			fmt.Fprintf(&b, `<rect class="%s" x="%d" y="%.1f" width="%d" height="%.1f"/>`, class, x, y(base+ms), chartBar, y(base)-y(base+ms))
+			paths[class] = appendBox(paths[class], x, y(base+ms), y(base)-y(base+ms))
 			base += ms
 		}
 		if d.Phases != nil {
@@ -263,12 +265,34 @@ func latencyChart(days []Day) template.HTML {
 		}
 		segment("rest", *d.LatencyP50MS-base)
 		if base == 0 { // answered in under a millisecond: still a bar, not nothing
-			fmt.Fprintf(&b, `<rect class="rest" x="%d" y="%.1f" width="%d" height="1"/>`, x, y(0)-1, chartBar)
+			paths["rest"] = appendBox(paths["rest"], x, y(0)-1, 1)
 		}
-		fmt.Fprintf(&b, `<line class="p95" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/></g>`, x-1, x+chartBar+1, y(*d.LatencyP95MS), y(*d.LatencyP95MS))
+		paths["p95"] = fmt.Appendf(paths["p95"], "M%d %sh%d", x-1, chartNum(y(*d.LatencyP95MS)), chartBar+2)
+		tips = fmt.Appendf(tips, `<rect x="%d" y="%d" width="%d" height="%d"><title>%s</title></rect>`, x, chartTop, chartStep, chartPlot, latencyTitle(d))
 	}
-	b.WriteString(`</svg>`)
+	for _, class := range chartClasses {
+		if d := paths[class]; len(d) > 0 {
+			fmt.Fprintf(&b, `<path class="%s" d="%s"/>`, class, d)
+		}
+	}
+	fmt.Fprintf(&b, `<g class="days" fill-opacity="0">%s</g></svg>`, tips)
 	return template.HTML(b.String())
+}
+
+// chartClasses are the classes of the chart's paths, in the order they
+// are drawn: the phases bottom up, the rest, the 95th percentile's ticks.
+var chartClasses = []string{"dns", "connect", "tls", "wait", "rest", "p95"}
+
+// appendBox appends a subpath drawing a day's segment of the latency
+// chart, a bar's width wide, from its top y down h.
+func appendBox(b []byte, x int, y, h float64) []byte {
+	return fmt.Appendf(b, "M%d %sh%dv%sh-%dz", x, chartNum(y), chartBar, chartNum(h), chartBar)
+}
+
+// chartNum writes a coordinate of the latency chart to a tenth of a unit,
+// without a trailing ".0".
+func chartNum(v float64) string {
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 }
 
 // latencyTitle says a day's latency figures, as its bar's tooltip.
