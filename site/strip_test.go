@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,25 +73,34 @@ func pathsOf(els []svgElement) []svgPath {
 }
 
 // dayBars returns, for each of days days, the path of class "day ..."
-// that draws its bar, a subpath "M<x> 0h6v28h-6z" at x = day * barStep,
-// failing the test when a day has no bar or two.
+// that draws its bar: a subpath "M<x> 0h<w>v28h-<w>z" draws a run of
+// bars, one every barStep from x = day * barStep to the run's last bar,
+// barWidth wide. The test fails when a day has no bar or two.
 func dayBars(t *testing.T, paths []svgPath, days int) []svgPath {
 	t.Helper()
 	bars := make([]svgPath, days)
+	run := regexp.MustCompile(`^(\d+) 0h(\d+)v` + strconv.Itoa(stripH) + `h-(\d+)z$`)
 	for _, p := range paths {
 		if !strings.HasPrefix(p.Class, "day ") {
 			continue
 		}
 		for _, sub := range strings.Split(p.D, "M")[1:] {
-			x, rest, _ := strings.Cut(sub, " ")
-			n, err := strconv.Atoi(x)
-			if err != nil || rest != "0"+barPath[2:] || n%barStep != 0 || n/barStep >= days {
-				t.Fatalf("path %q: subpath M%s is no bar of a day", p.D, sub)
+			m := run.FindStringSubmatch(sub)
+			if m == nil || m[2] != m[3] {
+				t.Fatalf("path %q: subpath M%s is no run of bars", p.D, sub)
 			}
-			if bars[n/barStep].Class != "" {
-				t.Fatalf("day %d has two bars", n/barStep)
+			x, _ := strconv.Atoi(m[1])
+			w, _ := strconv.Atoi(m[2])
+			n := (w + barStep - barWidth) / barStep
+			if x%barStep != 0 || n < 1 || n*barStep-(barStep-barWidth) != w || x/barStep+n > days {
+				t.Fatalf("path %q: subpath M%s is no run of bars", p.D, sub)
 			}
-			bars[n/barStep] = p
+			for day := x / barStep; day < x/barStep+n; day++ {
+				if bars[day].Class != "" {
+					t.Fatalf("day %d has two bars", day)
+				}
+				bars[day] = p
+			}
 		}
 	}
 	for i, b := range bars {
@@ -132,8 +142,10 @@ func TestStripFile(t *testing.T) {
 			}
 			bars := dayBars(t, pathsOf(els), DailyLen)
 			for i, d := range sf.Daily {
-				if want := `fill="` + bars[i].Fill + `"`; bars[i].Class != "day "+dayClass(d) || !strings.HasPrefix(dayPaint[dayClass(d)], want) {
-					t.Errorf("bar %d (%s): %s, want %s", i, d.Date, want, dayPaint[dayClass(d)])
+				class := dayClass(d)
+				pattern := `<pattern id="day-` + class + `" width="8" height="28" patternUnits="userSpaceOnUse"><path ` + dayPaint[class] + ` d="`
+				if bars[i].Class != "day "+class || bars[i].Fill != "url(#day-"+class+")" || !strings.Contains(string(b), pattern) {
+					t.Errorf("bar %d (%s): class %q, fill %q; want day %s, filled with a pattern of its paint, %s", i, d.Date, bars[i].Class, bars[i].Fill, class, dayPaint[class])
 				}
 			}
 			root := els[0].Attrs
