@@ -1,0 +1,90 @@
+package site
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// serverSet is every file of a server's set, relative to the top of the
+// site: its file, page, strip, feed and four badges.
+func serverSet(id string) []string {
+	return []string{"servers/" + id + ".json", "servers/" + id + ".html", stripDir + "/" + id + ".svg", "feeds/" + id + ".atom",
+		"badges/" + id + ".json", "badges-uptime/" + id + ".json", "badges-latency/" + id + ".json", "badges-certificate/" + id + ".json"}
+}
+
+// setWeight returns the bytes of each file of a server's set, and their sum.
+func setWeight(t *testing.T, out, id string) (map[string]int64, int64) {
+	t.Helper()
+	sizes := map[string]int64{}
+	var sum int64
+	for _, rel := range serverSet(id) {
+		fi, err := os.Stat(filepath.Join(out, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[rel] = fi.Size()
+		sum += fi.Size()
+	}
+	return sizes, sum
+}
+
+// ninetyDays publishes alpha checked every day for DailyLen days, as a
+// server past the top 2,000 is: working but for a failing check a month,
+// its time to answer varying.
+func ninetyDays(t *testing.T) *fixture {
+	t.Helper()
+	f := newFixture(t)
+	f.writeServers([]data.Server{srvWorking})
+	var rs []data.Result
+	for day := DailyLen - 1; day >= 0; day-- {
+		at := fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(7*time.Hour + 17*time.Second)
+		o, why := data.Working, ""
+		if day%30 == 5 {
+			o, why = data.Failing, "HTTP 502"
+		}
+		r := result(srvWorking, at, o, why)
+		r.Duration = time.Duration(300+7*day) * time.Millisecond
+		rs = append(rs, r)
+	}
+	f.results(rs...)
+	f.fold()
+	f.MustPublish()
+	return f
+}
+
+// TestServerSetWeight holds what a server's set of files (its file, page,
+// strip, feed and badges) weighs at today's content to its budget: a
+// server checked once (the golden bravo) within 15 KB, and one checked
+// every day for 90 days within what it weighs now. docs/development.md
+// ("What a site weighs") gives the figures; a set past its budget fails
+// here, with what each file weighs.
+func TestServerSetWeight(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		f      func(t *testing.T) *fixture
+		id     string
+		budget int64
+	}{
+		{"checked_once", newStandard, srvKey.ID, 15 << 10},
+		// The daily series of 90 checked days (22 KB of its file), its
+		// strip and latency chart with a tooltip a day (36 KB of its
+		// page) and its 48 last checks in both: not yet within 15 KB.
+		{"checked_daily_90_days", ninetyDays, srvWorking.ID, 92 << 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := c.f(t)
+			f.MustPublish()
+			sizes, sum := setWeight(t, f.out, c.id)
+			t.Logf("%s: %d bytes: %v", c.id, sum, sizes)
+			if sum > c.budget {
+				t.Errorf("%s's set weighs %d bytes, past its budget of %d: %v", c.id, sum, c.budget, sizes)
+			}
+		})
+	}
+}
