@@ -7,37 +7,30 @@ import (
 	"testing"
 )
 
-// TestDailySeriesRuns writes a series with runs of days without a counted
-// check, listed and not, as one entry a run, and reads it back a day a
-// day; a file whose runs do not fit the series is refused.
-func TestDailySeriesRuns(t *testing.T) {
-	pct := 50.0
-	ms := int64(7)
+// TestDailySeriesColumns writes a series in columns, the days with
+// counted checks only, and reads it back a day a day; a file whose
+// columns do not fit the series is refused.
+func TestDailySeriesColumns(t *testing.T) {
+	half, all := 50.0, 100.0
+	ms, ms2 := int64(7), int64(9)
 	s := DailySeries{
 		{Date: "2026-11-28"}, {Date: "2026-11-29"}, // not listed yet
-		{Date: "2026-11-30", Listed: true}, {Date: "2026-12-01", Listed: true},
-		{Date: "2026-12-02", Listed: true, Counted: 2, Answered: 1, Percent: &pct, LatencyP50MS: &ms, LatencyP95MS: &ms},
-		{Date: "2026-12-03", Listed: true, Counted: 2, Answered: 1, Percent: &pct, LatencyP50MS: &ms, LatencyP95MS: &ms},
-		{Date: "2026-12-04", Listed: true},
+		{Date: "2026-11-30", Listed: true}, {Date: "2026-12-01"}, // listed, and not: listed again later
+		{Date: "2026-12-02", Listed: true, Counted: 2, Answered: 1, Percent: &half, LatencyP50MS: &ms, LatencyP95MS: &ms2,
+			Phases: &DayPhases{Connect: &Spread{P50: 1, P95: 2}, Wait: &Spread{P50: 3, P95: 4}}},
+		{Date: "2026-12-03", Listed: true, Counted: 3, Answered: 0, Percent: new(float64)},
+		{Date: "2026-12-04", Listed: true, Counted: 1, Answered: 1, Percent: &all, LatencyP50MS: &ms, LatencyP95MS: &ms},
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var runs []struct {
-		Date string `json:"date"`
-		Days int    `json:"days"`
-	}
-	if err := json.Unmarshal(b, &runs); err != nil {
-		t.Fatal(err)
-	}
-	want := "2026-11-28x2 2026-11-30x2 2026-12-02x1 2026-12-03x1 2026-12-04x1"
-	var got []string
-	for _, r := range runs {
-		got = append(got, r.Date+"x"+string(rune('0'+r.Days)))
-	}
-	if strings.Join(got, " ") != want {
-		t.Errorf("entries %v, want %s:\n%s", got, want, b)
+	want := `{"from":"2026-11-28","days":7,"unlisted":[[0,1],[3,3]],"day":[4,5,6],"counted":[2,3,1],"answered":[1,0,1],` +
+		`"latency_p50_ms":[7,null,7],"latency_p95_ms":[9,null,7],"phases":{"dns_ms":{"p50":[null,null,null],"p95":[null,null,null]},` +
+		`"connect_ms":{"p50":[1,null,null],"p95":[2,null,null]},"tls_ms":{"p50":[null,null,null],"p95":[null,null,null]},` +
+		`"wait_ms":{"p50":[3,null,null],"p95":[4,null,null]}}}`
+	if string(b) != want {
+		t.Errorf("written\n%s\nwant\n%s", b, want)
 	}
 	var back DailySeries
 	if err := json.Unmarshal(b, &back); err != nil {
@@ -47,11 +40,22 @@ func TestDailySeriesRuns(t *testing.T) {
 		t.Errorf("read back %+v, want %+v", back, s)
 	}
 
+	empty := `"phases":{"dns_ms":{"p50":[],"p95":[]},"connect_ms":{"p50":[],"p95":[]},"tls_ms":{"p50":[],"p95":[]},"wait_ms":{"p50":[],"p95":[]}}`
+	one := `"counted":[1],"answered":[1],"latency_p50_ms":[1],"latency_p95_ms":[1],` + strings.ReplaceAll(empty, "[]", "[null]")
 	for _, c := range []struct{ name, in string }{
-		{"no_days", `[{"date":"2026-12-01","days":0}]`},
-		{"past_the_series", `[{"date":"2026-09-01","days":90},{"date":"2026-11-30","days":1}]`},
-		{"bad_date", `[{"date":"2026-13-01","days":1}]`},
-		{"not_a_list", `{"date":"2026-12-01"}`},
+		{"no_days", `{"from":"2026-12-01","days":0,"day":[],"counted":[],"answered":[],"latency_p50_ms":[],"latency_p95_ms":[],` + empty + `}`},
+		{"past_the_series", `{"from":"2026-12-01","days":91,"day":[],"counted":[],"answered":[],"latency_p50_ms":[],"latency_p95_ms":[],` + empty + `}`},
+		{"bad_date", `{"from":"2026-13-01","days":1,"day":[],"counted":[],"answered":[],"latency_p50_ms":[],"latency_p95_ms":[],` + empty + `}`},
+		{"short_column", `{"from":"2026-12-01","days":3,"day":[1],"counted":[],"answered":[1],"latency_p50_ms":[1],"latency_p95_ms":[1],` + strings.ReplaceAll(empty, "[]", "[null]") + `}`},
+		{"day_past_days", `{"from":"2026-12-01","days":3,"day":[3],` + one + `}`},
+		{"days_out_of_order", `{"from":"2026-12-01","days":3,"day":[2,1],` + strings.ReplaceAll(strings.ReplaceAll(one, "[1]", "[1,1]"), "[null]", "[null,null]") + `}`},
+		{"counted_and_unlisted", `{"from":"2026-12-01","days":3,"unlisted":[[0,1]],"day":[1],` + one + `}`},
+		{"unlisted_backwards", `{"from":"2026-12-01","days":3,"unlisted":[[1,0]],"day":[],"counted":[],"answered":[],"latency_p50_ms":[],"latency_p95_ms":[],` + empty + `}`},
+		{"unlisted_overlapping", `{"from":"2026-12-01","days":3,"unlisted":[[0,1],[1,2]],"day":[],"counted":[],"answered":[],"latency_p50_ms":[],"latency_p95_ms":[],` + empty + `}`},
+		{"unlisted_past_days", `{"from":"2026-12-01","days":3,"unlisted":[[2,3]],"day":[],"counted":[],"answered":[],"latency_p50_ms":[],"latency_p95_ms":[],` + empty + `}`},
+		{"more_answered_than_counted", `{"from":"2026-12-01","days":3,"day":[1],` + strings.Replace(one, `"answered":[1]`, `"answered":[2]`, 1) + `}`},
+		{"half_a_phase", `{"from":"2026-12-01","days":3,"day":[1],` + strings.Replace(one, `{"p50":[null]`, `{"p50":[1]`, 1) + `}`},
+		{"not_an_object", `[{"date":"2026-12-01"}]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var s DailySeries

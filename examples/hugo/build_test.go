@@ -165,8 +165,7 @@ func TestHugoBuild(t *testing.T) {
 	for _, c := range []struct{ rel, want string }{
 		{"index.html", `checks paused at the owner's request: 1 server;`},
 		{"servers/docs-13670.html", `<time datetime="2026-12-02T11:00:00.000Z">2 Dec 2026, 11:00 UTC</time>`},
-		// The daily series' runs of days without a counted check add up to
-		// its 90 days.
+		// The daily series' columns add up to the checks of its 90 days.
 		{"servers/docs-13670.html", "<h2>The last 90 days</h2>\n<p>3 counted checks, 3 worked.</p>"},
 		{"servers/reports-2994.html", "<h2>The last 90 days</h2>\n<p>3 counted checks, 0 worked.</p>"},
 		{"servers/fresh-2227.html", "<h2>The last 90 days</h2>\n<p>0 counted checks, 0 worked.</p>"},
