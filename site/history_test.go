@@ -212,23 +212,20 @@ func TestIncidentsBounded(t *testing.T) {
 // svgDoc is what checkStrip reads of an SVG.
 type svgDoc struct {
 	XMLName xml.Name  `xml:"svg"`
-	Title   string    `xml:"title"`
-	Paths   []svgPath `xml:"path"` // the strip's bars, the latency chart's segments and ticks
+	Label   string    `xml:"aria-label,attr"` // what it says to a screen reader
+	Paths   []svgPath `xml:"path"`            // the strip's bars, the latency chart's segments and ticks
 	// The latency chart's.
 	ViewBox string   `xml:"viewBox,attr"`
 	Width   string   `xml:"width,attr"`
 	Texts   []string `xml:"text"`
-	Days    []struct {
-		Rects []struct {
-			X     int    `xml:"x,attr"`
-			Width int    `xml:"width,attr"`
-			Title string `xml:"title"`
-		} `xml:"rect"` // its titles, over the bars
-	} `xml:"g"`
+	Groups  []struct {
+		XMLName xml.Name
+	} `xml:",any"` // its other elements
 }
 
 // checkStrip reads the uptime strip and the latency chart of hotel's page as
-// XML and checks them against its daily series.
+// XML and checks them against its daily series, and the words that stand
+// for them.
 func checkStrip(t *testing.T, f *fixture) {
 	sf := readServerFile(t, f, "hotel")
 	b, err := os.ReadFile(filepath.Join(f.out, "servers", "hotel.html"))
@@ -251,29 +248,20 @@ func checkStrip(t *testing.T, f *fixture) {
 	}
 	strip := parse("strip")
 	bars := dayBars(t, strip.Paths, DailyLen)
-	if len(strip.Days) != 1 {
-		t.Fatalf("%d groups of titles in the strip, want 1", len(strip.Days))
-	}
-	// Each day is under one title: its own, or that of a run of days
-	// without figures, "<first> to <last>: ...".
-	titles := make([]string, DailyLen)
-	for _, r := range strip.Days[0].Rects {
-		for x := r.X; x < r.X+r.Width; x += barStep {
-			if titles[x/barStep] != "" {
-				t.Fatalf("day %d under two titles", x/barStep)
+	// Nothing but its paths, their patterns and the chart's gridlines:
+	// no tooltip a day.
+	only := func(name string, d svgDoc, allowed string) {
+		for _, g := range d.Groups {
+			if g.XMLName.Local != allowed {
+				t.Errorf("the %s holds a <%s>", name, g.XMLName.Local)
 			}
-			titles[x/barStep] = r.Title
 		}
 	}
+	only("strip", strip, "defs")
 	classes := map[string]int{}
 	for i, d := range sf.Daily {
-		title := titles[i]
-		first, last := title, title
-		if from, to, ok := strings.Cut(title, " to "); ok {
-			first, last = from, to
-		}
-		if bars[i].Class != "day "+dayClass(d) || first[:10] > d.Date || last[:10] < d.Date {
-			t.Errorf("bar %d: class %q title %q for %+v", i, bars[i].Class, title, d)
+		if bars[i].Class != "day "+dayClass(d) {
+			t.Errorf("bar %d: class %q for %+v", i, bars[i].Class, d)
 		}
 		classes[bars[i].Class]++
 	}
@@ -281,27 +269,31 @@ func checkStrip(t *testing.T, f *fixture) {
 	if !reflect.DeepEqual(classes, want) {
 		t.Errorf("bar classes %v, want %v", classes, want)
 	}
-	if title := titles[DailyLen-1-50]; !strings.Contains(title, "2 checks counted, 0 worked, uptime 0 %") {
-		t.Errorf("title of the failing day: %q", title)
+	// What a reader who does not see the colours is told instead: how many
+	// days of each, and the failing day in a table.
+	if w := "uptime per day, last 90 days: every check worked on 59 days, most failed on 1 day, nothing counted on 1 day, not listed yet on 29 days"; strip.Label != w {
+		t.Errorf("the strip says %q, want %q", strip.Label, w)
 	}
-	if title := titles[0]; title != "2026-09-04 to 2026-10-02: not listed yet" {
-		t.Errorf("title of the days before listing: %q", title)
+	bad := sf.Daily[DailyLen-1-50].Date
+	if w := "<tr><td>" + bad + "</td><td data-label=\"Checks\">2 counted checks, 0 worked</td><td data-label=\"Uptime\">0 %</td></tr>"; !strings.Contains(page, "<caption>The days some check failed</caption>") || !strings.Contains(page, w) {
+		t.Errorf("the page does not list the failing day as %s", w)
 	}
 	chart := parse("latency-chart")
-	if len(chart.Days) != 1 || len(chart.Days[0].Rects) != 59 || !strings.HasPrefix(chart.Title, "latency per day, up to ") {
-		t.Fatalf("latency chart: %d groups of titles (want 1, with 59 days with an answer), title %q", len(chart.Days), chart.Title)
+	only("latency chart", chart, "line")
+	if w := "latency per day, on 59 days with a check that worked: median from "; !strings.HasPrefix(chart.Label, w) {
+		t.Errorf("latency chart: label %q, want %q...", chart.Label, w)
 	}
-	// A day with an answer has its title, a bar (a subpath of a
-	// segment's path at its x) and a p95 tick; a day without, none.
+	// A day with an answer has a bar (a subpath of a segment's path at the
+	// middle of its day) and a p95 tick; a day without, none.
 	drawn := map[int]map[string]bool{}
 	for _, p := range chart.Paths {
 		for _, sub := range strings.Split(p.D, "M")[1:] {
 			x, _, _ := strings.Cut(sub, " ")
 			n, err := strconv.Atoi(x)
 			if p.Class == "p95" {
-				n++
+				n += chartStep / 2
 			}
-			if err != nil || (n-chartLeft)%chartStep != 0 {
+			if err != nil || (n-chartLeft-chartStep/2)%chartStep != 0 {
 				t.Fatalf("latency chart: path %s: subpath M%s is at no day's x", p.Class, sub)
 			}
 			if drawn[n] == nil {
@@ -310,12 +302,10 @@ func checkStrip(t *testing.T, f *fixture) {
 			drawn[n][p.Class] = true
 		}
 	}
-	for i, r := range chart.Days[0].Rects {
-		d := sf.Daily[(r.X-chartLeft)/chartStep]
-		if d.LatencyP50MS == nil || !drawn[r.X]["p95"] || !drawn[r.X]["rest"] && !drawn[r.X]["wait"] ||
-			!strings.HasPrefix(r.Title, d.Date+": median ") || !strings.Contains(r.Title, "p95 ") {
-			t.Errorf("latency chart, title %d at x %d: %q, drawn %v, for %+v; want a bar, a tick and both figures of a day with an answer", i, r.X, r.Title, drawn[r.X], d)
-			break
+	for i, d := range sf.Daily {
+		x := chartLeft + i*chartStep + chartStep/2
+		if got := drawn[x]["p95"] && (drawn[x]["rest"] || drawn[x]["wait"]); got != (d.LatencyP50MS != nil) {
+			t.Errorf("latency chart, day %d: drawn %v for %+v; want a bar and a tick on a day with an answer, none on another", i, drawn[x], d)
 		}
 	}
 	if len(drawn) != 59 {

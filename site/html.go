@@ -70,10 +70,16 @@ var htmlFuncs = template.FuncMap{
 		return strconv.FormatInt(*v, 10) + " ms"
 	},
 	"uptimeStrip":  uptimeStrip,
+	"badDays":      badDays,
+	"recent":       func(h []Check) []Check { return h[:min(len(h), pageChecks)] },
 	"latencyChart": latencyChart,
 	"stripWidth":   func(days []Day) int { return len(days) * barStep },
 	"stripHeight":  func() int { return stripFileH },
 }
+
+// pageChecks is how many of the latest checks of its file (at most
+// HistoryLen) a server's page lists: its file has them all.
+const pageChecks = 10
 
 // pageMeta is what the head of a page says of it: its title, and the
 // description a search engine or a link preview shows; Up is the way to

@@ -113,6 +113,25 @@ func TestPreviewWording(t *testing.T) {
 				t.Error("echo's page shows a tool count its check did not learn")
 			}
 		}},
+		{"last_checks_in_the_page_all_in_the_file", func(t *testing.T) {
+			// alpha's file has its HistoryLen last checks; its page the
+			// last pageChecks of them, and says where the rest are.
+			p := all["alpha"]
+			i := strings.Index(p, "<h2>The last 10 checks</h2>")
+			j := strings.Index(p, "<h2>Status changes</h2>")
+			if i < 0 || j < i {
+				t.Fatalf("alpha's page has no heading for its last %d checks", pageChecks)
+			}
+			if n := strings.Count(p[i:j], "<tr><td><time"); n != pageChecks {
+				t.Errorf("alpha's page lists %d checks, want %d", n, pageChecks)
+			}
+			if !strings.Contains(p[i:j], `<p>Its file (<a href="alpha.json">alpha.json</a>) lists the last 48.</p>`) {
+				t.Errorf("alpha's page does not say its file lists its last %d checks", HistoryLen)
+			}
+			if strings.Contains(all["bravo"], "lists the last") {
+				t.Error("bravo's page, with its one check, sends to its file for more")
+			}
+		}},
 		{"one_status_column", func(t *testing.T) {
 			if strings.Contains(all["index.html"], "<th>Label</th>") || strings.Contains(all["index.html"], `<span class="st failing">failing</span></td><td>failing`) {
 				t.Error("index shows the status twice")
@@ -131,7 +150,8 @@ func TestPreviewWording(t *testing.T) {
 					}
 				}
 			}
-			if n := len(tm.FindAllString(all["alpha"], -1)); n < 50 {
+			// Its last pageChecks checks, its status changes and its facts.
+			if n := len(tm.FindAllString(all["alpha"], -1)); n < 2*pageChecks {
 				t.Errorf("alpha's page has %d <time> elements", n)
 			}
 		}},

@@ -47,33 +47,69 @@ var dayPaint = map[string]string{
 	"unlisted": `fill="#fafafa" stroke="#ddd" stroke-width="1" stroke-dasharray="2 2"`,
 }
 
-// dayTitle says a day's figures, as each bar's tooltip.
-func dayTitle(d Day) string {
-	switch {
-	case !d.Listed:
-		return d.Date + ": not listed yet"
-	case d.Counted == 0:
-		return d.Date + ": no counted checks"
+// uptimeStrip draws the daily series as one bar a day, oldest on the left
+// (appendBars). Its bars have no tooltips, which weighed 130 bytes a day:
+// its label says how many days were of each colour (stripSummary), and the
+// page lists the days that were not all working (badDays). Inline SVG:
+// the preview needs no script.
+func uptimeStrip(days []Day) template.HTML {
+	b := make([]byte, 0, 400+len(days)*16)
+	b = fmt.Appendf(b, `<svg class="strip" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
+		len(days)*barStep, stripH, len(days)*barStep, stripH, stripSummary(days))
+	b = appendBars(b, days)
+	b = append(b, `</svg>`...)
+	return template.HTML(b)
+}
+
+// stripSummary says in words what the strip shows: how many of its days
+// were of each class of dayClass.
+func stripSummary(days []Day) string {
+	n := map[string]int{}
+	for _, d := range days {
+		n[dayClass(d)]++
 	}
-	s := fmt.Sprintf("%s: %s counted, %d worked, uptime %s %%", d.Date, data.Plural(d.Counted, "check"), d.Answered, trimPercent(*d.Percent))
-	if d.LatencyP50MS != nil {
-		s += fmt.Sprintf(", median %d ms, p95 %d ms", *d.LatencyP50MS, *d.LatencyP95MS)
+	s := fmt.Sprintf("uptime per day, last %d days: every check worked on %s", len(days), data.Plural(n["working"], "day"))
+	for _, c := range []struct{ class, words string }{{"refused", "some failed"}, {"failing", "most failed"}, {"nodata", "nothing counted"}, {"unlisted", "not listed yet"}} {
+		if n[c.class] > 0 {
+			s += fmt.Sprintf(", %s on %s", c.words, data.Plural(n[c.class], "day"))
+		}
 	}
 	return s
 }
 
-// uptimeStrip draws the daily series as one bar a day, oldest on the left
-// (appendBars), each day or run of days without a counted check under a
-// title giving its dates and figures. Inline SVG: the preview needs no
-// script.
-func uptimeStrip(days []Day) template.HTML {
-	b := make([]byte, 0, 400+len(days)*120)
-	b = fmt.Appendf(b, `<svg class="strip" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="uptime per day, last %d days">`,
-		len(days)*barStep, stripH, len(days)*barStep, stripH, len(days))
-	b = appendBars(b, days)
-	b = appendTitles(b, days)
-	b = append(b, `</svg>`...)
-	return template.HTML(b)
+// dayRun is a run of consecutive days of a class of dayClass, with their
+// checks added up.
+type dayRun struct {
+	From, To          string
+	Class             string
+	Days              int
+	Counted, Answered int
+}
+
+// Percent is the run's uptime, two decimals at most.
+func (r dayRun) Percent() string { return trimPercent(*percentOf(r.Answered, r.Counted)) }
+
+// badDays returns the runs of consecutive days on which some counted
+// check failed ("refused" and "failing" of dayClass), oldest first: the
+// days the strip's colours single out, in words, for a reader who does
+// not see them. A run, not a row a day: as many rows as the days changed.
+func badDays(days []Day) []dayRun {
+	var out []dayRun
+	for i := 0; i < len(days); {
+		class := dayClass(days[i])
+		if class != "refused" && class != "failing" {
+			i++
+			continue
+		}
+		r := dayRun{From: days[i].Date, Class: class}
+		for ; i < len(days) && dayClass(days[i]) == class; i++ {
+			r.To, r.Days = days[i].Date, r.Days+1
+			r.Counted += days[i].Counted
+			r.Answered += days[i].Answered
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // dayClasses are the classes of dayClass, in the order their paths are
@@ -149,36 +185,6 @@ var barPath = " 0h" + strconv.Itoa(barWidth) + "v" + strconv.Itoa(stripH) + "h-"
 // barOutlined draws a bar with an outline of one unit inside its edges.
 var barOutlined = "M.5 .5h" + strconv.Itoa(barWidth-1) + "v" + strconv.Itoa(stripH-1) + "h-" + strconv.Itoa(barWidth-1) + "z"
 
-// appendTitles appends, over the bars, a transparent rect under each
-// day's title (dayTitle) for a tooltip, one for a run of days that share
-// one without figures ("not listed yet", "no counted checks"). Titles
-// hold only digits, dates and fixed words.
-func appendTitles(b []byte, days []Day) []byte {
-	b = append(b, `<g fill-opacity="0">`...)
-	for i := 0; i < len(days); {
-		j := i + 1
-		if days[i].Counted == 0 {
-			for j < len(days) && days[j].Counted == 0 && days[j].Listed == days[i].Listed {
-				j++
-			}
-		}
-		title := dayTitle(days[i])
-		if j > i+1 {
-			first, rest, _ := strings.Cut(title, ": ")
-			title = first + " to " + days[j-1].Date + ": " + rest
-		}
-		b = append(b, `<rect x="`...)
-		b = strconv.AppendInt(b, int64(i*barStep), 10)
-		b = append(b, `" width="`...)
-		b = strconv.AppendInt(b, int64((j-i)*barStep), 10)
-		b = append(b, `" height="`+strconv.Itoa(stripH)+`"><title>`...)
-		b = append(b, title...)
-		b = append(b, `</title></rect>`...)
-		i = j
-	}
-	return append(b, `</g>`...)
-}
-
 // Geometry of the strip's file of its own, below the bars: a line of
 // text, its first and last days and the uptime of the period.
 const (
@@ -224,7 +230,6 @@ func stripFile(id string, days []Day) []byte {
 // the whole chart scales down to a phone's width with its labels readable.
 const (
 	chartStep   = 4   // per day
-	chartBar    = 3   // a day's bar
 	chartLeft   = 44  // room for the scale's labels
 	chartTop    = 8   // above the highest gridline
 	chartPlot   = 100 // height of the plot
@@ -251,7 +256,9 @@ var chartPhases = []struct {
 // reading the answers, the check's own work), and the 95th percentile of
 // the whole check as a tick above. A scale with three gridlines says the
 // milliseconds. A day without an answered check has no bar. It scales
-// with its width (a viewBox, no fixed size).
+// with its width (a viewBox, no fixed size). Its label says the range of
+// the days' figures (latencySummary); the days have no tooltips, which
+// weighed 160 bytes a day.
 func latencyChart(days []Day) template.HTML {
 	var top int64
 	for _, d := range days {
@@ -261,13 +268,12 @@ func latencyChart(days []Day) template.HTML {
 	}
 	w, h := chartLeft+len(days)*chartStep, chartTop+chartPlot+chartBottom
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="latency-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="latency per day: median by phase, and 95th percentile">`, w, h)
 	if top == 0 {
-		fmt.Fprintf(&b, `<title>no check worked in these days</title><text class="axis" x="%d" y="%d" font-size="%d">no check worked in these days</text></svg>`, chartLeft, chartTop+chartPlot/2, chartFont)
+		fmt.Fprintf(&b, `<svg class="latency-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="latency per day: no check worked in these days"><text class="axis" x="%d" y="%d" font-size="%d">no check worked in these days</text></svg>`, w, h, chartLeft, chartTop+chartPlot/2, chartFont)
 		return template.HTML(b.String())
 	}
+	fmt.Fprintf(&b, `<svg class="latency-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="%s">`, w, h, latencySummary(days))
 	top = niceCeil(top)
-	fmt.Fprintf(&b, `<title>latency per day, up to %d ms at the 95th percentile</title>`, top)
 	y := func(ms int64) float64 {
 		return float64(chartTop+chartPlot) - float64(chartPlot)*float64(ms)/float64(top)
 	}
@@ -278,18 +284,17 @@ func latencyChart(days []Day) template.HTML {
 	// A path a segment's class, with a subpath a day: the classes' paint
 	// is in the stylesheet, written once, not once a day.
 	paths := map[string][]byte{}
-	var tips []byte
 	for i, d := range days {
 		if d.LatencyP50MS == nil {
 			continue
 		}
-		x := chartLeft + i*chartStep
+		x := chartLeft + i*chartStep + chartStep/2
 		var base int64
 		segment := func(class string, ms int64) {
 			if ms <= 0 {
 				return
 			}
-			paths[class] = appendBox(paths[class], x, y(base+ms), y(base)-y(base+ms))
+			paths[class] = appendBar(paths[class], x, y(base), y(base+ms))
 			base += ms
 		}
 		if d.Phases != nil {
@@ -301,49 +306,58 @@ func latencyChart(days []Day) template.HTML {
 		}
 		segment("rest", *d.LatencyP50MS-base)
 		if base == 0 { // answered in under a millisecond: still a bar, not nothing
-			paths["rest"] = appendBox(paths["rest"], x, y(0)-1, 1)
+			paths["rest"] = appendBar(paths["rest"], x, y(0), y(0)-1)
 		}
-		paths["p95"] = fmt.Appendf(paths["p95"], "M%d %sh%d", x-1, chartNum(y(*d.LatencyP95MS)), chartBar+2)
-		tips = fmt.Appendf(tips, `<rect x="%d" y="%d" width="%d" height="%d"><title>%s</title></rect>`, x, chartTop, chartStep, chartPlot, latencyTitle(d))
+		paths["p95"] = fmt.Appendf(paths["p95"], "M%d %sh%d", x-chartStep/2, chartNum(y(*d.LatencyP95MS)), chartStep)
 	}
 	for _, class := range chartClasses {
 		if d := paths[class]; len(d) > 0 {
 			fmt.Fprintf(&b, `<path class="%s" d="%s"/>`, class, d)
 		}
 	}
-	fmt.Fprintf(&b, `<g class="days" fill-opacity="0">%s</g></svg>`, tips)
+	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// latencySummary says in words what the latency chart shows: on how many
+// days a check worked, the lowest and highest of their medians, and the
+// highest 95th percentile.
+func latencySummary(days []Day) string {
+	var n int
+	var lo, hi, p95 int64
+	for _, d := range days {
+		if d.LatencyP50MS == nil {
+			continue
+		}
+		if n == 0 || *d.LatencyP50MS < lo {
+			lo = *d.LatencyP50MS
+		}
+		hi, p95 = max(hi, *d.LatencyP50MS), max(p95, *d.LatencyP95MS)
+		n++
+	}
+	median := fmt.Sprintf("from %d to %d ms", lo, hi)
+	if lo == hi {
+		median = fmt.Sprintf("%d ms", lo)
+	}
+	return fmt.Sprintf("latency per day, on %s with a check that worked: median %s, 95th percentile up to %d ms", data.Plural(n, "day"), median, p95)
 }
 
 // chartClasses are the classes of the chart's paths, in the order they
 // are drawn: the phases bottom up, the rest, the 95th percentile's ticks.
 var chartClasses = []string{"dns", "connect", "tls", "wait", "rest", "p95"}
 
-// appendBox appends a subpath drawing a day's segment of the latency
-// chart, a bar's width wide, from its top y down h.
-func appendBox(b []byte, x int, y, h float64) []byte {
-	return fmt.Appendf(b, "M%d %sh%dv%sh-%dz", x, chartNum(y), chartBar, chartNum(h), chartBar)
+// appendBar appends a subpath drawing a day's segment of the latency
+// chart, a line at the middle of its day from y0 up to y1, which the
+// stylesheet strokes a bar's width wide: 12 bytes or so, where a box was
+// 19.
+func appendBar(b []byte, x int, y0, y1 float64) []byte {
+	return fmt.Appendf(b, "M%d %sV%s", x, chartNum(y0), chartNum(y1))
 }
 
 // chartNum writes a coordinate of the latency chart to a tenth of a unit,
 // without a trailing ".0".
 func chartNum(v float64) string {
 	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
-}
-
-// latencyTitle says a day's latency figures, as its bar's tooltip.
-func latencyTitle(d Day) string {
-	s := fmt.Sprintf("%s: median %d ms, p95 %d ms", d.Date, *d.LatencyP50MS, *d.LatencyP95MS)
-	if d.Phases == nil {
-		return s + " (no phases measured)"
-	}
-	var parts []string
-	for _, ph := range chartPhases {
-		if sp := ph.of(d.Phases); sp != nil {
-			parts = append(parts, fmt.Sprintf("%s %d/%d", ph.name, sp.P50, sp.P95))
-		}
-	}
-	return s + "; median/p95 ms: " + strings.Join(parts, ", ")
 }
 
 // niceCeil returns the smallest of 1, 2 or 5 times a power of ten at or
