@@ -171,11 +171,11 @@ func (s *soak) checkServer(sv *scripted, now time.Time, checks []checked) {
 			t.Errorf("%s at %s: no failing incident from %s to %s in %+v", id, now.Format(time.RFC3339), from, to, f.Incidents)
 		}
 	}
-	// Tool changes: one each time the table changes the tools, once a
-	// check has seen the new ones.
+	// Tool changes: one each time a check lists other tools than the
+	// check before it, as the table changes them.
 	changes := 0
-	for i, p := range l.phases[1:] {
-		if !equalTools(p.tools, l.phases[i].tools) && lastBefore(mine, now).After(s.run.at(p.at)) {
+	for i := 1; i < len(mine); i++ {
+		if !equalTools(s.run.phaseAt(l, mine[i].started).tools, s.run.phaseAt(l, mine[i-1].started).tools) {
 			changes++
 		}
 	}
@@ -214,16 +214,6 @@ func joinTools(t []string) string {
 		s += x + ","
 	}
 	return s
-}
-
-func lastBefore(cs []checked, t time.Time) time.Time {
-	var last time.Time
-	for _, c := range cs {
-		if !c.started.After(t) {
-			last = c.started
-		}
-	}
-	return last
 }
 
 // checkFeed holds feeds/<id>.atom to every entry it ever published (while

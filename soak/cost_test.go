@@ -85,6 +85,7 @@ func (s *soak) newDay(day time.Time) {
 	if s.today != nil {
 		s.today.disk = s.disk()
 		s.costs = append(s.costs, *s.today)
+		s.logDay(*s.today)
 	}
 	listed := 0
 	for _, sv := range s.servers {
@@ -121,17 +122,24 @@ func (s *soak) disk() map[string]int64 {
 	return sizes
 }
 
+// logDay logs what day d cost: plan and publish a call, run a check.
+func (s *soak) logDay(d dayCost) {
+	plan, run, publish := d.plan.per(d.plan.calls), d.run.per(d.checks), d.publish.per(d.publish.calls)
+	var disk int64
+	for _, n := range d.disk {
+		disk += n
+	}
+	s.t.Logf("%s: %d listed, %d checks, %d B on disk; plan %d× %v cpu %d B read %d B written %d allocs; run %v cpu/check %d B read %d B written %d allocs; publish %d× %v cpu %d B read %d B written %d allocs",
+		d.day.Format("2006-01-02"), d.listed, d.checks, disk,
+		d.plan.calls, plan.cpu, plan.read, plan.written, plan.allocs,
+		run.cpu, run.read, run.written, run.allocs,
+		d.publish.calls, publish.cpu, publish.read, publish.written, publish.allocs)
+}
+
 // report logs each day's costs and the disk at the end, with a year
 // extrapolated from the last day's growth.
 func (s *soak) report() {
 	s.newDay(s.today.day.Add(24 * time.Hour)) // the last day, closed
-	for _, d := range s.costs {
-		s.t.Logf("%s: %d listed, %d checks; plan %d× %v cpu %d B read %d B written %d allocs; run %v cpu/check %d B read %d B written %d allocs; publish %d× %v cpu %d B read %d B written %d allocs",
-			d.day.Format("2006-01-02"), d.listed, d.checks,
-			d.plan.calls, d.plan.per(d.plan.calls).cpu, d.plan.per(d.plan.calls).read, d.plan.per(d.plan.calls).written, d.plan.per(d.plan.calls).allocs,
-			d.run.per(d.checks).cpu, d.run.per(d.checks).read, d.run.per(d.checks).written, d.run.per(d.checks).allocs,
-			d.publish.calls, d.publish.per(d.publish.calls).cpu, d.publish.per(d.publish.calls).read, d.publish.per(d.publish.calls).written, d.publish.per(d.publish.calls).allocs)
-	}
 	last := s.costs[len(s.costs)-1]
 	var names []string
 	for k := range last.disk {
