@@ -1,11 +1,11 @@
 package soak
 
 import (
-	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"plug.directory/prober/data"
@@ -175,7 +175,7 @@ func (s *soak) checkServer(sv *scripted, now time.Time, checks []checked) {
 	// check before it, as the table changes them.
 	changes := 0
 	for i := 1; i < len(mine); i++ {
-		if !equalTools(s.run.phaseAt(l, mine[i].started).tools, s.run.phaseAt(l, mine[i-1].started).tools) {
+		if !slices.Equal(s.run.phaseAt(l, mine[i].started).tools, s.run.phaseAt(l, mine[i-1].started).tools) {
 			changes++
 		}
 	}
@@ -206,16 +206,6 @@ func (s *soak) checkServer(sv *scripted, now time.Time, checks []checked) {
 	s.checkFeed(id, now)
 }
 
-func equalTools(a, b []string) bool { return bytes.Equal([]byte(joinTools(a)), []byte(joinTools(b))) }
-
-func joinTools(t []string) string {
-	s := ""
-	for _, x := range t {
-		s += x + ","
-	}
-	return s
-}
-
 // checkFeed holds feeds/<id>.atom to every entry it ever published (while
 // it has fewer than site.ServerFeedLen) and new entries to dates after the
 // previous checkpoint's publish, a day of slack for the midnight a
@@ -239,14 +229,14 @@ func (s *soak) checkFeed(id string, now time.Time) {
 		seen = map[string]time.Time{}
 		s.feeds[id] = seen
 	}
-	now2 := map[string]bool{}
+	present := map[string]bool{}
 	for _, e := range feed.Entries {
 		at, err := time.Parse(time.RFC3339, e.Updated)
 		if err != nil {
 			s.t.Errorf("%s feed entry %s: date %q", id, e.ID, e.Updated)
 			continue
 		}
-		now2[e.ID] = true
+		present[e.ID] = true
 		if old, ok := seen[e.ID]; ok {
 			if !old.Equal(at) {
 				s.t.Errorf("%s feed entry %s redated from %s to %s", id, e.ID, old, at)
@@ -260,7 +250,7 @@ func (s *soak) checkFeed(id string, now time.Time) {
 	}
 	if len(feed.Entries) < site.ServerFeedLen {
 		for e, at := range seen {
-			if !now2[e] {
+			if !present[e] {
 				s.t.Errorf("%s at %s: feed entry %s of %s lost", id, now.Format(time.RFC3339), e, at)
 			}
 		}
