@@ -61,7 +61,7 @@ short:
 # soak: the months-long run (soak/, docs/operating.md "What a year costs"):
 # plan, run and publish over 120 simulated days (2026-11-15 to 2027-03-15)
 # against scripted servers on loopback, the site held to their table; it
-# prints each day's cost on disk and in time. make test runs two weeks.
+# prints each day's cost on disk and in time. make test runs ten days.
 soak:
 	$(GO) test ./soak -run '^TestSoak$$' -count=1 -v -timeout 3h -soak.days 120
 

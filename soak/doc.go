@@ -8,7 +8,7 @@
 // planner, runner and site tests itself alone, faults tests what a crash
 // leaves, and only here do months of their work meet.
 //
-// go test ./soak runs two weeks (-short: two days); make soak runs the
+// go test ./soak runs ten days (-short: two days); make soak runs the
 // 120 days from 2026-11-15 to 2027-03-15 (-soak.days 120) and prints what
 // each day cost on disk and in time.
 package soak

@@ -32,7 +32,7 @@ type life struct {
 }
 
 // lives is the table: every server of the run and what happens to it. A
-// fraction of the run places each event, so the two weeks of go test and
+// fraction of the run places each event, so the ten days of go test and
 // the 120 days of make soak tell the same story.
 var lives = []life{
 	{id: "always-up", phases: []phase{{0, fleet.Modern, nil}}},

@@ -20,7 +20,7 @@ import (
 	"plug.directory/prober/site"
 )
 
-var days = flag.Int("soak.days", 0, "days to simulate; 0 means 14 (2 with -short); make soak gives 120")
+var days = flag.Int("soak.days", 0, "days to simulate; 0 means 10 (2 with -short); make soak gives 120")
 
 // checked is one check as the run made it and as the table wants it.
 type checked struct {
@@ -59,7 +59,7 @@ type soak struct {
 // day it measures the bytes on disk and what plan, run and publish cost,
 // and fails when a cost grows with the age of the data (see costGrowth).
 func TestSoak(t *testing.T) {
-	n, start := 14, time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC) // across a month's end
+	n, start := 10, time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC) // across a month's end
 	switch {
 	case *days > 0:
 		n, start = *days, time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC) // 120 days: to 2027-03-15, across four month ends and a year's
