@@ -8,7 +8,7 @@ LDFLAGS := -X plug.directory/prober/data.version=$(VERSION)
 GO      ?= go
 CMDS    := plan run publish pause demo
 
-.PHONY: all build install test short vet lint tools demo fleet check bench screenshots example-site clean
+.PHONY: all build install test short soak vet lint tools demo fleet check bench screenshots example-site clean
 
 all: build
 
@@ -57,6 +57,13 @@ test: vet lint tools
 # -short leaves out); CI runs `make test`, which keeps every test.
 short:
 	$(GO) test -short -count=1 ./...
+
+# soak: the months-long run (soak/, docs/operating.md "What a year costs"):
+# plan, run and publish over 120 simulated days (2026-11-15 to 2027-03-15)
+# against scripted servers on loopback, the site held to their table; it
+# prints each day's cost on disk and in time. make test runs ten days.
+soak:
+	$(GO) test ./soak -run '^TestSoak$$' -count=1 -v -timeout 3h -soak.days 120
 
 demo: build
 	./bin/demo -bin bin -dir demo-out

@@ -53,7 +53,7 @@ func TestDaysOfMinutes(t *testing.T) {
 			Now: func() time.Time { return m.Add(-30 * time.Second) }, Logger: quiet}); err != nil {
 			t.Fatalf("plan %s: %v", m, err)
 		}
-		if _, err := runner.Run(t.Context(), runner.Config{Dir: dir, Checker: check, Clock: &jumpClock{t: m.Add(-time.Second)},
+		if _, err := runner.Run(t.Context(), runner.Config{Dir: dir, Checker: check, Clock: testutil.NewJumpClock(m.Add(-time.Second)),
 			Logger: quiet, PID: 4242}, m); err != nil {
 			t.Fatalf("run %s: %v", m, err)
 		}

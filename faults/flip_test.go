@@ -28,25 +28,6 @@ import (
 
 var minute0 = time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// jumpClock is a runner.Clock whose Sleep moves it on at once.
-type jumpClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *jumpClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *jumpClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-	return ctx.Err()
-}
-
 // base is a data directory in every state a flip may find it in: a
 // snapshot and deltas after it, a ledger and a plan, a minute run (its
 // marker), Parquet parts, and a published site with its record.
@@ -195,7 +176,7 @@ func (b *base) run(dir string, minute time.Time) (runner.Summary, error) {
 	})
 	var mu sync.Mutex
 	return runner.Run(context.Background(), runner.Config{Dir: dir, Checker: runnerLocked(&mu, check),
-		Clock: &jumpClock{t: minute.Add(-time.Second)}, Logger: slog.New(slog.DiscardHandler), PID: 4242}, minute)
+		Clock: testutil.NewJumpClock(minute.Add(-time.Second)), Logger: slog.New(slog.DiscardHandler), PID: 4242}, minute)
 }
 
 // runnerLocked serialises check, which writes the truth.

@@ -196,6 +196,47 @@ func TestPublishReturningServer(t *testing.T) {
 	}
 }
 
+// TestPublishReturningServerFiles: a server back on the list gets every
+// public file again in the publish that brings it back (its badges and
+// feed too, though its record from before it left shows the same badges
+// and incidents), as a full rebuild would write them.
+func TestPublishReturningServerFiles(t *testing.T) {
+	t.Parallel()
+	f := newStandard(t)
+	f.MustPublish()
+	var rest []data.Server
+	for _, s := range fixServers {
+		if s.ID != "alpha" {
+			rest = append(rest, s)
+		}
+	}
+	var files []string
+	for _, dir := range badgeDirs {
+		files = append(files, filepath.Join(dir, "alpha.json"))
+	}
+	files = append(files, filepath.Join("feeds", "alpha.atom"), filepath.Join(stripDir, "alpha.svg"), filepath.Join("servers", "alpha.json"))
+	published := map[string][]byte{}
+	for _, rel := range files {
+		b, err := os.ReadFile(filepath.Join(f.out, rel))
+		if err != nil {
+			t.Fatalf("before alpha left: %v", err)
+		}
+		published[rel] = b
+	}
+	f.writeServers(rest)
+	f.MustPublish()
+	f.writeServers(fixServers)
+	f.MustPublish()
+	for _, rel := range files {
+		b, err := os.ReadFile(filepath.Join(f.out, rel))
+		if err != nil {
+			t.Errorf("alpha back on the list: %v", err)
+		} else if rel != filepath.Join("servers", "alpha.json") && !bytes.Equal(b, published[rel]) {
+			t.Errorf("alpha back on the list: %s differs from before it left:\n%s\nwant\n%s", rel, b, published[rel])
+		}
+	}
+}
+
 // TestPublishLostServerFile: a server file that went missing while the
 // lists stayed the same (a site build cleaned the directory) is written
 // again with the server's address and listing from the ranked list, never

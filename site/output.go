@@ -126,12 +126,15 @@ func (p *publication) renderOne(i int) error {
 	}
 	// A badge or a feed that shows something new is written without a
 	// look at the old one; one whose old bytes are not known is read back.
+	// A record brought back from retirement (rec.file nil) had its badges
+	// and feed removed with the server: they are not as published.
+	shown := loaded && !p.stats.Rebuilt && rec.file != nil
 	put := p.w.put
-	if loaded && !p.stats.Rebuilt {
+	if shown {
 		put = func(path string, b []byte) (bool, error) { return true, p.w.write(path, b) }
 	}
 	for i, badge := range badgesOf(f) {
-		if loaded && !p.stats.Rebuilt && badge == oldBadges[i] {
+		if shown && badge == oldBadges[i] {
 			continue // as published: most checks change no badge
 		}
 		bb, err := marshalFile(badge)
@@ -142,7 +145,7 @@ func (p *publication) renderOne(i int) error {
 			return err
 		}
 	}
-	if !loaded || p.stats.Rebuilt || !slices.Equal(oldSpans, s.Spans) ||
+	if !shown || !slices.Equal(oldSpans, s.Spans) ||
 		!slices.Equal(oldWarnings, s.CertWarnings) {
 		// Most checks change no status: their feed stays as it is,
 		// not encoded again to be compared.

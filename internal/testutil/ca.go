@@ -17,12 +17,19 @@ type CA struct {
 	File string
 }
 
-// MustCA makes a CA valid from an hour ago for a day and writes its
+// ValidFrom and ValidUntil bound a test CA's validity: wide enough for any
+// clock a test injects (a simulated day verifies its chain as that day,
+// tls.Config.Time), so only a leaf's own dates decide a test's outcome.
+var (
+	ValidFrom  = time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC)
+	ValidUntil = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// MustCA makes a CA valid from ValidFrom to ValidUntil and writes its
 // certificate to a file in tb.TempDir(); it fails the test on error.
 func MustCA(tb testing.TB) *CA {
 	tb.Helper()
-	now := time.Now()
-	c, err := tlsca.New("prober test CA", now.Add(-time.Hour), now.Add(24*time.Hour))
+	c, err := tlsca.New("prober test CA", ValidFrom, ValidUntil)
 	if err != nil {
 		tb.Fatal(err)
 	}

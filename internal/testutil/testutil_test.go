@@ -1,8 +1,10 @@
 package testutil
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -248,5 +250,33 @@ func TestShortInMemory(t *testing.T) {
 	}
 	if !moved && os.TempDir() != "/tmp" {
 		t.Errorf("not moved, yet the temporary directory is %s", os.TempDir())
+	}
+}
+
+// TestJumpClock: Set jumps the clock either way and Sleep moves it on by
+// what it is asked at once, failing only with a context that is done.
+func TestJumpClock(t *testing.T) {
+	t0 := time.Date(2026, 12, 31, 23, 59, 0, 0, time.UTC)
+	c := NewJumpClock(t0)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	steps := []struct {
+		name string
+		do   func() error
+		want time.Time
+		err  error
+	}{
+		{"sleep a minute", func() error { return c.Sleep(context.Background(), time.Minute) }, t0.Add(time.Minute), nil},
+		{"jump a month", func() error { c.Set(t0.AddDate(0, 1, 0)); return nil }, t0.AddDate(0, 1, 0), nil},
+		{"jump back", func() error { c.Set(t0); return nil }, t0, nil},
+		{"sleep with a context done", func() error { return c.Sleep(done, time.Hour) }, t0.Add(time.Hour), context.Canceled},
+	}
+	for _, s := range steps {
+		if err := s.do(); !errors.Is(err, s.err) {
+			t.Errorf("%s: err %v, want %v", s.name, err, s.err)
+		}
+		if got := c.Now(); !got.Equal(s.want) {
+			t.Errorf("%s: now %s, want %s", s.name, got, s.want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -48,5 +49,27 @@ func CopyTree(tb testing.TB, from, to string) {
 	})
 	if err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// DiffTrees reports, as errors of tb, each file of want (a MustTree) that
+// got lacks or holds other bytes of, with the bytes around the first
+// difference, and each file only got has: what says which two sites (a
+// rebuild, at a time) are compared.
+func DiffTrees(tb testing.TB, what string, want, got map[string][]byte) {
+	tb.Helper()
+	for name, w := range want {
+		if g, ok := got[name]; !ok || !bytes.Equal(g, w) {
+			i := 0
+			for i < min(len(g), len(w)) && g[i] == w[i] {
+				i++
+			}
+			tb.Errorf("%s: %s differs at byte %d:\nwant …%s\n got …%s", what, name, i, w[max(i-120, 0):min(i+80, len(w))], g[max(i-120, 0):min(i+80, len(g))])
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			tb.Errorf("%s: %s is not wanted", what, name)
+		}
 	}
 }

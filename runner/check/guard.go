@@ -157,6 +157,7 @@ func NewGuard(cfg GuardConfig) (*Guard, error) {
 	g.tlsConfig = &tls.Config{
 		RootCAs:    roots,
 		MinVersion: tls.VersionTLS12,
+		Time:       g.now, // rule N7 on the injected clock: a simulated day verifies as that day
 		// Rule N5: never a client certificate, even when asked.
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 			return &tls.Certificate{}, nil

@@ -802,6 +802,61 @@ func TestGuardTLS(t *testing.T) {
 	}
 }
 
+// TestGuardTLSInjectedClock proves rule N7 verifies certificates on the
+// guard's injected clock (GuardConfig.Now), not the wall clock: a
+// certificate valid on the injected day is accepted though the wall clock
+// finds it expired, and one valid by the wall clock is refused on a day
+// before it. The server counts the handshakes it saw, so a refusal is
+// known to come from the verification of a certificate it sent.
+func TestGuardTLSInjectedClock(t *testing.T) {
+	t.Parallel()
+	wall := time.Now()
+	day := time.Date(2020, 1, 15, 12, 0, 0, 0, time.UTC) // years before the wall clock
+	cases := []struct {
+		name            string
+		notBefore, upTo time.Time
+		kind            ErrKind
+		detail          string
+	}{
+		{"valid_on_the_injected_day_expired_on_the_wall_clock", day.Add(-24 * time.Hour), day.Add(24 * time.Hour), ErrNone, ""},
+		{"valid_on_the_wall_clock_not_yet_on_the_injected_day", wall.Add(-time.Hour), wall.Add(time.Hour), ErrTLSCert, "certificate is not yet valid"},
+		{"expired_on_the_injected_day", day.Add(-48 * time.Hour), day.Add(-24 * time.Hour), ErrTLSCert, "certificate has expired"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ca := testutil.MustCA(t)
+			cert := ca.MustLeaf(t, c.notBefore, c.upTo, "mcp.test")
+			var hellos atomic.Int32
+			rc := &recorder{}
+			srv := startLabServer(t, rc, labServerConfig{CA: ca, Cert: &cert, TLS: func(cfg *tls.Config) {
+				cfg.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+					hellos.Add(1)
+					return nil, nil
+				}
+			}})
+			g := newTestGuard(t, GuardConfig{Lab: srv.Lab, DialContext: onlyDial(t, srv), Now: func() time.Time { return day }})
+			_, err := do(t, g, http.MethodPost, srv.URL+"/mcp", initializeBody, nil)
+			if (err == nil) != (c.kind == ErrNone) {
+				t.Fatalf("err = %v, want kind %v", err, c.kind)
+			}
+			if ex := lastExchange(t, g); ex.ErrKind != c.kind || ex.Detail != c.detail {
+				t.Errorf("ErrKind %v Detail %q; want %v %q", ex.ErrKind, ex.Detail, c.kind, c.detail)
+			}
+			if n := hellos.Load(); n != 1 {
+				t.Errorf("the server saw %d handshakes, want 1", n)
+			}
+			want := 0
+			if c.kind == ErrNone {
+				want = 1
+			}
+			if n := len(rc.seen()); n != want {
+				t.Errorf("the server received %d requests, want %d", n, want)
+			}
+		})
+	}
+}
+
 // dialCounter wraps a DialContext to count TCP connections.
 func dialCounter(next func(context.Context, string, string) (net.Conn, error), n *int) func(context.Context, string, string) (net.Conn, error) {
 	var mu sync.Mutex

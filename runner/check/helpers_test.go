@@ -41,7 +41,7 @@ func realWait(full, short time.Duration) time.Duration {
 type labServerConfig struct {
 	Host  string                          // fake host name the lab resolves to the listener; "" means "mcp.test"
 	CA    *testutil.CA                    // nil means a fresh testutil.MustCA
-	Cert  *tls.Certificate                // nil means a leaf of CA for Host, valid now
+	Cert  *tls.Certificate                // nil means a leaf of CA for Host, valid from testutil.ValidFrom to ValidUntil
 	HTTP2 bool                            // offer h2
 	TLS   func(*tls.Config)               // optional: adjust the server's TLS config before it starts
 	Wrap  func(net.Listener) net.Listener // optional: wrap the TCP listener, below TLS
@@ -69,7 +69,7 @@ func startLabServer(tb testing.TB, h http.Handler, cfg labServerConfig) *labServ
 		cfg.CA = testutil.MustCA(tb)
 	}
 	if cfg.Cert == nil {
-		c := cfg.CA.MustLeaf(tb, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), cfg.Host)
+		c := cfg.CA.MustLeaf(tb, testutil.ValidFrom, testutil.ValidUntil, cfg.Host) // valid on any clock a test injects
 		cfg.Cert = &c
 	}
 	srv := httptest.NewUnstartedServer(h)

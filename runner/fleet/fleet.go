@@ -223,9 +223,7 @@ func Start(cfg Config) (*Fleet, error) {
 	for _, s := range cfg.Servers {
 		l := byHost[s.Host]
 		srv := Server{Spec: s, URL: s.URL(), Addr: netip.MustParseAddrPort(l.ln.Addr().String())}
-		h, extra, err := s.Kind.handler(handlerOptions{
-			url: srv.URL, spec: s, retryAfter: retryAfter, quit: f.quit, logger: logger.With("server", s.ID),
-		})
+		h, extra, err := Handler(s, retryAfter, f.quit, logger.With("server", s.ID))
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("start fleet server %s: %w", s.ID, err)

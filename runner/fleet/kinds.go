@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -69,6 +70,19 @@ type handlerOptions struct {
 	retryAfter time.Duration
 	quit       <-chan struct{} // closed when the fleet closes
 	logger     *slog.Logger
+}
+
+// Handler returns the HTTP handler of the server s, at its address
+// s.URL(), and extra handlers by path on its host, as Start serves them:
+// for a test that serves fleet servers on listeners and certificates of its
+// own, and changes what a server is over its life. A RateLimited server
+// asks for retryAfter (0 means DefaultRetryAfter); closing quit releases
+// the requests a Slow server holds.
+func Handler(s Spec, retryAfter time.Duration, quit <-chan struct{}, logger *slog.Logger) (http.Handler, map[string]http.Handler, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return s.Kind.handler(handlerOptions{url: s.URL(), spec: s, retryAfter: cmp.Or(retryAfter, DefaultRetryAfter), quit: quit, logger: logger})
 }
 
 // handler returns the HTTP handler of one fleet server, and extra handlers
