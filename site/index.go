@@ -242,7 +242,7 @@ func ReadIndex(dir string) (IndexFile, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return f, fmt.Errorf("read index: %w", err)
 	}
-	f.Rows = make([]IndexRow, 0, f.Servers)
+	f.Rows = make([]IndexRow, 0, min(f.Servers, len(f.Parts)*4*indexPartRows))
 	for _, part := range f.Parts {
 		if !partPathRE.MatchString(part.Path) {
 			return f, fmt.Errorf("read index: part %q is not under index/", part.Path)
