@@ -265,7 +265,7 @@ func (p *publication) writeShared() error {
 		return err
 	}
 	status.Unpublished = p.unpublishedStatus()
-	if err := p.writeIndex(p.stats.Rebuilt || p.killed); err != nil {
+	if err := p.writeIndex(p.stats.Rebuilt || p.killedBefore); err != nil {
 		return err
 	}
 	// The preview's index says when it was published and whether checks

@@ -137,7 +137,7 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 	defer unlock()
 	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: cfg.writer(), cand: map[string]bool{}, feedNew: map[string][]feedEntry{}, pending: map[string][]data.Result{}}
 	_, err = os.Stat(unfinishedPath(cfg.DataDir))
-	p.killed = err == nil
+	p.killedBefore = err == nil
 	if n, err := beginPublish(cfg.DataDir, cfg.OutDir); err != nil {
 		return Stats{}, err
 	} else if n > 0 {
@@ -175,20 +175,20 @@ type publication struct {
 	st    *store
 	stats Stats
 
-	servers    map[string]data.Server // the ranked list, when it was read this run
-	forceLists bool                   // read the lists although they did not change (lostRecords)
-	sharedWith map[string][]string    // with servers: the others at each shared address (data.SharedAddresses)
-	states     map[string]data.State  // the data package's states, when rebuilding
-	cand       map[string]bool        // ids to render
-	pending    map[string][]data.Result
-	removed    []string
-	killed     bool       // the last publish was killed part-way (beginPublish)
-	oldest     time.Time  // results started before are not read
-	failMu     sync.Mutex // guards stats.Unpublished
-	feedMu     sync.Mutex
-	feedNew    map[string][]feedEntry         // newest status changes of the servers rendered, by id
-	pauses     map[string][]lists.PauseChange // the pause record, by id (recordPauses)
-	mark       time.Time                      // end of the last step, for phase
+	servers      map[string]data.Server // the ranked list, when it was read this run
+	forceLists   bool                   // read the lists although they did not change (lostRecords)
+	sharedWith   map[string][]string    // with servers: the others at each shared address (data.SharedAddresses)
+	states       map[string]data.State  // the data package's states, when rebuilding
+	cand         map[string]bool        // ids to render
+	pending      map[string][]data.Result
+	removed      []string
+	killedBefore bool       // the publish before was killed part-way (beginPublish)
+	oldest       time.Time  // results started before are not read
+	failMu       sync.Mutex // guards stats.Unpublished
+	feedMu       sync.Mutex
+	feedNew      map[string][]feedEntry         // newest status changes of the servers rendered, by id
+	pauses       map[string][]lists.PauseChange // the pause record, by id (recordPauses)
+	mark         time.Time                      // end of the last step, for phase
 }
 
 func (p *publication) bad(err error) {
