@@ -29,9 +29,10 @@ import (
 // history of the list: a part starts at a row whose id's FNV-64a is a
 // multiple of indexPartRows/2, unless the part before has fewer than
 // indexPartRows/2 rows, and after 4*indexPartRows rows at the latest. So
-// parts hold 32 to 256 rows, some 58 on average; a server added or removed
-// moves at most the bounds near it; and a rebuild from nothing writes the
-// very parts the minutes before wrote. indexPartRows balances the head (a
+// parts hold 32 to 256 rows (the last may hold fewer), some 58 on
+// average; a server added or removed moves at most the bounds near it;
+// and a rebuild from nothing writes the very parts the minutes before
+// wrote. indexPartRows balances the head (a
 // line a part, rewritten every minute) against the parts (the rows of
 // each one rewritten): at 100,000 servers and 100 changed a minute, some
 // 200 KB of head and 0.8 MB of parts (a changed row rewrites some 8 KB).
