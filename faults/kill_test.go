@@ -72,7 +72,9 @@ func temporaries(tb testing.TB, out string) []string {
 // a temporary file shows in the output of its publish of 2,000 servers,
 // each with a new result, until a kill has left temporary files in the
 // output (a file is temporary for microseconds; the first kill mostly
-// does): the next publish removes every one, and the site is whole again.
+// does) and a second kill landed among the index's parts: the next publish
+// removes every one, and the site is whole again. After every kill,
+// index.json names only parts that are there, whole.
 // site's TestPublishRemovesTemporaryFilesOfAKilledPublish proves the
 // same without the luck of the kill.
 func TestKilledPublish(t *testing.T) {
@@ -120,7 +122,13 @@ func TestKilledPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	var leftBehind, kills int
-	for k := 1; leftBehind == 0 && k <= 6; k++ {
+	// Odd kills land among the server files, even ones among the parts
+	// of the index, written before the head that names them moves.
+	for k := 1; (leftBehind == 0 || k <= 2) && k <= 6; k++ {
+		watch := filepath.Join(root, "out", "servers")
+		if k%2 == 0 {
+			watch = filepath.Join(root, "out", "index")
+		}
 		kills++
 		// Not a rebuild, which sweeps the output anyway: the site's
 		// record and index stand, and every server has a new result.
@@ -140,7 +148,7 @@ func TestKilledPublish(t *testing.T) {
 			case <-exited:
 				waiting = false
 			case <-time.After(time.Millisecond):
-				if hasTemporary(t, filepath.Join(root, "out", "servers")) {
+				if hasTemporary(t, watch) {
 					cmd.Process.Kill() // SIGKILL, by its PID
 					<-exited
 					waiting = false
@@ -149,9 +157,21 @@ func TestKilledPublish(t *testing.T) {
 		}
 		left := temporaries(t, filepath.Join(root, "out"))
 		leftBehind += len(left)
+		// The head never names a part that is not there, whole: parts
+		// are flushed before it moves, and removed only after.
+		if _, err := site.ReadIndex(filepath.Join(root, "out")); err != nil {
+			t.Fatalf("kill %d: the index left: %v", k, err)
+		}
 		st, err := site.Publish(context.Background(), siteConfig(root))
 		if err != nil {
 			t.Fatalf("kill %d: the next publish: %v", k, err)
+		}
+		idx, err := site.ReadIndex(filepath.Join(root, "out"))
+		if err != nil || len(idx.Rows) != len(servers) {
+			t.Fatalf("kill %d: the index after the next publish: %d rows, %v", k, len(idx.Rows), err)
+		}
+		if parts, _ := os.ReadDir(filepath.Join(root, "out", "index")); len(parts) != len(idx.Parts) {
+			t.Fatalf("kill %d: after the next publish, %d files in index/, %d parts named", k, len(parts), len(idx.Parts))
 		}
 		if tmps := temporaries(t, filepath.Join(root, "out")); len(tmps) > 0 {
 			t.Fatalf("kill %d left %d temporary files; after the next publish still %v", k, len(left), tmps)

@@ -170,18 +170,21 @@ type Uptime struct {
 	Percent  *float64 `json:"percent"`  // 100 * answered / counted, two decimals; null when nothing counted
 }
 
-// IndexFile is index.json: one summary row per listed server, sorted by
-// rank (ties by id), and the count of servers per status.
+// IndexFile is index.json, the head of the index: the count of servers
+// per status and the parts that hold one summary row per listed server,
+// index/<hash>.json, in id order (index.go). Composed (ReadIndex), Rows
+// are every part's rows one after the other; the head itself has none.
 type IndexFile struct {
-	Servers int           `json:"servers"` // number of rows
-	Totals  []StatusTotal `json:"totals"`  // one per outcome of table O, in the site's order
-	Rows    []IndexRow    `json:"rows"`
+	Servers int           `json:"servers"`        // number of rows, in all the parts
+	Totals  []StatusTotal `json:"totals"`         // one per outcome of table O, in the site's order
+	Rows    []IndexRow    `json:"rows,omitempty"` // composed from the parts (ReadIndex); not in the head
+	Parts   []IndexPart   `json:"parts"`          // in id order: each part's ids all sort before the next's
 
 	// Protocols counts the servers by how they last spoke,
 	// ToolProblems those whose last working check listed tools
 	// that clients will reject; FactsPending the servers in
 	// neither count yet (a site record from before them: each is read
-	// within the next runs). index.json has them before its rows.
+	// within the next runs). index.json has them before its parts.
 	Protocols    ProtocolTotals `json:"protocols"`
 	ToolProblems int            `json:"tool_problems"`
 	FactsPending int            `json:"facts_pending"`

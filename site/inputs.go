@@ -113,21 +113,16 @@ func (p *publication) readLists() error {
 			r.PlanNext, r.Expires, r.EffCad = old.PlanNext, old.Expires, old.EffCad
 			r.Protocol, r.Speaks, r.Problems = old.Protocol, old.Speaks, old.Problems
 			if old.Rank != r.Rank || old.URLSum != r.URLSum || old.Paused != r.Paused {
-				p.cand[s.ID] = true
-			}
-			if old.Rank != r.Rank {
-				p.indexChanged.Store(true)
+				p.cand[s.ID] = true // and its part of the index (writeIndex)
 			}
 		} else {
 			p.cand[s.ID] = true
-			p.indexChanged.Store(true)
 		}
 		rows[i] = r
 	}
 	for _, old := range st.Rows {
 		if _, ok := p.servers[old.ID]; !ok {
 			p.removed = append(p.removed, old.ID)
-			p.indexChanged.Store(true)
 		}
 	}
 	st.Rows = rows

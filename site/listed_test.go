@@ -2,7 +2,6 @@ package site
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -43,10 +42,9 @@ func TestPublishListedNotCheckable(t *testing.T) {
 	if sf := readServerFile(t, f, "alpha"); sf.Rank != 1 || valueOf(sf.URL) != "https://alpha.example.com/mcp" {
 		t.Errorf("alpha: rank %d url %q, want the first row's", sf.Rank, valueOf(sf.URL))
 	}
-	var idx IndexFile
-	b, err := os.ReadFile(filepath.Join(f.out, "index.json"))
-	if err != nil || json.Unmarshal(b, &idx) != nil {
-		t.Fatalf("index: %v", err)
+	idx := readIndex(t, f)
+	if len(idx.Rows) != 4 {
+		t.Errorf("index has %d rows, want 4", len(idx.Rows))
 	}
 	for _, r := range idx.Rows {
 		if w := want[r.ID]; string(r.Status) != w[0] {

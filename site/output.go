@@ -183,7 +183,6 @@ func (p *publication) renderOne(i int) error {
 			return err
 		}
 	}
-	old := *r
 	ir := rowOf(f)
 	r.Status, r.Tools = ir.Status, -1
 	if ir.Tools != nil {
@@ -199,9 +198,7 @@ func (p *publication) renderOne(i int) error {
 	if !expires.IsZero() {
 		r.Expires = expires.UnixMilli()
 	}
-	if r.setFacts(f) || old.Status != r.Status || old.Tools != r.Tools || old.LastCheck != r.LastCheck || old.Uptime7d != r.Uptime7d {
-		p.indexChanged.Store(true)
-	}
+	r.setFacts(f)
 	return nil
 }
 
@@ -271,11 +268,8 @@ func (p *publication) writeShared() error {
 		return err
 	}
 	status.Unpublished = p.unpublishedStatus()
-	indexPath := filepath.Join(out, "index.json")
-	if _, err := os.Stat(indexPath); p.indexChanged.Load() || err != nil {
-		if err := p.w.stage(indexPath, encodeIndex(p.st)...); err != nil {
-			return err
-		}
+	if err := p.writeIndex(p.stats.Rebuilt || p.killedBefore); err != nil {
+		return err
 	}
 	// The preview's index says when it was published and whether checks
 	// are running, so it is rendered every run (put writes it only when

@@ -163,9 +163,9 @@ func (p *publication) backfillFacts() {
 	}
 }
 
-// setFacts sets a row's facts from its rendered file and reports whether
-// they changed.
-func (r *row) setFacts(f ServerFile) bool {
+// setFacts sets a row's facts from its rendered file (index.json counts
+// them: its head is encoded every publish).
+func (r *row) setFacts(f ServerFile) {
 	proto, speaks, problems := "", false, int32(0)
 	if p := f.Protocol; p != nil {
 		proto, speaks = p.Version, p.Speaks20260728
@@ -173,9 +173,7 @@ func (r *row) setFacts(f ServerFile) bool {
 	if lr := f.LastResult; lr != nil {
 		problems = int32(len(lr.ToolProblems))
 	}
-	changed := r.Protocol != proto || r.Speaks != speaks || r.Problems != problems
 	r.Protocol, r.Speaks, r.Problems = proto, speaks, problems
-	return changed
 }
 
 // boolByte encodes b as one byte of the site's record.

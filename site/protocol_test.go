@@ -12,11 +12,13 @@ import (
 	"plug.directory/prober/internal/durable"
 )
 
-// readIndex reads the published index.json.
+// readIndex reads the published index.json and its parts.
 func readIndex(t *testing.T, f *fixture) IndexFile {
 	t.Helper()
-	var idx IndexFile
-	mustReadJSON(t, filepath.Join(f.out, "index.json"), &idx)
+	idx, err := ReadIndex(f.out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return idx
 }
 

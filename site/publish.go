@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"plug.directory/prober/data"
@@ -137,6 +136,8 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 	}
 	defer unlock()
 	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: cfg.writer(), cand: map[string]bool{}, feedNew: map[string][]feedEntry{}, pending: map[string][]data.Result{}}
+	_, err = os.Stat(unfinishedPath(cfg.DataDir))
+	p.killedBefore = err == nil
 	if n, err := beginPublish(cfg.DataDir, cfg.OutDir); err != nil {
 		return Stats{}, err
 	} else if n > 0 {
@@ -181,7 +182,7 @@ type publication struct {
 	cand         map[string]bool        // ids to render
 	pending      map[string][]data.Result
 	removed      []string
-	indexChanged atomic.Bool
+	killedBefore bool       // the publish before was killed part-way (beginPublish)
 	oldest       time.Time  // results started before are not read
 	failMu       sync.Mutex // guards stats.Unpublished
 	feedMu       sync.Mutex

@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -76,6 +77,7 @@ func replaced(before, after map[string]uint64) []string {
 // starts to write cannot go unchecked.
 var publishedKinds = []struct{ dir, suffix, check string }{
 	{"", "index.json", "index.schema.json"},
+	{"index", ".json", "index-part.schema.json"},
 	{"", "probe.json", "probe.schema.json"},
 	{"", "status.json", "status.schema.json"},
 	{"", "feed.atom", "xml"},
@@ -307,11 +309,7 @@ func TestPublishRules(t *testing.T) {
 					t.Errorf("%s still there: %v", rel, err)
 				}
 			}
-			var idx IndexFile
-			b, _ := os.ReadFile(filepath.Join(f.out, "index.json"))
-			if err := json.Unmarshal(b, &idx); err != nil {
-				t.Fatal(err)
-			}
+			idx := readIndex(t, f)
 			for _, r := range idx.Rows {
 				if r.ID == "echo" {
 					t.Error("echo still in the index")
@@ -354,7 +352,9 @@ func TestPublishRules(t *testing.T) {
 			// status.json says when this publish was: the clock moved.
 			// bravo's strip stays: one more answered check leaves its
 			// colours and its uptime as they were.
-			want := []string{"index.html", "index.json", "servers/bravo.html", "servers/bravo.json", "status.json"}
+			// The index's one part is a new file of a new name.
+			want := []string{"index.html", "index.json", readIndex(t, f).Parts[0].Path, "servers/bravo.html", "servers/bravo.json", "status.json"}
+			slices.Sort(want)
 			if r := replaced(before, inodes(t, f.out)); !slices.Equal(r, want) {
 				t.Errorf("files replaced: %v, want %v", r, want)
 			}
@@ -384,6 +384,9 @@ func TestPublishRules(t *testing.T) {
 			if st := f.MustPublish(); !st.Rebuilt {
 				t.Error("not a rebuild")
 			}
+			if got := testutil.MustTree(t, f.out); !maps.EqualFunc(got, want, bytes.Equal) {
+				t.Errorf("a rebuild wrote other files: %d, want %d, index.json\n%s\nwant\n%s", len(got), len(want), got["index.json"], want["index.json"])
+			}
 			// A rebuild without a state, over files of servers no longer
 			// listed, removes them.
 			f.writeServers(slices.DeleteFunc(slices.Clone(fixServers), func(s data.Server) bool { return s.ID == "golf" }))
@@ -399,6 +402,11 @@ func TestPublishRules(t *testing.T) {
 			}
 			delete(want, "index.json")
 			delete(want, "index.html")
+			for rel := range want {
+				if strings.HasPrefix(rel, "index/") { // the part golf was in
+					delete(want, rel)
+				}
+			}
 			got := testutil.MustTree(t, f.out)
 			for rel, b := range want {
 				if string(got[rel]) != string(b) {

@@ -3,10 +3,7 @@ package site
 import (
 	"encoding/json"
 	"fmt"
-	"runtime"
-	"slices"
 	"strconv"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -309,14 +306,13 @@ func indexHead(st *store) IndexFile {
 	return head
 }
 
-// encodeIndex returns index.json from the stored rows in rank order, in
-// pieces to be written one after the other (see writeTemp): a million rows
-// are some 100 MB, not worth copying into one buffer.
-func encodeIndex(st *store) [][]byte {
+// encodeIndex returns index.json, the head: the count of servers, the
+// totals and the parts the site's record names (writeIndex), a line each.
+func encodeIndex(st *store) []byte {
 	head := indexHead(st)
 	tb, _ := json.Marshal(head.Totals)
 	pb, _ := json.Marshal(head.Protocols)
-	b := make([]byte, 0, 192+len(tb)+len(pb))
+	b := make([]byte, 0, 192+len(tb)+len(pb)+len(st.Meta.Index)*120)
 	b = append(b, `{"servers":`...)
 	b = strconv.AppendInt(b, int64(head.Servers), 10)
 	b = append(b, ",\n\"totals\":"...)
@@ -327,29 +323,14 @@ func encodeIndex(st *store) [][]byte {
 	b = strconv.AppendInt(b, int64(head.ToolProblems), 10)
 	b = append(b, `,"facts_pending":`...)
 	b = strconv.AppendInt(b, int64(head.FactsPending), 10)
-	b = append(b, ",\n\"rows\":["...)
-	// Rows are encoded in chunks in parallel; a million rows is most of a
-	// publish's CPU time otherwise.
-	const chunk = 1 << 15
-	parts := make([][]byte, (len(st.Order)+chunk-1)/chunk)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for c := range parts {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			lo, hi := c*chunk, min((c+1)*chunk, len(st.Order))
-			pb := make([]byte, 0, (hi-lo)*110)
-			for i := lo; i < hi; i++ {
-				if i > 0 {
-					pb = append(pb, ',')
-				}
-				pb = append(pb, '\n')
-				pb = appendIndexRow(pb, &st.Rows[st.Order[i]])
-			}
-			parts[c] = pb
-		})
+	b = append(b, ",\n\"parts\":["...)
+	for k, part := range partsOf(st) {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		pj, _ := json.Marshal(part)
+		b = append(b, '\n')
+		b = append(b, pj...)
 	}
-	wg.Wait()
-	return slices.Concat([][]byte{b}, parts, [][]byte{[]byte("\n]}\n")})
+	return append(b, "\n]}\n"...)
 }

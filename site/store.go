@@ -83,6 +83,7 @@ type meta struct {
 	Plans    map[string]fileSig     `json:"plans"`              // plan file, relative to DATA -> signature read
 	ListBad  int                    `json:"list_bad,omitempty"` // bad rows of the ranked list as last read
 	Sums     map[string]uint64      `json:"sums,omitempty"`     // file about every server, by base name -> FNV-64a as written (writer.putSum)
+	Index    []indexPart            `json:"index,omitempty"`    // index.json's parts, in id order (writeIndex)
 }
 
 // journalMark is how much of a journal was folded in.

@@ -36,6 +36,7 @@ type writer struct {
 	dirs      map[string]bool // directories renamed into or removed from
 	made      map[string]bool // directories known to exist
 	staged    []staged        // moved by flush, in the order staged
+	after     []string        // removed by flush once the staged files moved
 	written   atomic.Int64
 	unchanged atomic.Int64
 	removed   atomic.Int64
@@ -161,6 +162,15 @@ func (w *writer) stageRemove(path string) {
 	w.mu.Unlock()
 }
 
+// removeAfter has flush remove path once every staged file moved and is
+// durable: a file the moved ones no longer name, which the ones they
+// replace did.
+func (w *writer) removeAfter(path string) {
+	w.mu.Lock()
+	w.after = append(w.after, path)
+	w.mu.Unlock()
+}
+
 // mkdir creates the directory of path, once per run.
 func (w *writer) mkdir(path string) error {
 	dir := filepath.Dir(path)
@@ -221,8 +231,8 @@ func (w *writer) remove(path string) error {
 func (w *writer) flush() error {
 	w.mu.Lock()
 	dirs := sortedKeys(w.dirs)
-	pointers := w.staged
-	w.dirs, w.staged = map[string]bool{}, nil
+	pointers, after := w.staged, w.after
+	w.dirs, w.staged, w.after = map[string]bool{}, nil, nil
 	w.mu.Unlock()
 	err := w.syncAll(dirs)
 	moved := map[string]bool{}
@@ -240,6 +250,11 @@ func (w *writer) flush() error {
 	}
 	for _, d := range sortedKeys(moved) {
 		if err := durable.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	for _, path := range after {
+		if err := w.remove(path); err != nil {
 			return err
 		}
 	}

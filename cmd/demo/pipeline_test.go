@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -86,13 +85,9 @@ func TestDemo(t *testing.T) {
 		}
 		t.Logf("the demo took %s\n%s", time.Since(start).Round(time.Second), out)
 
-		b, err := os.ReadFile(filepath.Join(dir, "site", "index.json"))
+		index, err := site.ReadIndex(filepath.Join(dir, "site"))
 		if err != nil {
 			t.Fatal(err)
-		}
-		var index site.IndexFile
-		if err := json.Unmarshal(b, &index); err != nil {
-			t.Fatalf("index.json: %v", err)
 		}
 		got := map[string]data.Outcome{}
 		for _, r := range index.Rows {

@@ -6,10 +6,12 @@
 //	go run ./examples/hugo -site demo-out/site -out demo-out/hugo
 //
 // Hugo 0.111 makes pages only from content files, so the build writes one
-// stub per row of index.json (content/servers/<id>.md, its front matter
+// stub per row of the index (content/servers/<id>.md, its front matter
 // the id); everything the pages say comes from the JSON, mounted as the
-// site's data (servers/<id>.json is .Site.Data.servers.<id>), and the
-// standalone strips as static files.
+// site's data (servers/<id>.json is .Site.Data.servers.<id>; index.json
+// is .Site.Data.index and each of its parts, index/<hash>.json, is
+// .Site.Data.index.<hash> beside it), and the standalone strips as static
+// files.
 package main
 
 import (
@@ -23,6 +25,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"plug.directory/prober/site"
 )
 
 func main() {
@@ -65,7 +69,7 @@ func build(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("build example site: %w", err)
 	}
-	ids, err := serverIDs(filepath.Join(site, "index.json"))
+	ids, err := serverIDs(site)
 	if err != nil {
 		return err
 	}
@@ -97,24 +101,17 @@ func build(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// serverIDs returns the ids of the rows of index.json, in its order.
-func serverIDs(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
+// serverIDs returns the ids of the rows of the site's index: index.json
+// and its parts composed (site.ReadIndex), in id order.
+func serverIDs(dir string) ([]string, error) {
+	index, err := site.ReadIndex(dir)
 	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	var index struct {
-		Rows []struct {
-			ID string `json:"id"`
-		} `json:"rows"`
-	}
-	if err := json.Unmarshal(b, &index); err != nil {
-		return nil, fmt.Errorf("read index %s: %w", path, err)
+		return nil, err
 	}
 	ids := make([]string, 0, len(index.Rows))
 	for _, r := range index.Rows {
 		if r.ID == "" || strings.Contains(r.ID, "..") || strings.HasPrefix(r.ID, "/") {
-			return nil, fmt.Errorf("read index %s: a row's id %q cannot name a page", path, r.ID)
+			return nil, fmt.Errorf("read index of %s: a row's id %q cannot name a page", dir, r.ID)
 		}
 		ids = append(ids, r.ID)
 	}

@@ -110,7 +110,7 @@ func TestHugoBuild(t *testing.T) {
 		return html.UnescapeString(string(b))
 	}
 	index := read("index.html")
-	rows := 0
+	rows, last := 0, -1
 	for _, c := range []struct{ id, label, detail string }{
 		{"docs-13670", "working", "2 tools"},
 		{"crm-2292", "needs a key", "needs a key (OAuth)"},
@@ -121,10 +121,14 @@ func TestHugoBuild(t *testing.T) {
 		{"fresh-2227", "not checked yet", ""},
 	} {
 		row := `<a href="./servers/` + c.id + `.html">` + c.id + `</a></td><td class="`
+		// In rank order, as the cases are: the index's parts hold the
+		// rows in id order, and the template sorts them.
 		if i := strings.Index(index, row); i < 0 || !strings.Contains(index[i:min(len(index), i+len(row)+80)], ">"+c.label+"</td>") {
 			t.Errorf("index.html: no row of %s saying %q", c.id, c.label)
+		} else if i < last {
+			t.Errorf("index.html: the row of %s comes before the one of a higher rank", c.id)
 		} else {
-			rows++
+			rows, last = rows+1, i
 		}
 		page := read("servers/" + c.id + ".html")
 		want := c.label
