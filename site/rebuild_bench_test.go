@@ -1,0 +1,108 @@
+package site
+
+import (
+	"context"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
+)
+
+var benchDays = flag.Int("bench.days", 7, "days of history, a check a day of every server and an hour of the hourly tier, in BenchmarkRebuild")
+
+// benchHistory writes -bench.days days of history for servers, each day
+// one journal folded into Parquet: a check a day of each server, and one
+// an hour of those of the hourly tier, one in twenty failing.
+func benchHistory(b *testing.B, f *fixture, servers []data.Server, days int) {
+	b.Helper()
+	for d := days; d >= 1; d-- {
+		day := fixNow.Add(-time.Duration(d) * 24 * time.Hour)
+		rs := make([]data.Result, 0, len(servers)+24*data.HourlyTierMaxRank)
+		for i, s := range servers {
+			checks := 1
+			if data.Tier(s.Rank) == data.HourlyCadence {
+				checks = 24
+			}
+			for h := range checks {
+				o, detail := data.Working, ""
+				if (i+d+h)%20 == 0 {
+					o, detail = data.Failing, "connection refused"
+				}
+				rs = append(rs, result(s, day.Add(time.Duration(h)*time.Hour+time.Duration(i%3600)*time.Second), o, detail))
+			}
+		}
+		f.results(rs...)
+		f.fold()
+	}
+}
+
+// BenchmarkRebuild publishes -bench.servers servers from nothing but the
+// data directory: -bench.days days of history in Parquet, the state, the
+// ledger (a full rebuild, Stats.Rebuilt). It reports the CPU, the bytes
+// written and the files, the peak heap during the publish, and, measured
+// in the same run, BenchmarkBaselineIndexRewrite's floor as x-index (how
+// many index rewrites a rebuild costs).
+func BenchmarkRebuild(b *testing.B) {
+	f := newFixture(b)
+	servers := benchList(b, f, *benchServers)
+	if err := spool.WriteLedger(f.dir, benchLedger(servers)); err != nil {
+		b.Fatal(err)
+	}
+	benchHistory(b, f, servers, *benchDays)
+	cfg := f.config()
+	cfg.Workers, cfg.NoHTML = runtime.GOMAXPROCS(0), false
+	var cpu time.Duration
+	var wrote int64
+	var peakHeap uint64
+	var files int
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		os.RemoveAll(f.out)
+		os.RemoveAll(filepath.Join(f.dir, "site"))
+		runtime.GC()
+		cpu0, w0 := cpuTime(), writtenBytes()
+		stop := watchHeap(&peakHeap)
+		b.StartTimer()
+		st, err := Publish(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		stop()
+		cpu += cpuTime() - cpu0
+		wrote += writtenBytes() - w0
+		if !st.Rebuilt || st.Rendered != len(servers) {
+			b.Fatalf("not a full rebuild: %+v", st)
+		}
+		files = countFiles(b, f.out) + countFiles(b, filepath.Join(f.dir, "site"))
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "CPU-ms/op")
+	b.ReportMetric(float64(wrote)/(1<<20)/float64(b.N), "written-MB/op")
+	b.ReportMetric(float64(files), "files")
+	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
+	reportPeakRSS(b)
+}
+
+// countFiles returns the regular files under dir.
+func countFiles(tb testing.TB, dir string) int {
+	tb.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
