@@ -14,7 +14,10 @@ import (
 	"plug.directory/prober/data/spool"
 )
 
-var benchDays = flag.Int("bench.days", 7, "days of history, a check a day of every server and an hour of the hourly tier, in BenchmarkRebuild")
+var (
+	benchDays           = flag.Int("bench.days", 7, "days of history, a check a day of every server and an hour of the hourly tier, in BenchmarkRebuild")
+	benchRebuildServers = flag.Int("bench.rebuild-servers", 10_000, "servers listed in BenchmarkRebuild")
+)
 
 // benchHistory writes -bench.days days of history for servers, each day
 // one journal folded into Parquet: a check a day of each server, and one
@@ -37,35 +40,40 @@ func benchHistory(b *testing.B, f *fixture, servers []data.Server, days int) {
 				rs = append(rs, result(s, day.Add(time.Duration(h)*time.Hour+time.Duration(i%3600)*time.Second), o, detail))
 			}
 		}
-		f.results(rs...)
+		appendConcurrently(b, f, rs)
 		f.fold()
 	}
 }
 
-// BenchmarkRebuild publishes -bench.servers servers from nothing but the
-// data directory: -bench.days days of history in Parquet, the state, the
-// ledger (a full rebuild, Stats.Rebuilt). It reports the CPU, the bytes
-// written and the files, the peak heap during the publish, and, measured
-// in the same run, BenchmarkBaselineIndexRewrite's floor as x-index (how
-// many index rewrites a rebuild costs).
+// BenchmarkRebuild publishes -bench.rebuild-servers servers from nothing
+// but the data directory: -bench.days days of history in Parquet, the
+// state, the ledger (a full rebuild, Stats.Rebuilt), with the HTML
+// preview and the default workers, as publish runs. It reports the CPU,
+// the bytes written, the files, the peak heap during the publish and the
+// process's peak RSS; and, as ratios, its wall and CPU time over those of
+// copying the tree it wrote (each file read and written again, as `cp -r`
+// does), measured in the same run: x-copy-wall, x-copy-CPU.
 func BenchmarkRebuild(b *testing.B) {
 	f := newFixture(b)
-	servers := benchList(b, f, *benchServers)
+	servers := benchList(b, f, *benchRebuildServers)
 	if err := spool.WriteLedger(f.dir, benchLedger(servers)); err != nil {
 		b.Fatal(err)
 	}
 	benchHistory(b, f, servers, *benchDays)
 	cfg := f.config()
-	cfg.Workers, cfg.NoHTML = runtime.GOMAXPROCS(0), false
-	var cpu time.Duration
+	cfg.Workers = 0
+	var cpu, copyCPU, copyWall time.Duration
 	var wrote int64
 	var peakHeap uint64
 	var files int
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
-		os.RemoveAll(f.out)
-		os.RemoveAll(filepath.Join(f.dir, "site"))
+		for _, dir := range []string{f.out, filepath.Join(f.dir, "site")} {
+			if err := os.RemoveAll(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
 		runtime.GC()
 		cpu0, w0 := cpuTime(), writtenBytes()
 		stop := watchHeap(&peakHeap)
@@ -82,12 +90,26 @@ func BenchmarkRebuild(b *testing.B) {
 			b.Fatalf("not a full rebuild: %+v", st)
 		}
 		files = countFiles(b, f.out) + countFiles(b, filepath.Join(f.dir, "site"))
+		to := filepath.Join(b.TempDir(), "copy")
+		cpu0, wall0 := cpuTime(), time.Now()
+		if err := os.CopyFS(to, os.DirFS(f.out)); err != nil {
+			b.Fatal(err)
+		}
+		copyCPU += cpuTime() - cpu0
+		copyWall += time.Since(wall0)
+		if err := os.RemoveAll(to); err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "CPU-ms/op")
 	b.ReportMetric(float64(wrote)/(1<<20)/float64(b.N), "written-MB/op")
 	b.ReportMetric(float64(files), "files")
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
+	if copyCPU > 0 && copyWall > 0 {
+		b.ReportMetric(float64(b.Elapsed())/float64(copyWall), "x-copy-wall")
+		b.ReportMetric(float64(cpu)/float64(copyCPU), "x-copy-CPU")
+	}
 	reportPeakRSS(b)
 }
 
