@@ -192,3 +192,28 @@ func appendConcurrently(tb testing.TB, f *fixture, rs []data.Result) {
 		tb.Fatal(err)
 	}
 }
+
+// TestKilledRebuildSpillRemoved: the spill a rebuild killed after it
+// saved its record left is removed by the next publish, which is no
+// rebuild, as it finds the killed publish's mark.
+func TestKilledRebuildSpillRemoved(t *testing.T) {
+	t.Parallel()
+	f := newStandard(t)
+	if st := f.MustPublish(); !st.Rebuilt {
+		t.Fatal("the first publish is no rebuild")
+	}
+	killed := filepath.Join(f.dir, "site", spillPrefix+"killed")
+	if err := os.MkdirAll(killed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(unfinishedPath(f.dir), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.now = fixNow.Add(time.Minute)
+	if st := f.MustPublish(); st.Rebuilt {
+		t.Fatal("the next publish rebuilt")
+	}
+	if _, err := os.Stat(killed); !os.IsNotExist(err) {
+		t.Errorf("the killed rebuild's spill is still there: %v", err)
+	}
+}

@@ -52,13 +52,10 @@ type spill struct {
 // batch servers (0: spillBatchServers, or more to keep to
 // spillMaxBatches), removing what a killed rebuild left.
 func newSpill(dataDir string, servers, batch int) (*spill, error) {
-	siteDir := filepath.Join(dataDir, "site")
-	old, _ := filepath.Glob(filepath.Join(siteDir, spillPrefix+"*"))
-	for _, d := range old {
-		if err := os.RemoveAll(d); err != nil {
-			return nil, fmt.Errorf("remove rebuild spill %s: %w", d, err)
-		}
+	if err := removeSpills(dataDir); err != nil {
+		return nil, err
 	}
+	siteDir := filepath.Join(dataDir, "site")
 	if batch <= 0 {
 		batch = max(spillBatchServers, (servers+spillMaxBatches-1)/spillMaxBatches)
 	}
@@ -71,6 +68,17 @@ func newSpill(dataDir string, servers, batch int) (*spill, error) {
 	}
 	n := max(1, (servers+batch-1)/batch)
 	return &spill{dir: dir, batch: batch, files: make([]*os.File, n), zs: make([]*s2.Writer, n), count: make([]int, n)}, nil
+}
+
+// removeSpills removes the spills killed rebuilds left in dataDir.
+func removeSpills(dataDir string) error {
+	old, _ := filepath.Glob(filepath.Join(dataDir, "site", spillPrefix+"*"))
+	for _, d := range old {
+		if err := os.RemoveAll(d); err != nil {
+			return fmt.Errorf("remove rebuild spill %s: %w", d, err)
+		}
+	}
+	return nil
 }
 
 // batches returns the number of batches.
