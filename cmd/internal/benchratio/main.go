@@ -10,7 +10,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"os"
 
@@ -23,22 +22,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 // with: the command's (1 when a signal ended it), or 2 when it cannot be
 // started.
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("benchratio", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: benchratio -- go test -run '^$' -bench . -json [flags] [packages]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		fmt.Fprintln(stderr, "benchratio: no command to run")
-		return 2
-	}
 	var res results
-	return gotestjson.Run("benchratio", fs.Args(), stderr,
+	return gotestjson.Main(flag.NewFlagSet("benchratio", flag.ContinueOnError),
+		"usage: benchratio -- go test -run '^$' -bench . -json [flags] [packages]", args, stderr,
 		func(out io.Reader) error { return res.read(out, stdout) },
 		func() { res.printRatios(stdout) })
 }

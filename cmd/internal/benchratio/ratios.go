@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -10,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"plug.directory/prober/cmd/internal/gotestjson"
 )
 
 // baseline pairs benchmarks of a package (its import path's last
@@ -24,14 +24,6 @@ var baselines = []baseline{
 	{"runner/fleet", "BenchmarkStart", "BenchmarkStartBaseline"},
 	{"site", "BenchmarkPublishIncremental", "BenchmarkBaselineIndexRewrite"},
 	{"site", "BenchmarkPublishFull", "BenchmarkBaselineIndexRewrite"},
-}
-
-// event is one line of `go test -json` (cmd/test2json).
-type event struct {
-	Action  string
-	Package string
-	Test    string
-	Output  string
 }
 
 // result is one benchmark's line: its metrics by unit ("ns/op", "B/op",
@@ -52,19 +44,9 @@ type results struct {
 // an event is printed as it is. It fails only when r does.
 func (rs *results) read(r io.Reader, w io.Writer) error {
 	rs.partial = map[string]string{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for sc.Scan() {
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Action == "" {
-			fmt.Fprintln(w, sc.Text())
-			continue
-		}
-		if e.Action != "output" {
-			continue
-		}
-		if e.Test != "" && strings.TrimSpace(e.Output) == e.Test || strings.HasPrefix(e.Output, "=== ") {
-			continue // what -json adds: a benchmark's name before its line, "=== RUN"
+	return gotestjson.Read(r, w, func(e gotestjson.Event) {
+		if e.Action != "output" || e.Test != "" && strings.TrimSpace(e.Output) == e.Test || strings.HasPrefix(e.Output, "=== ") {
+			return // what -json adds: a benchmark's name before its line, "=== RUN"
 		}
 		fmt.Fprint(w, e.Output)
 		// A benchmark's line can come in two events: its name, then its
@@ -81,11 +63,7 @@ func (rs *results) read(r io.Reader, w io.Writer) error {
 			text = rest
 		}
 		rs.partial[e.Package] = text
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read go test's output: %w", err)
-	}
-	return nil
+	})
 }
 
 var procsSuffix = regexp.MustCompile(`-\d+$`)

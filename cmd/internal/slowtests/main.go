@@ -9,7 +9,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"os"
 
@@ -23,22 +22,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 // started.
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("slowtests", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	n := fs.Int("n", 15, "how many of the slowest tests to print")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: slowtests [-n 15] -- go test -json [flags] [packages]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		fmt.Fprintln(stderr, "slowtests: no command to run")
-		return 2
-	}
 	var rep report
-	return gotestjson.Run("slowtests", fs.Args(), stderr,
+	return gotestjson.Main(fs, "usage: slowtests [-n 15] -- go test -json [flags] [packages]", args, stderr,
 		func(out io.Reader) error { return rep.read(out, stdout) },
 		func() { rep.printSlowest(stdout, *n) })
 }
