@@ -3,10 +3,12 @@ package site
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -127,4 +129,36 @@ func countFiles(tb testing.TB, dir string) int {
 		tb.Fatal(err)
 	}
 	return n
+}
+
+// appendConcurrently appends rs to a new journal from 64 goroutines,
+// which share their writes and fsyncs (spool.Journal.Append): a history
+// of thousands of results is written in seconds, not an fsync each.
+func appendConcurrently(tb testing.TB, f *fixture, rs []data.Result) {
+	tb.Helper()
+	f.journal++
+	j, err := spool.CreateJournal(f.dir, fmt.Sprintf("run-bench%04d", f.journal))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	errs := make(chan error, 64)
+	for part := range slices.Chunk(rs, max(1, (len(rs)+63)/64)) {
+		go func() {
+			for _, r := range part {
+				if err := j.Append(r); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range (len(rs) + max(1, (len(rs)+63)/64) - 1) / max(1, (len(rs)+63)/64) {
+		if err := <-errs; err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		tb.Fatal(err)
+	}
 }

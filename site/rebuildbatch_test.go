@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"testing"
 	"time"
 
@@ -158,38 +157,6 @@ func TestRebuildHeapBounded(t *testing.T) {
 	whole, batched := grow(1<<30), grow(50)
 	if batched > whole/4 {
 		t.Errorf("400 servers more grow the peak heap by %d KB in batches of 50, by %d KB in one batch: want under a quarter", batched>>10, whole>>10)
-	}
-}
-
-// appendConcurrently appends rs to a new journal from 64 goroutines,
-// which share their writes and fsyncs (spool.Journal.Append): a history
-// of thousands of results is written in seconds, not an fsync each.
-func appendConcurrently(tb testing.TB, f *fixture, rs []data.Result) {
-	tb.Helper()
-	f.journal++
-	j, err := spool.CreateJournal(f.dir, fmt.Sprintf("run-bench%04d", f.journal))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	errs := make(chan error, 64)
-	for part := range slices.Chunk(rs, max(1, (len(rs)+63)/64)) {
-		go func() {
-			for _, r := range part {
-				if err := j.Append(r); err != nil {
-					errs <- err
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	for range (len(rs) + max(1, (len(rs)+63)/64) - 1) / max(1, (len(rs)+63)/64) {
-		if err := <-errs; err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := j.Close(); err != nil {
-		tb.Fatal(err)
 	}
 }
 
