@@ -91,8 +91,13 @@ screenshots: tools
 example-site:
 	$(GO) run ./examples/hugo -site demo-out/site -out demo-out/hugo
 
+# bench: every benchmark once, through cmd/internal/benchratio, which prints
+# what go test prints, then each benchmark over its baseline measured in the
+# same run (and the "x-" ratios benchmarks report themselves).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m ./...
+	@mkdir -p bin
+	$(GO) build -o bin/benchratio ./cmd/internal/benchratio
+	bin/benchratio -- $(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 60m -json ./...
 
 clean:
 	rm -rf bin demo-out demo-fleet var

@@ -191,10 +191,12 @@ func (p *publication) readResults() error {
 	p.oldest = oldest
 	take := func(rs []data.Result) {
 		for _, r := range rs {
-			if r.Started.Before(oldest) || p.st.find(r.ID) < 0 {
+			if r.Started.Before(oldest) {
 				continue
 			}
-			p.pending[r.ID] = append(p.pending[r.ID], r)
+			if !p.hold(r) {
+				continue
+			}
 			p.cand[r.ID] = true
 			p.stats.Results++
 		}
@@ -275,7 +277,24 @@ func (p *publication) readResults() error {
 			delete(m.Parts, rel)
 		}
 	}
-	return nil
+	return p.spillErr
+}
+
+// hold keeps r, a result of a listed server, until its server is
+// rendered: in memory, or in a rebuild in the spill of its batch
+// (spill.go). It reports whether r is of a listed server; a result that
+// cannot be spilled fails the publish (p.spillErr).
+func (p *publication) hold(r data.Result) bool {
+	i := p.st.find(r.ID)
+	if i < 0 {
+		return false
+	}
+	if p.spill == nil {
+		p.pending[r.ID] = append(p.pending[r.ID], r)
+	} else if err := p.spill.add(i, r); err != nil && p.spillErr == nil {
+		p.spillErr = err
+	}
+	return true
 }
 
 // records are a server's record files as loadSummary read them, nil when

@@ -32,6 +32,65 @@ func (p *publication) renderAll(ctx context.Context) error {
 	}
 	slices.Sort(ids)
 	p.stats.Rendered = len(ids)
+	if p.spill == nil {
+		p.renderRows(ctx, ids)
+		return ctx.Err()
+	}
+	// A rebuild: a batch of servers at a time, with its results read
+	// back from the spill while the batch before is rendered.
+	type loaded struct {
+		pending map[string][]data.Result
+		err     error
+	}
+	next := make(chan loaded, 1)
+	go func() {
+		defer close(next)
+		for k := range p.spill.batches() {
+			m, err := p.spill.load(k)
+			next <- loaded{m, err}
+			if err != nil || ctx.Err() != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		for range next { // the reader ends at its next batch
+		}
+	}()
+	held := map[string][]data.Result{}
+	lo := 0
+	for k := range p.spill.batches() {
+		b, ok := <-next
+		if !ok {
+			break
+		}
+		if b.err != nil {
+			return b.err
+		}
+		hi := lo
+		for hi < len(ids) && ids[hi]/p.spill.batch == k {
+			hi++
+		}
+		p.pending = b.pending
+		p.renderRows(ctx, ids[lo:hi])
+		lo = hi
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// The results of a server not published are kept, for
+		// carryUnpublished; the others are done with.
+		for _, u := range p.stats.Unpublished {
+			if rs, ok := b.pending[u.ID]; ok {
+				held[u.ID] = rs
+			}
+		}
+	}
+	p.pending = held
+	return ctx.Err()
+}
+
+// renderRows renders the rows ids in parallel: Config.Workers at a time.
+func (p *publication) renderRows(ctx context.Context, ids []int) {
 	workers := p.cfg.Workers
 	if workers <= 0 {
 		workers = 8
@@ -54,7 +113,6 @@ func (p *publication) renderAll(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
-	return ctx.Err()
 }
 
 // renderOne folds the pending results of the server of row i into its

@@ -35,6 +35,9 @@ type Config struct {
 	Contact string
 
 	calls fileCalls // the file system's, but in tests
+	// rebuildBatch is the servers a rebuild renders at a time (spill.go);
+	// 0 means its default. Tests set it to run many batches.
+	rebuildBatch int
 }
 
 // Validate reports a missing required field.
@@ -184,6 +187,8 @@ type publication struct {
 	removed      []string
 	killedBefore bool       // the publish before was killed part-way (beginPublish)
 	oldest       time.Time  // results started before are not read
+	spill        *spill     // a rebuild's results by batch of servers, until rendered; nil when not rebuilding
+	spillErr     error      // the first result that could not be spilled
 	failMu       sync.Mutex // guards stats.Unpublished
 	feedMu       sync.Mutex
 	feedNew      map[string][]feedEntry         // newest status changes of the servers rendered, by id
@@ -235,6 +240,20 @@ func (p *publication) run(ctx context.Context) error {
 	p.phase("lists")
 	p.readLedger()
 	p.phase("ledger")
+	if p.stats.Rebuilt {
+		// The whole history is read: held on disk by batch of servers,
+		// not in memory (spill.go).
+		sp, err := newSpill(p.cfg.DataDir, len(st.Rows), p.cfg.rebuildBatch)
+		if err != nil {
+			return err
+		}
+		p.spill = sp
+		defer func() {
+			if err := sp.remove(); err != nil {
+				p.log.Warn("could not remove the rebuild's spill", "err", err)
+			}
+		}()
+	}
 	if err := p.readResults(); err != nil {
 		return err
 	}

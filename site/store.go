@@ -346,7 +346,8 @@ func loadStore(dataDir string) (*store, error) {
 func unfinishedPath(dataDir string) string { return filepath.Join(dataDir, "site", "publishing") }
 
 // beginPublish removes the temporary files that a publish killed part-way
-// left under out (a site build would ship them), and marks this publish
+// left under out (a site build would ship them) and the spill of a
+// rebuild killed part-way (spill.go), and marks this publish
 // unfinished until finishPublish. The output is walked only after such a
 // kill: an unfinished mark is left. It returns how many files it removed.
 // The caller holds the site lock, so no other publish writes meanwhile.
@@ -361,6 +362,9 @@ func beginPublish(dataDir, out string) (removed int, err error) {
 		})
 		if err != nil {
 			return removed, fmt.Errorf("remove temporary files under %s: %w", out, err)
+		}
+		if err := removeSpills(dataDir); err != nil {
+			return removed, err
 		}
 	}
 	return removed, durable.WriteFileAtomic(mark, nil, 0o644)

@@ -73,13 +73,12 @@ func (p *publication) takeUnpublished() error {
 		return fmt.Errorf("read unpublished results: %w", err)
 	}
 	for _, r := range rs {
-		if r.Started.Before(p.oldest) || p.st.find(r.ID) < 0 {
+		if r.Started.Before(p.oldest) || !p.hold(r) {
 			continue
 		}
-		p.pending[r.ID] = append(p.pending[r.ID], r)
 		p.cand[r.ID] = true
 	}
-	return nil
+	return p.spillErr
 }
 
 // carryUnpublished replaces DATA/site/unpublished.jsonl with the newest

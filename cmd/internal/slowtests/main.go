@@ -8,12 +8,11 @@
 package main
 
 import (
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
+
+	"plug.directory/prober/cmd/internal/gotestjson"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -23,50 +22,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 // started.
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("slowtests", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	n := fs.Int("n", 15, "how many of the slowest tests to print")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: slowtests [-n 15] -- go test -json [flags] [packages]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		fmt.Fprintln(stderr, "slowtests: no command to run")
-		return 2
-	}
-	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
-	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		fmt.Fprintf(stderr, "slowtests: %v\n", err)
-		return 2
-	}
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "slowtests: run %s: %v\n", fs.Arg(0), err)
-		return 2
-	}
 	var rep report
-	rerr := rep.read(out, stdout)
-	werr := cmd.Wait()
-	rep.printSlowest(stdout, *n)
-	if rerr != nil {
-		fmt.Fprintf(stderr, "slowtests: %v\n", rerr)
-	}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(werr, &ee) && ee.ExitCode() > 0:
-		return ee.ExitCode()
-	case errors.As(werr, &ee): // ended by a signal
-		fmt.Fprintf(stderr, "slowtests: %v\n", werr)
-		return 1
-	case werr != nil:
-		fmt.Fprintf(stderr, "slowtests: %v\n", werr)
-		return 2
-	case rerr != nil:
-		return 1
-	}
-	return 0
+	return gotestjson.Main(fs, "usage: slowtests [-n 15] -- go test -json [flags] [packages]", args, stderr,
+		func(out io.Reader) error { return rep.read(out, stdout) },
+		func() { rep.printSlowest(stdout, *n) })
 }

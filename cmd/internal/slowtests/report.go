@@ -1,25 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
+
+	"plug.directory/prober/cmd/internal/gotestjson"
 )
 
-// event is one line of `go test -json` (cmd/test2json).
-type event struct {
-	Action     string
-	Package    string
-	ImportPath string // of build-output
-	Test       string
-	Elapsed    float64 // seconds
-	Output     string
-}
+// event is one line of `go test -json`.
+type event = gotestjson.Event
 
 // key names a test in its package.
 type key struct{ pkg, test string }
@@ -35,20 +28,7 @@ type report struct {
 // an event is printed as it is. It fails only when r does.
 func (rep *report) read(r io.Reader, w io.Writer) error {
 	rep.pending, rep.times = map[key][]string{}, map[key]float64{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for sc.Scan() {
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Action == "" {
-			fmt.Fprintln(w, sc.Text())
-			continue
-		}
-		rep.event(e, w)
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read go test's output: %w", err)
-	}
-	return nil
+	return gotestjson.Read(r, w, func(e event) { rep.event(e, w) })
 }
 
 // event handles one event: a test's output is kept until it ends, and
