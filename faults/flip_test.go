@@ -24,6 +24,7 @@ import (
 	"plug.directory/prober/planner"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/site"
+	"plug.directory/prober/site/record"
 )
 
 var minute0 = time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -202,7 +203,7 @@ func (b *base) attributed(tb testing.TB, out string) {
 		if !strings.HasPrefix(rel, "servers/") || !strings.HasSuffix(rel, ".json") {
 			continue
 		}
-		var sf site.ServerFile
+		var sf record.ServerFile
 		if err := json.Unmarshal(body, &sf); err != nil {
 			tb.Fatalf("%s: %v", rel, err)
 		}

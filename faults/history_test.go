@@ -22,6 +22,7 @@ import (
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/site"
+	"plug.directory/prober/site/record"
 )
 
 // history is a data directory whose Parquet history has files of every
@@ -186,7 +187,7 @@ func TestDamagedHistory(t *testing.T) {
 				}
 				got, bad := historyChecks(t, dir)
 				out := testutil.MustTree(t, filepath.Join(root, "out"))
-				var status site.Status
+				var status record.Status
 				if err := json.Unmarshal(out["status.json"], &status); err != nil {
 					t.Fatal(err)
 				}

@@ -16,6 +16,7 @@ import (
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/runner"
 	"plug.directory/prober/site"
+	"plug.directory/prober/site/record"
 )
 
 // TestRebuildEqualsIncremental: a day of hourly runs and
@@ -142,7 +143,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 	}
 	testutil.DiffTrees(t, "the rebuild against the incremental site", incremental, testutil.MustTree(t, cfg.OutDir))
 	for id, want := range map[string]string{servers[4].ID: "expires in 12 days", servers[11].ID: "valid until 2030-07-04"} {
-		var f site.ServerFile
+		var f record.ServerFile
 		if err := json.Unmarshal(incremental["servers/"+id+".json"], &f); err != nil || f.Certificate == nil || f.Certificate.Message != want {
 			t.Errorf("%s: certificate %+v (%v), want %q after midnight", id, f.Certificate, err, want)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/record"
 )
 
 // Badge is badges/<id>.json in the shields.io endpoint format.
@@ -49,12 +50,12 @@ var uptimeColors = []struct {
 
 // UptimeBadgeOf returns badges-uptime/<id>.json: the 30-day uptime, or "no
 // counted checks" when nothing counted.
-func UptimeBadgeOf(u Uptime) Badge {
+func UptimeBadgeOf(u record.Uptime) Badge {
 	b := Badge{SchemaVersion: 1, Label: UptimeBadgeLabel, Message: "no counted checks", Color: "lightgrey"}
 	if u.Percent == nil {
 		return b
 	}
-	b.Message = fmt.Sprintf("%s%%", trimPercent(*u.Percent))
+	b.Message = fmt.Sprintf("%s%%", record.TrimPercent(*u.Percent))
 	for _, c := range uptimeColors {
 		if *u.Percent >= c.min {
 			b.Color = c.color
@@ -62,13 +63,6 @@ func UptimeBadgeOf(u Uptime) Badge {
 		}
 	}
 	return b
-}
-
-// trimPercent writes a percentage with at most two decimals and no
-// trailing zeros: 100, 99.5, 99.95.
-func trimPercent(p float64) string {
-	s := strings.TrimRight(fmt.Sprintf("%.2f", p), "0")
-	return strings.TrimSuffix(s, ".")
 }
 
 // latencyColors gives the colour of a latency badge: the first whose
@@ -104,8 +98,8 @@ func pageURL(id string) string { return siteURL + "/servers/" + id }
 
 // badgeLinksOf returns the names of a server's badges and feed and the
 // Markdown that shows its badges.
-func badgeLinksOf(id string) BadgeLinks {
-	l := BadgeLinks{Status: "badges/" + id + ".json", Uptime: "badges-uptime/" + id + ".json",
+func badgeLinksOf(id string) record.BadgeLinks {
+	l := record.BadgeLinks{Status: "badges/" + id + ".json", Uptime: "badges-uptime/" + id + ".json",
 		Latency: "badges-latency/" + id + ".json", Feed: "feeds/" + id + ".atom", Cert: "badges-certificate/" + id + ".json"}
 	var md []string
 	for _, b := range []struct{ alt, path string }{{BadgeLabel, l.Status}, {UptimeBadgeLabel, l.Uptime}, {LatencyBadgeLabel, l.Latency}, {CertificateBadgeLabel, l.Cert}} {
@@ -113,9 +107,9 @@ func badgeLinksOf(id string) BadgeLinks {
 	}
 	l.Markdown = strings.Join(md, " ")
 	l.Strip = stripDir + "/" + id + ".svg"
-	alt := id + ": uptime per day, last " + strconv.Itoa(DailyLen) + " days"
+	alt := id + ": uptime per day, last " + strconv.Itoa(record.DailyLen) + " days"
 	l.StripMarkdown = fmt.Sprintf("[![%s](%s/%s)](%s)", alt, siteURL, l.Strip, pageURL(id))
-	l.StripHTML = fmt.Sprintf(`<a href="%s"><img src="%s/%s" alt="%s" width="%d" height="%d"></a>`, pageURL(id), siteURL, l.Strip, alt, DailyLen*barStep, stripFileH)
+	l.StripHTML = fmt.Sprintf(`<a href="%s"><img src="%s/%s" alt="%s" width="%d" height="%d"></a>`, pageURL(id), siteURL, l.Strip, alt, record.DailyLen*barStep, stripFileH)
 	return l
 }
 
@@ -129,6 +123,38 @@ var badgeDirs = [4]string{"badges", "badges-uptime", "badges-latency", "badges-c
 
 // badgesOf returns the four badges of a server's file: status, 30-day
 // uptime, latency, certificate.
-func badgesOf(f ServerFile) [4]Badge {
+func badgesOf(f record.ServerFile) [4]Badge {
 	return [4]Badge{BadgeOf(f.Status), UptimeBadgeOf(f.Uptime.Month), LatencyBadgeOf(f.LatencyP50), CertificateBadgeOf(f.Certificate)}
+}
+
+// The certificate badge's colours: past the warning, within it, within
+// its last days, expired.
+const (
+	certColorValid   = "brightgreen"
+	certColorWarning = "yellow"
+	certColorLast    = "orange"
+	certColorExpired = "red"
+)
+
+// CertificateBadgeLabel is the left-hand text of the certificate badge.
+const CertificateBadgeLabel = "certificate"
+
+// CertificateBadgeOf returns badges-certificate/<id>.json: the
+// certificate's message, "valid until 2027-03-01" (which changes only with
+// the certificate), "expires in 9 days" within the warning, "failing: TLS:
+// certificate has expired"; or "none seen" when no check saw one.
+func CertificateBadgeOf(c *record.Certificate) Badge {
+	b := Badge{SchemaVersion: 1, Label: CertificateBadgeLabel, Message: "none seen", Color: "lightgrey"}
+	switch {
+	case c == nil:
+	case c.Expired:
+		b.Message, b.Color = c.Message, certColorExpired
+	case c.DaysLeft != nil && *c.DaysLeft <= data.CertWarnDays[len(data.CertWarnDays)-1]:
+		b.Message, b.Color = c.Message, certColorLast
+	case c.Warning:
+		b.Message, b.Color = c.Message, certColorWarning
+	default:
+		b.Message, b.Color = c.Message, certColorValid
+	}
+	return b
 }

@@ -25,6 +25,7 @@ import (
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/durable"
+	"plug.directory/prober/site/record"
 )
 
 var (
@@ -206,14 +207,14 @@ func benchIncremental(b *testing.B, html bool) {
 // publish's cost reads as a ratio (x-copy-CPU, x-copy-bytes).
 func copyChanged(b *testing.B, out, to string, changed map[string]bool, html bool) {
 	rels := []string{"index.json", "status.json"}
-	var head IndexFile
+	var head record.IndexFile
 	hb, err := os.ReadFile(filepath.Join(out, "index.json"))
 	if err != nil || json.Unmarshal(hb, &head) != nil {
 		b.Fatalf("read index.json: %v", err)
 	}
 	parts := map[string]bool{}
 	for id := range changed {
-		k, found := slices.BinarySearchFunc(head.Parts, id, func(p IndexPart, id string) int { return strings.Compare(p.First, id) })
+		k, found := slices.BinarySearchFunc(head.Parts, id, func(p record.IndexPart, id string) int { return strings.Compare(p.First, id) })
 		if !found {
 			k--
 		}

@@ -13,6 +13,7 @@ import (
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/site"
+	"plug.directory/prober/site/record"
 )
 
 // ExamplePublish publishes a ranked list of one server checked once, as
@@ -41,7 +42,7 @@ func ExamplePublish() {
 		return
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "out", "servers", "alpha.json"))
-	var f site.ServerFile
+	var f record.ServerFile
 	_ = json.Unmarshal(b, &f)
 	fmt.Println(st.Servers, "server,", st.Results, "result")
 	fmt.Printf("%s: %s (%s), uptime 24 h %.0f %%\n", f.ID, f.Status, f.Label, *f.Uptime.Day.Percent)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/record"
 )
 
 // certFixture is a fixture with one server, kilo, and readers of its
@@ -167,9 +168,9 @@ func TestPublishCertificate(t *testing.T) {
 		f.now = f.now.Add(time.Minute)
 		f.MustPublish()
 		sf := readServerFile(t, f.fixture, "kilo")
-		if sf.Status != data.Failing || valueOf(sf.Detail) != data.DetailCertExpired || sf.Certificate == nil || !sf.Certificate.Expired ||
+		if sf.Status != data.Failing || record.ValueOf(sf.Detail) != data.DetailCertExpired || sf.Certificate == nil || !sf.Certificate.Expired ||
 			sf.Certificate.Message != "failing: "+data.DetailCertExpired || sf.Certificate.TLSVersion != nil || sf.Certificate.DaysLeft != nil {
-			t.Errorf("status %s %q, certificate %+v; want failing with the check's words", sf.Status, valueOf(sf.Detail), sf.Certificate)
+			t.Errorf("status %s %q, certificate %+v; want failing with the check's words", sf.Status, record.ValueOf(sf.Detail), sf.Certificate)
 		}
 		if tm := sf.LastResult.Timings; tm == nil || tm.DNSMS != nil || *tm.TLSMS != 40 || tm.WaitMS != nil || len(tm.FirstByteMS) != 0 {
 			t.Errorf("timings %+v: want the failed handshake's and null where nothing happened", tm)
@@ -318,7 +319,7 @@ func TestPublishPhases(t *testing.T) {
 	sf := readServerFile(t, f, "lima")
 	d := sf.Daily[len(sf.Daily)-1]
 	p := d.Phases
-	if p == nil || p.TLS == nil || *p.TLS != (Spread{50, 100}) || *p.DNS != (Spread{12, 12}) || *p.Wait != (Spread{104, 109}) {
+	if p == nil || p.TLS == nil || *p.TLS != (record.Spread{P50: 50, P95: 100}) || *p.DNS != (record.Spread{P50: 12, P95: 12}) || *p.Wait != (record.Spread{P50: 104, P95: 109}) {
 		t.Fatalf("phases of the day %+v", p)
 	}
 	if h := sf.History; len(h) != 12 || h[0].Timings == nil || *h[0].Timings.TLSMS != 1000 || h[1].Timings != nil || *h[2].Timings.WaitMS != 109 {

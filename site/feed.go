@@ -1,6 +1,7 @@
 package site
 
 import (
+	"cmp"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -13,12 +14,13 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/record"
 )
 
 // Lengths of the Atom feeds of status changes.
 const (
-	FeedLen       = 300 // entries of feed.atom, the whole directory's
-	ServerFeedLen = 100 // entries of feeds/<id>.atom
+	FeedLen       = 300                    // entries of feed.atom, the whole directory's
+	ServerFeedLen = record.CertWarningsLen // entries of feeds/<id>.atom
 )
 
 // tagPrefix starts the id of every feed and entry (RFC 4151 tag URIs):
@@ -47,17 +49,17 @@ const feedCertificate = "certificate"
 
 // feedEntriesOf returns the newest n status changes of a server's
 // incidents (newest first, as published).
-func feedEntriesOf(id string, in []Incident, n int) []feedEntry {
+func feedEntriesOf(id string, in []record.Incident, n int) []feedEntry {
 	out := make([]feedEntry, 0, min(n, len(in)))
 	for _, x := range in[:min(n, len(in))] {
-		out = append(out, feedEntry{ID: id, At: x.Start.UnixMilli(), Status: x.Status, From: valueOf(x.From), Detail: valueOf(x.Detail)})
+		out = append(out, feedEntry{ID: id, At: x.Start.UnixMilli(), Status: x.Status, From: record.ValueOf(x.From), Detail: record.ValueOf(x.Detail)})
 	}
 	return out
 }
 
 // newer orders feed entries newest first, ties by server id.
 func newer(a, b feedEntry) int {
-	if c := cmpInt(b.At, a.At); c != 0 {
+	if c := cmp.Compare(b.At, a.At); c != 0 {
 		return c
 	}
 	return strings.Compare(a.ID, b.ID)
@@ -182,7 +184,7 @@ func encodeFeed(id, title, self, alternate string, since int64, entries []feedEn
 
 // serverFeed renders feeds/<id>.atom from a server's published incidents
 // and the warnings of its certificates.
-func serverFeed(f ServerFile) ([]byte, error) {
+func serverFeed(f record.ServerFile) ([]byte, error) {
 	var listed int64
 	if f.Listed != nil {
 		listed = f.Listed.UnixMilli()
@@ -235,4 +237,14 @@ func mergeFeed(old []feedEntry, fresh map[string][]feedEntry, gone map[string]bo
 	}
 	slices.SortFunc(out, newer)
 	return out[:min(len(out), FeedLen)]
+}
+
+// certFeedEntries returns the server feed's entries of its certificates'
+// warnings (newest first, as published).
+func certFeedEntries(id string, ws []record.CertWarning) []feedEntry {
+	out := make([]feedEntry, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, feedEntry{ID: id, At: w.At.UnixMilli(), Kind: feedCertificate, Days: w.DaysLeft, NotAfter: w.NotAfter.UnixMilli()})
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/testutil"
+	"plug.directory/prober/site/record"
 )
 
 // atomDoc is an Atom document (its people and links read into the
@@ -171,7 +172,7 @@ func TestFeedWords(t *testing.T) {
 	}
 	t.Run("empty_feed_dated_from_listing", func(t *testing.T) {
 		listed := time.Date(2026, 9, 3, 12, 0, 0, 0, time.UTC)
-		b, err := serverFeed(ServerFile{ID: "g", Listed: &Time{listed}, Badges: BadgeLinks{Feed: "feeds/g.atom"}})
+		b, err := serverFeed(record.ServerFile{ID: "g", Listed: &record.Time{Time: listed}, Badges: record.BadgeLinks{Feed: "feeds/g.atom"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/record"
 )
 
 // storyServer is listed 60 days before fixNow and checked twice a day:
@@ -77,7 +78,7 @@ func TestHistory(t *testing.T) {
 	f := story(t)
 	got := readServerFile(t, f, "hotel")
 	t.Run("daily_90_days_oldest_first", func(t *testing.T) {
-		if len(got.Daily) != DailyLen || got.Daily[DailyLen-1].Date != "2026-12-02" || got.Daily[0].Date != "2026-09-04" {
+		if len(got.Daily) != record.DailyLen || got.Daily[record.DailyLen-1].Date != "2026-12-02" || got.Daily[0].Date != "2026-09-04" {
 			t.Fatalf("daily: %d days from %s to %s", len(got.Daily), got.Daily[0].Date, got.Daily[len(got.Daily)-1].Date)
 		}
 		listed, counted := 0, 0
@@ -98,15 +99,15 @@ func TestHistory(t *testing.T) {
 	})
 	t.Run("daily_figures_kept_beyond_the_checks_window", func(t *testing.T) {
 		// 50 and 40 days ago: counted from their checks then, kept since.
-		d := got.Daily[DailyLen-1-50]
+		d := got.Daily[record.DailyLen-1-50]
 		if d.Counted != 2 || d.Answered != 0 || d.Percent == nil || *d.Percent != 0 || d.LatencyP50MS != nil {
 			t.Errorf("%s = %+v, want 2 counted, none answered, 0 %%, no latency", d.Date, d)
 		}
-		d = got.Daily[DailyLen-1-40]
+		d = got.Daily[record.DailyLen-1-40]
 		if d.Counted != 2 || *d.Percent != 100 || *d.LatencyP50MS != 100*(3+40%7) || *d.LatencyP95MS != 100*(15+40%7) {
 			t.Errorf("%s = %+v, want 100 %%, median %d, p95 %d", d.Date, d, 100*(3+40%7), 100*(15+40%7))
 		}
-		r := got.Daily[DailyLen-1-10] // refused all day: nothing counted
+		r := got.Daily[record.DailyLen-1-10] // refused all day: nothing counted
 		if r.Counted != 0 || r.Percent != nil || !r.Listed {
 			t.Errorf("%s = %+v, want listed and nothing counted", r.Date, r)
 		}
@@ -114,7 +115,7 @@ func TestHistory(t *testing.T) {
 	t.Run("incidents_newest_first", func(t *testing.T) {
 		var seq []string
 		for _, in := range got.Incidents {
-			seq = append(seq, string(valueOf(in.From))+">"+string(in.Status))
+			seq = append(seq, string(record.ValueOf(in.From))+">"+string(in.Status))
 			if in.From != nil && *in.From == "" {
 				t.Errorf("incident of %s: from %q, want null for the first check ever", in.Start, *in.From)
 			}
@@ -124,11 +125,11 @@ func TestHistory(t *testing.T) {
 			t.Errorf("incidents %s\nwant %s", g, want)
 		}
 		last := got.Incidents[0]
-		if last.End != nil || last.DurationSeconds != nil || valueOf(last.Detail) != "HTTP 401" {
+		if last.End != nil || last.DurationSeconds != nil || record.ValueOf(last.Detail) != "HTTP 401" {
 			t.Errorf("ongoing incident %+v", last)
 		}
 		f503 := got.Incidents[4]
-		if valueOf(f503.Detail) != "HTTP 503" || f503.Status != data.Failing || f503.DurationSeconds == nil || *f503.DurationSeconds != 24*3600 {
+		if record.ValueOf(f503.Detail) != "HTTP 503" || f503.Status != data.Failing || f503.DurationSeconds == nil || *f503.DurationSeconds != 24*3600 {
 			t.Errorf("failing incident %+v, want a day long", f503)
 		}
 	})
@@ -174,7 +175,7 @@ func TestIncidentsPause(t *testing.T) {
 	f.MustPublish()
 	in := readServerFile(t, f, "foxtrot").Incidents
 	if len(in) != 3 || in[1].Status != data.Paused || !in[1].Start.Equal(fixNow) || in[1].End == nil || !in[1].End.Equal(fixNow.Add(time.Hour)) ||
-		in[0].Status != data.Working || valueOf(in[0].From) != data.Paused || !in[0].Start.Equal(fixNow.Add(90*time.Minute)) {
+		in[0].Status != data.Working || record.ValueOf(in[0].From) != data.Paused || !in[0].Start.Equal(fixNow.Add(90*time.Minute)) {
 		t.Errorf("foxtrot incidents %+v, want working, paused an hour, working again", in)
 	}
 	// Its badges follow, though each run writes only the badges that change.
@@ -184,28 +185,6 @@ func TestIncidentsPause(t *testing.T) {
 		if err := errors.Join(err, json.Unmarshal(raw, &b)); err != nil || b.Message != want {
 			t.Errorf("%s/foxtrot.json says %q (%v), want %q", dir, b.Message, err, want)
 		}
-	}
-}
-
-func TestIncidentsBounded(t *testing.T) {
-	t.Parallel()
-	s := &summary{}
-	at := fixNow.Add(-400 * 24 * time.Hour)
-	for i := range 2000 { // a flapping server, every 5 minutes, over a year ago and now
-		o := []data.Outcome{data.Working, data.Failing}[i%2]
-		if i == 1000 {
-			at = fixNow.Add(-24 * time.Hour)
-		}
-		s.Checks = append(s.Checks, pastCheck{At: at.UnixMilli(), Status: o})
-		at = at.Add(5 * time.Minute)
-	}
-	s.deriveSpans()
-	s.pruneSpans(fixNow)
-	if len(s.Spans) > IncidentsLen || len(s.Spans) == 0 {
-		t.Fatalf("%d spans, want at most %d", len(s.Spans), IncidentsLen)
-	}
-	if first := time.UnixMilli(s.Spans[0].Start); first.Before(fixNow.Add(-incidentKeep)) {
-		t.Errorf("oldest span starts %v: more than a year ago", first)
 	}
 }
 
@@ -247,7 +226,7 @@ func checkStrip(t *testing.T, f *fixture) {
 		return d
 	}
 	strip := parse("strip")
-	bars := dayBars(t, strip.Paths, DailyLen)
+	bars := dayBars(t, strip.Paths, record.DailyLen)
 	// Nothing but its paths, their patterns and the chart's gridlines:
 	// no tooltip a day.
 	only := func(name string, d svgDoc, allowed string) {
@@ -274,7 +253,7 @@ func checkStrip(t *testing.T, f *fixture) {
 	if w := "uptime per day, last 90 days: every check worked on 59 days, most failed on 1 day, nothing counted on 1 day, not listed yet on 29 days"; strip.Label != w {
 		t.Errorf("the strip says %q, want %q", strip.Label, w)
 	}
-	bad := sf.Daily[DailyLen-1-50].Date
+	bad := sf.Daily[record.DailyLen-1-50].Date
 	if w := "<tr><td>" + bad + "</td><td data-label=\"Checks\">2 counted checks, 0 worked</td><td data-label=\"Uptime\">0 %</td></tr>"; !strings.Contains(page, "<caption>The days some check failed</caption>") || !strings.Contains(page, w) {
 		t.Errorf("the page does not list the failing day as %s", w)
 	}

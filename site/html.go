@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/record"
 )
 
 //go:embed templates/*.html.tmpl
@@ -32,10 +33,10 @@ var pageAssets = map[string][]byte{"site.css": siteCSS, "site.js": siteJS}
 
 var htmlFuncs = template.FuncMap{
 	"pausedSince":  pausedSince,
-	"periodUptime": periodUptime,
-	"lastIndex":    func(days []Day) int { return len(days) - 1 },
+	"periodUptime": record.PeriodUptime,
+	"lastIndex":    func(days []record.Day) int { return len(days) - 1 },
 	"label":        func(o data.Outcome) string { return o.Label() },
-	"when": func(t *Time) template.HTML {
+	"when": func(t *record.Time) template.HTML {
 		if t == nil {
 			return "never"
 		}
@@ -55,14 +56,14 @@ var htmlFuncs = template.FuncMap{
 		}
 		return lasted(*s)
 	},
-	"uptime": func(u Uptime) string {
+	"uptime": func(u record.Uptime) string {
 		if u.Percent == nil {
 			return "no counted checks"
 		}
 		return fmt.Sprintf("%.2f %% (%s)", *u.Percent, data.Plural(u.Counted, "counted check"))
 	},
 	"plural": data.Plural,
-	"str":    valueOf[string],
+	"str":    record.ValueOf[string],
 	"ms": func(v *int64) string {
 		if v == nil {
 			return "none"
@@ -71,9 +72,9 @@ var htmlFuncs = template.FuncMap{
 	},
 	"uptimeStrip":  uptimeStrip,
 	"badDays":      badDays,
-	"recent":       func(h []Check) []Check { return h[:min(len(h), pageChecks)] },
+	"recent":       func(h []record.Check) []record.Check { return h[:min(len(h), pageChecks)] },
 	"latencyChart": latencyChart,
-	"stripWidth":   func(days []Day) int { return len(days) * barStep },
+	"stripWidth":   func(days []record.Day) int { return len(days) * barStep },
 	"stripHeight":  func() int { return stripFileH },
 }
 
@@ -92,9 +93,9 @@ type pageMeta struct {
 // read an hour after it was published would be wrong to say "3 min ago".
 // The pages' small script adds the reader's time zone and how long ago,
 // from the datetime attribute, where it may run.
-func timeHTML(pt Time) template.HTML {
+func timeHTML(pt record.Time) template.HTML {
 	t := pt.UTC()
-	return template.HTML(`<time datetime="` + t.Format(TimeLayout) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
+	return template.HTML(`<time datetime="` + t.Format(record.TimeLayout) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
 }
 
 var htmlTmpl = template.Must(template.New("").Funcs(htmlFuncs).ParseFS(htmlFiles, "templates/*.html.tmpl"))
@@ -102,7 +103,7 @@ var htmlTmpl = template.Must(template.New("").Funcs(htmlFuncs).ParseFS(htmlFiles
 // serverPage is what the page of one server shows: its published file, and
 // the way back to the top of the site.
 type serverPage struct {
-	ServerFile
+	record.ServerFile
 	Up   string // relative path to the top of the site: "../", "../../" for an id with a slash
 	Base string // the file name of the server's JSON, without .json
 	// CertExpired is the reason of a check that met an expired
@@ -113,7 +114,7 @@ type serverPage struct {
 // serverHTML renders servers/<id>.html from the file whose bytes are
 // servers/<id>.json (every field of ServerFile is in the JSON), so the
 // preview shows only what the JSON says.
-func serverHTML(f ServerFile) ([]byte, error) {
+func serverHTML(f record.ServerFile) ([]byte, error) {
 	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/")), CertExpired: data.DetailCertExpired}
 	p.Base = f.ID[strings.LastIndexByte(f.ID, '/')+1:]
 	var buf bytes.Buffer
@@ -130,7 +131,7 @@ func (p serverPage) Title() string {
 	if p.LastResult == nil {
 		return ""
 	}
-	return valueOf(p.LastResult.ServerTitle)
+	return record.ValueOf(p.LastResult.ServerTitle)
 }
 
 // Meta is the head of a server's page.
@@ -163,11 +164,11 @@ func (p serverPage) Answered() *answeredCheck {
 
 // AnswerOlder reports whether an answer may be older than the history
 // shows: it is full.
-func (p serverPage) AnswerOlder() bool { return len(p.History) >= HistoryLen }
+func (p serverPage) AnswerOlder() bool { return len(p.History) >= record.HistoryLen }
 
 // answeredCheck is a check that got an answer.
 type answeredCheck struct {
-	Started    Time
+	Started    record.Time
 	LatencyMS  *int64
 	HTTPStatus *int // nil when not known
 	Worked     bool // it worked too (working or needs_key): "last worked" says it
@@ -182,9 +183,9 @@ func (p serverPage) WorkedAtLastCheck() bool {
 // indexPage is what index.html shows: the head of index.json, and first
 // of all an overall line and the freshness of status.json.
 type indexPage struct {
-	IndexFile
+	record.IndexFile
 	Cut    bool // not every row is shown
-	Status Status
+	Status record.Status
 }
 
 // Overall is the index's first line: how many servers have each status,
@@ -224,7 +225,7 @@ func (p indexPage) Running() bool {
 
 // indexHTML renders index.html from the totals and the first rows of
 // index.json, and the status of the checks.
-func indexHTML(f IndexFile, cut bool, st Status) ([]byte, error) {
+func indexHTML(f record.IndexFile, cut bool, st record.Status) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := htmlTmpl.ExecuteTemplate(&buf, "index.html.tmpl", indexPage{IndexFile: f, Cut: cut, Status: st}); err != nil {
 		return nil, fmt.Errorf("render index page: %w", err)
@@ -261,7 +262,7 @@ func lasted(s int64) string {
 
 // pausedSince is the start of a paused server's current pause, from its
 // newest incident; nil when the incidents do not say.
-func pausedSince(f ServerFile) *Time {
+func pausedSince(f record.ServerFile) *record.Time {
 	if f.Status != data.Paused || len(f.Incidents) == 0 || f.Incidents[0].Status != data.Paused {
 		return nil
 	}

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"plug.directory/prober/site/record"
 )
 
 // index.json is a head: the count of servers, the totals and the list of
@@ -41,21 +43,9 @@ const indexPartRows = 64
 // indexDir is the directory of the parts under the output.
 const indexDir = "index"
 
-// IndexPart is one entry of index.json's parts: where the part is,
-// relative to the top of the site, the ids of its first and last rows, its
-// number of rows, and the FNV-64a of its bytes (16 hex digits, also its
-// name), for a site build to cache it by.
-type IndexPart struct {
-	Path  string `json:"path"`
-	First string `json:"first"`
-	Last  string `json:"last"`
-	Rows  int    `json:"rows"`
-	Hash  string `json:"hash"`
-}
-
 // indexPartFile is index/<hash>.json: its rows, in id order.
 type indexPartFile struct {
-	Rows []IndexRow `json:"rows"`
+	Rows []record.IndexRow `json:"rows"`
 }
 
 // indexPart is what the site's record keeps of a part: the id of its
@@ -217,12 +207,12 @@ func (p *publication) writeIndex(sweep bool) error {
 }
 
 // partsOf returns index.json's parts from the record's.
-func partsOf(st *store) []IndexPart {
-	parts := make([]IndexPart, len(st.Meta.Index))
+func partsOf(st *store) []record.IndexPart {
+	parts := make([]record.IndexPart, len(st.Meta.Index))
 	lo := 0
 	for k, op := range st.Meta.Index {
 		hi := lo + op.Rows
-		parts[k] = IndexPart{Path: partPath(op.Sum), First: op.First, Last: st.Rows[hi-1].ID, Rows: op.Rows, Hash: partName(op.Sum)}
+		parts[k] = record.IndexPart{Path: partPath(op.Sum), First: op.First, Last: st.Rows[hi-1].ID, Rows: op.Rows, Hash: partName(op.Sum)}
 		lo = hi
 	}
 	return parts
@@ -234,8 +224,8 @@ var partPathRE = regexp.MustCompile(`^index/[0-9a-f]{16}\.json$`)
 // into one IndexFile whose Rows are every listed server's, in id order,
 // as a site build reads them. A part that is missing, is not where a part
 // can be, or whose rows or hash are not those the head names is an error.
-func ReadIndex(dir string) (IndexFile, error) {
-	var f IndexFile
+func ReadIndex(dir string) (record.IndexFile, error) {
+	var f record.IndexFile
 	b, err := os.ReadFile(filepath.Join(dir, "index.json"))
 	if err != nil {
 		return f, fmt.Errorf("read index: %w", err)
@@ -243,7 +233,7 @@ func ReadIndex(dir string) (IndexFile, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return f, fmt.Errorf("read index: %w", err)
 	}
-	f.Rows = make([]IndexRow, 0, min(f.Servers, len(f.Parts)*4*indexPartRows))
+	f.Rows = make([]record.IndexRow, 0, min(f.Servers, len(f.Parts)*4*indexPartRows))
 	for _, part := range f.Parts {
 		if !partPathRE.MatchString(part.Path) {
 			return f, fmt.Errorf("read index: part %q is not under index/", part.Path)

@@ -16,6 +16,7 @@ import (
 	"plug.directory/prober/data/history"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/site/record"
 )
 
 // readLists reads the ranked list and the paused list when either changed
@@ -299,15 +300,19 @@ func (p *publication) hold(r data.Result) bool {
 
 // records are a server's record files as loadSummary read them, nil when
 // absent: its published file and its older checks. Its files are compared
-// with them, not read again (writer.putOver).
-type records struct{ file, older []byte }
+// with them, not read again (writer.putOver). badges are those its
+// published file implies (badgesOf), to write only badges that change.
+type records struct {
+	file, older []byte
+	badges      [4]Badge
+}
 
 // loadSummary rebuilds a server's record from its published file, the
 // checks older than its history kept in olderPath, and nothing else: the
 // published file is the record, so an incremental run writes one file per
 // server it renders. A missing file is nil: never checked, or a new site.
 // The records read are returned on error too.
-func (p *publication) loadSummary(id string) (*summary, records, error) {
+func (p *publication) loadSummary(id string) (*record.Summary, records, error) {
 	var rec records
 	path := filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json")
 	b, err := os.ReadFile(path)
@@ -328,22 +333,23 @@ func (p *publication) loadSummary(id string) (*summary, records, error) {
 	if err != nil {
 		return nil, rec, fmt.Errorf("read published file of %s: %w", id, err)
 	}
-	var f ServerFile
+	var f record.ServerFile
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, rec, fmt.Errorf("read published file %s: %w", path, err)
 	}
-	s := summaryOf(f)
+	s := record.SummaryOf(f)
+	rec.badges = badgesOf(f)
 	ob, err := os.ReadFile(olderPath(p.cfg.DataDir, id))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, rec, fmt.Errorf("read older checks of %s: %w", id, err)
 	}
 	if err == nil {
 		rec.older = ob
-		var older []pastCheck
+		var older []record.PastCheck
 		if err := json.Unmarshal(ob, &older); err != nil {
 			return nil, rec, fmt.Errorf("read older checks %s: %w", olderPath(p.cfg.DataDir, id), err)
 		}
-		s.Checks = mergeChecks(older, s.Checks)
+		s.Checks = record.MergeChecks(older, s.Checks)
 	}
 	return s, rec, nil
 }

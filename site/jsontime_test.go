@@ -6,6 +6,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"plug.directory/prober/site/record"
 )
 
 // publishedTime is the form of every published time.
@@ -27,7 +29,7 @@ func TestTimeOneForm(t *testing.T) {
 	}
 	var strs []string
 	for _, tm := range times {
-		b, err := json.Marshal(Time{tm})
+		b, err := json.Marshal(record.Time{Time: tm})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +40,7 @@ func TestTimeOneForm(t *testing.T) {
 		if hand := string(appendMilliTime(nil, tm.UnixMilli())); hand != s {
 			t.Errorf("%v: index rows say %s, files %s", tm, hand, s)
 		}
-		var back Time
+		var back record.Time
 		if err := json.Unmarshal(b, &back); err != nil || !back.Equal(tm.Truncate(time.Millisecond)) || back.Location() != time.UTC {
 			t.Errorf("%s read back as %v, %v", b, back, err)
 		}
@@ -49,14 +51,14 @@ func TestTimeOneForm(t *testing.T) {
 	byTime := append([]time.Time(nil), times...)
 	sort.Slice(byTime, func(i, j int) bool { return byTime[i].Before(byTime[j]) })
 	for i, tm := range byTime {
-		if want := tm.UTC().Format(TimeLayout); sorted[i] != want {
+		if want := tm.UTC().Format(record.TimeLayout); sorted[i] != want {
 			t.Errorf("string order %v is not time order", sorted)
 			break
 		}
 	}
 	// Older files: any RFC 3339 length reads.
 	for _, old := range []string{`"2026-12-02T18:57:01Z"`, `"2026-12-02T18:57:00.032Z"`, `"2026-12-02T18:57:00.032456789Z"`, `null`} {
-		var tm Time
+		var tm record.Time
 		if err := json.Unmarshal([]byte(old), &tm); err != nil {
 			t.Errorf("read %s: %v", old, err)
 		}

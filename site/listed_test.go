@@ -12,6 +12,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/lists"
+	"plug.directory/prober/site/record"
 )
 
 // TestPublishListedNotCheckable: a server listed without an address, or
@@ -35,12 +36,12 @@ func TestPublishListedNotCheckable(t *testing.T) {
 	}
 	for id, w := range want {
 		sf := readServerFile(t, f, id)
-		if string(sf.Status) != w[0] || valueOf(sf.Detail) != w[1] || sf.Label != sf.Status.Label() {
-			t.Errorf("%s: status %q reason %q label %q, want %q %q", id, sf.Status, valueOf(sf.Detail), sf.Label, w[0], w[1])
+		if string(sf.Status) != w[0] || record.ValueOf(sf.Detail) != w[1] || sf.Label != sf.Status.Label() {
+			t.Errorf("%s: status %q reason %q label %q, want %q %q", id, sf.Status, record.ValueOf(sf.Detail), sf.Label, w[0], w[1])
 		}
 	}
-	if sf := readServerFile(t, f, "alpha"); sf.Rank != 1 || valueOf(sf.URL) != "https://alpha.example.com/mcp" {
-		t.Errorf("alpha: rank %d url %q, want the first row's", sf.Rank, valueOf(sf.URL))
+	if sf := readServerFile(t, f, "alpha"); sf.Rank != 1 || record.ValueOf(sf.URL) != "https://alpha.example.com/mcp" {
+		t.Errorf("alpha: rank %d url %q, want the first row's", sf.Rank, record.ValueOf(sf.URL))
 	}
 	idx := readIndex(t, f)
 	if len(idx.Rows) != 4 {
@@ -250,8 +251,8 @@ func TestPublishLostServerFile(t *testing.T) {
 	f.results(result(srvWorking, f.now.Add(-time.Minute), data.Working, ""))
 	f.MustPublish()
 	sf := readServerFile(t, f, "alpha")
-	if valueOf(sf.URL) != srvWorking.URL || sf.Status != data.Working || sf.Rank != srvWorking.Rank {
-		t.Errorf("alpha written again as %s %q rank %d, want working at %s rank %d", sf.Status, valueOf(sf.URL), sf.Rank, srvWorking.URL, srvWorking.Rank)
+	if record.ValueOf(sf.URL) != srvWorking.URL || sf.Status != data.Working || sf.Rank != srvWorking.Rank {
+		t.Errorf("alpha written again as %s %q rank %d, want working at %s rank %d", sf.Status, record.ValueOf(sf.URL), sf.Rank, srvWorking.URL, srvWorking.Rank)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/site/record"
 )
 
 // renderAll renders every candidate server, in parallel. A server whose
@@ -132,20 +133,20 @@ func (p *publication) renderOne(i int) error {
 	}
 	loaded := s != nil
 	if !loaded {
-		s = &summary{}
+		s = &record.Summary{}
 	}
-	oldSpans, oldBadges, oldWarnings := slices.Clone(s.Spans), s.Badges, slices.Clone(s.CertWarnings) // as its feed and badges show them
+	oldSpans, oldBadges, oldWarnings := slices.Clone(s.Spans), rec.badges, slices.Clone(s.CertWarnings) // as its feed and badges show them
 	switch {
 	case p.stats.Rebuilt:
 		s.Complete = p.oldest.UnixMilli() // every check since was read
 	case loaded:
-		s.Complete = p.now.Add(-monthWindow).UnixMilli() // what the last run kept
+		s.Complete = p.now.Add(-record.MonthWindow).UnixMilli() // what the last run kept
 	}
 	if st, ok := p.states[id]; ok && s.State.LastCheck.IsZero() {
 		// Rebuilding: the state knows what is older than the history, at
 		// the history's precision.
-		st.LastCheck, st.LastAnswered, st.FailingSince = truncMS(st.LastCheck), truncMS(st.LastAnswered), truncMS(st.FailingSince)
-		st.RetryAfter = truncMS(st.RetryAfter)
+		st.LastCheck, st.LastAnswered, st.FailingSince = record.TruncMS(st.LastCheck), record.TruncMS(st.LastAnswered), record.TruncMS(st.FailingSince)
+		st.RetryAfter = record.TruncMS(st.RetryAfter)
 		s.State = st
 	}
 	if srv, ok := p.servers[id]; ok {
@@ -159,24 +160,25 @@ func (p *publication) renderOne(i int) error {
 	slices.SortStableFunc(pending, func(a, b data.Result) int { return a.Started.Compare(b.Started) })
 	read := func(hash string) ([]spool.ToolDef, error) { return spool.ReadToolDefs(p.cfg.DataDir, hash) }
 	for _, res := range pending {
-		s.apply(res) // a new address starts the summary afresh, its tools too
-		s.applyTools(res, read)
+		s.Apply(res) // a new address starts the summary afresh, its tools too
+		s.ApplyTools(res, read)
 	}
-	s.applyPauses(p.pauses[id], r.Paused, !loaded, p.now)
-	s.deriveSpans()
-	s.pruneSpans(p.now)
-	s.warnCert(p.now, true)
-	s.pruneCertWarnings(p.now)
-	l := listed{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second, SharedWith: s.SharedWith}
+	s.ApplyPauses(p.pauses[id], r.Paused, !loaded, p.now)
+	s.DeriveSpans()
+	s.PruneSpans(p.now)
+	s.WarnCert(p.now, true)
+	s.PruneCertWarnings(p.now)
+	l := record.Listing{Server: s.Listed, Paused: r.Paused, EffCad: time.Duration(r.EffCad) * time.Second, SharedWith: s.SharedWith}
 	if r.PlanNext != 0 {
 		l.PlanNext = time.UnixMilli(r.PlanNext).UTC()
 	}
-	f, expires := render(l, s, p.now)
+	f, expires := record.ServerFileOf(l, s, p.now)
+	f.Badges = badgeLinksOf(id)
 	jb, err := marshalFile(f)
 	if err != nil {
 		return err
 	}
-	s.prune(p.now) // after render: a rebuild's older checks make its daily series
+	s.Prune(p.now) // after render: a rebuild's older checks make its daily series
 	out := p.cfg.OutDir
 	rel := filepath.FromSlash(id)
 	if _, err := p.w.putOver(filepath.Join(out, "servers", rel+".json"), jb, rec.file); err != nil {
@@ -228,7 +230,7 @@ func (p *publication) renderOne(i int) error {
 			return err
 		}
 	}
-	if older := s.older(); len(older) > 0 {
+	if older := s.Older(); len(older) > 0 {
 		ob, err := json.Marshal(older)
 		if err != nil {
 			return fmt.Errorf("encode older checks of %s: %w", id, err)
@@ -390,7 +392,7 @@ func (p *publication) writeShared() error {
 
 // previewIndex returns the head of index.json that index.html shows, and
 // whether rows were left out.
-func (p *publication) previewIndex() (IndexFile, bool) {
+func (p *publication) previewIndex() (record.IndexFile, bool) {
 	n := p.cfg.PreviewRows
 	if n <= 0 {
 		n = 1000

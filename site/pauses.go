@@ -8,6 +8,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/lists"
+	"plug.directory/prober/site/record"
 )
 
 // recordPauses reads the pause record (lists.ReadPauseRecord) and appends a
@@ -26,7 +27,7 @@ func (p *publication) recordPauses() error {
 	for _, r := range p.st.Rows {
 		cs := pauses[r.ID]
 		if paused := len(cs) > 0 && cs[len(cs)-1].Paused; paused != r.Paused {
-			c := lists.PauseChange{ID: r.ID, Paused: r.Paused, At: truncMS(p.now)}
+			c := lists.PauseChange{ID: r.ID, Paused: r.Paused, At: record.TruncMS(p.now)}
 			if r.Paused && len(cs) == 0 {
 				// Paused before there was a record: since when its file says.
 				if at, ok := p.publishedPauseStart(r.ID); ok {
@@ -49,7 +50,7 @@ func (p *publication) publishedPauseStart(id string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	var f struct {
-		Incidents []Incident `json:"incidents"`
+		Incidents []record.Incident `json:"incidents"`
 	}
 	if json.Unmarshal(b, &f) != nil || len(f.Incidents) == 0 {
 		return time.Time{}, false
@@ -58,19 +59,4 @@ func (p *publication) publishedPauseStart(id string) (time.Time, bool) {
 		return last.Start.Time, true
 	}
 	return time.Time{}, false
-}
-
-// applyPauses sets the pauses of s from the record: every recorded change
-// when s is new (a rebuild, or its file was lost), then the current one at
-// the time it was recorded.
-func (s *summary) applyPauses(changes []lists.PauseChange, paused, fresh bool, now time.Time) {
-	if fresh {
-		for _, c := range changes {
-			s.setPaused(c.Paused, c.At)
-		}
-	}
-	if n := len(changes); n > 0 && changes[n-1].Paused == paused {
-		now = changes[n-1].At
-	}
-	s.setPaused(paused, now)
 }

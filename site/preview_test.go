@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/record"
 )
 
 // TestPreviewWording reads the preview pages of the standard fixture as a
@@ -126,7 +127,7 @@ func TestPreviewWording(t *testing.T) {
 				t.Errorf("alpha's page lists %d checks, want %d", n, pageChecks)
 			}
 			if !strings.Contains(p[i:j], `<p>Its file (<a href="alpha.json">alpha.json</a>) lists the last 48.</p>`) {
-				t.Errorf("alpha's page does not say its file lists its last %d checks", HistoryLen)
+				t.Errorf("alpha's page does not say its file lists its last %d checks", record.HistoryLen)
 			}
 			if strings.Contains(all["bravo"], "lists the last") {
 				t.Error("bravo's page, with its one check, sends to its file for more")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/record"
 )
 
 // Probe is probe.json: the facts of the checks page, taken from the constants
@@ -79,8 +80,6 @@ type OutcomeFact struct {
 	CountsAgainst bool         `json:"counts_against"`
 }
 
-func secs(d time.Duration) int64 { return int64(d / time.Second) }
-
 // ProbeFacts returns the facts of the checks page from the constants of
 // package data, this build's version and the operator's contact address
 // (Config.Contact).
@@ -92,17 +91,17 @@ func ProbeFacts(contact string) Probe {
 		ProbeURL:        data.ProbeURL,
 		SourceAddresses: []string{data.DefaultSourceAddr},
 		Tiers: []TierFact{
-			{Name: "hourly", MaxRank: data.HourlyTierMaxRank, CadenceSeconds: secs(data.HourlyCadence)},
-			{Name: "daily", CadenceSeconds: secs(data.DailyCadence)},
+			{Name: "hourly", MaxRank: data.HourlyTierMaxRank, CadenceSeconds: record.Secs(data.HourlyCadence)},
+			{Name: "daily", CadenceSeconds: record.Secs(data.DailyCadence)},
 		},
 		HostCaps: HostCapFacts{
-			MinSpacingSeconds:     secs(data.HostMinSpacing),
+			MinSpacingSeconds:     record.Secs(data.HostMinSpacing),
 			MaxPerHour:            data.HostMaxPerHour,
-			AverageSpacingSeconds: secs(time.Hour / data.HostMaxPerHour),
+			AverageSpacingSeconds: record.Secs(time.Hour / data.HostMaxPerHour),
 			MaxPerDay:             data.HostMaxPerDay,
 		},
-		NewServers: NewFacts{TargetSeconds: secs(data.NewServerTarget), SpacingSeconds: secs(data.NewServerSpacing)},
-		Retry:      RetryFacts{AfterFailureSeconds: secs(data.RetryAfterFailure), WindowSeconds: secs(data.RetryWindow)},
+		NewServers: NewFacts{TargetSeconds: record.Secs(data.NewServerTarget), SpacingSeconds: record.Secs(data.NewServerSpacing)},
+		Retry:      RetryFacts{AfterFailureSeconds: record.Secs(data.RetryAfterFailure), WindowSeconds: record.Secs(data.RetryWindow)},
 		Calls: CallFacts{
 			RPCMethods:   append([]string(nil), data.AllowedRPCMethods...),
 			HTTPMethods:  append([]string(nil), data.AllowedMethods...),
@@ -111,9 +110,9 @@ func ProbeFacts(contact string) Probe {
 		Limits: LimitFacts{
 			MaxRedirects:        data.MaxRedirects,
 			MaxAnswerBytes:      data.MaxAnswerBytes,
-			CheckTimeoutSeconds: secs(data.CheckTimeout),
+			CheckTimeoutSeconds: record.Secs(data.CheckTimeout),
 		},
-		PauseWithinSecs: secs(data.PauseWithin),
+		PauseWithinSecs: record.Secs(data.PauseWithin),
 		Contact:         contact,
 	}
 	for _, port := range data.AllowedPorts {
@@ -200,7 +199,7 @@ func firstSpan(seconds int64) string {
 // per writes how often something happens after "once": "a day", "an hour",
 // "a second", else "every two hours".
 func per(seconds int64) string {
-	if seconds == secs(24*time.Hour) {
+	if seconds == record.Secs(24*time.Hour) {
 		return "a day"
 	}
 	switch n, unit := unitOf(seconds); {

@@ -10,10 +10,11 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
+	"plug.directory/prober/site/record"
 )
 
 // readIndex reads the published index.json and its parts.
-func readIndex(t *testing.T, f *fixture) IndexFile {
+func readIndex(t *testing.T, f *fixture) record.IndexFile {
 	t.Helper()
 	idx, err := ReadIndex(f.out)
 	if err != nil {
@@ -25,9 +26,9 @@ func readIndex(t *testing.T, f *fixture) IndexFile {
 // tallyProtocols counts the published server files as index.json must:
 // per version of their protocol block, those speaking 2026-07-28, those
 // whose last result has tool problems.
-func tallyProtocols(t *testing.T, f *fixture, idx IndexFile) (ProtocolTotals, int) {
+func tallyProtocols(t *testing.T, f *fixture, idx record.IndexFile) (record.ProtocolTotals, int) {
 	t.Helper()
-	want := ProtocolTotals{Versions: []VersionTotal{}}
+	want := record.ProtocolTotals{Versions: []record.VersionTotal{}}
 	problems := 0
 	byVersion := map[string]int{}
 	for _, r := range idx.Rows {
@@ -43,9 +44,9 @@ func tallyProtocols(t *testing.T, f *fixture, idx IndexFile) (ProtocolTotals, in
 		}
 	}
 	for v, n := range byVersion {
-		want.Versions = append(want.Versions, VersionTotal{v, n})
+		want.Versions = append(want.Versions, record.VersionTotal{Version: v, Count: n})
 	}
-	slices.SortFunc(want.Versions, func(a, b VersionTotal) int { return strings.Compare(b.Version, a.Version) })
+	slices.SortFunc(want.Versions, func(a, b record.VersionTotal) int { return strings.Compare(b.Version, a.Version) })
 	return want, problems
 }
 

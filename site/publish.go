@@ -15,6 +15,7 @@ import (
 	"plug.directory/prober/data/history"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/internal/durable"
+	"plug.directory/prober/site/record"
 )
 
 // Config says what to publish and where. The zero value of every optional
@@ -115,11 +116,11 @@ type Stats struct {
 
 // monthKeep is how far back results are folded in: the longest uptime
 // window and a day of slack.
-const monthKeep = monthWindow + 24*time.Hour
+const monthKeep = record.MonthWindow + 24*time.Hour
 
 // rebuildKeep is how far back a rebuild reads the history: the incidents
 // of a year and a day of slack. An incremental run reads only what is new.
-const rebuildKeep = incidentKeep + 24*time.Hour
+const rebuildKeep = record.IncidentKeep + 24*time.Hour
 
 // Publish brings the public files under cfg.OutDir up to date with the data
 // directory, the ranked list and the paused list, rewriting only files whose

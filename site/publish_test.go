@@ -20,12 +20,13 @@ import (
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/internal/testutil"
+	"plug.directory/prober/site/record"
 )
 
 // readServerFile decodes a published server file.
-func readServerFile(t *testing.T, f *fixture, id string) ServerFile {
+func readServerFile(t *testing.T, f *fixture, id string) record.ServerFile {
 	t.Helper()
-	var sf ServerFile
+	var sf record.ServerFile
 	mustReadJSON(t, filepath.Join(f.out, "servers", id+".json"), &sf)
 	return sf
 }
@@ -210,8 +211,8 @@ func TestPublishRules(t *testing.T) {
 					t.Errorf("%s: status %q label %q, want %q %q", id, sf.Status, sf.Label, w[0], w[1])
 				}
 			}
-			if sf := readServerFile(t, f, "echo"); valueOf(sf.Detail) != "connection refused" || sf.FailingSince == nil || !sf.FailingSince.Equal(fixNow.Add(-50*time.Minute)) {
-				t.Errorf("echo: reason %q failing since %v", valueOf(sf.Detail), sf.FailingSince)
+			if sf := readServerFile(t, f, "echo"); record.ValueOf(sf.Detail) != "connection refused" || sf.FailingSince == nil || !sf.FailingSince.Equal(fixNow.Add(-50*time.Minute)) {
+				t.Errorf("echo: reason %q failing since %v", record.ValueOf(sf.Detail), sf.FailingSince)
 			}
 		}},
 		{"O_uptime_counts_only_working_needs_key_failing", reads, func(t *testing.T, f *fixture) {
@@ -235,8 +236,8 @@ func TestPublishRules(t *testing.T) {
 		}},
 		{"P1_history_newest_first_at_most_48", reads, func(t *testing.T, f *fixture) {
 			a := readServerFile(t, f, "alpha")
-			if len(a.History) != HistoryLen || !a.History[0].Started.Equal(a.LastCheck.Time) ||
-				!slices.IsSortedFunc(a.History, func(x, y Check) int { return y.Started.Compare(x.Started.Time) }) {
+			if len(a.History) != record.HistoryLen || !a.History[0].Started.Equal(a.LastCheck.Time) ||
+				!slices.IsSortedFunc(a.History, func(x, y record.Check) int { return y.Started.Compare(x.Started.Time) }) {
 				t.Errorf("alpha history: %d entries, first %v", len(a.History), a.History[0].Started)
 			}
 			if _, err := os.Stat(olderPath(f.dir, "alpha")); err != nil {
@@ -245,16 +246,16 @@ func TestPublishRules(t *testing.T) {
 		}},
 		{"P1_next_check_and_effective_cadence", reads, func(t *testing.T, f *fixture) {
 			g := readServerFile(t, f, "golf")
-			if valueOf(g.NextCheckFrom) != "plan" || !g.NextCheck.Equal(fixNow.Add(2*time.Minute)) {
-				t.Errorf("golf next check %v from %q, want the ledger's", g.NextCheck, valueOf(g.NextCheckFrom))
+			if record.ValueOf(g.NextCheckFrom) != "plan" || !g.NextCheck.Equal(fixNow.Add(2*time.Minute)) {
+				t.Errorf("golf next check %v from %q, want the ledger's", g.NextCheck, record.ValueOf(g.NextCheckFrom))
 			}
 			a := readServerFile(t, f, "alpha")
-			if a.EffectiveCad != 7200 || a.CadenceSeconds != 3600 || valueOf(a.NextCheckFrom) != "plan" {
-				t.Errorf("alpha cadence %d effective %d next from %q", a.CadenceSeconds, a.EffectiveCad, valueOf(a.NextCheckFrom))
+			if a.EffectiveCad != 7200 || a.CadenceSeconds != 3600 || record.ValueOf(a.NextCheckFrom) != "plan" {
+				t.Errorf("alpha cadence %d effective %d next from %q", a.CadenceSeconds, a.EffectiveCad, record.ValueOf(a.NextCheckFrom))
 			}
 			e := readServerFile(t, f, "echo") // S6: failing, answered before, streak younger than an hour
-			if valueOf(e.NextCheckFrom) != "estimate" || !e.NextCheck.Equal(fixNow.Add(-40*time.Minute)) {
-				t.Errorf("echo next check %v from %q, want the S6 retry", e.NextCheck, valueOf(e.NextCheckFrom))
+			if record.ValueOf(e.NextCheckFrom) != "estimate" || !e.NextCheck.Equal(fixNow.Add(-40*time.Minute)) {
+				t.Errorf("echo next check %v from %q, want the S6 retry", e.NextCheck, record.ValueOf(e.NextCheckFrom))
 			}
 		}},
 		{"P1_times_at_millisecond_precision", reads, func(t *testing.T, f *fixture) {
@@ -324,8 +325,8 @@ func TestPublishRules(t *testing.T) {
 			moved[1].URL = "https://bravo.example.net/mcp"
 			f.writeServers(moved)
 			f.MustPublish()
-			if b := readServerFile(t, f, "bravo"); b.Status != data.Pending || valueOf(b.URL) != moved[1].URL || b.LastResult != nil {
-				t.Errorf("bravo at a new address: %q %q", b.Status, valueOf(b.URL))
+			if b := readServerFile(t, f, "bravo"); b.Status != data.Pending || record.ValueOf(b.URL) != moved[1].URL || b.LastResult != nil {
+				t.Errorf("bravo at a new address: %q %q", b.Status, record.ValueOf(b.URL))
 			}
 			f.results(result(moved[1], fixNow.Add(-10*time.Second), data.Working, ""))
 			f.MustPublish()

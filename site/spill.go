@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/klauspost/compress/s2"
-
 	"plug.directory/prober/data"
 )
 

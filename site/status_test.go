@@ -10,6 +10,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/site/record"
 )
 
 // TestStatusFile: status.json says when the site was published, the
@@ -21,7 +22,7 @@ func TestStatusFile(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
 	sch := mustSchema(t, "status.schema.json")
-	read := func() (Status, []byte) {
+	read := func() (record.Status, []byte) {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join(f.out, "status.json"))
 		if err != nil {
@@ -30,7 +31,7 @@ func TestStatusFile(t *testing.T) {
 		if err := sch.validate(b); err != nil {
 			t.Errorf("status.json %s does not validate: %v", b, err)
 		}
-		var s Status
+		var s record.Status
 		if err := json.Unmarshal(b, &s); err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +90,7 @@ func TestIndexFreshness(t *testing.T) {
 	if !strings.Contains(p, overall+`Checks are running: checked up to <time datetime="2026-12-02T11:59:00.000Z">`) {
 		t.Errorf("a minute recorded a minute ago: the index does not say checks run up to it:\n%s", p)
 	}
-	f.now = fixNow.Add(StatusStaleAfter + time.Minute)
+	f.now = fixNow.Add(record.StatusStaleAfter + time.Minute)
 	if p := index(); !strings.Contains(p, `<strong>Checks have stopped</strong>: no minute recorded since <time datetime="2026-12-02T11:59:00.000Z">`) {
 		t.Errorf("six minutes without a recorded minute: the index does not warn:\n%s", p)
 	}

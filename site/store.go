@@ -377,3 +377,11 @@ func finishPublish(dataDir string) error {
 	}
 	return nil
 }
+
+// boolByte encodes b as one byte of the site's record.
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"plug.directory/prober/internal/testutil"
+	"plug.directory/prober/site/record"
 )
 
 // svgElement is an element of an SVG document and its attributes.
@@ -137,10 +138,10 @@ func TestStripFile(t *testing.T) {
 					}
 				}
 			}
-			if len(sf.Daily) != DailyLen {
-				t.Fatalf("%d days, want %d", len(sf.Daily), DailyLen)
+			if len(sf.Daily) != record.DailyLen {
+				t.Fatalf("%d days, want %d", len(sf.Daily), record.DailyLen)
 			}
-			bars := dayBars(t, pathsOf(els), DailyLen)
+			bars := dayBars(t, pathsOf(els), record.DailyLen)
 			for i, d := range sf.Daily {
 				class := dayClass(d)
 				pattern := `<pattern id="day-` + class + `" width="8" height="28" patternUnits="userSpaceOnUse"><path ` + dayPaint[class] + ` d="`
@@ -153,7 +154,7 @@ func TestStripFile(t *testing.T) {
 				t.Errorf("root %v: want a width, a height and a viewBox (an <img> needs its size)", root)
 			}
 			text := string(b)
-			if !strings.Contains(text, ">"+sf.Daily[0].Date+"<") || !strings.Contains(text, ">"+sf.Daily[DailyLen-1].Date+"<") || !strings.Contains(text, "90 days: ") {
+			if !strings.Contains(text, ">"+sf.Daily[0].Date+"<") || !strings.Contains(text, ">"+sf.Daily[record.DailyLen-1].Date+"<") || !strings.Contains(text, "90 days: ") {
 				t.Errorf("the strip does not say its first and last days and the period's uptime:\n%.400s", text)
 			}
 			l := sf.Badges
@@ -223,9 +224,9 @@ func TestStripFileInBrowser(t *testing.T) {
 		day  int
 		want [3]uint8
 	}{
-		{DailyLen - 1, [3]uint8{0x2a, 0x8a, 0x2a}},      // working
-		{DailyLen - 1 - 12, [3]uint8{0xc0, 0x39, 0x2b}}, // failing
-		{0, [3]uint8{0xff, 0xff, 0xff}},                 // no checks: white inside a grey outline
+		{record.DailyLen - 1, [3]uint8{0x2a, 0x8a, 0x2a}},      // working
+		{record.DailyLen - 1 - 12, [3]uint8{0xc0, 0x39, 0x2b}}, // failing
+		{0, [3]uint8{0xff, 0xff, 0xff}},                        // no checks: white inside a grey outline
 	} {
 		got := pixel(c.day)
 		if class := dayClass(sf.Daily[c.day]); !near(got, c.want) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/record"
 )
 
 // Geometry of the daily strips of a server's page, in SVG user units.
@@ -22,7 +23,7 @@ const (
 // partly failing, "failing"'s when at most half answered; "nodata" (grey
 // outline) when nothing counted, "unlisted" (dashed, faint) before the
 // server was listed.
-func dayClass(d Day) string {
+func dayClass(d record.Day) string {
 	switch {
 	case !d.Listed:
 		return "unlisted"
@@ -52,7 +53,7 @@ var dayPaint = map[string]string{
 // its label says how many days were of each colour (stripSummary), and the
 // page lists the days that were not all working (badDays). Inline SVG:
 // the preview needs no script.
-func uptimeStrip(days []Day) template.HTML {
+func uptimeStrip(days []record.Day) template.HTML {
 	b := make([]byte, 0, 400+len(days)*16)
 	b = fmt.Appendf(b, `<svg class="strip" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
 		len(days)*barStep, stripH, len(days)*barStep, stripH, stripSummary(days))
@@ -63,7 +64,7 @@ func uptimeStrip(days []Day) template.HTML {
 
 // stripSummary says in words what the strip shows: how many of its days
 // were of each class of dayClass.
-func stripSummary(days []Day) string {
+func stripSummary(days []record.Day) string {
 	n := map[string]int{}
 	for _, d := range days {
 		n[dayClass(d)]++
@@ -87,13 +88,13 @@ type dayRun struct {
 }
 
 // Percent is the run's uptime, two decimals at most.
-func (r dayRun) Percent() string { return trimPercent(*percentOf(r.Answered, r.Counted)) }
+func (r dayRun) Percent() string { return record.TrimPercent(*record.PercentOf(r.Answered, r.Counted)) }
 
 // badDays returns the runs of consecutive days on which some counted
 // check failed ("refused" and "failing" of dayClass), oldest first: the
 // days the strip's colours single out, in words, for a reader who does
 // not see them. A run, not a row a day: as many rows as the days changed.
-func badDays(days []Day) []dayRun {
+func badDays(days []record.Day) []dayRun {
 	var out []dayRun
 	for i := 0; i < len(days); {
 		class := dayClass(days[i])
@@ -124,7 +125,7 @@ var dayClasses = []string{"unlisted", "nodata", "working", "refused", "failing"}
 // checked on one of them weigh some 500 bytes (a subpath a day was 1,400,
 // a rect a day some 120 each). Appended, not formatted: a thousand
 // servers a minute.
-func appendBars(b []byte, days []Day) []byte {
+func appendBars(b []byte, days []record.Day) []byte {
 	classes := make([]string, len(days))
 	has := map[string]bool{}
 	for i, d := range days {
@@ -200,11 +201,11 @@ const (
 // uptime, which the page says around its strip. Its bars have no titles,
 // which an image does not show: so the file changes only when a day's
 // colour or the period's uptime does, not with every check.
-func stripFile(id string, days []Day) []byte {
+func stripFile(id string, days []record.Day) []byte {
 	w := len(days) * barStep
 	period := "no counted checks"
-	if u := periodUptime(days); u.Percent != nil {
-		period = trimPercent(*u.Percent) + " %"
+	if u := record.PeriodUptime(days); u.Percent != nil {
+		period = record.TrimPercent(*u.Percent) + " %"
 	}
 	label := fmt.Sprintf("%s: uptime per day, last %d days: %s", id, len(days), period)
 	b := make([]byte, 0, 800+len(days)*16)
@@ -240,14 +241,14 @@ const (
 // chartPhases are the segments of a day's bar, bottom up, in the order of
 // a request's life: Spread of the phase (nil: none), class, words.
 var chartPhases = []struct {
-	of    func(*DayPhases) *Spread
+	of    func(*record.DayPhases) *record.Spread
 	class string
 	name  string
 }{
-	{func(p *DayPhases) *Spread { return p.DNS }, "dns", "DNS"},
-	{func(p *DayPhases) *Spread { return p.Connect }, "connect", "connect"},
-	{func(p *DayPhases) *Spread { return p.TLS }, "tls", "TLS"},
-	{func(p *DayPhases) *Spread { return p.Wait }, "wait", "server"},
+	{func(p *record.DayPhases) *record.Spread { return p.DNS }, "dns", "DNS"},
+	{func(p *record.DayPhases) *record.Spread { return p.Connect }, "connect", "connect"},
+	{func(p *record.DayPhases) *record.Spread { return p.TLS }, "tls", "TLS"},
+	{func(p *record.DayPhases) *record.Spread { return p.Wait }, "wait", "server"},
 }
 
 // latencyChart draws where the answered checks' time went, a bar a day
@@ -259,7 +260,7 @@ var chartPhases = []struct {
 // with its width (a viewBox, no fixed size). Its label says the range of
 // the days' figures (latencySummary); the days have no tooltips, which
 // weighed 160 bytes a day.
-func latencyChart(days []Day) template.HTML {
+func latencyChart(days []record.Day) template.HTML {
 	var top int64
 	for _, d := range days {
 		if d.LatencyP95MS != nil {
@@ -322,7 +323,7 @@ func latencyChart(days []Day) template.HTML {
 // latencySummary says in words what the latency chart shows: on how many
 // days a check worked, the lowest and highest of their medians, and the
 // highest 95th percentile.
-func latencySummary(days []Day) string {
+func latencySummary(days []record.Day) string {
 	var n int
 	var lo, hi, p95 int64
 	for _, d := range days {

@@ -11,6 +11,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/site/record"
 )
 
 // withTools gives a result the fingerprint of defs, as a check does.
@@ -50,11 +51,11 @@ func TestToolChanges(t *testing.T) {
 	t.Run("hash_and_changes", func(t *testing.T) {
 		h3, _ := spool.FingerprintTools([]spool.ToolDef{hostile})
 		h1, _ := spool.FingerprintTools([]spool.ToolDef{search, fetch})
-		if valueOf(got.Hash) != h3 || got.ChangedAt == nil || !got.ChangedAt.Equal(day(3)) || len(got.Changes) != 1 {
+		if record.ValueOf(got.Hash) != h3 || got.ChangedAt == nil || !got.ChangedAt.Equal(day(3)) || len(got.Changes) != 1 {
 			t.Fatalf("tool definitions %+v", got)
 		}
-		want := ToolChange{At: Time{day(3)}, From: h1, To: h3, Details: true, Added: []string{}, Removed: []string{"fetch"},
-			Changed: []ToolFieldChange{{Name: "search", Fields: []string{"description"}}}}
+		want := record.ToolChange{At: record.Time{Time: day(3)}, From: h1, To: h3, Details: true, Added: []string{}, Removed: []string{"fetch"},
+			Changed: []record.ToolFieldChange{{Name: "search", Fields: []string{"description"}}}}
 		if !reflect.DeepEqual(got.Changes[0], want) {
 			t.Errorf("change %+v\nwant %+v", got.Changes[0], want)
 		}
@@ -68,7 +69,7 @@ func TestToolChanges(t *testing.T) {
 	t.Run("page_says_what_changed", func(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(f.out, "servers", "alpha.html"))
 		p := string(b)
-		if !strings.Contains(p, `last changed <time datetime="`+day(3).Format(TimeLayout)) ||
+		if !strings.Contains(p, `last changed <time datetime="`+day(3).Format(record.TimeLayout)) ||
 			!strings.Contains(p, "<code>search</code>: description") || !strings.Contains(p, "<code>fetch</code></td>") {
 			t.Errorf("page does not say what changed")
 		}

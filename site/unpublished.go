@@ -10,6 +10,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
+	"plug.directory/prober/site/record"
 )
 
 // Unpublished is a server whose files one publish could not write or
@@ -20,13 +21,6 @@ import (
 type Unpublished struct {
 	ID  string
 	Err error
-}
-
-// UnpublishedServer is one entry of status.json's unpublished: a server
-// whose files the last publish could not write, and why.
-type UnpublishedServer struct {
-	ID     string `json:"id"`
-	Reason string `json:"reason"` // the error, paths relative to the site's top ("servers/x.json") or the data directory ("DATA/...")
 }
 
 // unpublished records that the files of the server of row i could not be
@@ -45,19 +39,19 @@ func (p *publication) unpublished(i int, id string, err error) {
 // unpublishedStatus returns the servers of Stats.Unpublished, sorted by id,
 // as status.json says them: their reasons name no path outside the site's
 // output and the data directory.
-func (p *publication) unpublishedStatus() []UnpublishedServer {
-	out := make([]UnpublishedServer, 0, len(p.stats.Unpublished))
+func (p *publication) unpublishedStatus() []record.UnpublishedServer {
+	out := make([]record.UnpublishedServer, 0, len(p.stats.Unpublished))
 	hide := strings.NewReplacer(p.cfg.OutDir+"/", "", p.cfg.DataDir+"/", "DATA/")
 	for _, u := range p.stats.Unpublished {
-		out = append(out, UnpublishedServer{ID: u.ID, Reason: hide.Replace(u.Err.Error())})
+		out = append(out, record.UnpublishedServer{ID: u.ID, Reason: hide.Replace(u.Err.Error())})
 	}
-	slices.SortFunc(out, func(a, b UnpublishedServer) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b record.UnpublishedServer) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 
 // carryLen is how many of its newest results a server that could not be
 // published carries to the next publish: its history's length.
-const carryLen = HistoryLen
+const carryLen = record.HistoryLen
 
 // takeUnpublished reads the results the last publish could not publish and
 // makes them pending again: a server whose files could not be written

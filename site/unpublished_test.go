@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/record"
 )
 
 // TestPublishUnwritableServer takes one server's file path away (a
@@ -42,7 +43,7 @@ func TestPublishUnwritableServer(t *testing.T) {
 			}
 		}
 	}
-	var status Status
+	var status record.Status
 	mustReadJSON(t, filepath.Join(f.out, "status.json"), &status)
 	if len(status.Unpublished) != 1 || status.Unpublished[0].ID != "bravo" ||
 		!strings.Contains(status.Unpublished[0].Reason, "servers/bravo.json") || strings.Contains(status.Unpublished[0].Reason, f.out) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/record"
 )
 
 // serverSet is every file of a server's set, relative to the top of the
@@ -40,7 +41,7 @@ func ninetyDays(t *testing.T) *fixture {
 	f := newFixture(t)
 	f.writeServers([]data.Server{srvWorking})
 	var rs []data.Result
-	for day := DailyLen - 1; day >= 0; day-- {
+	for day := record.DailyLen - 1; day >= 0; day-- {
 		at := fixNow.Truncate(24*time.Hour).AddDate(0, 0, -day).Add(7*time.Hour + 17*time.Second)
 		o, why := data.Working, ""
 		if day%30 == 5 {

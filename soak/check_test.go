@@ -12,6 +12,7 @@ import (
 	"plug.directory/prober/data/history"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/site"
+	"plug.directory/prober/site/record"
 )
 
 // checkpoint holds the site published at minute m to the table and to the
@@ -83,7 +84,7 @@ func (s *soak) checkServer(sv *scripted, now time.Time, checks []checked) {
 	if err != nil {
 		return
 	}
-	var f site.ServerFile
+	var f record.ServerFile
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatalf("%s: %v", id, err)
 	}
@@ -131,7 +132,7 @@ func (s *soak) checkServer(sv *scripted, now time.Time, checks []checked) {
 	}
 	for _, w := range []struct {
 		name string
-		u    site.Uptime
+		u    record.Uptime
 		d    time.Duration
 	}{{"24h", f.Uptime.Day, 24 * time.Hour}, {"7d", f.Uptime.Week, 7 * 24 * time.Hour}, {"30d", f.Uptime.Month, 30 * 24 * time.Hour}} {
 		c, a := count(now.Add(-w.d), now.Add(time.Second))

@@ -15,7 +15,7 @@ import (
 	"plug.directory/prober/data/history"
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/runner/fleet"
-	"plug.directory/prober/site"
+	"plug.directory/prober/site/record"
 )
 
 // row is one server in the demo's summary: what its published page says,
@@ -37,7 +37,7 @@ type row struct {
 }
 
 // summarize reads what the pipeline left: each server's published file
-// (site.ServerFile), the minute's plan and the results history, and what
+// (record.ServerFile), the minute's plan and the results history, and what
 // each fleet server received.
 func summarize(ps paths, l listing, minute time.Time, fl *fleet.Fleet) ([]row, error) {
 	plan, _, err := spool.ReadPlan(ps.data, minute)
@@ -88,8 +88,8 @@ func summarize(ps paths, l listing, minute time.Time, fl *fleet.Fleet) ([]row, e
 }
 
 // readServerFile reads a server's published file, as the site build would.
-func readServerFile(siteDir, id string) (site.ServerFile, error) {
-	var f site.ServerFile
+func readServerFile(siteDir, id string) (record.ServerFile, error) {
+	var f record.ServerFile
 	path := filepath.Join(siteDir, "servers", filepath.FromSlash(id)+".json")
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"plug.directory/prober/internal/testutil"
-	"plug.directory/prober/site"
+	"plug.directory/prober/site/record"
 )
 
 // sdkFactsServer is a go-sdk server behind the test CA that counts, at the
@@ -153,11 +153,11 @@ func TestFactsPublished(t *testing.T) {
 			p.Answers == nil || *p.Answers != "sse" || !slices.Equal(p.DiscoverVersions, mcp.SupportedProtocolVersions()) {
 			t.Errorf("published protocol %+v; want 2026-07-28 (discover), no session, sse, the SDK's versions", p)
 		}
-		var idx site.IndexFile
+		var idx record.IndexFile
 		if b, err := os.ReadFile(filepath.Join(out, "index.json")); err != nil || json.Unmarshal(b, &idx) != nil {
 			t.Fatalf("index.json: %v", err)
 		}
-		if idx.Protocols.Speaks20260728 != 1 || !slices.Equal(idx.Protocols.Versions, []site.VersionTotal{{Version: "2026-07-28", Count: 1}}) || idx.ToolProblems != 0 {
+		if idx.Protocols.Speaks20260728 != 1 || !slices.Equal(idx.Protocols.Versions, []record.VersionTotal{{Version: "2026-07-28", Count: 1}}) || idx.ToolProblems != 0 {
 			t.Errorf("index counts %+v, %d with tool problems; want the one server speaking 2026-07-28, none", idx.Protocols, idx.ToolProblems)
 		}
 		if d := f.Daily[len(f.Daily)-1]; d.Phases == nil || d.Phases.Wait == nil || d.Phases.Wait.P50 != *tm.WaitMS || d.Phases.DNS != nil {

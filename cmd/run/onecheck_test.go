@@ -14,6 +14,7 @@ import (
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/site"
+	"plug.directory/prober/site/record"
 )
 
 // oneCheck is a data directory as plan leaves it for one check of one
@@ -59,7 +60,7 @@ func (c oneCheck) run(t *testing.T, flags ...string) data.Result {
 
 // publish publishes the data directory as of now and returns the server's
 // published file and the directory published to.
-func (c oneCheck) publish(t *testing.T, now time.Time) (site.ServerFile, string) {
+func (c oneCheck) publish(t *testing.T, now time.Time) (record.ServerFile, string) {
 	t.Helper()
 	out := t.TempDir()
 	if _, err := site.Publish(context.Background(), site.Config{Contact: "probe@example.org", DataDir: c.dir, ServersPath: c.servers, OutDir: out,
@@ -70,7 +71,7 @@ func (c oneCheck) publish(t *testing.T, now time.Time) (site.ServerFile, string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f site.ServerFile
+	var f record.ServerFile
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package site
+package record
 
 import (
 	"encoding/json"
@@ -142,7 +142,7 @@ func (s *DailySeries) UnmarshalJSON(b []byte) error {
 		}
 		d := &out[i]
 		d.Counted, d.Answered = c.Counted[k], c.Answered[k]
-		d.Percent = percentOf(d.Answered, d.Counted)
+		d.Percent = PercentOf(d.Answered, d.Counted)
 		d.LatencyP50MS, d.LatencyP95MS = c.P50[k], c.P95[k]
 		phases := &DayPhases{}
 		for _, ph := range c.Phases.each(phases) {

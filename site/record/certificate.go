@@ -1,4 +1,4 @@
-package site
+package record
 
 import (
 	"slices"
@@ -60,13 +60,13 @@ type certWarning struct {
 // first; then a certificate r is the first to see gets a warning at r when
 // it is already within the warning (not before: the prober did not know
 // it).
-func (s *summary) noteCert(r data.Result) {
+func (s *Summary) noteCert(r data.Result) {
 	if r.TLS == nil || (s.Cert != nil && r.Started.Before(s.Cert.At)) {
 		return
 	}
 	same := s.Cert != nil && s.Cert.NotAfter.Equal(r.TLS.NotAfter)
 	if s.Cert != nil {
-		s.warnCert(r.Started, same)
+		s.WarnCert(r.Started, same)
 	}
 	if !same {
 		if days := r.TLS.DaysLeft(r.Started); days <= data.CertWarnDays[0] && !r.TLS.Expired(r.Started) {
@@ -76,10 +76,10 @@ func (s *summary) noteCert(r data.Result) {
 	s.Cert = &certSeen{TLSInfo: *r.TLS, At: r.Started}
 }
 
-// warnCert gives the warnings the last certificate seen came to after the
+// WarnCert gives the warnings the last certificate seen came to after the
 // check that saw it, up to until (until itself too when through: the
 // certificate is still the server's then).
-func (s *summary) warnCert(until time.Time, through bool) {
+func (s *Summary) WarnCert(until time.Time, through bool) {
 	c := s.Cert
 	if c == nil {
 		return
@@ -93,7 +93,7 @@ func (s *summary) warnCert(until time.Time, through bool) {
 }
 
 // addCertWarning adds w in time order, once.
-func (s *summary) addCertWarning(w certWarning) {
+func (s *Summary) addCertWarning(w certWarning) {
 	i, found := slices.BinarySearchFunc(s.CertWarnings, w, func(a, b certWarning) int {
 		if c := cmpInt(a.At, b.At); c != 0 {
 			return c
@@ -105,16 +105,19 @@ func (s *summary) addCertWarning(w certWarning) {
 	}
 }
 
-// pruneCertWarnings drops the warnings given more than incidentKeep
-// before now, as the incidents, and all but the last ServerFeedLen: the
-// feed shows no more.
-func (s *summary) pruneCertWarnings(now time.Time) {
-	from := now.Add(-incidentKeep).UnixMilli()
+// CertWarningsLen bounds the certificate warnings a server's record keeps:
+// its feed (ServerFeedLen) shows no more.
+const CertWarningsLen = 100
+
+// PruneCertWarnings drops the warnings given more than incidentKeep
+// before now, as the incidents, and all but the last CertWarningsLen.
+func (s *Summary) PruneCertWarnings(now time.Time) {
+	from := now.Add(-IncidentKeep).UnixMilli()
 	drop := 0
 	for drop < len(s.CertWarnings) && s.CertWarnings[drop].At < from {
 		drop++
 	}
-	drop = max(drop, len(s.CertWarnings)-ServerFeedLen)
+	drop = max(drop, len(s.CertWarnings)-CertWarningsLen)
 	if drop > 0 {
 		s.CertWarnings = slices.Delete(s.CertWarnings, 0, drop)
 	}
@@ -191,46 +194,4 @@ func certChange(c *certSeen, now time.Time) time.Time {
 		return next
 	}
 	return c.NotAfter
-}
-
-// certFeedEntries returns the server feed's entries of its certificates'
-// warnings (newest first, as published).
-func certFeedEntries(id string, ws []CertWarning) []feedEntry {
-	out := make([]feedEntry, 0, len(ws))
-	for _, w := range ws {
-		out = append(out, feedEntry{ID: id, At: w.At.UnixMilli(), Kind: feedCertificate, Days: w.DaysLeft, NotAfter: w.NotAfter.UnixMilli()})
-	}
-	return out
-}
-
-// The certificate badge's colours: past the warning, within it, within
-// its last days, expired.
-const (
-	certColorValid   = "brightgreen"
-	certColorWarning = "yellow"
-	certColorLast    = "orange"
-	certColorExpired = "red"
-)
-
-// CertificateBadgeLabel is the left-hand text of the certificate badge.
-const CertificateBadgeLabel = "certificate"
-
-// CertificateBadgeOf returns badges-certificate/<id>.json: the
-// certificate's message, "valid until 2027-03-01" (which changes only with
-// the certificate), "expires in 9 days" within the warning, "failing: TLS:
-// certificate has expired"; or "none seen" when no check saw one.
-func CertificateBadgeOf(c *Certificate) Badge {
-	b := Badge{SchemaVersion: 1, Label: CertificateBadgeLabel, Message: "none seen", Color: "lightgrey"}
-	switch {
-	case c == nil:
-	case c.Expired:
-		b.Message, b.Color = c.Message, certColorExpired
-	case c.DaysLeft != nil && *c.DaysLeft <= data.CertWarnDays[len(data.CertWarnDays)-1]:
-		b.Message, b.Color = c.Message, certColorLast
-	case c.Warning:
-		b.Message, b.Color = c.Message, certColorWarning
-	default:
-		b.Message, b.Color = c.Message, certColorValid
-	}
-	return b
 }

@@ -1,4 +1,4 @@
-package site
+package record
 
 import "plug.directory/prober/data"
 
@@ -12,9 +12,9 @@ func orNull[T comparable](v T) *T {
 	return &v
 }
 
-// valueOf returns *p, or the zero value of T for nil: how a published file
+// ValueOf returns *p, or the zero value of T for nil: how a published file
 // is read back.
-func valueOf[T any](p *T) T {
+func ValueOf[T any](p *T) T {
 	if p == nil {
 		var zero T
 		return zero

@@ -1,4 +1,4 @@
-package site
+package record
 
 import (
 	"encoding/json"
@@ -206,4 +206,16 @@ type IndexRow struct {
 	LastCheck *Time        `json:"last_check"`
 	Uptime7d  *float64     `json:"uptime_7d"` // percent, as in the server's file
 	Tools     *int         `json:"tools"`     // tool count of the last check, if it listed them (working); null when unknown
+}
+
+// IndexPart is one entry of index.json's parts: where the part is,
+// relative to the top of the site, the ids of its first and last rows, its
+// number of rows, and the FNV-64a of its bytes (16 hex digits, also its
+// name), for a site build to cache it by.
+type IndexPart struct {
+	Path  string `json:"path"`
+	First string `json:"first"`
+	Last  string `json:"last"`
+	Rows  int    `json:"rows"`
+	Hash  string `json:"hash"`
 }

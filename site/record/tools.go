@@ -1,4 +1,4 @@
-package site
+package record
 
 import (
 	"bytes"
@@ -40,19 +40,19 @@ type ToolFieldChange struct {
 	Fields []string `json:"fields"`
 }
 
-// applyTools records a change of definitions when r, newer than the last
+// ApplyTools records a change of definitions when r, newer than the last
 // check that listed tools, lists others. read returns a stored set (see
 // spool.ReadToolDefs); a set it cannot return leaves the change without
 // details.
-func (s *summary) applyTools(r data.Result, read func(hash string) ([]spool.ToolDef, error)) {
+func (s *Summary) ApplyTools(r data.Result, read func(hash string) ([]spool.ToolDef, error)) {
 	t := &s.Tools
 	// At the history's precision: a result read from a journal not folded
 	// yet carries nanoseconds, the same read from Parquet milliseconds.
-	at := truncMS(r.Started)
+	at := TruncMS(r.Started)
 	if r.ToolsHash == "" || (t.Seen != nil && !at.After(t.Seen.Time)) {
 		return
 	}
-	if old := valueOf(t.Hash); old != "" && old != r.ToolsHash {
+	if old := ValueOf(t.Hash); old != "" && old != r.ToolsHash {
 		c := ToolChange{At: Time{at}, From: old, To: r.ToolsHash, Added: []string{}, Removed: []string{}, Changed: []ToolFieldChange{}}
 		before, err1 := read(old)
 		after, err2 := read(r.ToolsHash)
@@ -62,9 +62,9 @@ func (s *summary) applyTools(r data.Result, read func(hash string) ([]spool.Tool
 		}
 		t.Changes = slices.Insert(t.Changes, 0, c)
 		t.Changes = t.Changes[:min(len(t.Changes), ToolChangesLen)]
-		t.ChangedAt = timePtr(at)
+		t.ChangedAt = TimePtr(at)
 	}
-	t.Hash, t.Seen = orNull(r.ToolsHash), timePtr(at)
+	t.Hash, t.Seen = orNull(r.ToolsHash), TimePtr(at)
 }
 
 // diffTools compares two definition sets by tool name.

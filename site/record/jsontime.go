@@ -1,4 +1,4 @@
-package site
+package record
 
 import (
 	"fmt"
@@ -40,3 +40,5 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	t.Time = v.UTC()
 	return nil
 }
+
+func Secs(d time.Duration) int64 { return int64(d / time.Second) }

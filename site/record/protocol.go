@@ -1,8 +1,7 @@
-package site
+package record
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"plug.directory/prober/data"
@@ -36,7 +35,7 @@ type protoSeen struct {
 
 // noteProtocol keeps how r's server spoke when r is the latest check that
 // got through a handshake (one that negotiated a version).
-func (s *summary) noteProtocol(r data.Result) {
+func (s *Summary) noteProtocol(r data.Result) {
 	if r.Protocol == "" || (s.Proto != nil && r.Started.Before(s.Proto.At)) {
 		return
 	}
@@ -62,7 +61,7 @@ func protoSeenOf(p *Protocol) *protoSeen {
 		return nil
 	}
 	return &protoSeen{Version: p.Version, Transport: p.Transport, At: p.SeenAt.UTC(),
-		Support: data.ProtocolSupport{Versions: p.DiscoverVersions, Session: p.Session, Answers: valueOf(p.Answers)}}
+		Support: data.ProtocolSupport{Versions: p.DiscoverVersions, Session: p.Session, Answers: ValueOf(p.Answers)}}
 }
 
 // supportFields are a last result's protocol facts as
@@ -86,7 +85,7 @@ func (f supportFields) support() *data.ProtocolSupport {
 	if f.DiscoverVersions == nil && f.Session == nil && f.Answers == nil {
 		return nil
 	}
-	return &data.ProtocolSupport{Versions: f.DiscoverVersions, Session: f.Session, Answers: valueOf(f.Answers)}
+	return &data.ProtocolSupport{Versions: f.DiscoverVersions, Session: f.Session, Answers: ValueOf(f.Answers)}
 }
 
 // ProtocolTotals counts the servers of index.json by how they last spoke
@@ -101,87 +100,6 @@ type ProtocolTotals struct {
 type VersionTotal struct {
 	Version string `json:"version"`
 	Count   int    `json:"count"`
-}
-
-// rowTotals returns, in one pass over every row (a million each minute),
-// the count per status, the protocol totals, how many servers have tool
-// problems, and how many rows' facts are not read yet.
-func rowTotals(st *store) (map[data.Outcome]int, ProtocolTotals, int, int) {
-	var t ProtocolTotals
-	problems, pending := 0, 0
-	counts, byVersion := map[data.Outcome]int{}, map[string]int{}
-	for i := range st.Rows {
-		r := &st.Rows[i]
-		counts[r.Status]++
-		switch {
-		case r.Problems < 0:
-			pending++
-			continue
-		case r.Problems > 0:
-			problems++
-		}
-		if r.Speaks {
-			t.Speaks20260728++
-		}
-		if r.Protocol != "" {
-			byVersion[r.Protocol]++
-		}
-	}
-	t.Versions = []VersionTotal{}
-	for v, n := range byVersion {
-		t.Versions = append(t.Versions, VersionTotal{Version: v, Count: n})
-	}
-	slices.SortFunc(t.Versions, func(a, b VersionTotal) int { return strings.Compare(b.Version, a.Version) })
-	return counts, t, problems, pending
-}
-
-// factsBackfill is how many rows whose facts are not read yet (a site
-// record of the layout before them, storeMagicV2) are rendered per run on
-// top of those due anyway: a million are caught up within a working day,
-// no run costing more than a few seconds more.
-var factsBackfill = 2000
-
-// backfillFacts makes candidates of up to factsBackfill rows whose facts
-// are not read yet, on top of the candidates that are; once none is left
-// it costs nothing more (a run saves the record only when it rendered
-// every candidate).
-func (p *publication) backfillFacts() {
-	if !p.st.factsPending {
-		return
-	}
-	p.st.factsPending = false
-	n := 0
-	for i := range p.st.Rows {
-		if r := &p.st.Rows[i]; r.Problems < 0 && !p.cand[r.ID] {
-			if n == factsBackfill {
-				p.st.factsPending = true
-				return
-			}
-			p.cand[r.ID] = true
-			n++
-		}
-	}
-}
-
-// setFacts sets a row's facts from its rendered file (index.json counts
-// them: its head is encoded every publish).
-func (r *row) setFacts(f ServerFile) {
-	proto, speaks, problems := "", false, int32(0)
-	if p := f.Protocol; p != nil {
-		proto, speaks = p.Version, p.Speaks20260728
-	}
-	if lr := f.LastResult; lr != nil {
-		problems = int32(len(lr.ToolProblems))
-	}
-	r.Protocol, r.Speaks, r.Problems = proto, speaks, problems
-}
-
-// boolByte encodes b as one byte of the site's record.
-func boolByte(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // AnswersText says how the answers came, for the server's page.

@@ -1,4 +1,4 @@
-package site
+package record
 
 import (
 	"slices"
@@ -19,7 +19,7 @@ const dayMS = int64(24 * time.Hour / time.Millisecond)
 // added on, and so is any day with counted checks whatever added says: a
 // server removed and listed again has a later added, and the days it was
 // checked before were listed days.
-func (s *summary) daily(end, added time.Time) []Day {
+func (s *Summary) daily(end, added time.Time) []Day {
 	first := end.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(DailyLen - 1)).UnixMilli()
 	type acc struct {
 		counted, answered int
@@ -61,7 +61,7 @@ func (s *summary) daily(end, added time.Time) []Day {
 		a := accs[i]
 		d.Counted, d.Answered = a.counted, a.answered
 		d.Listed = d.Listed || a.counted > 0
-		d.Percent = percentOf(a.answered, a.counted)
+		d.Percent = PercentOf(a.answered, a.counted)
 		if len(a.lat) > 0 {
 			slices.Sort(a.lat)
 			d.LatencyP50MS, d.LatencyP95MS = nearestRank(a.lat, 50), nearestRank(a.lat, 95)
@@ -82,7 +82,7 @@ func nearestRank(sorted []int64, p int) *int64 {
 
 // medianLatency returns the median latency of the answered checks of the
 // window of length w ending at now; nil when none answered.
-func (s *summary) medianLatency(now time.Time, w time.Duration) *int64 {
+func (s *Summary) medianLatency(now time.Time, w time.Duration) *int64 {
 	from, to := now.Add(-w).UnixMilli(), now.UnixMilli()
 	var lat []int64
 	for i := len(s.Checks) - 1; i >= 0 && s.Checks[i].At > from; i-- {

@@ -1,4 +1,4 @@
-package site
+package record
 
 import (
 	"slices"
