@@ -7,6 +7,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/site/record"
+	"plug.directory/prober/site/strip"
 )
 
 // Badge is badges/<id>.json in the shields.io endpoint format.
@@ -106,16 +107,12 @@ func badgeLinksOf(id string) record.BadgeLinks {
 		md = append(md, fmt.Sprintf("[![%s](https://img.shields.io/endpoint?url=%s/%s)](%s)", b.alt, siteURL, b.path, pageURL(id)))
 	}
 	l.Markdown = strings.Join(md, " ")
-	l.Strip = stripDir + "/" + id + ".svg"
+	l.Strip = strip.Dir + "/" + id + ".svg"
 	alt := id + ": uptime per day, last " + strconv.Itoa(record.DailyLen) + " days"
 	l.StripMarkdown = fmt.Sprintf("[![%s](%s/%s)](%s)", alt, siteURL, l.Strip, pageURL(id))
-	l.StripHTML = fmt.Sprintf(`<a href="%s"><img src="%s/%s" alt="%s" width="%d" height="%d"></a>`, pageURL(id), siteURL, l.Strip, alt, record.DailyLen*barStep, stripFileH)
+	l.StripHTML = fmt.Sprintf(`<a href="%s"><img src="%s/%s" alt="%s" width="%d" height="%d"></a>`, pageURL(id), siteURL, l.Strip, alt, record.DailyLen*strip.BarStep, strip.FileHeight)
 	return l
 }
-
-// stripDir is the directory of the servers' standalone strips, beside
-// the badges' directories.
-const stripDir = "badges-strip"
 
 // badgeDirs are the directories of a server's badges, in the order of
 // badgesOf.

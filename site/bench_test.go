@@ -26,6 +26,7 @@ import (
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/durable"
 	"plug.directory/prober/site/record"
+	"plug.directory/prober/site/strip"
 )
 
 var (
@@ -222,7 +223,7 @@ func copyChanged(b *testing.B, out, to string, changed map[string]bool, html boo
 	}
 	rels = append(rels, slices.Sorted(maps.Keys(parts))...)
 	for id := range changed {
-		rels = append(rels, filepath.Join("servers", id+".json"), filepath.Join(stripDir, id+".svg"))
+		rels = append(rels, filepath.Join("servers", id+".json"), filepath.Join(strip.Dir, id+".svg"))
 		if html {
 			rels = append(rels, filepath.Join("servers", id+".html"))
 		}

@@ -14,6 +14,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/site/record"
+	"plug.directory/prober/site/strip"
 )
 
 // storyServer is listed 60 days before fixNow and checked twice a day:
@@ -225,8 +226,8 @@ func checkStrip(t *testing.T, f *fixture) {
 		}
 		return d
 	}
-	strip := parse("strip")
-	bars := dayBars(t, strip.Paths, record.DailyLen)
+	doc := parse("strip")
+	bars := dayBars(t, doc.Paths, record.DailyLen)
 	// Nothing but its paths, their patterns and the chart's gridlines:
 	// no tooltip a day.
 	only := func(name string, d svgDoc, allowed string) {
@@ -236,10 +237,10 @@ func checkStrip(t *testing.T, f *fixture) {
 			}
 		}
 	}
-	only("strip", strip, "defs")
+	only("strip", doc, "defs")
 	classes := map[string]int{}
 	for i, d := range sf.Daily {
-		if bars[i].Class != "day "+dayClass(d) {
+		if bars[i].Class != "day "+strip.DayClass(d) {
 			t.Errorf("bar %d: class %q for %+v", i, bars[i].Class, d)
 		}
 		classes[bars[i].Class]++
@@ -250,8 +251,8 @@ func checkStrip(t *testing.T, f *fixture) {
 	}
 	// What a reader who does not see the colours is told instead: how many
 	// days of each, and the failing day in a table.
-	if w := "uptime per day, last 90 days: every check worked on 59 days, most failed on 1 day, nothing counted on 1 day, not listed yet on 29 days"; strip.Label != w {
-		t.Errorf("the strip says %q, want %q", strip.Label, w)
+	if w := "uptime per day, last 90 days: every check worked on 59 days, most failed on 1 day, nothing counted on 1 day, not listed yet on 29 days"; doc.Label != w {
+		t.Errorf("the strip says %q, want %q", doc.Label, w)
 	}
 	bad := sf.Daily[record.DailyLen-1-50].Date
 	if w := "<tr><td>" + bad + "</td><td data-label=\"Checks\">2 counted checks, 0 worked</td><td data-label=\"Uptime\">0 %</td></tr>"; !strings.Contains(page, "<caption>The days some check failed</caption>") || !strings.Contains(page, w) {
@@ -270,9 +271,9 @@ func checkStrip(t *testing.T, f *fixture) {
 			x, _, _ := strings.Cut(sub, " ")
 			n, err := strconv.Atoi(x)
 			if p.Class == "p95" {
-				n += chartStep / 2
+				n += strip.ChartStep / 2
 			}
-			if err != nil || (n-chartLeft-chartStep/2)%chartStep != 0 {
+			if err != nil || (n-strip.ChartLeft-strip.ChartStep/2)%strip.ChartStep != 0 {
 				t.Fatalf("latency chart: path %s: subpath M%s is at no day's x", p.Class, sub)
 			}
 			if drawn[n] == nil {
@@ -282,7 +283,7 @@ func checkStrip(t *testing.T, f *fixture) {
 		}
 	}
 	for i, d := range sf.Daily {
-		x := chartLeft + i*chartStep + chartStep/2
+		x := strip.ChartLeft + i*strip.ChartStep + strip.ChartStep/2
 		if got := drawn[x]["p95"] && (drawn[x]["rest"] || drawn[x]["wait"]); got != (d.LatencyP50MS != nil) {
 			t.Errorf("latency chart, day %d: drawn %v for %+v; want a bar and a tick on a day with an answer, none on another", i, drawn[x], d)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/site/record"
+	"plug.directory/prober/site/strip"
 )
 
 //go:embed templates/*.html.tmpl
@@ -70,12 +71,12 @@ var htmlFuncs = template.FuncMap{
 		}
 		return strconv.FormatInt(*v, 10) + " ms"
 	},
-	"uptimeStrip":  uptimeStrip,
-	"badDays":      badDays,
+	"uptimeStrip":  strip.Uptime,
+	"badDays":      strip.BadDays,
 	"recent":       func(h []record.Check) []record.Check { return h[:min(len(h), pageChecks)] },
-	"latencyChart": latencyChart,
-	"stripWidth":   func(days []record.Day) int { return len(days) * barStep },
-	"stripHeight":  func() int { return stripFileH },
+	"latencyChart": strip.LatencyChart,
+	"stripWidth":   func(days []record.Day) int { return len(days) * strip.BarStep },
+	"stripHeight":  func() int { return strip.FileHeight },
 }
 
 // pageChecks is how many of the latest checks of its file (at most

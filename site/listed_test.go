@@ -13,6 +13,7 @@ import (
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/site/record"
+	"plug.directory/prober/site/strip"
 )
 
 // TestPublishListedNotCheckable: a server listed without an address, or
@@ -213,7 +214,7 @@ func TestPublishReturningServerFiles(t *testing.T) {
 	for _, dir := range badgeDirs {
 		files = append(files, filepath.Join(dir, "alpha.json"))
 	}
-	files = append(files, filepath.Join("feeds", "alpha.atom"), filepath.Join(stripDir, "alpha.svg"), filepath.Join("servers", "alpha.json"))
+	files = append(files, filepath.Join("feeds", "alpha.atom"), filepath.Join(strip.Dir, "alpha.svg"), filepath.Join("servers", "alpha.json"))
 	published := map[string][]byte{}
 	for _, rel := range files {
 		b, err := os.ReadFile(filepath.Join(f.out, rel))
@@ -289,11 +290,11 @@ func TestPublishRelistedDaysListed(t *testing.T) {
 	f.MustPublish()
 
 	sf := readServerFile(t, f, "mike")
-	strip, err := os.ReadFile(filepath.Join(f.out, stripDir, "mike.svg"))
+	svg, err := os.ReadFile(filepath.Join(f.out, strip.Dir, "mike.svg"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	bars := dayBars(t, pathsOf(mustSVGElements(t, strip)), len(sf.Daily))
+	bars := dayBars(t, pathsOf(mustSVGElements(t, svg)), len(sf.Daily))
 	checked := 0
 	for i, d := range sf.Daily {
 		if d.Counted > 0 {
@@ -310,7 +311,7 @@ func TestPublishRelistedDaysListed(t *testing.T) {
 		t.Errorf("%d days with checks, listed_at %v; want 26, %v", checked, sf.Listed, relisted.Added)
 	}
 	incremental := map[string][]byte{}
-	for _, rel := range []string{"servers/mike.json", stripDir + "/mike.svg"} {
+	for _, rel := range []string{"servers/mike.json", strip.Dir + "/mike.svg"} {
 		incremental[rel], _ = os.ReadFile(filepath.Join(f.out, rel))
 	}
 	if err := os.RemoveAll(f.out); err != nil {

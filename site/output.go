@@ -17,6 +17,7 @@ import (
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/site/record"
+	"plug.directory/prober/site/strip"
 )
 
 // renderAll renders every candidate server, in parallel. A server whose
@@ -217,7 +218,7 @@ func (p *publication) renderOne(i int) error {
 			return err
 		}
 	}
-	if _, err := p.w.putSum(filepath.Join(out, stripDir, rel+".svg"), stripFile(id, f.Daily), &r.StripSum); err != nil {
+	if _, err := p.w.putSum(filepath.Join(out, strip.Dir, rel+".svg"), strip.File(id, f.Daily), &r.StripSum); err != nil {
 		return err
 	}
 	p.noteFeed(id, feedEntriesOf(id, f.Incidents, ServerFeedLen))
@@ -275,7 +276,7 @@ func (p *publication) removeServer(id string) error {
 		filepath.Join(p.cfg.OutDir, "badges-uptime", rel+".json"),
 		filepath.Join(p.cfg.OutDir, "badges-latency", rel+".json"),
 		filepath.Join(p.cfg.OutDir, "badges-certificate", rel+".json"),
-		filepath.Join(p.cfg.OutDir, stripDir, rel+".svg"),
+		filepath.Join(p.cfg.OutDir, strip.Dir, rel+".svg"),
 		filepath.Join(p.cfg.OutDir, "feeds", rel+".atom"),
 		olderPath(p.cfg.DataDir, id),
 	} {
@@ -289,7 +290,7 @@ func (p *publication) removeServer(id string) error {
 // sweepUnlisted removes, in a rebuild, the files of servers that are not
 // listed: without a state, the site does not know which were listed before.
 func (p *publication) sweepUnlisted() error {
-	for _, sub := range []string{"servers", "badges", "badges-uptime", "badges-latency", "badges-certificate", stripDir, "feeds"} {
+	for _, sub := range []string{"servers", "badges", "badges-uptime", "badges-latency", "badges-certificate", strip.Dir, "feeds"} {
 		root := filepath.Join(p.cfg.OutDir, sub)
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if errors.Is(err, os.ErrNotExist) {

@@ -21,6 +21,7 @@ import (
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/site/record"
+	"plug.directory/prober/site/strip"
 )
 
 // readServerFile decodes a published server file.
@@ -92,7 +93,7 @@ var publishedKinds = []struct{ dir, suffix, check string }{
 	{"badges-uptime", ".json", "badge.schema.json"},
 	{"badges-latency", ".json", "badge.schema.json"},
 	{"badges-certificate", ".json", "badge.schema.json"},
-	{stripDir, ".svg", "xml"},
+	{strip.Dir, ".svg", "xml"},
 	{"feeds", ".atom", "xml"},
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/site/record"
+	"plug.directory/prober/site/strip"
 )
 
 // svgElement is an element of an SVG document and its attributes.
@@ -75,12 +76,12 @@ func pathsOf(els []svgElement) []svgPath {
 
 // dayBars returns, for each of days days, the path of class "day ..."
 // that draws its bar: a subpath "M<x> 0h<w>v28h-<w>z" draws a run of
-// bars, one every barStep from x = day * barStep to the run's last bar,
-// barWidth wide. The test fails when a day has no bar or two.
+// bars, one every BarStep from x = day * BarStep to the run's last bar,
+// BarWidth wide. The test fails when a day has no bar or two.
 func dayBars(t *testing.T, paths []svgPath, days int) []svgPath {
 	t.Helper()
 	bars := make([]svgPath, days)
-	run := regexp.MustCompile(`^(\d+) 0h(\d+)v` + strconv.Itoa(stripH) + `h-(\d+)z$`)
+	run := regexp.MustCompile(`^(\d+) 0h(\d+)v` + strconv.Itoa(strip.Height) + `h-(\d+)z$`)
 	for _, p := range paths {
 		if !strings.HasPrefix(p.Class, "day ") {
 			continue
@@ -92,11 +93,11 @@ func dayBars(t *testing.T, paths []svgPath, days int) []svgPath {
 			}
 			x, _ := strconv.Atoi(m[1])
 			w, _ := strconv.Atoi(m[2])
-			n := (w + barStep - barWidth) / barStep
-			if x%barStep != 0 || n < 1 || n*barStep-(barStep-barWidth) != w || x/barStep+n > days {
+			n := (w + strip.BarStep - strip.BarWidth) / strip.BarStep
+			if x%strip.BarStep != 0 || n < 1 || n*strip.BarStep-(strip.BarStep-strip.BarWidth) != w || x/strip.BarStep+n > days {
 				t.Fatalf("path %q: subpath M%s is no run of bars", p.D, sub)
 			}
-			for day := x / barStep; day < x/barStep+n; day++ {
+			for day := x / strip.BarStep; day < x/strip.BarStep+n; day++ {
 				if bars[day].Class != "" {
 					t.Fatalf("day %d has two bars", day)
 				}
@@ -143,10 +144,10 @@ func TestStripFile(t *testing.T) {
 			}
 			bars := dayBars(t, pathsOf(els), record.DailyLen)
 			for i, d := range sf.Daily {
-				class := dayClass(d)
-				pattern := `<pattern id="day-` + class + `" width="8" height="28" patternUnits="userSpaceOnUse"><path ` + dayPaint[class] + ` d="`
+				class := strip.DayClass(d)
+				pattern := `<pattern id="day-` + class + `" width="8" height="28" patternUnits="userSpaceOnUse"><path ` + strip.DayPaint[class] + ` d="`
 				if bars[i].Class != "day "+class || bars[i].Fill != "url(#day-"+class+")" || !strings.Contains(string(b), pattern) {
-					t.Errorf("bar %d (%s): class %q, fill %q; want day %s, filled with a pattern of its paint, %s", i, d.Date, bars[i].Class, bars[i].Fill, class, dayPaint[class])
+					t.Errorf("bar %d (%s): class %q, fill %q; want day %s, filled with a pattern of its paint, %s", i, d.Date, bars[i].Class, bars[i].Fill, class, strip.DayPaint[class])
 				}
 			}
 			root := els[0].Attrs
@@ -208,7 +209,7 @@ func TestStripFileInBrowser(t *testing.T) {
 	}
 	sf := readServerFile(t, f, srvWorking.ID)
 	pixel := func(day int) [3]uint8 {
-		c := img.At(img.Bounds().Min.X+day*barStep+barWidth/2, img.Bounds().Min.Y+stripH/2)
+		c := img.At(img.Bounds().Min.X+day*strip.BarStep+strip.BarWidth/2, img.Bounds().Min.Y+strip.Height/2)
 		r, g, bl, _ := c.RGBA()
 		return [3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}
 	}
@@ -229,7 +230,7 @@ func TestStripFileInBrowser(t *testing.T) {
 		{0, [3]uint8{0xff, 0xff, 0xff}},                        // no checks: white inside a grey outline
 	} {
 		got := pixel(c.day)
-		if class := dayClass(sf.Daily[c.day]); !near(got, c.want) {
+		if class := strip.DayClass(sf.Daily[c.day]); !near(got, c.want) {
 			t.Errorf("day %d (%s, %s) rendered #%02x%02x%02x, want about #%02x%02x%02x", c.day, sf.Daily[c.day].Date, class, got[0], got[1], got[2], c.want[0], c.want[1], c.want[2])
 		}
 	}

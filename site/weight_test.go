@@ -8,12 +8,13 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/site/record"
+	"plug.directory/prober/site/strip"
 )
 
 // serverSet is every file of a server's set, relative to the top of the
 // site: its file, page, strip, feed and four badges.
 func serverSet(id string) []string {
-	return []string{"servers/" + id + ".json", "servers/" + id + ".html", stripDir + "/" + id + ".svg", "feeds/" + id + ".atom",
+	return []string{"servers/" + id + ".json", "servers/" + id + ".html", strip.Dir + "/" + id + ".svg", "feeds/" + id + ".atom",
 		"badges/" + id + ".json", "badges-uptime/" + id + ".json", "badges-latency/" + id + ".json", "badges-certificate/" + id + ".json"}
 }
 

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/site/record"
 )

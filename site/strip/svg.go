@@ -1,4 +1,8 @@
-package site
+// Package strip draws a server's daily series (record.Day) as SVG: the
+// uptime strip and the latency chart that its page embeds (Uptime,
+// LatencyChart), and the strip as a file that stands alone for a README
+// (File, written to Dir/<id>.svg).
+package strip
 
 import (
 	"fmt"
@@ -13,17 +17,17 @@ import (
 
 // Geometry of the daily strips of a server's page, in SVG user units.
 const (
-	barWidth = 6
-	barStep  = 8
-	stripH   = 28
+	BarWidth = 6
+	BarStep  = 8
+	Height   = 28
 )
 
-// dayClass names how a day's bar is drawn: with the colour of table O for
+// DayClass names how a day's bar is drawn: with the colour of table O for
 // "working" when every counted check answered, "refused"'s for a day
 // partly failing, "failing"'s when at most half answered; "nodata" (grey
 // outline) when nothing counted, "unlisted" (dashed, faint) before the
 // server was listed.
-func dayClass(d record.Day) string {
+func DayClass(d record.Day) string {
 	switch {
 	case !d.Listed:
 		return "unlisted"
@@ -37,10 +41,10 @@ func dayClass(d record.Day) string {
 	return "failing"
 }
 
-// dayPaint is how each class of dayClass is drawn, as SVG presentation
+// DayPaint is how each class of DayClass is drawn, as SVG presentation
 // attributes: inline, so that the strip needs no stylesheet, in the page
-// as in its file of its own (stripFile), which a README shows as an image.
-var dayPaint = map[string]string{
+// as in its file of its own (File), which a README shows as an image.
+var DayPaint = map[string]string{
 	"working":  `fill="#2a8a2a"`,
 	"refused":  `fill="#b8860b"`,
 	"failing":  `fill="#c0392b"`,
@@ -48,26 +52,26 @@ var dayPaint = map[string]string{
 	"unlisted": `fill="#fafafa" stroke="#ddd" stroke-width="1" stroke-dasharray="2 2"`,
 }
 
-// uptimeStrip draws the daily series as one bar a day, oldest on the left
+// Uptime draws the daily series as one bar a day, oldest on the left
 // (appendBars). Its bars have no tooltips, which weighed 130 bytes a day:
 // its label says how many days were of each colour (stripSummary), and the
-// page lists the days that were not all working (badDays). Inline SVG:
+// page lists the days that were not all working (BadDays). Inline SVG:
 // the preview needs no script.
-func uptimeStrip(days []record.Day) template.HTML {
+func Uptime(days []record.Day) template.HTML {
 	b := make([]byte, 0, 400+len(days)*16)
 	b = fmt.Appendf(b, `<svg class="strip" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
-		len(days)*barStep, stripH, len(days)*barStep, stripH, stripSummary(days))
+		len(days)*BarStep, Height, len(days)*BarStep, Height, stripSummary(days))
 	b = appendBars(b, days)
 	b = append(b, `</svg>`...)
 	return template.HTML(b)
 }
 
 // stripSummary says in words what the strip shows: how many of its days
-// were of each class of dayClass.
+// were of each class of DayClass.
 func stripSummary(days []record.Day) string {
 	n := map[string]int{}
 	for _, d := range days {
-		n[dayClass(d)]++
+		n[DayClass(d)]++
 	}
 	s := fmt.Sprintf("uptime per day, last %d days: every check worked on %s", len(days), data.Plural(n["working"], "day"))
 	for _, c := range []struct{ class, words string }{{"refused", "some failed"}, {"failing", "most failed"}, {"nodata", "nothing counted"}, {"unlisted", "not listed yet"}} {
@@ -78,9 +82,9 @@ func stripSummary(days []record.Day) string {
 	return s
 }
 
-// dayRun is a run of consecutive days of a class of dayClass, with their
+// DayRun is a run of consecutive days of a class of DayClass, with their
 // checks added up.
-type dayRun struct {
+type DayRun struct {
 	From, To          string
 	Class             string
 	Days              int
@@ -88,22 +92,22 @@ type dayRun struct {
 }
 
 // Percent is the run's uptime, two decimals at most.
-func (r dayRun) Percent() string { return record.TrimPercent(*record.PercentOf(r.Answered, r.Counted)) }
+func (r DayRun) Percent() string { return record.TrimPercent(*record.PercentOf(r.Answered, r.Counted)) }
 
-// badDays returns the runs of consecutive days on which some counted
-// check failed ("refused" and "failing" of dayClass), oldest first: the
+// BadDays returns the runs of consecutive days on which some counted
+// check failed ("refused" and "failing" of DayClass), oldest first: the
 // days the strip's colours single out, in words, for a reader who does
 // not see them. A run, not a row a day: as many rows as the days changed.
-func badDays(days []record.Day) []dayRun {
-	var out []dayRun
+func BadDays(days []record.Day) []DayRun {
+	var out []DayRun
 	for i := 0; i < len(days); {
-		class := dayClass(days[i])
+		class := DayClass(days[i])
 		if class != "refused" && class != "failing" {
 			i++
 			continue
 		}
-		r := dayRun{From: days[i].Date, Class: class}
-		for ; i < len(days) && dayClass(days[i]) == class; i++ {
+		r := DayRun{From: days[i].Date, Class: class}
+		for ; i < len(days) && DayClass(days[i]) == class; i++ {
 			r.To, r.Days = days[i].Date, r.Days+1
 			r.Counted += days[i].Counted
 			r.Answered += days[i].Answered
@@ -113,13 +117,13 @@ func badDays(days []record.Day) []dayRun {
 	return out
 }
 
-// dayClasses are the classes of dayClass, in the order their paths are
+// dayClasses are the classes of DayClass, in the order their paths are
 // drawn.
 var dayClasses = []string{"unlisted", "nodata", "working", "refused", "failing"}
 
 // appendBars appends the bars of the strip from y = 0: for each class of
-// dayClass its days have, a pattern of one bar every barStep, painted as
-// dayPaint says, and a path of that class filled with it, with a subpath
+// DayClass its days have, a pattern of one bar every BarStep, painted as
+// DayPaint says, and a path of that class filled with it, with a subpath
 // for each run of consecutive days of the class. A day's paint is written
 // once, not once a day, and a run of days once: 90 days of a server
 // checked on one of them weigh some 500 bytes (a subpath a day was 1,400,
@@ -129,7 +133,7 @@ func appendBars(b []byte, days []record.Day) []byte {
 	classes := make([]string, len(days))
 	has := map[string]bool{}
 	for i, d := range days {
-		classes[i] = dayClass(d)
+		classes[i] = DayClass(d)
 		has[classes[i]] = true
 	}
 	b = append(b, `<defs>`...)
@@ -139,12 +143,12 @@ func appendBars(b []byte, days []record.Day) []byte {
 		}
 		b = append(b, `<pattern id="day-`...)
 		b = append(b, class...)
-		b = append(b, `" width="`+strconv.Itoa(barStep)+`" height="`+strconv.Itoa(stripH)+`" patternUnits="userSpaceOnUse"><path `...)
-		b = append(b, dayPaint[class]...)
-		if strings.Contains(dayPaint[class], "stroke") { // its outline inside the bar, not cut by the tile's edge
+		b = append(b, `" width="`+strconv.Itoa(BarStep)+`" height="`+strconv.Itoa(Height)+`" patternUnits="userSpaceOnUse"><path `...)
+		b = append(b, DayPaint[class]...)
+		if strings.Contains(DayPaint[class], "stroke") { // its outline inside the bar, not cut by the tile's edge
 			b = append(b, ` d="`+barOutlined+`"/></pattern>`...)
 		} else {
-			b = append(b, ` d="M0`+barPath+`"/></pattern>`...)
+			b = append(b, ` d="M0`+BarPath+`"/></pattern>`...)
 		}
 	}
 	b = append(b, `</defs>`...)
@@ -165,12 +169,12 @@ func appendBars(b []byte, days []record.Day) []byte {
 			for j < len(days) && classes[j] == class {
 				j++
 			}
-			w := int64((j-i)*barStep - (barStep - barWidth))
+			w := int64((j-i)*BarStep - (BarStep - BarWidth))
 			b = append(b, 'M')
-			b = strconv.AppendInt(b, int64(i*barStep), 10)
+			b = strconv.AppendInt(b, int64(i*BarStep), 10)
 			b = append(b, " 0h"...)
 			b = strconv.AppendInt(b, w, 10)
-			b = append(b, "v"+strconv.Itoa(stripH)+"h-"...)
+			b = append(b, "v"+strconv.Itoa(Height)+"h-"...)
 			b = strconv.AppendInt(b, w, 10)
 			b = append(b, 'z')
 			i = j - 1
@@ -180,29 +184,29 @@ func appendBars(b []byte, days []record.Day) []byte {
 	return b
 }
 
-// barPath draws a bar from the point a subpath moves to, at y = 0.
-var barPath = " 0h" + strconv.Itoa(barWidth) + "v" + strconv.Itoa(stripH) + "h-" + strconv.Itoa(barWidth) + "z"
+// BarPath draws a bar from the point a subpath moves to, at y = 0.
+var BarPath = " 0h" + strconv.Itoa(BarWidth) + "v" + strconv.Itoa(Height) + "h-" + strconv.Itoa(BarWidth) + "z"
 
 // barOutlined draws a bar with an outline of one unit inside its edges.
-var barOutlined = "M.5 .5h" + strconv.Itoa(barWidth-1) + "v" + strconv.Itoa(stripH-1) + "h-" + strconv.Itoa(barWidth-1) + "z"
+var barOutlined = "M.5 .5h" + strconv.Itoa(BarWidth-1) + "v" + strconv.Itoa(Height-1) + "h-" + strconv.Itoa(BarWidth-1) + "z"
 
 // Geometry of the strip's file of its own, below the bars: a line of
 // text, its first and last days and the uptime of the period.
 const (
-	stripTextY = stripH + 15
-	stripFileH = stripH + 20
+	stripTextY = Height + 15
+	FileHeight = Height + 20
 	stripFont  = 11
 )
 
-// stripFile returns badges-strip/<id>.svg: the server's strip as an SVG
+// File returns badges-strip/<id>.svg: the server's strip as an SVG
 // document that stands alone, for a README's <img>:
 // colours inline, a white ground (a dark page would swallow the grey
 // outlines), and under the bars the first and last days and the period's
 // uptime, which the page says around its strip. Its bars have no titles,
 // which an image does not show: so the file changes only when a day's
 // colour or the period's uptime does, not with every check.
-func stripFile(id string, days []record.Day) []byte {
-	w := len(days) * barStep
+func File(id string, days []record.Day) []byte {
+	w := len(days) * BarStep
 	period := "no counted checks"
 	if u := record.PeriodUptime(days); u.Percent != nil {
 		period = record.TrimPercent(*u.Percent) + " %"
@@ -211,8 +215,8 @@ func stripFile(id string, days []record.Day) []byte {
 	b := make([]byte, 0, 800+len(days)*16)
 	b = append(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"...)
 	b = fmt.Appendf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
-		w, stripFileH, w, stripFileH, template.HTMLEscapeString(label))
-	b = fmt.Appendf(b, `<title>%s</title><rect width="%d" height="%d" fill="#fff"/>`, template.HTMLEscapeString(label), w, stripFileH)
+		w, FileHeight, w, FileHeight, template.HTMLEscapeString(label))
+	b = fmt.Appendf(b, `<title>%s</title><rect width="%d" height="%d" fill="#fff"/>`, template.HTMLEscapeString(label), w, FileHeight)
 	b = appendBars(b, days)
 	if len(days) > 0 {
 		b = fmt.Appendf(b, `<g font-family="Verdana,DejaVu Sans,sans-serif" font-size="%d">`, stripFont)
@@ -230,8 +234,8 @@ func stripFile(id string, days []record.Day) []byte {
 // Geometry of the latency chart, in SVG user units: narrow days, so that
 // the whole chart scales down to a phone's width with its labels readable.
 const (
-	chartStep   = 4   // per day
-	chartLeft   = 44  // room for the scale's labels
+	ChartStep   = 4   // per day
+	ChartLeft   = 44  // room for the scale's labels
 	chartTop    = 8   // above the highest gridline
 	chartPlot   = 100 // height of the plot
 	chartBottom = 4
@@ -251,7 +255,7 @@ var chartPhases = []struct {
 	{func(p *record.DayPhases) *record.Spread { return p.Wait }, "wait", "server"},
 }
 
-// latencyChart draws where the answered checks' time went, a bar a day
+// LatencyChart draws where the answered checks' time went, a bar a day
 // over the days of the strip: the medians of DNS, connect, TLS and the
 // server's wait stacked, what is left of the median check on top ("rest":
 // reading the answers, the check's own work), and the 95th percentile of
@@ -260,17 +264,17 @@ var chartPhases = []struct {
 // with its width (a viewBox, no fixed size). Its label says the range of
 // the days' figures (latencySummary); the days have no tooltips, which
 // weighed 160 bytes a day.
-func latencyChart(days []record.Day) template.HTML {
+func LatencyChart(days []record.Day) template.HTML {
 	var top int64
 	for _, d := range days {
 		if d.LatencyP95MS != nil {
 			top = max(top, *d.LatencyP95MS)
 		}
 	}
-	w, h := chartLeft+len(days)*chartStep, chartTop+chartPlot+chartBottom
+	w, h := ChartLeft+len(days)*ChartStep, chartTop+chartPlot+chartBottom
 	var b strings.Builder
 	if top == 0 {
-		fmt.Fprintf(&b, `<svg class="latency-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="latency per day: no check worked in these days"><text class="axis" x="%d" y="%d" font-size="%d">no check worked in these days</text></svg>`, w, h, chartLeft, chartTop+chartPlot/2, chartFont)
+		fmt.Fprintf(&b, `<svg class="latency-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="latency per day: no check worked in these days"><text class="axis" x="%d" y="%d" font-size="%d">no check worked in these days</text></svg>`, w, h, ChartLeft, chartTop+chartPlot/2, chartFont)
 		return template.HTML(b.String())
 	}
 	fmt.Fprintf(&b, `<svg class="latency-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" role="img" aria-label="%s">`, w, h, latencySummary(days))
@@ -280,7 +284,7 @@ func latencyChart(days []record.Day) template.HTML {
 	}
 	for _, ms := range []int64{0, top / 2, top} {
 		fmt.Fprintf(&b, `<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/><text class="axis" x="%d" y="%.1f" font-size="%d" text-anchor="end">%s</text>`,
-			chartLeft, w, y(ms), y(ms), chartLeft-3, y(ms)+chartFont/3, chartFont, msLabel(ms))
+			ChartLeft, w, y(ms), y(ms), ChartLeft-3, y(ms)+chartFont/3, chartFont, msLabel(ms))
 	}
 	// A path a segment's class, with a subpath a day: the classes' paint
 	// is in the stylesheet, written once, not once a day.
@@ -289,7 +293,7 @@ func latencyChart(days []record.Day) template.HTML {
 		if d.LatencyP50MS == nil {
 			continue
 		}
-		x := chartLeft + i*chartStep + chartStep/2
+		x := ChartLeft + i*ChartStep + ChartStep/2
 		var base int64
 		segment := func(class string, ms int64) {
 			if ms <= 0 {
@@ -309,7 +313,7 @@ func latencyChart(days []record.Day) template.HTML {
 		if base == 0 { // answered in under a millisecond: still a bar, not nothing
 			paths["rest"] = appendBar(paths["rest"], x, y(0), y(0)-1)
 		}
-		paths["p95"] = fmt.Appendf(paths["p95"], "M%d %sh%d", x-chartStep/2, chartNum(y(*d.LatencyP95MS)), chartStep)
+		paths["p95"] = fmt.Appendf(paths["p95"], "M%d %sh%d", x-ChartStep/2, chartNum(y(*d.LatencyP95MS)), ChartStep)
 	}
 	for _, class := range chartClasses {
 		if d := paths[class]; len(d) > 0 {
@@ -386,3 +390,7 @@ func msLabel(ms int64) string {
 	}
 	return strconv.FormatInt(ms, 10) + " ms"
 }
+
+// Dir is the directory of the servers' standalone strips, beside
+// the badges' directories.
+const Dir = "badges-strip"
