@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/checks"
 	"plug.directory/prober/site/record"
 	"plug.directory/prober/site/strip"
 )
@@ -196,7 +197,7 @@ func (p indexPage) Overall() string {
 	var parts []string
 	for _, t := range p.Totals {
 		if t.Count > 0 {
-			parts = append(parts, grouped(int64(t.Count))+" "+cmp.Or(overallWords[t.Status], t.Label))
+			parts = append(parts, checks.Grouped(int64(t.Count))+" "+cmp.Or(overallWords[t.Status], t.Label))
 		}
 	}
 	if len(parts) == 0 {
@@ -239,8 +240,8 @@ func checksHTML(text []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	p := struct {
 		Meta   pageMeta
-		Blocks []block
-	}{pageMeta{Title: "Our checks · plug.directory", Description: "What plug.directory's checks of MCP servers send, from where and how often, and how to stop them."}, pageBlocks(text)}
+		Blocks []checks.Block
+	}{pageMeta{Title: "Our checks · plug.directory", Description: "What plug.directory's checks of MCP servers send, from where and how often, and how to stop them."}, checks.Blocks(text)}
 	if err := htmlTmpl.ExecuteTemplate(&buf, "checks.html.tmpl", p); err != nil {
 		return nil, fmt.Errorf("render checks page: %w", err)
 	}

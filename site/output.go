@@ -16,6 +16,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/site/checks"
 	"plug.directory/prober/site/record"
 	"plug.directory/prober/site/strip"
 )
@@ -348,12 +349,12 @@ func (p *publication) writeShared() error {
 	if err := p.writeFeed(); err != nil {
 		return err
 	}
-	probe := ProbeFacts(p.cfg.Contact)
+	probe := checks.Facts(p.cfg.Contact)
 	pb, err := marshalFile(probe)
 	if err != nil {
 		return err
 	}
-	text, err := RenderChecksText(probe)
+	text, err := checks.Text(probe)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package site
+package checks
 
 import (
 	"bytes"
@@ -14,12 +14,12 @@ import (
 // "## " headings, "- " list items, lines indented by four spaces shown as
 // code, and paragraphs, one line each.
 //
-//go:embed templates/checks.txt.tmpl
+//go:embed checks.txt.tmpl
 var checksPage string
 
 var pageFuncs = template.FuncMap{
 	"number":    func(n any) string { return number(toInt64(n)) },
-	"grouped":   func(n any) string { return grouped(toInt64(n)) },
+	"grouped":   func(n any) string { return Grouped(toInt64(n)) },
 	"span":      func(n any) string { return span(toInt64(n)) },
 	"firstSpan": func(n any) string { return firstSpan(toInt64(n)) },
 	"per":       func(n any) string { return per(toInt64(n)) },
@@ -47,9 +47,9 @@ var checksTmpl = template.Must(template.New("checks").Funcs(pageFuncs).Funcs(tem
 	"label": func(string) (string, error) { return "", nil }, // replaced per render
 }).Parse(checksPage))
 
-// RenderChecksText renders the checks page from the facts p, as the text
+// Text renders the checks page from the facts p, as the text
 // that checks.txt holds. It fails only when p lacks a fact the page needs.
-func RenderChecksText(p Probe) ([]byte, error) {
+func Text(p Probe) ([]byte, error) {
 	t, err := checksTmpl.Clone()
 	if err != nil {
 		return nil, fmt.Errorf("render checks page: %w", err)
@@ -65,16 +65,16 @@ func RenderChecksText(p Probe) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// block is one block of the checks page for its HTML form.
-type block struct {
+// Block is one block of the checks page for its HTML form.
+type Block struct {
 	Kind  string   // "h1", "h2", "p", "pre" or "ul"
 	Text  string   // h1, h2, p
 	Lines []string // pre lines, ul items
 }
 
-// pageBlocks splits the checks page text into its blocks.
-func pageBlocks(text []byte) []block {
-	var out []block
+// Blocks splits the checks page text into its blocks.
+func Blocks(text []byte) []Block {
+	var out []Block
 	for _, line := range strings.Split(string(text), "\n") {
 		var kind, s string
 		switch {
@@ -95,7 +95,7 @@ func pageBlocks(text []byte) []block {
 			out[len(out)-1].Lines = append(out[len(out)-1].Lines, s)
 			continue
 		}
-		b := block{Kind: kind}
+		b := Block{Kind: kind}
 		if kind == "ul" || kind == "pre" {
 			b.Lines = []string{s}
 		} else {

@@ -1,4 +1,8 @@
-package site
+// Package checks is the checks page: its facts taken from the constants
+// the code enforces (Probe, Facts: probe.json, rule P2), their words
+// (number, Grouped, span, per...), and the page's text rendered from them
+// by checks.txt.tmpl (Text), split into blocks for its HTML form (Blocks).
+package checks
 
 import (
 	"fmt"
@@ -80,10 +84,10 @@ type OutcomeFact struct {
 	CountsAgainst bool         `json:"counts_against"`
 }
 
-// ProbeFacts returns the facts of the checks page from the constants of
+// Facts returns the facts of the checks page from the constants of
 // package data, this build's version and the operator's contact address
 // (Config.Contact).
-func ProbeFacts(contact string) Probe {
+func Facts(contact string) Probe {
 	p := Probe{
 		Version:         data.Version(),
 		UserAgent:       data.UserAgent(),
@@ -143,11 +147,11 @@ func number(n int64) string {
 	if n >= 0 && n < int64(len(smallNumbers)) {
 		return smallNumbers[n]
 	}
-	return grouped(n)
+	return Grouped(n)
 }
 
-// grouped writes n in digits with thousands separated by commas: 3,000.
-func grouped(n int64) string {
+// Grouped writes n in digits with thousands separated by commas: 3,000.
+func Grouped(n int64) string {
 	s := fmt.Sprint(n)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
@@ -215,11 +219,11 @@ func per(seconds int64) string {
 func bytesSize(n int) string {
 	switch {
 	case n%(1<<20) == 0:
-		return grouped(int64(n>>20)) + " MB"
+		return Grouped(int64(n>>20)) + " MB"
 	case n%(1<<10) == 0:
-		return grouped(int64(n>>10)) + " kB"
+		return Grouped(int64(n>>10)) + " kB"
 	}
-	return grouped(int64(n)) + " bytes"
+	return Grouped(int64(n)) + " bytes"
 }
 
 // andList joins items as the page does: "443 and 8443", "a, b and c".
