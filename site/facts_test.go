@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/badge"
 	"plug.directory/prober/site/record"
 )
 
@@ -73,9 +74,9 @@ func (f certFixture) certEntries(t *testing.T) []string {
 	return out
 }
 
-func (f certFixture) badge(t *testing.T) Badge {
+func (f certFixture) badge(t *testing.T) badge.Badge {
 	t.Helper()
-	var b Badge
+	var b badge.Badge
 	mustReadJSON(t, filepath.Join(f.out, "badges-certificate", "kilo.json"), &b)
 	return b
 }
@@ -95,7 +96,7 @@ func TestPublishCertificate(t *testing.T) {
 	notAfter := fixNow.Add(20*24*time.Hour + 6*time.Hour) // 2026-12-22 18:00
 	day := func(d int, hm time.Duration) time.Time { return time.Date(2026, 12, d, 0, 0, 0, 0, time.UTC).Add(hm) }
 	r := f.check(fixNow.Add(-time.Hour), notAfter)
-	valid := Badge{1, CertificateBadgeLabel, "valid until 2026-12-22", certColorValid}
+	valid := badge.Badge{SchemaVersion: 1, Label: badge.CertificateLabel, Message: "valid until 2026-12-22", Color: badge.CertColorValid}
 	warn14 := "kilo: certificate expires in 14 days@2026-12-08T00:00:00.000Z"
 	warn3 := "kilo: certificate expires in 3 days@2026-12-19T00:00:00.000Z"
 	steps := []struct {
@@ -104,25 +105,25 @@ func TestPublishCertificate(t *testing.T) {
 		days    int // -1: null
 		warning bool
 		message string
-		badge   Badge
+		badge   badge.Badge
 		feed    []string // its certificate entries, newest first
 	}{
 		{"20_days_left_not_derived", fixNow, -1, false, "valid until 2026-12-22", valid, nil},
 		{"15_days_left_no_warning_yet", day(7, 23*time.Hour+59*time.Minute), -1, false, "valid until 2026-12-22", valid, nil},
 		{"14_days_left_warns_at_midnight", day(8, 0), 14, true, "expires in 14 days",
-			Badge{1, CertificateBadgeLabel, "expires in 14 days", certColorWarning}, []string{warn14}},
+			badge.Badge{SchemaVersion: 1, Label: badge.CertificateLabel, Message: "expires in 14 days", Color: badge.CertColorWarning}, []string{warn14}},
 		{"9_days_left", day(13, time.Hour), 9, true, "expires in 9 days",
-			Badge{1, CertificateBadgeLabel, "expires in 9 days", certColorWarning}, []string{warn14}},
+			badge.Badge{SchemaVersion: 1, Label: badge.CertificateLabel, Message: "expires in 9 days", Color: badge.CertColorWarning}, []string{warn14}},
 		{"3_days_left", day(19, 0), 3, true, "expires in 3 days",
-			Badge{1, CertificateBadgeLabel, "expires in 3 days", certColorLast}, []string{warn3, warn14}},
+			badge.Badge{SchemaVersion: 1, Label: badge.CertificateLabel, Message: "expires in 3 days", Color: badge.CertColorLast}, []string{warn3, warn14}},
 		{"2_days_left", day(20, 23*time.Hour), 2, true, "expires in 2 days",
-			Badge{1, CertificateBadgeLabel, "expires in 2 days", certColorLast}, []string{warn3, warn14}},
+			badge.Badge{SchemaVersion: 1, Label: badge.CertificateLabel, Message: "expires in 2 days", Color: badge.CertColorLast}, []string{warn3, warn14}},
 		{"tomorrow", day(21, 0), 1, true, "expires tomorrow",
-			Badge{1, CertificateBadgeLabel, "expires tomorrow", certColorLast}, []string{warn3, warn14}},
+			badge.Badge{SchemaVersion: 1, Label: badge.CertificateLabel, Message: "expires tomorrow", Color: badge.CertColorLast}, []string{warn3, warn14}},
 		{"today", day(22, 0), 0, true, "expires today",
-			Badge{1, CertificateBadgeLabel, "expires today", certColorLast}, []string{warn3, warn14}},
+			badge.Badge{SchemaVersion: 1, Label: badge.CertificateLabel, Message: "expires today", Color: badge.CertColorLast}, []string{warn3, warn14}},
 		{"O_expired_is_failing", notAfter, -1, true, "failing: " + data.DetailCertExpired,
-			Badge{1, CertificateBadgeLabel, "failing: " + data.DetailCertExpired, certColorExpired}, []string{warn3, warn14}},
+			badge.Badge{SchemaVersion: 1, Label: badge.CertificateLabel, Message: "failing: " + data.DetailCertExpired, Color: badge.CertColorExpired}, []string{warn3, warn14}},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -191,7 +192,7 @@ func TestPublishCertificateNoExpiry(t *testing.T) {
 	if c == nil || c.DaysLeft != nil || c.Warning || c.Expired || c.Message != "valid until 9999-12-31" {
 		t.Errorf("certificate %+v; want valid until 9999-12-31, no warning", c)
 	}
-	if b, want := f.badge(t), (Badge{1, CertificateBadgeLabel, "valid until 9999-12-31", certColorValid}); b != want {
+	if b, want := f.badge(t), (badge.Badge{SchemaVersion: 1, Label: badge.CertificateLabel, Message: "valid until 9999-12-31", Color: badge.CertColorValid}); b != want {
 		t.Errorf("badge %+v, want %+v", b, want)
 	}
 	if got := f.certEntries(t); len(got) != 0 {

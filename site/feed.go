@@ -160,7 +160,7 @@ func changeSummary(e feedEntry) string {
 // follows began: the server's listing.
 func encodeFeed(id, title, self, alternate string, since int64, entries []feedEntry) ([]byte, error) {
 	f := atomFeed{ID: id, Title: title, Updated: atomTime(since),
-		Author: atomPerson{Name: "plug.directory prober", URI: siteURL + "/probe"},
+		Author: atomPerson{Name: "plug.directory prober", URI: record.SiteURL + "/probe"},
 		Links:  []atomLink{{Rel: "self", Href: self, Type: "application/atom+xml"}, {Rel: "alternate", Href: alternate, Type: "text/html"}}}
 	if len(entries) > 0 {
 		f.Updated = atomTime(entries[0].At)
@@ -172,7 +172,7 @@ func encodeFeed(id, title, self, alternate string, since int64, entries []feedEn
 		}
 		f.Entries = append(f.Entries, atomEntry{
 			ID: tagPrefix + "server/" + e.ID + "/" + kind + atomTime(e.At), Title: changeTitle(e), Updated: atomTime(e.At),
-			Link: atomLink{Rel: "alternate", Href: pageURL(e.ID), Type: "text/html"}, Summary: changeSummary(e),
+			Link: atomLink{Rel: "alternate", Href: record.PageURL(e.ID), Type: "text/html"}, Summary: changeSummary(e),
 		})
 	}
 	b, err := xml.MarshalIndent(f, "", " ")
@@ -191,14 +191,14 @@ func serverFeed(f record.ServerFile) ([]byte, error) {
 	}
 	es := append(feedEntriesOf(f.ID, f.Incidents, ServerFeedLen), certFeedEntries(f.ID, f.CertWarnings)...)
 	slices.SortStableFunc(es, newer)
-	return encodeFeed(tagPrefix+"server/"+f.ID, "plug.directory: status of "+f.ID, siteURL+"/"+f.Badges.Feed,
-		pageURL(f.ID), listed, es[:min(len(es), ServerFeedLen)])
+	return encodeFeed(tagPrefix+"server/"+f.ID, "plug.directory: status of "+f.ID, record.SiteURL+"/"+f.Badges.Feed,
+		record.PageURL(f.ID), listed, es[:min(len(es), ServerFeedLen)])
 }
 
 // directoryFeed renders feed.atom from the newest changes of every server;
 // without any, its updated time is now, the publication's.
 func directoryFeed(entries []feedEntry, now time.Time) ([]byte, error) {
-	return encodeFeed(tagPrefix+"directory", "plug.directory: status changes", siteURL+"/feed.atom", siteURL+"/", now.UnixMilli(), entries)
+	return encodeFeed(tagPrefix+"directory", "plug.directory: status changes", record.SiteURL+"/feed.atom", record.SiteURL+"/", now.UnixMilli(), entries)
 }
 
 // feedPath is the directory feed's record: its newest FeedLen entries,

@@ -82,7 +82,7 @@ func validateAtom(t *testing.T, name string, b []byte) []string {
 		}
 		alt := false
 		for _, l := range e.Links {
-			alt = alt || (l.Rel == "alternate" || l.Rel == "") && strings.HasPrefix(l.Href, siteURL+"/servers/")
+			alt = alt || (l.Rel == "alternate" || l.Rel == "") && strings.HasPrefix(l.Href, record.SiteURL+"/servers/")
 		}
 		if !alt {
 			t.Errorf("%s: entry %s without a link to the server's page", name, e.ID)

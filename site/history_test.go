@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/badge"
 	"plug.directory/prober/site/record"
 	"plug.directory/prober/site/strip"
 )
@@ -181,7 +182,7 @@ func TestIncidentsPause(t *testing.T) {
 	}
 	// Its badges follow, though each run writes only the badges that change.
 	for dir, want := range map[string]string{"badges": "working", "badges-uptime": "100%", "badges-latency": "1200 ms"} {
-		var b Badge
+		var b badge.Badge
 		raw, err := os.ReadFile(filepath.Join(f.out, dir, "foxtrot.json"))
 		if err := errors.Join(err, json.Unmarshal(raw, &b)); err != nil || b.Message != want {
 			t.Errorf("%s/foxtrot.json says %q (%v), want %q", dir, b.Message, err, want)

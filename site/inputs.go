@@ -16,6 +16,7 @@ import (
 	"plug.directory/prober/data/history"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/site/badge"
 	"plug.directory/prober/site/record"
 )
 
@@ -301,10 +302,10 @@ func (p *publication) hold(r data.Result) bool {
 // records are a server's record files as loadSummary read them, nil when
 // absent: its published file and its older checks. Its files are compared
 // with them, not read again (writer.putOver). badges are those its
-// published file implies (badgesOf), to write only badges that change.
+// published file implies (Of), to write only badges that change.
 type records struct {
 	file, older []byte
-	badges      [4]Badge
+	badges      [4]badge.Badge
 }
 
 // loadSummary rebuilds a server's record from its published file, the
@@ -338,7 +339,7 @@ func (p *publication) loadSummary(id string) (*record.Summary, records, error) {
 		return nil, rec, fmt.Errorf("read published file %s: %w", path, err)
 	}
 	s := record.SummaryOf(f)
-	rec.badges = badgesOf(f)
+	rec.badges = badge.Of(f)
 	ob, err := os.ReadFile(olderPath(p.cfg.DataDir, id))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, rec, fmt.Errorf("read older checks of %s: %w", id, err)

@@ -12,6 +12,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/lists"
+	"plug.directory/prober/site/badge"
 	"plug.directory/prober/site/record"
 	"plug.directory/prober/site/strip"
 )
@@ -211,7 +212,7 @@ func TestPublishReturningServerFiles(t *testing.T) {
 		}
 	}
 	var files []string
-	for _, dir := range badgeDirs {
+	for _, dir := range badge.Dirs {
 		files = append(files, filepath.Join(dir, "alpha.json"))
 	}
 	files = append(files, filepath.Join("feeds", "alpha.atom"), filepath.Join(strip.Dir, "alpha.svg"), filepath.Join("servers", "alpha.json"))

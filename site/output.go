@@ -16,6 +16,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/site/badge"
 	"plug.directory/prober/site/checks"
 	"plug.directory/prober/site/record"
 	"plug.directory/prober/site/strip"
@@ -175,7 +176,7 @@ func (p *publication) renderOne(i int) error {
 		l.PlanNext = time.UnixMilli(r.PlanNext).UTC()
 	}
 	f, expires := record.ServerFileOf(l, s, p.now)
-	f.Badges = badgeLinksOf(id)
+	f.Badges = badge.LinksOf(id)
 	jb, err := marshalFile(f)
 	if err != nil {
 		return err
@@ -195,15 +196,15 @@ func (p *publication) renderOne(i int) error {
 	if shown {
 		put = func(path string, b []byte) (bool, error) { return true, p.w.write(path, b) }
 	}
-	for i, badge := range badgesOf(f) {
-		if shown && badge == oldBadges[i] {
+	for i, b := range badge.Of(f) {
+		if shown && b == oldBadges[i] {
 			continue // as published: most checks change no badge
 		}
-		bb, err := marshalFile(badge)
+		bb, err := marshalFile(b)
 		if err != nil {
 			return err
 		}
-		if _, err := put(filepath.Join(out, badgeDirs[i], rel+".json"), bb); err != nil {
+		if _, err := put(filepath.Join(out, badge.Dirs[i], rel+".json"), bb); err != nil {
 			return err
 		}
 	}

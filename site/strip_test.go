@@ -159,7 +159,7 @@ func TestStripFile(t *testing.T) {
 				t.Errorf("the strip does not say its first and last days and the period's uptime:\n%.400s", text)
 			}
 			l := sf.Badges
-			url := siteURL + "/badges-strip/" + srv.ID + ".svg"
+			url := record.SiteURL + "/badges-strip/" + srv.ID + ".svg"
 			if l.Strip != "badges-strip/"+srv.ID+".svg" || !strings.Contains(l.StripMarkdown, "("+url+")") || !strings.Contains(l.StripHTML, `src="`+url+`"`) {
 				t.Errorf("badges %+v: want the strip's path and the snippets that embed %s", l, url)
 			}

@@ -1,4 +1,7 @@
-package site
+// Package badge makes a server's four shields.io badges from its record
+// (Of: status, 30-day uptime, latency, certificate; written under Dirs) and
+// the links to its badges, feed and strip that its file publishes (LinksOf).
+package badge
 
 import (
 	"fmt"
@@ -18,8 +21,8 @@ type Badge struct {
 	Color         string `json:"color"`
 }
 
-// BadgeLabel is the left-hand text of every badge.
-const BadgeLabel = "MCP check"
+// Label is the left-hand text of every badge.
+const Label = "MCP check"
 
 var badgeColors = map[data.Outcome]string{
 	data.Working:      "brightgreen",
@@ -31,9 +34,9 @@ var badgeColors = map[data.Outcome]string{
 	data.Pending:      "lightgrey",
 }
 
-// BadgeOf returns the badge of a server shown with status o.
-func BadgeOf(o data.Outcome) Badge {
-	return Badge{SchemaVersion: 1, Label: BadgeLabel, Message: o.Label(), Color: badgeColors[o]}
+// StatusOf returns the badge of a server shown with status o.
+func StatusOf(o data.Outcome) Badge {
+	return Badge{SchemaVersion: 1, Label: Label, Message: o.Label(), Color: badgeColors[o]}
 }
 
 // Labels of the badges beside the status badge.
@@ -49,9 +52,9 @@ var uptimeColors = []struct {
 	color string
 }{{99, "brightgreen"}, {95, "green"}, {90, "yellowgreen"}, {75, "yellow"}, {50, "orange"}, {0, "red"}}
 
-// UptimeBadgeOf returns badges-uptime/<id>.json: the 30-day uptime, or "no
+// UptimeOf returns badges-uptime/<id>.json: the 30-day uptime, or "no
 // counted checks" when nothing counted.
-func UptimeBadgeOf(u record.Uptime) Badge {
+func UptimeOf(u record.Uptime) Badge {
 	b := Badge{SchemaVersion: 1, Label: UptimeBadgeLabel, Message: "no counted checks", Color: "lightgrey"}
 	if u.Percent == nil {
 		return b
@@ -73,9 +76,9 @@ var latencyColors = []struct {
 	color string
 }{{500, "brightgreen"}, {1000, "green"}, {2000, "yellowgreen"}, {5000, "yellow"}, {15000, "orange"}}
 
-// LatencyBadgeOf returns badges-latency/<id>.json: the median latency of
+// LatencyOf returns badges-latency/<id>.json: the median latency of
 // the answered checks of the last 30 days (p50MS nil: none answered).
-func LatencyBadgeOf(p50MS *int64) Badge {
+func LatencyOf(p50MS *int64) Badge {
 	b := Badge{SchemaVersion: 1, Label: LatencyBadgeLabel, Message: "no answered checks", Color: "lightgrey"}
 	if p50MS == nil {
 		return b
@@ -90,68 +93,61 @@ func LatencyBadgeOf(p50MS *int64) Badge {
 	return b
 }
 
-// siteURL is where the public site lives; the badges' Markdown and the
-// feeds link to it.
-const siteURL = "https://plug.directory"
-
-// pageURL is the public page of a server.
-func pageURL(id string) string { return siteURL + "/servers/" + id }
-
-// badgeLinksOf returns the names of a server's badges and feed and the
+// LinksOf returns the names of a server's badges and feed and the
 // Markdown that shows its badges.
-func badgeLinksOf(id string) record.BadgeLinks {
+func LinksOf(id string) record.BadgeLinks {
 	l := record.BadgeLinks{Status: "badges/" + id + ".json", Uptime: "badges-uptime/" + id + ".json",
 		Latency: "badges-latency/" + id + ".json", Feed: "feeds/" + id + ".atom", Cert: "badges-certificate/" + id + ".json"}
 	var md []string
-	for _, b := range []struct{ alt, path string }{{BadgeLabel, l.Status}, {UptimeBadgeLabel, l.Uptime}, {LatencyBadgeLabel, l.Latency}, {CertificateBadgeLabel, l.Cert}} {
-		md = append(md, fmt.Sprintf("[![%s](https://img.shields.io/endpoint?url=%s/%s)](%s)", b.alt, siteURL, b.path, pageURL(id)))
+	for _, b := range []struct{ alt, path string }{{Label, l.Status}, {UptimeBadgeLabel, l.Uptime}, {LatencyBadgeLabel, l.Latency}, {CertificateLabel, l.Cert}} {
+		md = append(md, fmt.Sprintf("[![%s](https://img.shields.io/endpoint?url=%s/%s)](%s)", b.alt, record.SiteURL, b.path, record.PageURL(id)))
 	}
 	l.Markdown = strings.Join(md, " ")
 	l.Strip = strip.Dir + "/" + id + ".svg"
 	alt := id + ": uptime per day, last " + strconv.Itoa(record.DailyLen) + " days"
-	l.StripMarkdown = fmt.Sprintf("[![%s](%s/%s)](%s)", alt, siteURL, l.Strip, pageURL(id))
-	l.StripHTML = fmt.Sprintf(`<a href="%s"><img src="%s/%s" alt="%s" width="%d" height="%d"></a>`, pageURL(id), siteURL, l.Strip, alt, record.DailyLen*strip.BarStep, strip.FileHeight)
+	l.StripMarkdown = fmt.Sprintf("[![%s](%s/%s)](%s)", alt, record.SiteURL, l.Strip, record.PageURL(id))
+	l.StripHTML = fmt.Sprintf(`<a href="%s"><img src="%s/%s" alt="%s" width="%d" height="%d"></a>`, record.PageURL(id), record.SiteURL, l.Strip, alt, record.DailyLen*strip.BarStep, strip.FileHeight)
 	return l
 }
 
-// badgeDirs are the directories of a server's badges, in the order of
-// badgesOf.
-var badgeDirs = [4]string{"badges", "badges-uptime", "badges-latency", "badges-certificate"}
+// Dirs are the directories of a server's badges, in the order of
+// Of.
+var Dirs = [4]string{"badges", "badges-uptime", "badges-latency", "badges-certificate"}
 
-// badgesOf returns the four badges of a server's file: status, 30-day
+// Of returns the four badges of a server's file: status, 30-day
 // uptime, latency, certificate.
-func badgesOf(f record.ServerFile) [4]Badge {
-	return [4]Badge{BadgeOf(f.Status), UptimeBadgeOf(f.Uptime.Month), LatencyBadgeOf(f.LatencyP50), CertificateBadgeOf(f.Certificate)}
+func Of(f record.ServerFile) [4]Badge {
+	return [4]Badge{StatusOf(f.Status), UptimeOf(f.Uptime.Month), LatencyOf(f.LatencyP50), CertificateOf(f.Certificate)}
 }
 
 // The certificate badge's colours: past the warning, within it, within
 // its last days, expired.
 const (
-	certColorValid   = "brightgreen"
-	certColorWarning = "yellow"
-	certColorLast    = "orange"
-	certColorExpired = "red"
+	CertColorValid   = "brightgreen"
+	CertColorWarning = "yellow"
+	CertColorLast    = "orange"
+	CertColorExpired = "red"
 )
 
-// CertificateBadgeLabel is the left-hand text of the certificate badge.
-const CertificateBadgeLabel = "certificate"
+// CertificateLabel is the left-hand text of the certificate badge.
+const CertificateLabel = "certificate"
 
-// CertificateBadgeOf returns badges-certificate/<id>.json: the
+// CertificateOf returns badges-certificate/<id>.json: the
 // certificate's message, "valid until 2027-03-01" (which changes only with
 // the certificate), "expires in 9 days" within the warning, "failing: TLS:
 // certificate has expired"; or "none seen" when no check saw one.
-func CertificateBadgeOf(c *record.Certificate) Badge {
-	b := Badge{SchemaVersion: 1, Label: CertificateBadgeLabel, Message: "none seen", Color: "lightgrey"}
+func CertificateOf(c *record.Certificate) Badge {
+	b := Badge{SchemaVersion: 1, Label: CertificateLabel, Message: "none seen", Color: "lightgrey"}
 	switch {
 	case c == nil:
 	case c.Expired:
-		b.Message, b.Color = c.Message, certColorExpired
+		b.Message, b.Color = c.Message, CertColorExpired
 	case c.DaysLeft != nil && *c.DaysLeft <= data.CertWarnDays[len(data.CertWarnDays)-1]:
-		b.Message, b.Color = c.Message, certColorLast
+		b.Message, b.Color = c.Message, CertColorLast
 	case c.Warning:
-		b.Message, b.Color = c.Message, certColorWarning
+		b.Message, b.Color = c.Message, CertColorWarning
 	default:
-		b.Message, b.Color = c.Message, certColorValid
+		b.Message, b.Color = c.Message, CertColorValid
 	}
 	return b
 }
