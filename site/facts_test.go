@@ -12,6 +12,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/site/badge"
+	"plug.directory/prober/site/feed"
 	"plug.directory/prober/site/record"
 )
 
@@ -371,13 +372,13 @@ func TestPublishCertificateWarningsFromOlderFile(t *testing.T) {
 
 // TestPublishCertificateWarningsBounded: a server that presents another
 // certificate within the warning at every check (its bytes are its own
-// to choose) gains a warning a check, and keeps the newest ServerFeedLen:
+// to choose) gains a warning a check, and keeps the newest ServerLen:
 // its file and its feed stay bounded, and the rebuild gives the same.
 func TestPublishCertificateWarningsBounded(t *testing.T) {
 	t.Parallel()
 	f := newCertFixture(t, fixNow.AddDate(0, 0, -1))
 	var rs []data.Result
-	n := ServerFeedLen + 50
+	n := feed.ServerLen + 50
 	for i := range n {
 		r := result(f.srv, fixNow.Add(-time.Duration(n-i)*time.Minute), data.Working, "")
 		r.TLS.NotAfter = fixNow.Add(5*24*time.Hour + time.Duration(i)*time.Second) // another one each time
@@ -386,12 +387,12 @@ func TestPublishCertificateWarningsBounded(t *testing.T) {
 	f.results(rs...)
 	f.MustPublish()
 	ws := readServerFile(t, f.fixture, "kilo").CertWarnings
-	if len(ws) != ServerFeedLen || !ws[0].At.Equal(rs[n-1].Started) || !ws[len(ws)-1].At.Equal(rs[n-ServerFeedLen].Started) {
+	if len(ws) != feed.ServerLen || !ws[0].At.Equal(rs[n-1].Started) || !ws[len(ws)-1].At.Equal(rs[n-feed.ServerLen].Started) {
 		t.Fatalf("%d warnings, newest %v, oldest %v; want the newest %d, %v to %v", len(ws), ws[0].At, ws[len(ws)-1].At,
-			ServerFeedLen, rs[n-1].Started, rs[n-ServerFeedLen].Started)
+			feed.ServerLen, rs[n-1].Started, rs[n-feed.ServerLen].Started)
 	}
-	if es := f.feed(t); len(es) != ServerFeedLen {
-		t.Errorf("feed of %d entries, want %d", len(es), ServerFeedLen)
+	if es := f.feed(t); len(es) != feed.ServerLen {
+		t.Errorf("feed of %d entries, want %d", len(es), feed.ServerLen)
 	}
 	incremental, err := os.ReadFile(filepath.Join(f.out, "servers", "kilo.json"))
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/site/badge"
 	"plug.directory/prober/site/checks"
+	"plug.directory/prober/site/feed"
 	"plug.directory/prober/site/record"
 	"plug.directory/prober/site/strip"
 )
@@ -212,7 +213,7 @@ func (p *publication) renderOne(i int) error {
 		!slices.Equal(oldWarnings, s.CertWarnings) {
 		// Most checks change no status: their feed stays as it is,
 		// not encoded again to be compared.
-		fb, err := serverFeed(f)
+		fb, err := feed.Server(f)
 		if err != nil {
 			return err
 		}
@@ -223,7 +224,7 @@ func (p *publication) renderOne(i int) error {
 	if _, err := p.w.putSum(filepath.Join(out, strip.Dir, rel+".svg"), strip.File(id, f.Daily), &r.StripSum); err != nil {
 		return err
 	}
-	p.noteFeed(id, feedEntriesOf(id, f.Incidents, ServerFeedLen))
+	p.noteFeed(id, feed.EntriesOf(id, f.Incidents, feed.ServerLen))
 	if !p.cfg.NoHTML {
 		hb, err := serverHTML(f)
 		if err != nil {
@@ -409,7 +410,7 @@ func (p *publication) previewIndex() (record.IndexFile, bool) {
 
 // noteFeed records the newest status changes of a server rendered this
 // run, for the directory feed.
-func (p *publication) noteFeed(id string, es []feedEntry) {
+func (p *publication) noteFeed(id string, es []feed.Entry) {
 	p.feedMu.Lock()
 	p.feedNew[id] = es
 	p.feedMu.Unlock()
@@ -419,7 +420,7 @@ func (p *publication) noteFeed(id string, es []feedEntry) {
 // directory feed's record and writes feed.atom from it. A record that
 // cannot be read is rebuilt from the servers rendered: named in Stats.Bad.
 func (p *publication) writeFeed() error {
-	var old []feedEntry
+	var old []feed.Entry
 	if !p.stats.Rebuilt {
 		var err error
 		if old, err = loadFeed(p.cfg.DataDir); err != nil {
@@ -430,8 +431,8 @@ func (p *publication) writeFeed() error {
 	for _, id := range p.removed {
 		gone[id] = true
 	}
-	es := mergeFeed(old, p.feedNew, gone)
-	b, err := directoryFeed(es, p.now)
+	es := feed.Merge(old, p.feedNew, gone)
+	b, err := feed.Directory(es, p.now)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"plug.directory/prober/data/history"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/internal/durable"
+	"plug.directory/prober/site/feed"
 	"plug.directory/prober/site/record"
 )
 
@@ -139,7 +140,7 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 		return Stats{}, err
 	}
 	defer unlock()
-	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: cfg.writer(), cand: map[string]bool{}, feedNew: map[string][]feedEntry{}, pending: map[string][]data.Result{}}
+	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: cfg.writer(), cand: map[string]bool{}, feedNew: map[string][]feed.Entry{}, pending: map[string][]data.Result{}}
 	_, err = os.Stat(unfinishedPath(cfg.DataDir))
 	p.killedBefore = err == nil
 	if n, err := beginPublish(cfg.DataDir, cfg.OutDir); err != nil {
@@ -192,7 +193,7 @@ type publication struct {
 	spillErr     error      // the first result that could not be spilled
 	failMu       sync.Mutex // guards stats.Unpublished
 	feedMu       sync.Mutex
-	feedNew      map[string][]feedEntry         // newest status changes of the servers rendered, by id
+	feedNew      map[string][]feed.Entry        // newest status changes of the servers rendered, by id
 	pauses       map[string][]lists.PauseChange // the pause record, by id (recordPauses)
 	mark         time.Time                      // end of the last step, for phase
 }

@@ -11,6 +11,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
+	"plug.directory/prober/site/feed"
 )
 
 // storeMagic starts state.bin; a file without it is not ours, or of an
@@ -384,4 +385,25 @@ func boolByte(b bool) byte {
 		return 1
 	}
 	return 0
+}
+
+// feedPath is the directory feed's record: its newest Len entries,
+// so a publish merges the changes of the servers it renders without
+// reading every server's file.
+func feedPath(dataDir string) string { return filepath.Join(dataDir, "site", "feed.json") }
+
+// loadFeed reads the directory feed's record; a missing one is empty.
+func loadFeed(dataDir string) ([]feed.Entry, error) {
+	b, err := os.ReadFile(feedPath(dataDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read feed record: %w", err)
+	}
+	var es []feed.Entry
+	if err := json.Unmarshal(b, &es); err != nil {
+		return nil, fmt.Errorf("read feed record %s: %w", feedPath(dataDir), err)
+	}
+	return es, nil
 }

@@ -12,6 +12,7 @@ import (
 	"plug.directory/prober/data/history"
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/site"
+	"plug.directory/prober/site/feed"
 	"plug.directory/prober/site/record"
 )
 
@@ -208,7 +209,7 @@ func (s *soak) checkServer(sv *scripted, now time.Time, checks []checked) {
 }
 
 // checkFeed holds feeds/<id>.atom to every entry it ever published (while
-// it has fewer than site.ServerFeedLen) and new entries to dates after the
+// it has fewer than feed.ServerLen) and new entries to dates after the
 // previous checkpoint's publish, a day of slack for the midnight a
 // certificate's days left came down.
 func (s *soak) checkFeed(id string, now time.Time) {
@@ -216,13 +217,13 @@ func (s *soak) checkFeed(id string, now time.Time) {
 	if err != nil {
 		return
 	}
-	var feed struct {
+	var atom struct {
 		Entries []struct {
 			ID      string `xml:"id"`
 			Updated string `xml:"updated"`
 		} `xml:"entry"`
 	}
-	if err := xml.Unmarshal(b, &feed); err != nil {
+	if err := xml.Unmarshal(b, &atom); err != nil {
 		s.t.Fatalf("%s feed: %v", id, err)
 	}
 	seen := s.feeds[id]
@@ -231,7 +232,7 @@ func (s *soak) checkFeed(id string, now time.Time) {
 		s.feeds[id] = seen
 	}
 	present := map[string]bool{}
-	for _, e := range feed.Entries {
+	for _, e := range atom.Entries {
 		at, err := time.Parse(time.RFC3339, e.Updated)
 		if err != nil {
 			s.t.Errorf("%s feed entry %s: date %q", id, e.ID, e.Updated)
@@ -249,7 +250,7 @@ func (s *soak) checkFeed(id string, now time.Time) {
 		}
 		seen[e.ID] = at
 	}
-	if len(feed.Entries) < site.ServerFeedLen {
+	if len(atom.Entries) < feed.ServerLen {
 		for e, at := range seen {
 			if !present[e] {
 				s.t.Errorf("%s at %s: feed entry %s of %s lost", id, now.Format(time.RFC3339), e, at)

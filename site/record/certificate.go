@@ -106,7 +106,7 @@ func (s *Summary) addCertWarning(w certWarning) {
 }
 
 // CertWarningsLen bounds the certificate warnings a server's record keeps:
-// its feed (ServerFeedLen) shows no more.
+// its feed (feed.ServerLen) shows no more.
 const CertWarningsLen = 100
 
 // PruneCertWarnings drops the warnings given more than incidentKeep

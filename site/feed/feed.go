@@ -1,13 +1,13 @@
-package site
+// Package feed writes the Atom feeds of status changes, a server's
+// (Server: its incidents and certificate warnings) and the directory's
+// (Directory), from the record; the directory feed's entries are merged
+// run to run (Merge), and the publish pass keeps them.
+package feed
 
 import (
 	"cmp"
-	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,8 +19,8 @@ import (
 
 // Lengths of the Atom feeds of status changes.
 const (
-	FeedLen       = 300                    // entries of feed.atom, the whole directory's
-	ServerFeedLen = record.CertWarningsLen // entries of feeds/<id>.atom
+	Len       = 300                    // entries of feed.atom, the whole directory's
+	ServerLen = record.CertWarningsLen // entries of feeds/<id>.atom
 )
 
 // tagPrefix starts the id of every feed and entry (RFC 4151 tag URIs):
@@ -28,9 +28,9 @@ const (
 // it is the same in every rebuild.
 const tagPrefix = "tag:plug.directory,2026:"
 
-// feedEntry is one status change in a feed, and in the directory feed's
+// Entry is one status change in a feed, and in the directory feed's
 // record (DATA/site/feed.json).
-type feedEntry struct {
+type Entry struct {
 	ID     string       `json:"id"` // server id
 	At     int64        `json:"at"` // start of the change, Unix ms
 	Status data.Outcome `json:"status"`
@@ -47,18 +47,18 @@ type feedEntry struct {
 // feedCertificate is the Kind of a certificate's feed entry.
 const feedCertificate = "certificate"
 
-// feedEntriesOf returns the newest n status changes of a server's
+// EntriesOf returns the newest n status changes of a server's
 // incidents (newest first, as published).
-func feedEntriesOf(id string, in []record.Incident, n int) []feedEntry {
-	out := make([]feedEntry, 0, min(n, len(in)))
+func EntriesOf(id string, in []record.Incident, n int) []Entry {
+	out := make([]Entry, 0, min(n, len(in)))
 	for _, x := range in[:min(n, len(in))] {
-		out = append(out, feedEntry{ID: id, At: x.Start.UnixMilli(), Status: x.Status, From: record.ValueOf(x.From), Detail: record.ValueOf(x.Detail)})
+		out = append(out, Entry{ID: id, At: x.Start.UnixMilli(), Status: x.Status, From: record.ValueOf(x.From), Detail: record.ValueOf(x.Detail)})
 	}
 	return out
 }
 
 // newer orders feed entries newest first, ties by server id.
-func newer(a, b feedEntry) int {
+func newer(a, b Entry) int {
 	if c := cmp.Compare(b.At, a.At); c != 0 {
 		return c
 	}
@@ -71,28 +71,28 @@ type atomFeed struct {
 	ID      string      `xml:"id"`
 	Title   string      `xml:"title"`
 	Updated string      `xml:"updated"`
-	Author  atomPerson  `xml:"author"`
-	Links   []atomLink  `xml:"link"`
+	Author  Person      `xml:"author"`
+	Links   []Link      `xml:"link"`
 	Entries []atomEntry `xml:"entry"`
 }
 
-type atomPerson struct {
+type Person struct {
 	Name string `xml:"name"`
 	URI  string `xml:"uri,omitempty"`
 }
 
-type atomLink struct {
+type Link struct {
 	Rel  string `xml:"rel,attr"`
 	Href string `xml:"href,attr"`
 	Type string `xml:"type,attr,omitempty"`
 }
 
 type atomEntry struct {
-	ID      string   `xml:"id"`
-	Title   string   `xml:"title"`
-	Updated string   `xml:"updated"`
-	Link    atomLink `xml:"link"`
-	Summary string   `xml:"summary"`
+	ID      string `xml:"id"`
+	Title   string `xml:"title"`
+	Updated string `xml:"updated"`
+	Link    Link   `xml:"link"`
+	Summary string `xml:"summary"`
 }
 
 func atomTime(ms int64) string {
@@ -101,7 +101,7 @@ func atomTime(ms int64) string {
 
 // changeTitle says a change in a few words: "alpha: failing (HTTP 502)",
 // "beta: needs a key (OAuth)", never the label twice.
-func changeTitle(e feedEntry) string {
+func changeTitle(e Entry) string {
 	if e.Kind == feedCertificate {
 		return e.ID + ": certificate " + data.ExpiresIn(e.Days)
 	}
@@ -131,7 +131,7 @@ func beyondLabel(o data.Outcome, reason string) string {
 // changeSummary says it in a sentence. A pause says that no check will
 // come; a first status is the first check's, a pause before any check
 // none.
-func changeSummary(e feedEntry) string {
+func changeSummary(e Entry) string {
 	if e.Kind == feedCertificate {
 		return "The certificate of " + e.ID + " " + data.ExpiresIn(e.Days) + ", at " +
 			time.UnixMilli(e.NotAfter).UTC().Format("2006-01-02 15:04:05 UTC") + "; once it has expired, every check fails (" + data.DetailCertExpired + ")."
@@ -158,10 +158,10 @@ func changeSummary(e feedEntry) string {
 // time is the newest entry's, so that the same changes give the same
 // bytes; a feed without entries says since, the time (Unix ms) what it
 // follows began: the server's listing.
-func encodeFeed(id, title, self, alternate string, since int64, entries []feedEntry) ([]byte, error) {
+func encodeFeed(id, title, self, alternate string, since int64, entries []Entry) ([]byte, error) {
 	f := atomFeed{ID: id, Title: title, Updated: atomTime(since),
-		Author: atomPerson{Name: "plug.directory prober", URI: record.SiteURL + "/probe"},
-		Links:  []atomLink{{Rel: "self", Href: self, Type: "application/atom+xml"}, {Rel: "alternate", Href: alternate, Type: "text/html"}}}
+		Author: Person{Name: "plug.directory prober", URI: record.SiteURL + "/probe"},
+		Links:  []Link{{Rel: "self", Href: self, Type: "application/atom+xml"}, {Rel: "alternate", Href: alternate, Type: "text/html"}}}
 	if len(entries) > 0 {
 		f.Updated = atomTime(entries[0].At)
 	}
@@ -172,7 +172,7 @@ func encodeFeed(id, title, self, alternate string, since int64, entries []feedEn
 		}
 		f.Entries = append(f.Entries, atomEntry{
 			ID: tagPrefix + "server/" + e.ID + "/" + kind + atomTime(e.At), Title: changeTitle(e), Updated: atomTime(e.At),
-			Link: atomLink{Rel: "alternate", Href: record.PageURL(e.ID), Type: "text/html"}, Summary: changeSummary(e),
+			Link: Link{Rel: "alternate", Href: record.PageURL(e.ID), Type: "text/html"}, Summary: changeSummary(e),
 		})
 	}
 	b, err := xml.MarshalIndent(f, "", " ")
@@ -182,51 +182,30 @@ func encodeFeed(id, title, self, alternate string, since int64, entries []feedEn
 	return append(append([]byte(xml.Header), b...), '\n'), nil
 }
 
-// serverFeed renders feeds/<id>.atom from a server's published incidents
+// Server renders feeds/<id>.atom from a server's published incidents
 // and the warnings of its certificates.
-func serverFeed(f record.ServerFile) ([]byte, error) {
+func Server(f record.ServerFile) ([]byte, error) {
 	var listed int64
 	if f.Listed != nil {
 		listed = f.Listed.UnixMilli()
 	}
-	es := append(feedEntriesOf(f.ID, f.Incidents, ServerFeedLen), certFeedEntries(f.ID, f.CertWarnings)...)
+	es := append(EntriesOf(f.ID, f.Incidents, ServerLen), certEntries(f.ID, f.CertWarnings)...)
 	slices.SortStableFunc(es, newer)
 	return encodeFeed(tagPrefix+"server/"+f.ID, "plug.directory: status of "+f.ID, record.SiteURL+"/"+f.Badges.Feed,
-		record.PageURL(f.ID), listed, es[:min(len(es), ServerFeedLen)])
+		record.PageURL(f.ID), listed, es[:min(len(es), ServerLen)])
 }
 
-// directoryFeed renders feed.atom from the newest changes of every server;
+// Directory renders feed.atom from the newest changes of every server;
 // without any, its updated time is now, the publication's.
-func directoryFeed(entries []feedEntry, now time.Time) ([]byte, error) {
+func Directory(entries []Entry, now time.Time) ([]byte, error) {
 	return encodeFeed(tagPrefix+"directory", "plug.directory: status changes", record.SiteURL+"/feed.atom", record.SiteURL+"/", now.UnixMilli(), entries)
 }
 
-// feedPath is the directory feed's record: its newest FeedLen entries,
-// so a publish merges the changes of the servers it renders without
-// reading every server's file.
-func feedPath(dataDir string) string { return filepath.Join(dataDir, "site", "feed.json") }
-
-// loadFeed reads the directory feed's record; a missing one is empty.
-func loadFeed(dataDir string) ([]feedEntry, error) {
-	b, err := os.ReadFile(feedPath(dataDir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read feed record: %w", err)
-	}
-	var es []feedEntry
-	if err := json.Unmarshal(b, &es); err != nil {
-		return nil, fmt.Errorf("read feed record %s: %w", feedPath(dataDir), err)
-	}
-	return es, nil
-}
-
-// mergeFeed returns the newest FeedLen entries of old, without those of the
+// Merge returns the newest Len entries of old, without those of the
 // servers in gone or in fresh, and of fresh: the servers rendered this run
 // bring all their newest changes, replacing what the record said of them.
-func mergeFeed(old []feedEntry, fresh map[string][]feedEntry, gone map[string]bool) []feedEntry {
-	out := make([]feedEntry, 0, len(old)+len(fresh))
+func Merge(old []Entry, fresh map[string][]Entry, gone map[string]bool) []Entry {
+	out := make([]Entry, 0, len(old)+len(fresh))
 	for _, e := range old {
 		if _, ok := fresh[e.ID]; !ok && !gone[e.ID] {
 			out = append(out, e)
@@ -236,15 +215,15 @@ func mergeFeed(old []feedEntry, fresh map[string][]feedEntry, gone map[string]bo
 		out = append(out, es...)
 	}
 	slices.SortFunc(out, newer)
-	return out[:min(len(out), FeedLen)]
+	return out[:min(len(out), Len)]
 }
 
-// certFeedEntries returns the server feed's entries of its certificates'
+// certEntries returns the server feed's entries of its certificates'
 // warnings (newest first, as published).
-func certFeedEntries(id string, ws []record.CertWarning) []feedEntry {
-	out := make([]feedEntry, 0, len(ws))
+func certEntries(id string, ws []record.CertWarning) []Entry {
+	out := make([]Entry, 0, len(ws))
 	for _, w := range ws {
-		out = append(out, feedEntry{ID: id, At: w.At.UnixMilli(), Kind: feedCertificate, Days: w.DaysLeft, NotAfter: w.NotAfter.UnixMilli()})
+		out = append(out, Entry{ID: id, At: w.At.UnixMilli(), Kind: feedCertificate, Days: w.DaysLeft, NotAfter: w.NotAfter.UnixMilli()})
 	}
 	return out
 }
