@@ -19,6 +19,7 @@ import (
 	"plug.directory/prober/site/badge"
 	"plug.directory/prober/site/checks"
 	"plug.directory/prober/site/feed"
+	"plug.directory/prober/site/pages"
 	"plug.directory/prober/site/record"
 	"plug.directory/prober/site/strip"
 )
@@ -226,7 +227,7 @@ func (p *publication) renderOne(i int) error {
 	}
 	p.noteFeed(id, feed.EntriesOf(id, f.Incidents, feed.ServerLen))
 	if !p.cfg.NoHTML {
-		hb, err := serverHTML(f)
+		hb, err := pages.Server(f)
 		if err != nil {
 			return err
 		}
@@ -340,7 +341,7 @@ func (p *publication) writeShared() error {
 	// its bytes change).
 	if !p.cfg.NoHTML {
 		f, cut := p.previewIndex()
-		hb, err := indexHTML(f, cut, status)
+		hb, err := pages.Index(f, cut, status)
 		if err != nil {
 			return err
 		}
@@ -375,12 +376,12 @@ func (p *publication) writeShared() error {
 	}
 	files := map[string][]byte{"probe.json": pb, "checks.txt": text}
 	if !p.cfg.NoHTML {
-		if files["checks.html"], err = checksHTML(text); err != nil {
+		if files["checks.html"], err = pages.Checks(text); err != nil {
 			return err
 		}
 	}
 	if !p.cfg.NoHTML {
-		for name, b := range pageAssets {
+		for name, b := range pages.Assets {
 			files[name] = b
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/site/checks"
+	"plug.directory/prober/site/pages"
 )
 
 // golden compares got with testdata/name, or rewrites it under -update.
@@ -75,7 +76,7 @@ func TestChecksPage(t *testing.T) {
 	})
 	t.Run("P2_golden_text", func(t *testing.T) { golden(t, "golden/checks.txt", page) })
 	t.Run("P2_golden_html", func(t *testing.T) {
-		h, err := checksHTML(page)
+		h, err := pages.Checks(page)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/pages"
 	"plug.directory/prober/site/record"
 )
 
@@ -116,15 +117,15 @@ func TestPreviewWording(t *testing.T) {
 		}},
 		{"last_checks_in_the_page_all_in_the_file", func(t *testing.T) {
 			// alpha's file has its HistoryLen last checks; its page the
-			// last pageChecks of them, and says where the rest are.
+			// last RecentChecks of them, and says where the rest are.
 			p := all["alpha"]
 			i := strings.Index(p, "<h2>The last 10 checks</h2>")
 			j := strings.Index(p, "<h2>Status changes</h2>")
 			if i < 0 || j < i {
-				t.Fatalf("alpha's page has no heading for its last %d checks", pageChecks)
+				t.Fatalf("alpha's page has no heading for its last %d checks", pages.RecentChecks)
 			}
-			if n := strings.Count(p[i:j], "<tr><td><time"); n != pageChecks {
-				t.Errorf("alpha's page lists %d checks, want %d", n, pageChecks)
+			if n := strings.Count(p[i:j], "<tr><td><time"); n != pages.RecentChecks {
+				t.Errorf("alpha's page lists %d checks, want %d", n, pages.RecentChecks)
 			}
 			if !strings.Contains(p[i:j], `<p>Its file (<a href="alpha.json">alpha.json</a>) lists the last 48.</p>`) {
 				t.Errorf("alpha's page does not say its file lists its last %d checks", record.HistoryLen)
@@ -151,8 +152,8 @@ func TestPreviewWording(t *testing.T) {
 					}
 				}
 			}
-			// Its last pageChecks checks, its status changes and its facts.
-			if n := len(tm.FindAllString(all["alpha"], -1)); n < 2*pageChecks {
+			// Its last RecentChecks checks, its status changes and its facts.
+			if n := len(tm.FindAllString(all["alpha"], -1)); n < 2*pages.RecentChecks {
 				t.Errorf("alpha's page has %d <time> elements", n)
 			}
 		}},

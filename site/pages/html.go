@@ -1,4 +1,9 @@
-package site
+// Package pages renders the HTML pages from the record, each filled by its
+// template beside this file: a server's page (Server, server.html.tmpl,
+// with its strip and latency chart from site/strip), the index (Index,
+// index.html.tmpl) and the checks page (Checks, checks.html.tmpl, from
+// site/checks' text); base.html.tmpl is their head and stylesheet.
+package pages
 
 import (
 	"bytes"
@@ -16,22 +21,22 @@ import (
 	"plug.directory/prober/site/strip"
 )
 
-//go:embed templates/*.html.tmpl
+//go:embed *.html.tmpl
 var htmlFiles embed.FS
 
 // The pages' stylesheet and small script, each a file of its own at the
-// top of the site (pageAssets), which every page links: a page does not
+// top of the site (Assets), which every page links: a page does not
 // carry them, and a publish writes them only when they change.
 var (
-	//go:embed templates/site.css
+	//go:embed site.css
 	siteCSS []byte
-	//go:embed templates/site.js
+	//go:embed site.js
 	siteJS []byte
 )
 
-// pageAssets are the files every page links, by name at the top of the
+// Assets are the files every page links, by name at the top of the
 // site.
-var pageAssets = map[string][]byte{"site.css": siteCSS, "site.js": siteJS}
+var Assets = map[string][]byte{"site.css": siteCSS, "site.js": siteJS}
 
 var htmlFuncs = template.FuncMap{
 	"pausedSince":  pausedSince,
@@ -74,15 +79,15 @@ var htmlFuncs = template.FuncMap{
 	},
 	"uptimeStrip":  strip.Uptime,
 	"badDays":      strip.BadDays,
-	"recent":       func(h []record.Check) []record.Check { return h[:min(len(h), pageChecks)] },
+	"recent":       func(h []record.Check) []record.Check { return h[:min(len(h), RecentChecks)] },
 	"latencyChart": strip.LatencyChart,
 	"stripWidth":   func(days []record.Day) int { return len(days) * strip.BarStep },
 	"stripHeight":  func() int { return strip.FileHeight },
 }
 
-// pageChecks is how many of the latest checks of its file (at most
+// RecentChecks is how many of the latest checks of its file (at most
 // HistoryLen) a server's page lists: its file has them all.
-const pageChecks = 10
+const RecentChecks = 10
 
 // pageMeta is what the head of a page says of it: its title, and the
 // description a search engine or a link preview shows; Up is the way to
@@ -100,7 +105,7 @@ func timeHTML(pt record.Time) template.HTML {
 	return template.HTML(`<time datetime="` + t.Format(record.TimeLayout) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
 }
 
-var htmlTmpl = template.Must(template.New("").Funcs(htmlFuncs).ParseFS(htmlFiles, "templates/*.html.tmpl"))
+var htmlTmpl = template.Must(template.New("").Funcs(htmlFuncs).ParseFS(htmlFiles, "*.html.tmpl"))
 
 // serverPage is what the page of one server shows: its published file, and
 // the way back to the top of the site.
@@ -113,10 +118,10 @@ type serverPage struct {
 	CertExpired string
 }
 
-// serverHTML renders servers/<id>.html from the file whose bytes are
+// Server renders servers/<id>.html from the file whose bytes are
 // servers/<id>.json (every field of ServerFile is in the JSON), so the
 // preview shows only what the JSON says.
-func serverHTML(f record.ServerFile) ([]byte, error) {
+func Server(f record.ServerFile) ([]byte, error) {
 	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/")), CertExpired: data.DetailCertExpired}
 	p.Base = f.ID[strings.LastIndexByte(f.ID, '/')+1:]
 	var buf bytes.Buffer
@@ -225,9 +230,9 @@ func (p indexPage) Running() bool {
 	return r != nil && p.Status.Published.Sub(r.Time) <= time.Duration(p.Status.StaleAfterSeconds)*time.Second
 }
 
-// indexHTML renders index.html from the totals and the first rows of
+// Index renders index.html from the totals and the first rows of
 // index.json, and the status of the checks.
-func indexHTML(f record.IndexFile, cut bool, st record.Status) ([]byte, error) {
+func Index(f record.IndexFile, cut bool, st record.Status) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := htmlTmpl.ExecuteTemplate(&buf, "index.html.tmpl", indexPage{IndexFile: f, Cut: cut, Status: st}); err != nil {
 		return nil, fmt.Errorf("render index page: %w", err)
@@ -235,8 +240,8 @@ func indexHTML(f record.IndexFile, cut bool, st record.Status) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// checksHTML renders checks.html from the text of the checks page.
-func checksHTML(text []byte) ([]byte, error) {
+// Checks renders checks.html from the text of the checks page.
+func Checks(text []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	p := struct {
 		Meta   pageMeta
