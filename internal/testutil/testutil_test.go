@@ -160,7 +160,14 @@ func TestSamplePeak(t *testing.T) {
 // data/spool/spooltest) only in tests (so no fixture reaches a production
 // binary), nothing outside cmd/ imports cmd/, the domain package data imports
 // none of its stores, internal/durable none of data, and data imports none
-// of the packages built on it.
+// of the packages built on it. The site's packages point one way, the
+// publish pass (site) over the outputs (site/strip, site/feed, site/badge,
+// site/checks, site/pages) over what a server's record is (site/record):
+// nothing under site/ imports site; only site and cmd/ import an output,
+// save an output that embeds another (a page its strips and the checks
+// page's text, a badge's links the strip's size), and a test that reads
+// one's bounds; the record imports none of them; and every package under
+// site/ is one of these.
 func TestImportOwnership(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list over the module: full mode only, make test runs it")
@@ -179,25 +186,54 @@ func TestImportOwnership(t *testing.T) {
 		}
 		return false
 	}
-	rules := []struct {
+	// The site's outputs, each with the outputs it embeds.
+	outputs := map[string][]string{
+		"site/strip": nil, "site/feed": nil, "site/checks": nil,
+		"site/badge": {"site/strip"},
+		"site/pages": {"site/strip", "site/checks"},
+	}
+	output := func(dep string) func(string) bool {
+		return func(p string) bool {
+			if p == mod+"site" || under(p, "cmd") {
+				return true
+			}
+			for _, o := range outputs[strings.TrimPrefix(p, mod)] {
+				if mod+o == dep {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	type rule struct {
 		dep   string // import path, or its prefix ending in /
 		owner func(pkg string) bool
 		tests bool // the rule holds for test files too
-	}{
-		{"github.com/parquet-go/", func(p string) bool { return p == mod+"data/history" }, true},
-		{"github.com/google/go-github/", func(p string) bool { return under(p, "pause") }, true},
-		{"github.com/modelcontextprotocol/go-sdk/", func(p string) bool { return under(p, "runner/check", "runner/fleet") }, false},
-		{mod + "internal/testutil", func(p string) bool { return p == mod+"internal/testutil" }, false},
-		{mod + "data/datatest", func(p string) bool { return p == mod+"data/datatest" }, false},
-		{mod + "data/spool/spooltest", func(p string) bool { return p == mod+"data/spool/spooltest" }, false},
-		{mod + "data/", func(p string) bool { return p != mod+"data" }, true},
-		{mod + "data", func(p string) bool { return !under(p, "internal/durable") }, true},
-		{mod + "cmd/", func(p string) bool { return under(p, "cmd") }, true},
-		{mod + "planner", func(p string) bool { return !under(p, "data") }, true},
-		{mod + "runner", func(p string) bool { return !under(p, "data") }, true},
-		{mod + "site", func(p string) bool { return !under(p, "data") }, true},
+		exact bool // dep alone, not the packages under it
 	}
-	matches := func(dep, imp string) bool {
+	rules := []rule{
+		{"github.com/parquet-go/", func(p string) bool { return p == mod+"data/history" }, true, false},
+		{"github.com/google/go-github/", func(p string) bool { return under(p, "pause") }, true, false},
+		{"github.com/modelcontextprotocol/go-sdk/", func(p string) bool { return under(p, "runner/check", "runner/fleet") }, false, false},
+		{mod + "internal/testutil", func(p string) bool { return p == mod+"internal/testutil" }, false, false},
+		{mod + "data/datatest", func(p string) bool { return p == mod+"data/datatest" }, false, false},
+		{mod + "data/spool/spooltest", func(p string) bool { return p == mod+"data/spool/spooltest" }, false, false},
+		{mod + "data/", func(p string) bool { return p != mod+"data" }, true, false},
+		{mod + "data", func(p string) bool { return !under(p, "internal/durable") }, true, false},
+		{mod + "cmd/", func(p string) bool { return under(p, "cmd") }, true, false},
+		{mod + "planner", func(p string) bool { return !under(p, "data") }, true, false},
+		{mod + "runner", func(p string) bool { return !under(p, "data") }, true, false},
+		{mod + "site", func(p string) bool { return !under(p, "data") }, true, false},
+		{mod + "site", func(p string) bool { return !strings.HasPrefix(p, mod+"site/") }, true, true},
+	}
+	for o := range outputs {
+		rules = append(rules, rule{mod + o, output(mod + o), false, false})
+	}
+	matches := func(r rule, imp string) bool {
+		dep := r.dep
+		if r.exact {
+			return imp == dep
+		}
 		if strings.HasSuffix(dep, "/") {
 			return strings.HasPrefix(imp, dep)
 		}
@@ -210,9 +246,14 @@ func TestImportOwnership(t *testing.T) {
 			t.Fatalf("go list line %q", line)
 		}
 		pkg := f[0]
+		if o := strings.TrimPrefix(pkg, mod); strings.HasPrefix(o, "site/") && o != "site/record" {
+			if _, known := outputs[o]; !known {
+				t.Errorf("%s: a package under site/ that is neither the record nor a known output", pkg)
+			}
+		}
 		for _, r := range rules {
 			for _, imp := range strings.Fields(f[1]) {
-				if matches(r.dep, imp) {
+				if matches(r, imp) {
 					seen[r.dep] = true
 					if !r.owner(pkg) {
 						t.Errorf("%s imports %s: not its owner", pkg, imp)
@@ -220,15 +261,20 @@ func TestImportOwnership(t *testing.T) {
 				}
 			}
 			for _, imp := range strings.Fields(f[2]) {
-				if matches(r.dep, imp) && imp != pkg && r.tests && !r.owner(pkg) {
+				if matches(r, imp) && imp != pkg && r.tests && !r.owner(pkg) {
 					t.Errorf("the tests of %s import %s: not its owner", pkg, imp)
 				}
 			}
 		}
 	}
 	// A rule that matches nothing is a rule that went stale (a module path
-	// that moved): the outside dependencies must each be found.
-	for _, dep := range []string{"github.com/parquet-go/", "github.com/google/go-github/", "github.com/modelcontextprotocol/go-sdk/"} {
+	// that moved): the outside dependencies and the site's outputs must
+	// each be found.
+	stale := []string{"github.com/parquet-go/", "github.com/google/go-github/", "github.com/modelcontextprotocol/go-sdk/"}
+	for o := range outputs {
+		stale = append(stale, mod+o)
+	}
+	for _, dep := range stale {
 		if !seen[dep] {
 			t.Errorf("no package imports %s: the rule is stale", dep)
 		}
