@@ -8,7 +8,7 @@
 // badges-certificate/), its 90-day strip as an SVG that stands alone
 // (badges-strip/<id>.svg, for a README), Atom feeds of status changes (feed.atom, feeds/<id>.atom), and a small HTML
 // preview (index.html, servers/<id>.html) rendered only from the published
-// JSON. A value that does not apply is null, never "" or 0 (null.go). A
+// JSON. A value that does not apply is null, never "" or 0 (record/null.go). A
 // server's file carries its 90-day daily series, its status
 // changes (incidents) for a year and the changes of its tool definitions,
 // each carried forward from the file before and derived from the checks
@@ -24,14 +24,17 @@
 // atomically (rule P3). Folding a result in twice changes nothing, so
 // overlapping or interrupted runs are harmless.
 //
-// Where things are: publish.go runs one publication (Config, Publish, its
-// steps in order); inputs.go reads what changed (the lists, the planner's
-// ledger, journals and Parquet parts, a server's published record);
-// output.go renders and writes the files of each server and the shared ones;
-// render.go and summary.go compute what a server's file says, with
-// daily.go (the daily series), incidents.go (status changes), tools.go
-// (tool-definition changes), badges.go, feed.go (Atom) and svg.go (the
-// strips and the latency chart); store.go is the site's record between runs.
+// Where things are: this package is the publish pass and its store.
+// publish.go runs one publication (Config, Publish, its steps in order);
+// inputs.go reads what changed (the lists, the planner's ledger, journals
+// and Parquet parts, a server's published record); output.go folds each
+// server's new results into its record and writes the files of each server
+// and the shared ones; index.go encodes the index from the store's rows;
+// store.go and storedelta.go are the site's record between runs. What a
+// server's file says is computed in site/record, with no I/O; each output
+// is made by a package of its own from those values: site/pages (HTML),
+// site/strip (SVG), site/feed (Atom), site/badge and site/checks (the
+// checks page).
 //
 // Only this package writes the public JSON.
 package site
