@@ -39,7 +39,7 @@ func (f certFixture) check(t time.Time, notAfter time.Time) data.Result {
 	return r
 }
 
-// feedEntry is one entry of an Atom feed as a test reads it.
+// feedEntryRead is one entry of an Atom feed as a test reads it.
 type feedEntryRead struct{ ID, Title, Updated string }
 
 // feed returns the entries of kilo's feed, newest first, after

@@ -56,7 +56,7 @@ const carryLen = record.HistoryLen
 // takeUnpublished reads the results the last publish could not publish and
 // makes them pending again: a server whose files could not be written
 // would otherwise lose them, its journals and parts being marked read. A
-// result already applied is applied again harmlessly (summary.apply keeps
+// result already applied is applied again harmlessly (Summary.Apply keeps
 // one check per start). Lines that do not read are passed to bad.
 func (p *publication) takeUnpublished() error {
 	rs, bad, err := durable.ReadCRCLines[data.Result](data.Dir(p.cfg.DataDir).SiteUnpublished())

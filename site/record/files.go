@@ -35,7 +35,7 @@ type ServerFile struct {
 	// null when no check did.
 	Certificate *Certificate `json:"certificate"`
 	// CertWarnings are the warnings its certificates were given, as its
-	// feed has them, newest first: kept a year, at most ServerFeedLen,
+	// feed has them, newest first: kept a year, at most CertWarningsLen,
 	// when the certificate changes too.
 	CertWarnings []CertWarning   `json:"certificate_warnings"`
 	History      []Check         `json:"history"` // the latest checks, newest first, at most HistoryLen

@@ -26,8 +26,8 @@ type Span struct {
 	End    int64 // Unix ms; 0 while it lasts
 }
 
-// setPaused opens a paused statusSpan at now when the server is paused and the
-// last statusSpan is not, and ends it at now when the server is no longer
+// setPaused opens a paused Span at now when the server is paused and the
+// last Span is not, and ends it at now when the server is no longer
 // paused. A pause is the one status the Parquet history cannot tell: it is
 // kept from the files published before.
 func (s *Summary) setPaused(paused bool, now time.Time) {
@@ -48,7 +48,7 @@ func (s *Summary) setPaused(paused bool, now time.Time) {
 
 // DeriveSpans recomputes the spans from the time the checks are complete
 // on (s.Complete): the spans that started before are kept as published,
-// the later ones derived from the checks, one new statusSpan for each check whose
+// the later ones derived from the checks, one new Span for each check whose
 // status differs from the one before, pauses kept where they were. So a
 // rebuild from the Parquet history (Complete: the oldest result read)
 // gives the spans an incremental run gives.

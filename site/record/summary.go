@@ -20,7 +20,7 @@ const (
 // Summary is what the site knows of one server's checks: its state, its
 // last result, and its checks of the last 30 days (at least the last
 // HistoryLen), from which the history and the uptime are computed. Between
-// runs it lives in the server's published file (summaryOf reads it back)
+// runs it lives in the server's published file (SummaryOf reads it back)
 // and, for the checks older than the file's history, in
 // DATA/site/older/<id>.json.
 type Summary struct {
