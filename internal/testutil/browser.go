@@ -343,22 +343,27 @@ func (b *Browser) Screenshot(path string, maxHeight int) error {
 	return nil
 }
 
-// Layout is what a page measures in a window: its width and the elements
-// that make a reader scroll sideways.
+// Layout is what a page measures in a window: its width, the elements
+// that make a reader scroll sideways, and the text squeezed too narrow to read.
 type Layout struct {
 	Window      int      // innerWidth, px: a phone widens it to a page wider than its viewport
 	ScrollWidth int      // the page's own width, px: wider than the window is a sideways scroll
 	Past        []string // visible elements whose right edge is past the width asked for
 	Scrolls     []string // boxes that scroll sideways inside the page (a hidden scroll on a phone)
+	Squeezed    []string // visible elements whose own text of 12 characters or more stands in a box under 4 em wide (a word a line, or a letter)
 }
 
 // layoutScript measures the open page in a window of the width given
 // (%d). An element is named by its tag, classes and first words; the part
 // of it that a box around it clips is not seen, so it does not count as
-// past the edge (a box that scrolls sideways counts in Scrolls).
+// past the edge (a box that scrolls sideways counts in Scrolls). Its own
+// text is that of its text nodes, not its children's; an element under a
+// clip-path (text for screen readers alone) is not squeezed.
 const layoutScript = `(() => {
 const name = e => e.tagName.toLowerCase() + (e.className && typeof e.className === "string" ? "." + e.className.trim().split(/\s+/).join(".") : "") + " " + JSON.stringify((e.textContent || "").trim().slice(0, 40));
-const w = %d, past = [], scrolls = [];
+const own = e => Array.from(e.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent).join("").trim();
+const clipped = e => { for (let a = e; a; a = a.parentElement) if (getComputedStyle(a).clipPath !== "none") return true; return false; };
+const w = %d, past = [], scrolls = [], squeezed = [];
 const right = e => {
   let r = e.getBoundingClientRect().right;
   for (let a = e.parentElement; a; a = a.parentElement) {
@@ -372,8 +377,9 @@ for (const e of document.body.querySelectorAll("*")) {
   if (r.width > 0 && r.height > 0 && Math.floor(right(e)) > w) past.push(name(e) + " ends at " + Math.ceil(r.right) + " px");
   const o = getComputedStyle(e).overflowX;
   if ((o === "auto" || o === "scroll") && e.scrollWidth > e.clientWidth) scrolls.push(name(e) + " scrolls " + (e.scrollWidth - e.clientWidth) + " px sideways");
+  if (r.width > 1 && r.height > 1 && own(e).length >= 12 && !clipped(e) && r.width < 4 * parseFloat(getComputedStyle(e).fontSize)) squeezed.push(name(e) + " is " + Math.round(r.width) + " px wide, " + Math.round(r.height) + " px tall");
 }
-return {Window: innerWidth, ScrollWidth: document.documentElement.scrollWidth, Past: past.slice(0, 20), Scrolls: scrolls.slice(0, 20)};
+return {Window: innerWidth, ScrollWidth: document.documentElement.scrollWidth, Past: past.slice(0, 20), Scrolls: scrolls.slice(0, 20), Squeezed: squeezed.slice(0, 20)};
 })()`
 
 // Layout measures the open page in a window width px wide.
@@ -608,9 +614,10 @@ var Windows = []struct{ Width, Height int }{{390, 844}, {1280, 800}}
 
 // CheckPages opens every .html file under root in each of Windows and
 // fails t, in a subtest per page and window, where the page is wider than
-// the window, where something on it ends past the window's edge or scrolls
-// sideways inside it, where it reports an error (a script's, a resource
-// that did not load), or where axe-core finds anything. It returns the
+// the window, where something on it ends past the window's edge, scrolls
+// sideways inside it or is squeezed too narrow to read, where it reports
+// an error (a script's, a resource that did not load), or where axe-core
+// finds anything. It returns the
 // pages it checked, relative to root with slashes.
 func CheckPages(t *testing.T, b *Browser, axeSource, root string) []string {
 	t.Helper()
@@ -646,6 +653,9 @@ func CheckPages(t *testing.T, b *Browser, axeSource, root string) []string {
 				}
 				for _, s := range l.Scrolls {
 					t.Errorf("a hidden sideways scroll: %s", s)
+				}
+				for _, s := range l.Squeezed {
+					t.Errorf("text squeezed too narrow to read: %s", s)
 				}
 				for _, e := range b.Errors() {
 					t.Errorf("the page reported an error: %s", e)
