@@ -350,7 +350,7 @@ type Layout struct {
 	ScrollWidth int      // the page's own width, px: wider than the window is a sideways scroll
 	Past        []string // visible elements whose right edge is past the width asked for
 	Scrolls     []string // boxes that scroll sideways inside the page (a hidden scroll on a phone)
-	Squeezed    []string // visible elements whose own text of 12 characters or more stands in a box under 4 em wide (a word a line, or a letter)
+	Squeezed    []string // visible elements whose own text of 12 characters or more stands in a box under 4 em wide and over 4 lines tall (a word a line, or a letter)
 }
 
 // layoutScript measures the open page in a window of the width given
@@ -377,7 +377,7 @@ for (const e of document.body.querySelectorAll("*")) {
   if (r.width > 0 && r.height > 0 && Math.floor(right(e)) > w) past.push(name(e) + " ends at " + Math.ceil(r.right) + " px");
   const o = getComputedStyle(e).overflowX;
   if ((o === "auto" || o === "scroll") && e.scrollWidth > e.clientWidth) scrolls.push(name(e) + " scrolls " + (e.scrollWidth - e.clientWidth) + " px sideways");
-  if (r.width > 1 && r.height > 1 && own(e).length >= 12 && !clipped(e) && r.width < 4 * parseFloat(getComputedStyle(e).fontSize)) squeezed.push(name(e) + " is " + Math.round(r.width) + " px wide, " + Math.round(r.height) + " px tall");
+  if (r.width > 1 && r.height > 1 && own(e).length >= 12 && !clipped(e) && r.width < 4 * parseFloat(getComputedStyle(e).fontSize) && r.height > 4 * 1.5 * parseFloat(getComputedStyle(e).fontSize)) squeezed.push(name(e) + " is " + Math.round(r.width) + " px wide, " + Math.round(r.height) + " px tall");
 }
 return {Window: innerWidth, ScrollWidth: document.documentElement.scrollWidth, Past: past.slice(0, 20), Scrolls: scrolls.slice(0, 20), Squeezed: squeezed.slice(0, 20)};
 })()`
