@@ -164,6 +164,7 @@ func (p *publication) renderOne(i int) error {
 	pending := p.pending[id]
 	slices.SortStableFunc(pending, func(a, b data.Result) int { return a.Started.Compare(b.Started) })
 	read := func(hash string) ([]spool.ToolDef, error) { return spool.ReadToolDefs(p.cfg.DataDir, hash) }
+	s.Checks = slices.Grow(s.Checks, len(pending)) // once, not as each check is inserted
 	for _, res := range pending {
 		s.Apply(res) // a new address starts the summary afresh, its tools too
 		s.ApplyTools(res, read)

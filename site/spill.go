@@ -123,6 +123,7 @@ func (s *spill) load(k int) (map[string][]data.Result, error) {
 	}
 	in := bufio.NewReaderSize(s2.NewReader(f, s2.ReaderMaxBlockSize(spillBlock)), spillBlock)
 	var buf []byte
+	strs := map[string]string{}
 	for range s.count[k] {
 		n, err := binary.ReadUvarint(in)
 		if err == nil && n > spillMaxRecord {
@@ -134,7 +135,7 @@ func (s *spill) load(k int) (map[string][]data.Result, error) {
 		}
 		var r data.Result
 		if err == nil {
-			r, err = (&recordReader{b: buf}).result()
+			r, err = (&recordReader{b: buf, strs: strs}).result()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read spilled results %s: %w", f.Name(), err)
@@ -238,10 +239,13 @@ func appendTime(b []byte, t time.Time) []byte {
 }
 
 // recordReader decodes a spill record; the first error it meets sticks
-// and what follows reads zero.
+// and what follows reads zero. The strings it reads are kept once in
+// strs, when not nil: a batch's results repeat their server's id, URL
+// and host, the prober's version, a certificate's issuer and names.
 type recordReader struct {
-	b   []byte
-	err error
+	b    []byte
+	err  error
+	strs map[string]string
 }
 
 var errSpillRecord = errors.New("truncated spill record")
@@ -276,8 +280,15 @@ func (d *recordReader) string() string {
 		d.fail()
 		return ""
 	}
-	s := string(d.b[:n])
+	b := d.b[:n]
 	d.b = d.b[n:]
+	if s, ok := d.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if d.strs != nil {
+		d.strs[s] = s
+	}
 	return s
 }
 
