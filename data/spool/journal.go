@@ -98,7 +98,7 @@ func (j *Journal) Path() string { return j.path }
 // later Append fails too (what was written before stays readable).
 func (j *Journal) Append(r data.Result) error {
 	// The definitions go to their store first: a line names only their hash.
-	if err := PutToolDefs(j.dir, r.ToolsHash, r.ToolDefs); err != nil {
+	if err := PutToolDefs(j.dir, r.ToolsHash, r.ToolDefs, r.Finished); err != nil {
 		return fmt.Errorf("append result %s to %s: %w", r.ID, j.path, err)
 	}
 	r.Bound()

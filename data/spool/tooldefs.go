@@ -56,8 +56,10 @@ var toolsHashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // PutToolDefs stores a definition set under its hash unless it is there
 // already or larger than MaxToolDefsBytes; the file is written atomically,
-// so a reader never sees half a set.
-func PutToolDefs(dir, hash string, canonical []byte) error {
+// so a reader never sees half a set. at is when the check listed it, on the
+// prober's clock (not the wall clock, so a simulated year prunes as a real
+// one does): the file's time, which PruneToolDefs reads.
+func PutToolDefs(dir, hash string, canonical []byte, at time.Time) error {
 	if !toolsHashRE.MatchString(hash) || len(canonical) > MaxToolDefsBytes {
 		return nil
 	}
@@ -65,8 +67,8 @@ func PutToolDefs(dir, hash string, canonical []byte) error {
 	if fi, err := os.Stat(path); err == nil {
 		// Still listed: its time moves on (once a day at most), so
 		// PruneToolDefs keeps it.
-		if now := time.Now(); now.Sub(fi.ModTime()) > 24*time.Hour {
-			if err := os.Chtimes(path, now, now); err != nil {
+		if at.Sub(fi.ModTime()) > 24*time.Hour {
+			if err := os.Chtimes(path, at, at); err != nil {
 				return fmt.Errorf("store tool definitions %s: %w", hash, err)
 			}
 		}
@@ -75,7 +77,13 @@ func PutToolDefs(dir, hash string, canonical []byte) error {
 	if err := os.MkdirAll(data.Dir(dir).ToolDefs(), 0o755); err != nil {
 		return fmt.Errorf("store tool definitions %s: %w", hash, err)
 	}
-	return durable.WriteFileAtomic(path, canonical, 0o644)
+	if err := durable.WriteFileAtomic(path, canonical, 0o644); err != nil {
+		return err
+	}
+	if err := os.Chtimes(path, at, at); err != nil {
+		return fmt.Errorf("store tool definitions %s: %w", hash, err)
+	}
+	return nil
 }
 
 // ToolDefsKeep is how long a definition set no check has listed is kept:

@@ -28,7 +28,7 @@ func TestFingerprintTools(t *testing.T) {
 		t.Errorf("no tools: %q %q", h, c)
 	}
 	dir := t.TempDir()
-	if err := PutToolDefs(dir, h1, c1); err != nil {
+	if err := PutToolDefs(dir, h1, c1, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadToolDefs(dir, h1)
@@ -48,7 +48,7 @@ func TestFingerprintTools(t *testing.T) {
 		t.Error("a corrupt set was read")
 	}
 	big := make([]byte, MaxToolDefsBytes+1)
-	if err := PutToolDefs(dir, strings.Repeat("b", 64), big); err != nil {
+	if err := PutToolDefs(dir, strings.Repeat("b", 64), big, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(data.Dir(dir).ToolDefSet(strings.Repeat("b", 64))); !errors.Is(err, os.ErrNotExist) {
@@ -58,31 +58,28 @@ func TestFingerprintTools(t *testing.T) {
 
 // TestPruneToolDefs: the store keeps the sets checks still list (each
 // listing moves the set's time on) and lets go of those none has listed
-// for ToolDefsKeep, so it does not grow with every set ever seen.
+// for ToolDefsKeep, so it does not grow with every set ever seen. Times are
+// the checks' own, on the prober's clock: a year from the wall clock here,
+// as a simulated year has them.
 func TestPruneToolDefs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	now := time.Now()
-	put := func(name string) (string, string) {
+	now := time.Now().AddDate(1, 0, 0)
+	put := func(name string, at time.Time) string {
 		hash, canonical := FingerprintTools([]ToolDef{{Name: name}})
-		if err := PutToolDefs(dir, hash, canonical); err != nil {
+		if err := PutToolDefs(dir, hash, canonical, at); err != nil {
 			t.Fatal(err)
 		}
-		return hash, data.Dir(dir).ToolDefSet(hash)
+		return hash
 	}
-	old, oldPath := put("gone")
-	listed, listedPath := put("still-listed")
-	recent, recentPath := put("recent")
 	long := now.Add(-ToolDefsKeep - 24*time.Hour)
-	for _, p := range []string{oldPath, listedPath} {
-		if err := os.Chtimes(p, long, long); err != nil {
-			t.Fatal(err)
-		}
+	old := put("gone", long)
+	listed := put("still-listed", long)
+	recent := put("recent", now.Add(-30*24*time.Hour))
+	if n, err := PruneToolDefs(dir, long.Add(ToolDefsKeep)); err != nil || n != 0 {
+		t.Fatalf("pruned %d (%v) of sets listed ToolDefsKeep ago to the day, want 0", n, err)
 	}
-	if err := os.Chtimes(recentPath, now.Add(-30*24*time.Hour), now.Add(-30*24*time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	put("still-listed") // a check lists it again
+	put("still-listed", now.Add(-time.Hour)) // a check lists it again
 	n, err := PruneToolDefs(dir, now)
 	if err != nil || n != 1 {
 		t.Fatalf("pruned %d (%v), want 1", n, err)
