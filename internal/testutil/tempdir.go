@@ -3,8 +3,12 @@ package testutil
 import (
 	"flag"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // ramDisk is where Linux mounts a tmpfs for every machine: files in memory.
@@ -43,12 +47,39 @@ func MemTempDir(tb testing.TB) string {
 	if !ramDiskHasRoom() {
 		return tb.TempDir()
 	}
-	dir, err := os.MkdirTemp(ramDisk, "prober-test-")
+	sweepOnce.Do(func() { sweepStale(ramDisk, time.Now()) })
+	dir, err := os.MkdirTemp(ramDisk, memPrefix)
 	if err != nil {
 		return tb.TempDir()
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// memPrefix starts the name of every directory MemTempDir makes.
+const memPrefix = "prober-test-"
+
+// staleAfter is how old a directory of MemTempDir's is when no test can
+// still be using it: past every test binary's -timeout (make soak's 3 h is
+// the longest).
+const staleAfter = 24 * time.Hour
+
+var sweepOnce sync.Once
+
+// sweepStale removes the directories of MemTempDir's under root left
+// longer than staleAfter before now. A test binary that runs past its
+// -timeout panics without running its cleanups, and what it left on the
+// RAM disk would hold the machine's memory until a reboot.
+func sweepStale(root string, now time.Time) {
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), memPrefix) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > staleAfter {
+			os.RemoveAll(filepath.Join(root, e.Name()))
+		}
+	}
 }
 
 // ramDiskHasRoom reports whether there is a RAM disk with ramDiskRoom free.
