@@ -173,6 +173,11 @@ func TestHugoBuild(t *testing.T) {
 		{"servers/docs-13670.html", "<h2>The last 90 days</h2>\n<p>3 counted checks, 3 worked.</p>"},
 		{"servers/reports-2994.html", "<h2>The last 90 days</h2>\n<p>3 counted checks, 0 worked.</p>"},
 		{"servers/fresh-2227.html", "<h2>The last 90 days</h2>\n<p>0 counted checks, 0 worked.</p>"},
+		// The history's columns read as a row a check, newest first.
+		{"servers/reports-2994.html", "<h2>The last 3 checks</h2>"},
+		{"servers/reports-2994.html", "</td><td>failing: no answer in 10 s</td><td>no answer</td></tr>"},
+		{"servers/docs-13670.html", "</td><td>working: 2 tools</td><td>49 ms</td></tr>"},
+		{"servers/fresh-2227.html", "<h2>Checks</h2>"},
 	} {
 		if !strings.Contains(read(c.rel), c.want) {
 			t.Errorf("%s does not say %s", c.rel, c.want)

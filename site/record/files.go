@@ -38,7 +38,7 @@ type ServerFile struct {
 	// feed has them, newest first: kept a year, at most CertWarningsLen,
 	// when the certificate changes too.
 	CertWarnings []CertWarning   `json:"certificate_warnings"`
-	History      []Check         `json:"history"` // the latest checks, newest first, at most HistoryLen
+	History      History         `json:"history"` // the latest checks, newest first, at most HistoryLen, in columns
 	Uptime       UptimeSet       `json:"uptime"`
 	LatencyP50   *int64          `json:"latency_p50_ms_30d"` // median latency of the answered checks of the last 30 days; null when none
 	Daily        DailySeries     `json:"daily"`              // the DailyLen UTC days ending on the day the file was rendered, oldest first

@@ -70,7 +70,7 @@ func ServerFileOf(l Listing, s *Summary, now time.Time) (ServerFile, time.Time) 
 	f := ServerFile{
 		ID: srv.ID, URL: orNull(srv.URL), Rank: srv.Rank, Tier: tierName(srv.Rank),
 		CadenceSeconds: Secs(cadence),
-		History:        []Check{}, Incidents: []Incident{}, CertWarnings: []CertWarning{}, ToolDefs: ToolDefinitions{Changes: []ToolChange{}},
+		History:        History{}, Incidents: []Incident{}, CertWarnings: []CertWarning{}, ToolDefs: ToolDefinitions{Changes: []ToolChange{}},
 		Listed:     TimePtr(srv.Added),
 		SharedWith: l.SharedWith,
 	}
