@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -199,9 +201,59 @@ type svgDoc struct {
 	ViewBox string   `xml:"viewBox,attr"`
 	Width   string   `xml:"width,attr"`
 	Texts   []string `xml:"text"`
-	Groups  []struct {
+	Bars    struct {
+		Paths []svgPath `xml:"path"` // the segments' areas, under the mask of bars
+	} `xml:"g"`
+	Groups []struct {
 		XMLName xml.Name
 	} `xml:",any"` // its other elements
+}
+
+// chartDraws reads the latency chart's paths as what they draw: for each
+// segment's class, the top of its area over each day (the baseline where
+// it does not rise), and for "p95" the height of each day's tick; "base"
+// holds the baseline, where each area starts.
+func chartDraws(t *testing.T, paths []svgPath) map[string]map[int]int {
+	t.Helper()
+	token := regexp.MustCompile(`[MmVh]|-?[0-9]+`)
+	draws := map[string]map[int]int{"base": {}}
+	for _, p := range paths {
+		draws[p.Class] = map[int]int{}
+		toks := token.FindAllString(p.D, -1)
+		num := func(k int) int {
+			n, err := strconv.Atoi(toks[k])
+			if err != nil {
+				t.Fatalf("latency chart: path %s: %q at %d of %q", p.Class, toks[k], k, p.D)
+			}
+			return n
+		}
+		x, y := 0, 0
+		for k := 0; k < len(toks); k++ {
+			switch toks[k] {
+			case "M":
+				x, y, k = num(k+1), num(k+2), k+2
+				if p.Class != "p95" {
+					draws["base"][0] = y
+				}
+			case "m":
+				x, y, k = x+num(k+1), y+num(k+2), k+2
+			case "V":
+				y, k = num(k+1), k+1
+			case "h":
+				n := num(k + 1)
+				if n <= 0 || (x-strip.ChartLeft)%strip.ChartStep != 0 || n%strip.ChartStep != 0 {
+					t.Fatalf("latency chart: path %s: h%d from x %d spans no whole days", p.Class, n, x)
+				}
+				for day := (x - strip.ChartLeft) / strip.ChartStep; day < (x+n-strip.ChartLeft)/strip.ChartStep; day++ {
+					draws[p.Class][day] = y
+				}
+				x, k = x+n, k+1
+			default:
+				t.Fatalf("latency chart: path %s: unexpected %q in %q", p.Class, toks[k], p.D)
+			}
+		}
+	}
+	return draws
 }
 
 // checkStrip reads the uptime strip and the latency chart of hotel's page as
@@ -231,9 +283,9 @@ func checkStrip(t *testing.T, f *fixture) {
 	bars := dayBars(t, doc.Paths, record.DailyLen)
 	// Nothing but its paths, their patterns and the chart's gridlines:
 	// no tooltip a day.
-	only := func(name string, d svgDoc, allowed string) {
+	only := func(name string, d svgDoc, allowed ...string) {
 		for _, g := range d.Groups {
-			if g.XMLName.Local != allowed {
+			if !slices.Contains(allowed, g.XMLName.Local) {
 				t.Errorf("the %s holds a <%s>", name, g.XMLName.Local)
 			}
 		}
@@ -260,37 +312,51 @@ func checkStrip(t *testing.T, f *fixture) {
 		t.Errorf("the page does not list the failing day as %s", w)
 	}
 	chart := parse("latency-chart")
-	only("latency chart", chart, "line")
+	only("latency chart", chart, "line", "defs", "g")
 	if w := "latency per day, on 59 days with a check that worked: median from "; !strings.HasPrefix(chart.Label, w) {
 		t.Errorf("latency chart: label %q, want %q...", chart.Label, w)
 	}
-	// A day with an answer has a bar (a subpath of a segment's path at the
-	// middle of its day) and a p95 tick; a day without, none.
-	drawn := map[int]map[string]bool{}
-	for _, p := range chart.Paths {
-		for _, sub := range strings.Split(p.D, "M")[1:] {
-			x, _, _ := strings.Cut(sub, " ")
-			n, err := strconv.Atoi(x)
-			if p.Class == "p95" {
-				n += strip.ChartStep / 2
-			}
-			if err != nil || (n-strip.ChartLeft-strip.ChartStep/2)%strip.ChartStep != 0 {
-				t.Fatalf("latency chart: path %s: subpath M%s is at no day's x", p.Class, sub)
-			}
-			if drawn[n] == nil {
-				drawn[n] = map[string]bool{}
-			}
-			drawn[n][p.Class] = true
+	// A day with an answer has a bar (the segments' areas rise above the
+	// baseline over its day, each no lower than the one below it) and a
+	// p95 tick; a day without, none.
+	draws := chartDraws(t, append(chart.Bars.Paths, chart.Paths...))
+	// Each area covers the ones drawn before it below its top: the
+	// highest first, or a segment would hide the ones above it.
+	drawOrder := []string{"rest", "wait", "tls", "connect", "dns"}
+	for k, p := range chart.Bars.Paths {
+		if k > 0 && slices.Index(drawOrder, p.Class) <= slices.Index(drawOrder, chart.Bars.Paths[k-1].Class) {
+			t.Errorf("latency chart: %s's area drawn after %s's, want the order %q", p.Class, chart.Bars.Paths[k-1].Class, drawOrder)
 		}
 	}
+	if len(chart.Bars.Paths) < 4 {
+		t.Errorf("latency chart: %d areas, want rest, wait, tls and connect's at least", len(chart.Bars.Paths))
+	}
+	base := draws["base"][0]
+	at := func(class string, day int) int { // a class with no path stays at the baseline
+		if y, ok := draws[class][day]; ok {
+			return y
+		}
+		return base
+	}
+	drawn := 0
 	for i, d := range sf.Daily {
-		x := strip.ChartLeft + i*strip.ChartStep + strip.ChartStep/2
-		if got := drawn[x]["p95"] && (drawn[x]["rest"] || drawn[x]["wait"]); got != (d.LatencyP50MS != nil) {
-			t.Errorf("latency chart, day %d: drawn %v for %+v; want a bar and a tick on a day with an answer, none on another", i, drawn[x], d)
+		top, tick := at("rest", i), draws["p95"][i]
+		if got := top < base && tick > 0; got != (d.LatencyP50MS != nil) {
+			t.Errorf("latency chart, day %d: rest's top %d, tick %d over the baseline %d for %+v; want a bar and a tick on a day with an answer, none on another", i, top, tick, base, d)
+		}
+		if top < base {
+			drawn++
+		}
+		below := base
+		for _, class := range []string{"dns", "connect", "tls", "wait", "rest"} {
+			if at(class, i) > below {
+				t.Errorf("latency chart, day %d: %s's top %d is below the top %d of the segment under it", i, class, at(class, i), below)
+			}
+			below = at(class, i)
 		}
 	}
-	if len(drawn) != 59 {
-		t.Errorf("latency chart: bars on %d days, want 59", len(drawn))
+	if drawn != 59 {
+		t.Errorf("latency chart: bars on %d days, want 59", drawn)
 	}
 	if !strings.HasPrefix(chart.ViewBox, "0 0 ") || chart.Width != "" {
 		t.Errorf("latency chart: viewBox %q, width %q; want a viewBox and no fixed width", chart.ViewBox, chart.Width)
