@@ -1,6 +1,7 @@
 package site
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -132,6 +133,32 @@ func TestPreviewWording(t *testing.T) {
 			}
 			if strings.Contains(all["bravo"], "lists the last") {
 				t.Error("bravo's page, with its one check, sends to its file for more")
+			}
+		}},
+		{"last_status_changes_in_the_page_all_in_the_file_and_feed", func(t *testing.T) {
+			// alpha has 5 status changes: its page lists the last
+			// RecentChanges and says where the others are; its file and
+			// its feed have the 5. charlie's 2 are all in its page.
+			for id, n := range map[string]int{"alpha": 5, "charlie": 2} {
+				p := all[id]
+				i, j := strings.Index(p, "<h2>Status changes</h2>"), strings.Index(p, "<h2>For developers</h2>")
+				if i < 0 || j < i {
+					t.Fatalf("%s's page has no status changes before its facts for developers", id)
+				}
+				shown := min(n, pages.RecentChanges)
+				if got := strings.Count(p[i:j], "<tr><td><span class=\"st "); got != shown {
+					t.Errorf("%s's page lists %d status changes, want %d", id, got, shown)
+				}
+				more := fmt.Sprintf(`<p>The last %d of %d: its file (<a href="%s.json">%s.json</a>) lists them all, its <a href="../feeds/%s.atom">Atom feed</a> the latest.`, shown, n, id, id, id)
+				if got := strings.Contains(p[i:j], more); got != (n > shown) {
+					t.Errorf("%s's page says where its other status changes are: %v, want %v (%s)", id, got, n > shown, more)
+				}
+				if sf := readServerFile(t, f, id); len(sf.Incidents) != n {
+					t.Errorf("%s's file has %d status changes, want %d", id, len(sf.Incidents), n)
+				}
+				if got := strings.Count(page("feeds/"+id+".atom"), "<entry>"); got != n {
+					t.Errorf("%s's feed has %d entries, want %d", id, got, n)
+				}
 			}
 		}},
 		{"one_status_column", func(t *testing.T) {
