@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"plug.directory/prober/internal/testutil"
+	"plug.directory/prober/site/badge"
 	"plug.directory/prober/site/record"
 	"plug.directory/prober/site/strip"
 )
@@ -158,10 +159,12 @@ func TestStripFile(t *testing.T) {
 			if !strings.Contains(text, ">"+sf.Daily[0].Date+"<") || !strings.Contains(text, ">"+sf.Daily[record.DailyLen-1].Date+"<") || !strings.Contains(text, "90 days: ") {
 				t.Errorf("the strip does not say its first and last days and the period's uptime:\n%.400s", text)
 			}
-			l := sf.Badges
+			// Its file names the strip; its page shows the snippets that
+			// embed it, which the file leaves to a site build.
+			l := badge.LinksOf(srv.ID)
 			url := record.SiteURL + "/badges-strip/" + srv.ID + ".svg"
-			if l.Strip != "badges-strip/"+srv.ID+".svg" || !strings.Contains(l.StripMarkdown, "("+url+")") || !strings.Contains(l.StripHTML, `src="`+url+`"`) {
-				t.Errorf("badges %+v: want the strip's path and the snippets that embed %s", l, url)
+			if sf.Badges.Strip != "badges-strip/"+srv.ID+".svg" || sf.Badges.StripMarkdown != "" || !strings.Contains(l.StripMarkdown, "("+url+")") || !strings.Contains(l.StripHTML, `src="`+url+`"`) {
+				t.Errorf("badges %+v, snippets %+v: want the strip's path in the file and the snippets that embed %s", sf.Badges, l, url)
 			}
 			page, err := os.ReadFile(filepath.Join(f.out, "servers", srv.ID+".html"))
 			if err != nil {

@@ -173,6 +173,8 @@ func TestHugoBuild(t *testing.T) {
 		{"servers/docs-13670.html", "<h2>The last 90 days</h2>\n<p>3 counted checks, 3 worked.</p>"},
 		{"servers/reports-2994.html", "<h2>The last 90 days</h2>\n<p>3 counted checks, 0 worked.</p>"},
 		{"servers/fresh-2227.html", "<h2>The last 90 days</h2>\n<p>0 counted checks, 0 worked.</p>"},
+		// The strip's snippet, made from its path: the file names the strip only.
+		{"servers/docs-13670.html", "Embed it: <code>[![docs-13670: uptime per day](https://plug.directory/badges-strip/docs-13670.svg)](https://plug.directory/servers/docs-13670.html)</code>"},
 		// The history's columns read as a row a check, newest first.
 		{"servers/reports-2994.html", "<h2>The last 3 checks</h2>"},
 		{"servers/reports-2994.html", "</td><td>failing: no answer in 10 s</td><td>no answer</td></tr>"},

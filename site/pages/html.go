@@ -125,8 +125,9 @@ type serverPage struct {
 }
 
 // Server renders servers/<id>.html from the file whose bytes are
-// servers/<id>.json (every field of ServerFile is in the JSON), so the
-// preview shows only what the JSON says.
+// servers/<id>.json (every field of ServerFile is in the JSON but the
+// badges' snippets, which are made of its id and paths), so the preview
+// shows only what the JSON says.
 func Server(f record.ServerFile) ([]byte, error) {
 	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/")), CertExpired: data.DetailCertExpired}
 	p.Base = f.ID[strings.LastIndexByte(f.ID, '/')+1:]

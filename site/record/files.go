@@ -1,8 +1,6 @@
 package record
 
 import (
-	"encoding/json"
-
 	"plug.directory/prober/data"
 )
 
@@ -79,20 +77,23 @@ type Incident struct {
 }
 
 // BadgeLinks names a server's badges and feed, relative to the top of the
-// site, and the Markdown its owner pastes into a README to show the badges.
+// site. The snippets its owner pastes into a README to show them are not
+// in its file (`json:"-"`): its page shows them, and a site build makes
+// them from the paths and its own address. They were 0.9 KB of every
+// server's file, the same words as in its page.
 type BadgeLinks struct {
 	Status   string `json:"status"`      // badges/<id>.json
 	Uptime   string `json:"uptime_30d"`  // badges-uptime/<id>.json
 	Latency  string `json:"latency"`     // badges-latency/<id>.json
 	Feed     string `json:"feed"`        // feeds/<id>.atom, its status changes as an Atom feed
 	Cert     string `json:"certificate"` // badges-certificate/<id>.json
-	Markdown string `json:"markdown"`    // the four badges as shields.io images, each linking to the server's page
+	Markdown string `json:"-"`           // the four badges as shields.io images, each linking to the server's page
 	// Strip is badges-strip/<id>.svg, the 90-day strip as an SVG that
 	// stands alone (colours inline), and StripMarkdown and StripHTML embed
 	// it in a README, linking to the server's page.
 	Strip         string `json:"strip"`
-	StripMarkdown string `json:"strip_markdown"`
-	StripHTML     string `json:"strip_html"`
+	StripMarkdown string `json:"-"`
+	StripHTML     string `json:"-"`
 }
 
 // LastResult is what the last check found.
@@ -139,26 +140,14 @@ type Check struct {
 	Timings   *Phases      `json:"timings"`    // where its time went; null when not measured (no connection, or checked before timings were measured)
 }
 
-// UptimeSet is a server's uptime over three windows ending at publication.
+// UptimeSet is a server's uptime over three windows ending at publication,
+// each under a name a template's dot syntax reaches (Hugo's and Go's
+// templates cannot say `.uptime.24h`). The old names (`24h`, `7d`, `30d`)
+// were written beside them for a release, and are not any more.
 type UptimeSet struct {
-	Day   Uptime `json:"24h"`
-	Week  Uptime `json:"7d"`
-	Month Uptime `json:"30d"`
-}
-
-// MarshalJSON writes each window under a name a template's dot syntax
-// reaches (`last_24h`, `last_7d`, `last_30d`: Hugo's and Go's templates
-// cannot say `.uptime.24h`), and under its old name too for one release.
-// Reading a published file back takes the old names.
-func (u UptimeSet) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Last24h Uptime `json:"last_24h"`
-		Last7d  Uptime `json:"last_7d"`
-		Last30d Uptime `json:"last_30d"`
-		Old24h  Uptime `json:"24h"`
-		Old7d   Uptime `json:"7d"`
-		Old30d  Uptime `json:"30d"`
-	}{u.Day, u.Week, u.Month, u.Day, u.Week, u.Month})
+	Day   Uptime `json:"last_24h"`
+	Week  Uptime `json:"last_7d"`
+	Month Uptime `json:"last_30d"`
 }
 
 // Uptime counts the checks of one window. Only working, needs_key and
