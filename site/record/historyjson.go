@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -56,8 +57,21 @@ func (h History) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads the checks a file wrote, a Check a check again: at
 // most HistoryLen, every column as long as started. A check with null in
-// each phase's column has no timings.
+// each phase's column has no timings. A file of the build before, its
+// checks a list of objects, reads as it did: the published file is the
+// server's record (site.loadSummary), which an upgrade must not lose.
 func (h *History) UnmarshalJSON(b []byte) error {
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		var rows []Check
+		if err := json.Unmarshal(b, &rows); err != nil {
+			return fmt.Errorf("read history: %w", err)
+		}
+		if len(rows) > HistoryLen {
+			return fmt.Errorf("read history: %d checks, more than %d", len(rows), HistoryLen)
+		}
+		*h = rows
+		return nil
+	}
 	var c historyColumns
 	if err := json.Unmarshal(b, &c); err != nil {
 		return fmt.Errorf("read history: %w", err)

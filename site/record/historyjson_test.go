@@ -49,6 +49,21 @@ func TestHistoryColumns(t *testing.T) {
 		t.Errorf("no checks written as %s, %v", b, err)
 	}
 
+	// A file of the build before, a check an object, reads the same.
+	rows := `[{"started":"2026-12-02T11:00:00.000Z","status":"working","latency_ms":120,"timings":{"dns_ms":3,"connect_ms":null,"tls_ms":null,"wait_ms":90}},` +
+		`{"started":"2026-12-02T10:00:00.000Z","status":"failing","reason":"HTTP 502","latency_ms":120,"timings":null},` +
+		`{"started":"2026-12-02T09:00:00.000Z","status":"failing","reason":"connection refused","latency_ms":null,"timings":null}]`
+	var old History
+	if err := json.Unmarshal([]byte(rows), &old); err != nil {
+		t.Fatal(err)
+	}
+	for i := range old {
+		old[i].Started = h[i].Started
+	}
+	if !reflect.DeepEqual(old, h) {
+		t.Errorf("the build before's history read as %+v, want %+v", old, h)
+	}
+
 	col := func(n int, v string) string { return "[" + strings.TrimSuffix(strings.Repeat(v+",", n), ",") + "]" }
 	of := func(n, short int) string {
 		c := func(v string, k int) string {
@@ -65,7 +80,9 @@ func TestHistoryColumns(t *testing.T) {
 	}
 	cases := []struct{ name, in string }{
 		{"past_its_length", of(HistoryLen+1, -1)},
-		{"not_an_object", `[{"started":"2026-12-02T11:00:00.000Z","status":"working","latency_ms":1}]`},
+		{"not_an_object", `"2026-12-02T11:00:00.000Z"`},
+		{"rows_past_its_length", "[" + strings.TrimSuffix(strings.Repeat(`{"started":"2026-12-02T11:00:00.000Z","status":"working","latency_ms":1},`, HistoryLen+1), ",") + "]"},
+		{"rows_not_checks", `[{"started":1}]`},
 	}
 	for k := 1; k <= 7; k++ {
 		cases = append(cases, struct{ name, in string }{"short_column_" + string(rune('0'+k)), of(3, k)})
