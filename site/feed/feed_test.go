@@ -2,6 +2,7 @@ package feed
 
 import (
 	"encoding/xml"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,4 +59,33 @@ func TestFeedWords(t *testing.T) {
 			t.Errorf("updated %q with %d entries; want the listing, 2026-09-03T12:00:00.000Z", f.Updated, len(f.Entries))
 		}
 	})
+}
+
+// TestFeedLines: a server's feed is a line an entry, not indented, and an
+// entry's link, without rel or type, is its server's page (an Atom link
+// without rel is the alternate).
+func TestFeedLines(t *testing.T) {
+	t.Parallel()
+	at := record.Time{Time: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	working, failing := data.Working, data.Failing
+	b, err := Server(record.ServerFile{ID: "h", Badges: record.BadgeLinks{Feed: "feeds/h.atom"}, Incidents: []record.Incident{
+		{Status: data.Failing, From: &working, Start: at},
+		{Status: data.Working, From: &failing, Start: record.Time{Time: at.Add(-time.Hour)}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[1], "<feed ") || !strings.HasPrefix(lines[2], "<entry>") || !strings.HasSuffix(lines[3], "</entry>") || lines[4] != "</feed>" {
+		t.Errorf("feed of 2 entries in %d lines, want the header, the feed's own elements, a line an entry and </feed>:\n%s", len(lines), b)
+	}
+	var f atomFeed
+	if err := xml.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range f.Entries {
+		if e.Link != (Link{Href: record.PageURL("h")}) {
+			t.Errorf("entry %s: link %+v, want only the href of its page", e.ID, e.Link)
+		}
+	}
 }
