@@ -120,7 +120,7 @@ func TestPreviewWording(t *testing.T) {
 			// alpha's file has its HistoryLen last checks; its page the
 			// last RecentChecks of them, and says where the rest are.
 			p := all["alpha"]
-			i := strings.Index(p, "<h2>The last 10 checks</h2>")
+			i := strings.Index(p, fmt.Sprintf("<h2>The last %d checks</h2>", pages.RecentChecks))
 			j := strings.Index(p, "<h2>Status changes</h2>")
 			if i < 0 || j < i {
 				t.Fatalf("alpha's page has no heading for its last %d checks", pages.RecentChecks)

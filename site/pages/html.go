@@ -87,8 +87,9 @@ var htmlFuncs = template.FuncMap{
 }
 
 // RecentChecks is how many of the latest checks of its file (at most
-// HistoryLen) a server's page lists: its file has them all.
-const RecentChecks = 10
+// HistoryLen) a server's page lists: its file has them all, and its strip
+// and chart show its days. A check was 200 bytes of the page.
+const RecentChecks = 5
 
 // RecentChanges is how many of its latest status changes a server's page
 // lists: its feed and its file have them all. A change was 350 bytes of
