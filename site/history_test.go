@@ -279,7 +279,18 @@ func checkStrip(t *testing.T, f *fixture) {
 		}
 		return d
 	}
-	doc := parse("strip")
+	// The page shows the strip's file as an image.
+	sb, err := os.ReadFile(filepath.Join(f.out, strip.Dir, "hotel.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc svgDoc
+	if err := xml.Unmarshal(sb, &doc); err != nil {
+		t.Fatalf("strip: %v", err)
+	}
+	if !strings.Contains(page, `<figure><img src="../`+strip.Dir+`/hotel.svg" width="720" height="48" alt="`) {
+		t.Errorf("the page does not show the strip's file as an image of its size")
+	}
 	bars := dayBars(t, doc.Paths, record.DailyLen)
 	// Nothing but its paths, their patterns and the chart's gridlines:
 	// no tooltip a day.
@@ -290,7 +301,7 @@ func checkStrip(t *testing.T, f *fixture) {
 			}
 		}
 	}
-	only("strip", doc, "defs")
+	only("strip", doc, "title", "rect", "defs", "g")
 	classes := map[string]int{}
 	for i, d := range sf.Daily {
 		if bars[i].Class != "day "+strip.DayClass(d) {
@@ -304,8 +315,8 @@ func checkStrip(t *testing.T, f *fixture) {
 	}
 	// What a reader who does not see the colours is told instead: how many
 	// days of each, and the failing day in a table.
-	if w := "uptime per day, last 90 days: every check worked on 59 days, most failed on 1 day, nothing counted on 1 day, not listed yet on 29 days"; doc.Label != w {
-		t.Errorf("the strip says %q, want %q", doc.Label, w)
+	if w := `alt="uptime per day, last 90 days: every check worked on 59 days, most failed on 1 day, nothing counted on 1 day, not listed yet on 29 days">`; !strings.Contains(page, w) {
+		t.Errorf("the strip's image does not say %s", w)
 	}
 	bad := sf.Daily[record.DailyLen-1-50].Date
 	if w := "<tr><td>" + bad + "</td><td data-label=\"Checks\">2 counted checks, 0 worked</td><td data-label=\"Uptime\">0 %</td></tr>"; !strings.Contains(page, "<caption>The days some check failed</caption>") || !strings.Contains(page, w) {

@@ -88,8 +88,8 @@ func TestPreviewWording(t *testing.T) {
 		}},
 		{"svgs_scale_to_a_phone", func(t *testing.T) {
 			if !strings.Contains(page("site.css"), "svg,img{max-width:100%;height:auto}") || !strings.Contains(all["alpha"], `<link rel="stylesheet" href="../site.css">`) ||
-				!strings.Contains(all["alpha"], `viewBox="0 0 720 28"`) {
-				t.Error("the strip does not scale down: no max-width for svg and img or no viewBox")
+				!strings.Contains(all["alpha"], `<img src="../badges-strip/alpha.svg" width="720" height="48"`) || !strings.Contains(all["alpha"], `<svg class="latency-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 404 112"`) {
+				t.Error("the strip or the chart does not scale down: no max-width for svg and img, no size for the strip's image or no viewBox for the chart")
 			}
 		}},
 		{"no_address_has_no_next_check", func(t *testing.T) {

@@ -77,7 +77,8 @@ var htmlFuncs = template.FuncMap{
 		}
 		return strconv.FormatInt(*v, 10) + " ms"
 	},
-	"uptimeStrip":   strip.Uptime,
+	"stripSummary":  strip.Summary,
+	"stripDays":     strip.DaysSummary,
 	"badDays":       strip.BadDays,
 	"recent":        func(h []record.Check) []record.Check { return h[:min(len(h), RecentChecks)] },
 	"recentChanges": func(in []record.Incident) []record.Incident { return in[:min(len(in), RecentChanges)] },

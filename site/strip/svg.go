@@ -1,7 +1,7 @@
 // Package strip draws a server's daily series (record.Day) as SVG: the
-// uptime strip and the latency chart that its page embeds (Uptime,
-// LatencyChart), and the strip as a file that stands alone for a README
-// (File, written to Dir/<id>.svg).
+// uptime strip as a file that stands alone (File, written to
+// Dir/<id>.svg), which its page and a README show as an image, and the
+// latency chart that its page embeds (LatencyChart).
 package strip
 
 import (
@@ -53,28 +53,22 @@ var DayPaint = map[string]string{
 	"unlisted": `fill="#fafafa" stroke="#ddd" stroke-width="1" stroke-dasharray="2 2"`,
 }
 
-// Uptime draws the daily series as one bar a day, oldest on the left
-// (appendBars). Its bars have no tooltips, which weighed 130 bytes a day:
-// its label says how many days were of each colour (stripSummary), and the
-// page lists the days that were not all working (BadDays). Inline SVG:
-// the preview needs no script.
-func Uptime(days []record.Day) template.HTML {
-	b := make([]byte, 0, 400+len(days)*16)
-	b = fmt.Appendf(b, `<svg class="strip" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
-		len(days)*BarStep, Height, len(days)*BarStep, Height, stripSummary(days))
-	b = appendBars(b, days)
-	b = append(b, `</svg>`...)
-	return template.HTML(b)
+// Summary names what the strip shows: "uptime per day, last 90 days".
+func Summary(days []record.Day) string {
+	return fmt.Sprintf("uptime per day, last %d days", len(days))
 }
 
-// stripSummary says in words what the strip shows: how many of its days
-// were of each class of DayClass.
-func stripSummary(days []record.Day) string {
+// DaysSummary says in words what the strip's colours show: how many of
+// its days were of each class of DayClass. A server's page shows the
+// strip's file (File) as an image, which these words stand for, and lists
+// the days that were not all working (BadDays): the strip drawn in the
+// page as well was 0.7 KB of it, the same bars as the file's.
+func DaysSummary(days []record.Day) string {
 	n := map[string]int{}
 	for _, d := range days {
 		n[DayClass(d)]++
 	}
-	s := fmt.Sprintf("uptime per day, last %d days: every check worked on %s", len(days), data.Plural(n["working"], "day"))
+	s := "every check worked on " + data.Plural(n["working"], "day")
 	for _, c := range []struct{ class, words string }{{"refused", "some failed"}, {"failing", "most failed"}, {"nodata", "nothing counted"}, {"unlisted", "not listed yet"}} {
 		if n[c.class] > 0 {
 			s += fmt.Sprintf(", %s on %s", c.words, data.Plural(n[c.class], "day"))
@@ -200,10 +194,10 @@ const (
 )
 
 // File returns badges-strip/<id>.svg: the server's strip as an SVG
-// document that stands alone, for a README's <img>:
+// document that stands alone, for its page's and a README's <img>:
 // colours inline, a white ground (a dark page would swallow the grey
 // outlines), and under the bars the first and last days and the period's
-// uptime, which the page says around its strip. Its bars have no titles,
+// uptime, which the page says in words too (Summary, DaysSummary). Its bars have no titles,
 // which an image does not show: so the file changes only when a day's
 // colour or the period's uptime does, not with every check.
 func File(id string, days []record.Day) []byte {
@@ -212,7 +206,7 @@ func File(id string, days []record.Day) []byte {
 	if u := record.PeriodUptime(days); u.Percent != nil {
 		period = record.TrimPercent(*u.Percent) + " %"
 	}
-	label := fmt.Sprintf("%s: uptime per day, last %d days: %s", id, len(days), period)
+	label := id + ": " + Summary(days) + ": " + period
 	b := make([]byte, 0, 800+len(days)*16)
 	b = append(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"...)
 	b = fmt.Appendf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="%s">`,
