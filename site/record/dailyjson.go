@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -97,6 +98,9 @@ func (s DailySeries) MarshalJSON() ([]byte, error) {
 // DailyLen days, each index in the series and every column as long as
 // day.
 func (s *DailySeries) UnmarshalJSON(b []byte) error {
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		return s.unmarshalDays(b)
+	}
 	var c dailyColumns
 	if err := json.Unmarshal(b, &c); err != nil {
 		return fmt.Errorf("read daily series: %w", err)
@@ -158,6 +162,57 @@ func (s *DailySeries) UnmarshalJSON(b []byte) error {
 			d.Phases = phases
 		}
 		prev = i
+	}
+	*s = out
+	return nil
+}
+
+// dayEntry is a day of a series as the builds before the columns wrote it:
+// an object a day, or (the build just before) a run of Days days with
+// nothing counted from its date on; no Days is one day.
+type dayEntry struct {
+	Day
+	Days *int `json:"days"`
+}
+
+// unmarshalDays reads a series a build before the columns wrote, a list
+// of days: the published file is the server's record (site.loadSummary),
+// and a file an upgrade could not read would start its record afresh,
+// losing the days, incidents and pauses only it kept. The same bounds
+// hold: at most DailyLen days, consecutive, a run of at least one day.
+func (s *DailySeries) unmarshalDays(b []byte) error {
+	var entries []dayEntry
+	if err := json.Unmarshal(b, &entries); err != nil {
+		return fmt.Errorf("read daily series: %w", err)
+	}
+	var out DailySeries
+	for _, e := range entries {
+		n := 1
+		if e.Days != nil {
+			n = *e.Days
+		}
+		if n < 1 || len(out)+n > DailyLen {
+			return fmt.Errorf("read daily series: a run of %d days from %s: not 1 to %d days in all", n, e.Date, DailyLen)
+		}
+		if n > 1 && e.Counted != 0 {
+			return fmt.Errorf("read daily series: a run of %d days from %s with counted checks", n, e.Date)
+		}
+		from, err := time.Parse(time.DateOnly, e.Date)
+		if err != nil {
+			return fmt.Errorf("read daily series: %w", err)
+		}
+		if k := len(out); k > 0 && out[k-1].Date != from.AddDate(0, 0, -1).Format(time.DateOnly) {
+			return fmt.Errorf("read daily series: %s does not follow %s", e.Date, out[k-1].Date)
+		}
+		if e.Answered < 0 || e.Answered > e.Counted {
+			return fmt.Errorf("read daily series: %s: %d answered of %d counted", e.Date, e.Answered, e.Counted)
+		}
+		for i := range n {
+			d := e.Day
+			d.Date = from.AddDate(0, 0, i).Format(time.DateOnly)
+			d.Percent = PercentOf(d.Answered, d.Counted)
+			out = append(out, d)
+		}
 	}
 	*s = out
 	return nil

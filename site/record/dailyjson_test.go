@@ -55,7 +55,56 @@ func TestDailySeriesColumns(t *testing.T) {
 		{"unlisted_past_days", `{"from":"2026-12-01","days":3,"unlisted":[[2,3]],"day":[],"counted":[],"answered":[],"latency_p50_ms":[],"latency_p95_ms":[],` + empty + `}`},
 		{"more_answered_than_counted", `{"from":"2026-12-01","days":3,"day":[1],` + strings.Replace(one, `"answered":[1]`, `"answered":[2]`, 1) + `}`},
 		{"half_a_phase", `{"from":"2026-12-01","days":3,"day":[1],` + strings.Replace(one, `{"p50":[null]`, `{"p50":[1]`, 1) + `}`},
-		{"not_an_object", `[{"date":"2026-12-01"}]`},
+		{"not_an_object", `"2026-12-01"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var s DailySeries
+			if err := json.Unmarshal([]byte(c.in), &s); err == nil || !strings.Contains(err.Error(), "read daily series") {
+				t.Errorf("%s read as %d days, err %v", c.in, len(s), err)
+			}
+		})
+	}
+}
+
+// TestDailySeriesEarlierForms: a file published by a build before the
+// columns (an object a day, then runs of days without a counted check) is
+// read as the same series, so an upgrade keeps every server's record; the
+// bounds of the columns hold for it too.
+func TestDailySeriesEarlierForms(t *testing.T) {
+	half := 50.0
+	ms := int64(7)
+	s := DailySeries{
+		{Date: "2026-11-28"}, {Date: "2026-11-29"},
+		{Date: "2026-11-30", Listed: true}, {Date: "2026-12-01", Listed: true},
+		{Date: "2026-12-02", Listed: true, Counted: 2, Answered: 1, Percent: &half, LatencyP50MS: &ms, LatencyP95MS: &ms,
+			Phases: &DayPhases{Wait: &Spread{P50: 3, P95: 4}}},
+	}
+	aDay, err := json.Marshal([]Day(s)) // an object a day, as each was written first
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := `[{"date":"2026-11-28","listed":false,"counted":0,"answered":0,"percent":null,"latency_p50_ms":null,"latency_p95_ms":null,"phases":null,"days":2},` +
+		`{"date":"2026-11-30","listed":true,"counted":0,"answered":0,"percent":null,"latency_p50_ms":null,"latency_p95_ms":null,"phases":null,"days":2},` +
+		`{"date":"2026-12-02","listed":true,"counted":2,"answered":1,"percent":50,"latency_p50_ms":7,"latency_p95_ms":7,` +
+		`"phases":{"dns_ms":null,"connect_ms":null,"tls_ms":null,"wait_ms":{"p50":3,"p95":4}},"days":1}]`
+	for name, in := range map[string]string{"a_day_an_object": string(aDay), "runs_of_days": runs} {
+		t.Run(name, func(t *testing.T) {
+			var back DailySeries
+			if err := json.Unmarshal([]byte(in), &back); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(back, s) {
+				t.Errorf("read back %+v, want %+v", back, s)
+			}
+		})
+	}
+	for _, c := range []struct{ name, in string }{
+		{"no_days", `[{"date":"2026-12-01","days":0}]`},
+		{"past_the_series", `[{"date":"2026-12-01","days":91}]`},
+		{"a_run_counted", `[{"date":"2026-12-01","days":2,"counted":1,"answered":1}]`},
+		{"a_gap", `[{"date":"2026-12-01"},{"date":"2026-12-03"}]`},
+		{"bad_date", `[{"date":"2026-13-01"}]`},
+		{"more_answered_than_counted", `[{"date":"2026-12-01","counted":1,"answered":2}]`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var s DailySeries
