@@ -113,6 +113,10 @@ type store struct {
 	baseEnds  []uint32
 	baseOrder string
 	deltaText string
+	// deltaRows are the indexes of the rows the delta read holds, in
+	// ascending order: with those a publish touched, the only rows that
+	// may differ from the base's (save).
+	deltaRows []int
 }
 
 func newStore() *store {

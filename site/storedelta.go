@@ -2,10 +2,12 @@ package site
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"plug.directory/prober/data"
@@ -37,23 +39,27 @@ func deltaPath(dataDir string) string { return filepath.Join(dataDir, "site", "s
 
 // save stages in w what the site's record needs written: a delta against
 // its base when one can say it, else a new base and the removal of the
-// delta; nothing when it is as it was read.
-func (s *store) save(w *writer, dataDir string) error {
+// delta; nothing when it is as it was read. touched are the indexes of
+// the only rows that may differ from those read, in ascending order (a
+// publish that did not read the lists changes only the rows it
+// rendered): the others are neither encoded nor compared. nil means any
+// row may have changed, and their order.
+func (s *store) save(w *writer, dataDir string, touched []int) error {
+	if touched != nil {
+		d, empty, ok, err := s.deltaOf(touched)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return s.stageDelta(w, dataDir, d, empty)
+		}
+	}
 	enc, err := s.encode()
 	if err != nil {
 		return err
 	}
 	if d, empty, ok := s.delta(enc); ok {
-		switch {
-		case empty && s.deltaText == "":
-			return nil // as read
-		case empty:
-			w.stageRemove(deltaPath(dataDir))
-			return nil
-		case string(d) == s.deltaText:
-			return nil
-		}
-		return w.stage(deltaPath(dataDir), d)
+		return s.stageDelta(w, dataDir, d, empty)
 	}
 	if b := enc.file(); string(b) != s.base {
 		if err := w.stage(data.Dir(dataDir).SiteStore(), b); err != nil {
@@ -64,6 +70,77 @@ func (s *store) save(w *writer, dataDir string) error {
 		w.stageRemove(deltaPath(dataDir))
 	}
 	return nil
+}
+
+// stageDelta stages the delta d, or the removal of the one read when the
+// record is as its base has it (empty); nothing when it is as read.
+func (s *store) stageDelta(w *writer, dataDir string, d []byte, empty bool) error {
+	switch {
+	case empty && s.deltaText == "":
+		return nil // as read
+	case empty:
+		w.stageRemove(deltaPath(dataDir))
+		return nil
+	case string(d) == s.deltaText:
+		return nil
+	}
+	return w.stage(deltaPath(dataDir), d)
+}
+
+// deltaOf returns the record as a delta against the base, where only the
+// rows touched and those of the delta read may differ from the base's;
+// ok is false when no delta can say it: no base, or too many rows changed.
+func (s *store) deltaOf(touched []int) (b []byte, empty, ok bool, err error) {
+	if s.base == "" || len(s.baseEnds) != len(s.Rows) {
+		return nil, false, false, nil
+	}
+	mb, err := json.Marshal(s.Meta)
+	if err != nil {
+		return nil, false, false, fmt.Errorf("encode site state: %w", err)
+	}
+	var rows []byte
+	var changed, ends []int
+	for _, i := range mergeSorted(touched, s.deltaRows) {
+		e := durable.NewEncoder("", 96)
+		encodeRow(e, &s.Rows[i])
+		if string(e.Bytes()) == s.baseRow(i) {
+			continue
+		}
+		if changed = append(changed, i); len(changed) > max(len(s.Rows)/deltaShare, deltaRows) {
+			return nil, false, false, nil
+		}
+		rows = append(rows, e.Bytes()...)
+		ends = append(ends, len(rows))
+	}
+	if len(changed) == 0 && string(mb) == s.baseMeta {
+		return nil, true, true, nil
+	}
+	return s.encodeDelta(mb, rows, changed, ends), false, true, nil
+}
+
+// baseRow returns the bytes of row i in the base.
+func (s *store) baseRow(i int) string {
+	from := uint32(s.baseRows)
+	if i > 0 {
+		from = s.baseEnds[i-1]
+	}
+	return s.base[from:s.baseEnds[i]]
+}
+
+// mergeSorted returns the union of two ascending lists of indexes.
+func mergeSorted(a, b []int) []int {
+	out := make([]int, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0] < b[0]:
+			out, a = append(out, a[0]), a[1:]
+		case len(a) == 0 || b[0] < a[0]:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		}
+	}
+	return out
 }
 
 // delta returns enc as a delta against the base, and whether it is empty
@@ -92,19 +169,33 @@ func (s *store) delta(enc encoded) (b []byte, empty, ok bool) {
 	if len(changed) == 0 && string(enc.meta) == s.baseMeta {
 		return nil, true, true
 	}
-	e := durable.NewEncoder(deltaMagic, len(enc.meta)+len(changed)*90)
-	e.Raw([]byte(s.base[len(s.base)-4:]))
-	e.String(string(enc.meta))
-	e.Uvarint(uint64(len(changed)))
-	for _, i := range changed {
+	var rows []byte
+	ends := make([]int, len(changed))
+	for k, i := range changed {
 		start := uint32(0)
 		if i > 0 {
 			start = enc.ends[i-1]
 		}
-		e.Uvarint(uint64(i))
-		e.Raw(enc.rows[start:enc.ends[i]])
+		rows = append(rows, enc.rows[start:enc.ends[i]]...)
+		ends[k] = len(rows)
 	}
-	return e.Finish(), false, true
+	return s.encodeDelta(enc.meta, rows, changed, ends), false, true
+}
+
+// encodeDelta returns the delta of the meta's JSON and the rows changed,
+// whose bytes end in rows at ends.
+func (s *store) encodeDelta(meta, rows []byte, changed, ends []int) []byte {
+	e := durable.NewEncoder(deltaMagic, len(meta)+len(rows)+len(changed)*3+16)
+	e.Raw([]byte(s.base[len(s.base)-4:]))
+	e.String(string(meta))
+	e.Uvarint(uint64(len(changed)))
+	from := 0
+	for k, i := range changed {
+		e.Uvarint(uint64(i))
+		e.Raw(rows[from:ends[k]])
+		from = ends[k]
+	}
+	return e.Finish()
 }
 
 // readDelta reads state-delta.bin over s, read from its base. A missing
@@ -141,6 +232,7 @@ func (s *store) applyDelta(text string, sum uint32) error {
 		return err
 	}
 	n := d.Count(12)
+	var rows []int
 	for range n {
 		i := d.Uvarint()
 		if i >= uint64(len(s.Rows)) {
@@ -156,11 +248,14 @@ func (s *store) applyDelta(text string, sum uint32) error {
 			break
 		}
 		s.Rows[i] = r
+		rows = append(rows, int(i))
 	}
 	if err := d.Close(); err != nil {
 		return err
 	}
 	s.Meta = m
+	slices.Sort(rows)
+	s.deltaRows = rows
 	s.factsPending = false
 	for i := range s.Rows {
 		s.factsPending = s.factsPending || s.Rows[i].Problems < 0

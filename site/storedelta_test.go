@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -157,4 +158,95 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestDeltaOfTouchedRows: the delta a publish writes from the rows it
+// touched and those of the delta it read is, byte for byte, the one a
+// comparison of every row with the base finds: a row of the delta read
+// that is the base's again leaves it, one changed since stays in it, and
+// too many rows changed is a new base either way.
+func TestDeltaOfTouchedRows(t *testing.T) {
+	t.Parallel()
+	st := newStore()
+	for i := range 3000 {
+		st.Rows = append(st.Rows, row{ID: fmt.Sprintf("s%05d", i), Rank: i + 1, Status: data.Working, LastCheck: int64(i), Uptime7d: -1, Tools: -1})
+	}
+	st.sortOrder()
+	reload := func(t *testing.T, file, delta []byte) *store {
+		t.Helper()
+		s, err := decodeStore(string(file), durable.CRCResidue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if delta != nil {
+			s.deltaText = string(delta)
+			if err := s.applyDelta(string(delta), durable.CRCResidue); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s
+	}
+	base := mustStoreFile(t, st)
+	// The delta read: rows 3, 7 and 9 changed.
+	s := reload(t, base, nil)
+	for _, i := range []int{3, 7, 9} {
+		s.Rows[i].LastCheck += 1000
+	}
+	first, _, ok, err := s.deltaOf([]int{3, 7, 9})
+	if err != nil || !ok {
+		t.Fatalf("first delta: %v, %v", ok, err)
+	}
+	for _, tc := range []struct {
+		name    string
+		touched []int
+		change  func(s *store)
+		wantOK  bool
+	}{
+		{"one_back_one_new", []int{3, 5}, func(s *store) { s.Rows[3].LastCheck -= 1000; s.Rows[5].Status = data.Failing }, true},
+		{"touched_unchanged", []int{100, 200}, func(*store) {}, true},
+		{"meta_only", []int{}, func(s *store) { s.Meta.ListBad = 4 }, true},
+		{"all_back", []int{3, 7, 9}, func(s *store) {
+			for _, i := range []int{3, 7, 9} {
+				s.Rows[i].LastCheck -= 1000
+			}
+		}, true},
+		{"too_many", seq(0, 400), func(s *store) {
+			for i := range 400 {
+				s.Rows[i].Tools = 5
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := reload(t, base, first)
+			tc.change(s)
+			got, gotEmpty, gotOK, err := s.deltaOf(tc.touched)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc, err := s.encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantEmpty, wantOK := s.delta(enc)
+			if gotOK != tc.wantOK || wantOK != tc.wantOK || gotEmpty != wantEmpty || !bytes.Equal(got, want) {
+				t.Fatalf("from the rows touched: %d bytes, empty %v, ok %v; from every row: %d bytes, empty %v, ok %v",
+					len(got), gotEmpty, gotOK, len(want), wantEmpty, wantOK)
+			}
+			if gotOK && !gotEmpty {
+				back := reload(t, base, got)
+				if !reflect.DeepEqual(back.Rows, s.Rows) || !reflect.DeepEqual(back.Meta, s.Meta) {
+					t.Error("the record read back from base and delta is not the one saved")
+				}
+			}
+		})
+	}
+}
+
+// seq returns lo, lo+1, ..., hi-1.
+func seq(lo, hi int) []int {
+	s := make([]int, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		s = append(s, i)
+	}
+	return s
 }
