@@ -19,12 +19,19 @@ import (
 // writes their rows, not the million. The delta holds, with data's codec:
 // deltaMagic, the last four bytes of the base it applies to (its
 // checksum), the JSON of meta whole, the number of rows and each row that
-// differs from the base's, as its index and encodeRow's bytes, then the
-// checksum. Each delta holds every row changed since the base, so it
-// replaces the one before. A delta of more than a deltaShare of the rows,
-// or a record whose rows or order changed (a new list), is written as a
-// new base instead, and the delta removed after it.
-const deltaMagic = "plug.directory site state delta v1\n"
+// differs from the base's, as its index and encodeRow's bytes, the
+// record of the index's parts whole (encodeParts: some 10 bytes a part;
+// a minute of a thousand checks at a million servers changes a thousand
+// parts of 17,000, every one within twenty minutes, so a delta of them
+// would soon be whole too), then the checksum. Each delta holds every row
+// changed since the base, so it replaces the one before. A delta of more
+// than a deltaShare of the rows, or a record whose rows or order changed
+// (a new list), is written as a new base instead, and the delta removed
+// after it. A delta of deltaMagicV1 has the parts in its meta's JSON.
+const (
+	deltaMagic   = "plug.directory site state delta v2\n"
+	deltaMagicV1 = "plug.directory site state delta v1\n"
+)
 
 // deltaShare is the largest delta, as a fraction of the rows, but a
 // delta of deltaRows rows is always one: beyond, a new base costs little
@@ -112,10 +119,11 @@ func (s *store) deltaOf(touched []int) (b []byte, empty, ok bool, err error) {
 		rows = append(rows, e.Bytes()...)
 		ends = append(ends, len(rows))
 	}
-	if len(changed) == 0 && string(mb) == s.baseMeta {
+	parts := encodeParts(s.Meta.Index)
+	if len(changed) == 0 && string(mb) == s.baseMeta && string(parts) == s.baseParts {
 		return nil, true, true, nil
 	}
-	return s.encodeDelta(mb, rows, changed, ends), false, true, nil
+	return s.encodeDelta(mb, rows, changed, ends, parts), false, true, nil
 }
 
 // baseRow returns the bytes of row i in the base.
@@ -166,7 +174,7 @@ func (s *store) delta(enc encoded) (b []byte, empty, ok bool) {
 		}
 		from, baseFrom = int(end), baseEnd
 	}
-	if len(changed) == 0 && string(enc.meta) == s.baseMeta {
+	if len(changed) == 0 && string(enc.meta) == s.baseMeta && string(enc.parts) == s.baseParts {
 		return nil, true, true
 	}
 	var rows []byte
@@ -179,13 +187,13 @@ func (s *store) delta(enc encoded) (b []byte, empty, ok bool) {
 		rows = append(rows, enc.rows[start:enc.ends[i]]...)
 		ends[k] = len(rows)
 	}
-	return s.encodeDelta(enc.meta, rows, changed, ends), false, true
+	return s.encodeDelta(enc.meta, rows, changed, ends, enc.parts), false, true
 }
 
-// encodeDelta returns the delta of the meta's JSON and the rows changed,
-// whose bytes end in rows at ends.
-func (s *store) encodeDelta(meta, rows []byte, changed, ends []int) []byte {
-	e := durable.NewEncoder(deltaMagic, len(meta)+len(rows)+len(changed)*3+16)
+// encodeDelta returns the delta of the meta's JSON, the rows changed,
+// whose bytes end in rows at ends, and the record of the parts.
+func (s *store) encodeDelta(meta, rows []byte, changed, ends []int, parts []byte) []byte {
+	e := durable.NewEncoder(deltaMagic, len(meta)+len(rows)+len(changed)*3+len(parts)+16)
 	e.Raw([]byte(s.base[len(s.base)-4:]))
 	e.String(string(meta))
 	e.Uvarint(uint64(len(changed)))
@@ -195,6 +203,7 @@ func (s *store) encodeDelta(meta, rows []byte, changed, ends []int) []byte {
 		e.Raw(rows[from:ends[k]])
 		from = ends[k]
 	}
+	e.Raw(parts)
 	return e.Finish()
 }
 
@@ -220,7 +229,11 @@ func (s *store) readDelta(dataDir string) error {
 
 // applyDelta applies the delta text, whose CRC-32C is sum, to s.
 func (s *store) applyDelta(text string, sum uint32) error {
-	d, err := durable.NewDecoder(text, sum, deltaMagic, errCorrupt)
+	magic, v1 := deltaMagic, strings.HasPrefix(text, deltaMagicV1)
+	if v1 {
+		magic = deltaMagicV1
+	}
+	d, err := durable.NewDecoder(text, sum, magic, errCorrupt)
 	if err != nil {
 		return err
 	}
@@ -249,6 +262,9 @@ func (s *store) applyDelta(text string, sum uint32) error {
 		}
 		s.Rows[i] = r
 		rows = append(rows, int(i))
+	}
+	if !v1 {
+		m.Index = decodeParts(d, s.Rows)
 	}
 	if err := d.Close(); err != nil {
 		return err

@@ -2,10 +2,13 @@ package site
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -249,4 +252,72 @@ func seq(lo, hi int) []int {
 		s = append(s, i)
 	}
 	return s
+}
+
+// TestRecordOfPartsV4: a record of the layout before (state.bin v4 and a
+// delta v1, the parts in the JSON of their meta) reads as it was written,
+// and its next save writes the parts in binary; a record whose parts do
+// not cover its rows is damaged.
+func TestRecordOfPartsV4(t *testing.T) {
+	t.Parallel()
+	st := newStore()
+	for i := range 300 {
+		st.Rows = append(st.Rows, row{ID: fmt.Sprintf("s%05d", i), Rank: i + 1, Status: data.Working, Uptime7d: -1, Tools: -1})
+	}
+	st.sortOrder()
+	st.Meta.Index = []indexPart{{First: "s00000", Rows: 100, Sum: 1}, {First: "s00100", Rows: 200, Sum: 2}}
+	// legacy returns meta's JSON with the parts in it, as v4 wrote it.
+	legacy := func(m meta) string {
+		b, err := json.Marshal(struct {
+			meta
+			Index []indexPart `json:"index,omitempty"`
+		}{m, m.Index})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	enc, err := st.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := durable.NewEncoder(storeMagicV4, 0)
+	e.String(legacy(st.Meta))
+	e.Uvarint(uint64(len(st.Rows)))
+	e.Raw(enc.rows)
+	e.Raw(enc.order)
+	v4 := e.Finish()
+	got, err := decodeStore(string(v4), durable.CRCResidue)
+	if err != nil || !reflect.DeepEqual(got.Meta.Index, st.Meta.Index) || !reflect.DeepEqual(got.Rows, st.Rows) {
+		t.Fatalf("v4 read: %v, parts %+v", err, got.Meta.Index)
+	}
+	// A delta v1 over it: a row and the sum of a part changed.
+	st.Rows[150].LastCheck = 7
+	st.Meta.Index[1].Sum = 3
+	e = durable.NewEncoder(deltaMagicV1, 0)
+	e.Raw(v4[len(v4)-4:])
+	e.String(legacy(st.Meta))
+	e.Uvarint(1)
+	e.Uvarint(150)
+	encodeRow(e, &st.Rows[150])
+	if err := got.applyDelta(string(e.Finish()), durable.CRCResidue); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Meta.Index, st.Meta.Index) || got.Rows[150].LastCheck != 7 {
+		t.Fatalf("v1 delta read: parts %+v", got.Meta.Index)
+	}
+	again, _, ok, err := got.deltaOf([]int{150})
+	if err != nil || !ok || !strings.HasPrefix(string(again), deltaMagic) {
+		t.Fatalf("saved over a v4 base: ok %v, %v", ok, err)
+	}
+	if err := got.applyDelta(string(again), durable.CRCResidue); err != nil || !reflect.DeepEqual(got.Meta.Index, st.Meta.Index) {
+		t.Fatalf("v2 delta over a v4 base: parts %+v, %v", got.Meta.Index, err)
+	}
+	if strings.Contains(string(again), `"index"`) {
+		t.Error("the new delta has the parts in its meta's JSON")
+	}
+	st.Meta.Index[1].Rows = 199
+	if _, err := decodeStore(string(mustStoreFile(t, st)), durable.CRCResidue); !errors.Is(err, errCorrupt) {
+		t.Errorf("parts that do not cover the rows: %v", err)
+	}
 }
