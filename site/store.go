@@ -107,20 +107,17 @@ type store struct {
 	factsPending bool
 	// base is what the record was read from (storedelta.go): state.bin's
 	// text, "" when none, where its meta is, where its first row starts
-	// and each row ends, and its order's bytes; deltaText is
-	// state-delta.bin as read. A publish writes a delta against base, or
-	// a new base, or nothing when nothing changed.
+	// and each row ends, its order's bytes and its index's parts. A
+	// publish appends to the log of what changed since (state-delta.bin)
+	// the rows, meta and parts that changed, or writes a new base, or
+	// nothing when nothing changed.
 	base      string
 	baseMeta  string
 	baseRows  int
 	baseEnds  []uint32
 	baseOrder string
-	baseParts string // the base's record of the parts (encodeParts); "" in a v4 base, which has them in its meta
-	deltaText string
-	// deltaRows are the indexes of the rows the delta read holds, in
-	// ascending order: with those a publish touched, the only rows that
-	// may differ from the base's (save).
-	deltaRows []int
+	baseIndex []indexPart
+	log       logRead
 }
 
 func newStore() *store {
@@ -367,14 +364,13 @@ func decodeStore(text string, sum uint32) (*store, error) {
 	}
 	s.baseOrder = text[orderStart:d.Offset()]
 	if !v2 && !v3 && !v4 {
-		partsStart := d.Offset()
 		s.Meta.Index = decodeParts(d, s.Rows)
-		s.baseParts = text[partsStart:d.Offset()]
 	}
 	if err := d.Close(); err != nil {
 		return nil, err
 	}
-	s.base = text
+	s.base, s.baseIndex = text, slices.Clone(s.Meta.Index)
+	s.log = logRead{fresh: true, meta: s.baseMeta, parts: s.baseIndex}
 	return s, nil
 }
 

@@ -59,8 +59,8 @@ func (f *fixture) clone(t *testing.T) *fixture {
 	return g
 }
 
-// TestStoreDelta: a publish that renders a few servers writes their rows
-// in state-delta.bin and leaves state.bin as it is; the record read back,
+// TestStoreDelta: a publish that renders a few servers appends their rows
+// to state-delta.bin and leaves state.bin as it is; the record read back,
 // base and delta, is the one a whole state.bin would hold, publish after
 // publish (the same site as a twin whose record is compacted each time);
 // a new list writes a new base and removes the delta; a delta of another
@@ -74,6 +74,7 @@ func TestStoreDelta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	logged := 0
 	for k, srv := range []data.Server{srvWorking, srvKey, srvFailing} {
 		for _, g := range []*fixture{f, twin} {
 			g.now = g.now.Add(time.Duration(k+1) * time.Hour)
@@ -87,9 +88,10 @@ func TestStoreDelta(t *testing.T) {
 			t.Fatalf("publish %d: state.bin rewritten (%v)", k, err)
 		}
 		delta, err := os.ReadFile(deltaPath(f.dir))
-		if err != nil || len(delta) >= len(base) {
-			t.Fatalf("publish %d: delta of %d bytes for a base of %d (%v)", k, len(delta), len(base), err)
+		if err != nil || len(delta)-logged >= len(base) {
+			t.Fatalf("publish %d: a record of %d bytes for a base of %d (%v)", k, len(delta)-logged, len(base), err)
 		}
+		logged = len(delta)
 		got := mustLoadStore(t, f.dir)
 		compact(t, twin)
 		want := mustLoadStore(t, twin.dir)
@@ -122,10 +124,10 @@ func TestStoreDelta(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := other.applyDelta(mustRead(t, deltaPath(f.dir)), durable.CRCResidue); err != nil {
+		if err := other.applyLog(mustRead(t, deltaPath(f.dir))); err != nil {
 			t.Fatal(err)
 		}
-		if other.Rows[0].LastCheck != 1 {
+		if other.Rows[0].LastCheck != 1 || !other.log.fresh {
 			t.Error("a delta of another base was applied")
 		}
 	})
@@ -163,103 +165,121 @@ func mustRead(t *testing.T, path string) string {
 	return string(b)
 }
 
-// TestDeltaOfTouchedRows: the delta a publish writes from the rows it
-// touched and those of the delta it read is, byte for byte, the one a
-// comparison of every row with the base finds: a row of the delta read
-// that is the base's again leaves it, one changed since stays in it, and
-// too many rows changed is a new base either way.
-func TestDeltaOfTouchedRows(t *testing.T) {
-	t.Parallel()
+// logStore writes the base of a record of 3,000 rows in two parts under a
+// data directory of its own, and returns the directory.
+func logStore(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
 	st := newStore()
 	for i := range 3000 {
 		st.Rows = append(st.Rows, row{ID: fmt.Sprintf("s%05d", i), Rank: i + 1, Status: data.Working, LastCheck: int64(i), Uptime7d: -1, Tools: -1})
 	}
 	st.sortOrder()
-	reload := func(t *testing.T, file, delta []byte) *store {
-		t.Helper()
-		s, err := decodeStore(string(file), durable.CRCResidue)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if delta != nil {
-			s.deltaText = string(delta)
-			if err := s.applyDelta(string(delta), durable.CRCResidue); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return s
+	st.Meta.Index = []indexPart{{First: "s00000", Rows: 1000, Sum: 1}, {First: "s01000", Rows: 2000, Sum: 2}}
+	if err := durable.WriteFileAtomic(data.Dir(dir).SiteStore(), mustStoreFile(t, st), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	base := mustStoreFile(t, st)
-	// The delta read: rows 3, 7 and 9 changed.
-	s := reload(t, base, nil)
-	for _, i := range []int{3, 7, 9} {
-		s.Rows[i].LastCheck += 1000
+	return dir
+}
+
+// saveStore saves st under dir as a publish does, the rows touched given
+// (nil: any).
+func saveStore(t *testing.T, st *store, dir string, touched []int) {
+	t.Helper()
+	w := newWriter(dir)
+	if err := st.save(w, dir, touched); err != nil {
+		t.Fatal(err)
 	}
-	first, _, ok, err := s.deltaOf([]int{3, 7, 9})
-	if err != nil || !ok {
-		t.Fatalf("first delta: %v, %v", ok, err)
-	}
-	for _, tc := range []struct {
-		name    string
-		touched []int
-		change  func(s *store)
-		wantOK  bool
-	}{
-		{"one_back_one_new", []int{3, 5}, func(s *store) { s.Rows[3].LastCheck -= 1000; s.Rows[5].Status = data.Failing }, true},
-		{"touched_unchanged", []int{100, 200}, func(*store) {}, true},
-		{"meta_only", []int{}, func(s *store) { s.Meta.ListBad = 4 }, true},
-		{"all_back", []int{3, 7, 9}, func(s *store) {
-			for _, i := range []int{3, 7, 9} {
-				s.Rows[i].LastCheck -= 1000
-			}
-		}, true},
-		{"too_many", seq(0, 400), func(s *store) {
-			for i := range 400 {
-				s.Rows[i].Tools = 5
-			}
-		}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := reload(t, base, first)
-			tc.change(s)
-			got, gotEmpty, gotOK, err := s.deltaOf(tc.touched)
-			if err != nil {
-				t.Fatal(err)
-			}
-			enc, err := s.encode()
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, wantEmpty, wantOK := s.delta(enc)
-			if gotOK != tc.wantOK || wantOK != tc.wantOK || gotEmpty != wantEmpty || !bytes.Equal(got, want) {
-				t.Fatalf("from the rows touched: %d bytes, empty %v, ok %v; from every row: %d bytes, empty %v, ok %v",
-					len(got), gotEmpty, gotOK, len(want), wantEmpty, wantOK)
-			}
-			if gotOK && !gotEmpty {
-				back := reload(t, base, got)
-				if !reflect.DeepEqual(back.Rows, s.Rows) || !reflect.DeepEqual(back.Meta, s.Meta) {
-					t.Error("the record read back from base and delta is not the one saved")
-				}
-			}
-		})
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// seq returns lo, lo+1, ..., hi-1.
-func seq(lo, hi int) []int {
-	s := make([]int, 0, hi-lo)
-	for i := lo; i < hi; i++ {
-		s = append(s, i)
+// TestStoreLog: publish after publish, the record's log gains a record of
+// what changed (rows, meta, the parts' hashes), the same bytes whether
+// saved from the rows touched or from every row, and reads back as the
+// record saved; nothing changed appends nothing; a record cut short by a
+// kill reads as never written and is written over; a log past its share
+// of the base is a new base.
+func TestStoreLog(t *testing.T) {
+	t.Parallel()
+	a, b := logStore(t), logStore(t)
+	base := mustRead(t, data.Dir(a).SiteStore())
+	size := func(dir string) int64 {
+		fi, err := os.Stat(deltaPath(dir))
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
 	}
-	return s
+	for k, step := range []struct {
+		name    string
+		touched []int
+		change  func(s *store)
+		grows   bool
+	}{
+		{"rows_and_a_part", []int{3, 7}, func(s *store) { s.Rows[3].LastCheck, s.Rows[7].Status = 99, data.Failing; s.Meta.Index[1].Sum = 3 }, true},
+		{"one_back_one_new_and_meta", []int{3, 5}, func(s *store) { s.Rows[3].LastCheck = 3; s.Rows[5].Tools = 2; s.Meta.ListBad = 4 }, true},
+		{"touched_unchanged", []int{100, 200}, func(*store) {}, false},
+		{"cut_short_then_written_over", []int{9}, func(s *store) { s.Rows[9].Uptime7d = 9000 }, true},
+	} {
+		if step.name == "cut_short_then_written_over" {
+			// A kill while a record was appended: part of one.
+			for _, dir := range []string{a, b} {
+				f, err := os.OpenFile(deltaPath(dir), os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Write([]byte{40, 0, 0})
+				f.Close()
+			}
+		}
+		before := size(a)
+		var want *store
+		for _, dir := range []string{a, b} {
+			st := mustLoadStore(t, dir)
+			step.change(st)
+			touched := step.touched
+			if dir == b {
+				touched = nil
+			}
+			saveStore(t, st, dir, touched)
+			want = st
+		}
+		if got := mustRead(t, deltaPath(a)); got != mustRead(t, deltaPath(b)) {
+			t.Fatalf("%d %s: the log saved from the rows touched differs from the one saved from every row", k, step.name)
+		}
+		if grew := size(a) - before; step.grows != (grew > 0) || grew > 512 {
+			t.Errorf("%d %s: the log grew %d bytes", k, step.name, grew)
+		}
+		got := mustLoadStore(t, a)
+		if !reflect.DeepEqual(got.Rows, want.Rows) || !reflect.DeepEqual(got.Meta, want.Meta) {
+			t.Errorf("%d %s: the record read back is not the one saved", k, step.name)
+		}
+		if mustRead(t, data.Dir(a).SiteStore()) != base {
+			t.Fatalf("%d %s: state.bin rewritten", k, step.name)
+		}
+	}
+	st := mustLoadStore(t, a)
+	for i := range 2000 {
+		st.Rows[i].LastCheck = -1
+	}
+	saveStore(t, st, a, seq(0, 2000))
+	if _, err := os.Stat(deltaPath(a)); !os.IsNotExist(err) || mustRead(t, data.Dir(a).SiteStore()) == base {
+		t.Errorf("a log past its share: no new base, or the log left (%v)", err)
+	}
+	if got := mustLoadStore(t, a); !reflect.DeepEqual(got.Rows, st.Rows) {
+		t.Error("the new base read back is not the record saved")
+	}
 }
 
 // TestRecordOfPartsV4: a record of the layout before (state.bin v4 and a
 // delta v1, the parts in the JSON of their meta) reads as it was written,
-// and its next save writes the parts in binary; a record whose parts do
-// not cover its rows is damaged.
+// and its next save writes a log; a record whose parts do not cover its
+// rows is damaged.
 func TestRecordOfPartsV4(t *testing.T) {
 	t.Parallel()
+	dir := t.TempDir()
 	st := newStore()
 	for i := range 300 {
 		st.Rows = append(st.Rows, row{ID: fmt.Sprintf("s%05d", i), Rank: i + 1, Status: data.Working, Uptime7d: -1, Tools: -1})
@@ -287,11 +307,7 @@ func TestRecordOfPartsV4(t *testing.T) {
 	e.Raw(enc.rows)
 	e.Raw(enc.order)
 	v4 := e.Finish()
-	got, err := decodeStore(string(v4), durable.CRCResidue)
-	if err != nil || !reflect.DeepEqual(got.Meta.Index, st.Meta.Index) || !reflect.DeepEqual(got.Rows, st.Rows) {
-		t.Fatalf("v4 read: %v, parts %+v", err, got.Meta.Index)
-	}
-	// A delta v1 over it: a row and the sum of a part changed.
+	// A delta v1 over it: a row and the hash of a part changed.
 	st.Rows[150].LastCheck = 7
 	st.Meta.Index[1].Sum = 3
 	e = durable.NewEncoder(deltaMagicV1, 0)
@@ -300,21 +316,22 @@ func TestRecordOfPartsV4(t *testing.T) {
 	e.Uvarint(1)
 	e.Uvarint(150)
 	encodeRow(e, &st.Rows[150])
-	if err := got.applyDelta(string(e.Finish()), durable.CRCResidue); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "site"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.Meta.Index, st.Meta.Index) || got.Rows[150].LastCheck != 7 {
-		t.Fatalf("v1 delta read: parts %+v", got.Meta.Index)
+	os.WriteFile(data.Dir(dir).SiteStore(), v4, 0o644)
+	os.WriteFile(deltaPath(dir), e.Finish(), 0o644)
+	got := mustLoadStore(t, dir)
+	if !reflect.DeepEqual(got.Meta.Index, st.Meta.Index) || !reflect.DeepEqual(got.Rows, st.Rows) {
+		t.Fatalf("v4 and v1 read: parts %+v", got.Meta.Index)
 	}
-	again, _, ok, err := got.deltaOf([]int{150})
-	if err != nil || !ok || !strings.HasPrefix(string(again), deltaMagic) {
-		t.Fatalf("saved over a v4 base: ok %v, %v", ok, err)
+	got.Rows[20].LastCheck = 8
+	saveStore(t, got, dir, []int{20})
+	if log := mustRead(t, deltaPath(dir)); !strings.HasPrefix(log, logMagic) || strings.Contains(log, `"index"`) {
+		t.Errorf("saved over a v4 base: not a log without the parts in its meta: %q", log)
 	}
-	if err := got.applyDelta(string(again), durable.CRCResidue); err != nil || !reflect.DeepEqual(got.Meta.Index, st.Meta.Index) {
-		t.Fatalf("v2 delta over a v4 base: parts %+v, %v", got.Meta.Index, err)
-	}
-	if strings.Contains(string(again), `"index"`) {
-		t.Error("the new delta has the parts in its meta's JSON")
+	if again := mustLoadStore(t, dir); !reflect.DeepEqual(again.Rows, got.Rows) || !reflect.DeepEqual(again.Meta.Index, st.Meta.Index) {
+		t.Errorf("the log over a v4 base read back: parts %+v", again.Meta.Index)
 	}
 	st.Meta.Index[1].Rows = 199
 	if _, err := decodeStore(string(mustStoreFile(t, st)), durable.CRCResidue); !errors.Is(err, errCorrupt) {
