@@ -322,24 +322,7 @@ func (s *store) applyRecord(body string, rows map[int]string) error {
 	if d.Err() == nil && err != nil {
 		return err
 	}
-	for range d.Count(12) {
-		i := d.Uvarint()
-		if i >= uint64(len(s.Rows)) {
-			d.Fail("row index")
-			break
-		}
-		from := d.Offset()
-		var r row
-		if decodeRow(d, &r, false, false); d.Err() != nil {
-			break
-		}
-		if r.ID != s.Rows[i].ID {
-			d.Fail("row id")
-			break
-		}
-		s.Rows[i] = r
-		rows[int(i)] = body[from:d.Offset()]
-	}
+	s.decodeRows(d, func(i, from, to int) { rows[i] = body[from:to] })
 	parts := s.Meta.Index
 	for range d.Count(9) {
 		k, sum := d.Uvarint(), d.Uint64()
@@ -357,6 +340,30 @@ func (s *store) applyRecord(body string, rows map[int]string) error {
 	return nil
 }
 
+// decodeRows reads a number of rows, each its index and encodeRow's
+// bytes, over s.Rows, and calls each with a row's index and where its
+// bytes start and end in d. A row of another server fails d.
+func (s *store) decodeRows(d *durable.Decoder, each func(i, from, to int)) {
+	for range d.Count(12) {
+		i := d.Uvarint()
+		if i >= uint64(len(s.Rows)) {
+			d.Fail("row index")
+			return
+		}
+		from := d.Offset()
+		var r row
+		if decodeRow(d, &r, false, false); d.Err() != nil {
+			return
+		}
+		if r.ID != s.Rows[i].ID {
+			d.Fail("row id")
+			return
+		}
+		s.Rows[i] = r
+		each(int(i), from, d.Offset())
+	}
+}
+
 // applyDelta applies a delta of the layout before the log, deltaMagicV1,
 // whose CRC-32C is sum, to s: the next publish replaces it by a log.
 func (s *store) applyDelta(text string, sum uint32) error {
@@ -372,23 +379,7 @@ func (s *store) applyDelta(text string, sum uint32) error {
 		return err
 	}
 	var set []int
-	for range d.Count(12) {
-		i := d.Uvarint()
-		if i >= uint64(len(s.Rows)) {
-			d.Fail("row index")
-			break
-		}
-		var r row
-		if decodeRow(d, &r, false, false); d.Err() != nil {
-			break
-		}
-		if r.ID != s.Rows[i].ID {
-			d.Fail("row id")
-			break
-		}
-		s.Rows[i] = r
-		set = append(set, int(i))
-	}
+	s.decodeRows(d, func(i, _, _ int) { set = append(set, i) })
 	if err := d.Close(); err != nil {
 		return err
 	}
