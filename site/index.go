@@ -88,12 +88,53 @@ func startsPart(id string) bool {
 
 // layoutParts returns the parts of st.Rows, dirty where their rows may
 // differ from those of the record's part that starts at the same id: of
-// another count, or one of them rendered this run (cand).
-func layoutParts(st *store, cand map[string]bool) []partSpan {
+// another count, or one of them rendered this run (cand). relisted says
+// the rows may not be those the record's parts were laid out over (the
+// lists were read); when they are, the parts are the record's, found
+// without a look at every id.
+func layoutParts(st *store, cand map[string]bool, relisted bool) []partSpan {
 	n := len(st.Rows)
 	if n == 0 {
 		return nil
 	}
+	spans := recordedParts(st)
+	if spans == nil || relisted {
+		spans = laidOutParts(st)
+	}
+	for id := range cand {
+		if i := st.find(id); i >= 0 {
+			k, found := slices.BinarySearchFunc(spans, i, func(s partSpan, i int) int { return s.lo - i })
+			if !found {
+				k--
+			}
+			spans[k].dirty = true
+		}
+	}
+	return spans
+}
+
+// recordedParts returns the record's parts over st.Rows, nil when they do
+// not cover them, each row once, starting at the ids they name.
+func recordedParts(st *store) []partSpan {
+	spans := make([]partSpan, len(st.Meta.Index))
+	lo := 0
+	for k, op := range st.Meta.Index {
+		if op.Rows <= 0 || lo+op.Rows > len(st.Rows) || st.Rows[lo].ID != op.First {
+			return nil
+		}
+		spans[k] = partSpan{lo: lo, hi: lo + op.Rows, sum: op.Sum}
+		lo += op.Rows
+	}
+	if lo != len(st.Rows) {
+		return nil
+	}
+	return spans
+}
+
+// laidOutParts returns the parts of st.Rows as the ids lay them out,
+// dirty where the record has no part of the same first id and count.
+func laidOutParts(st *store) []partSpan {
+	n := len(st.Rows)
 	starts := []int{0}
 	for i, last := 1, 0; i < n; i++ {
 		if d := i - last; d >= 4*indexPartRows || d >= indexPartRows/2 && startsPart(st.Rows[i].ID) {
@@ -112,15 +153,6 @@ func layoutParts(st *store, cand map[string]bool) []partSpan {
 		}
 		op, ok := old[st.Rows[lo].ID]
 		spans[k] = partSpan{lo: lo, hi: hi, sum: op.Sum, dirty: !ok || op.Rows != hi-lo}
-	}
-	for id := range cand {
-		if i := st.find(id); i >= 0 {
-			k, found := slices.BinarySearchFunc(spans, i, func(s partSpan, i int) int { return s.lo - i })
-			if !found {
-				k--
-			}
-			spans[k].dirty = true
-		}
 	}
 	return spans
 }
@@ -146,7 +178,7 @@ func encodePart(st *store, lo, hi int) []byte {
 // new ones.
 func (p *publication) writeIndex(sweep bool) error {
 	st, out := p.st, p.cfg.OutDir
-	spans := layoutParts(st, p.cand)
+	spans := layoutParts(st, p.cand, p.servers != nil || sweep)
 	var wg sync.WaitGroup
 	errs := make([]error, len(spans))
 	next := make(chan int)
@@ -319,14 +351,7 @@ func plainJSON(s string) bool {
 // has a row per listed server, a million of them.
 func appendIndexRow(b []byte, r *row) []byte {
 	b = append(b, `{"id":`...)
-	if plainJSON(r.ID) {
-		b = append(b, '"')
-		b = append(b, r.ID...)
-		b = append(b, '"')
-	} else {
-		q, _ := json.Marshal(r.ID)
-		b = append(b, q...)
-	}
+	b = appendJSONString(b, r.ID)
 	b = append(b, `,"rank":`...)
 	b = strconv.AppendInt(b, int64(r.Rank), 10)
 	b = append(b, `,"status":"`...)
@@ -359,6 +384,34 @@ func appendIndexRow(b []byte, r *row) []byte {
 	} else {
 		b = strconv.AppendInt(b, r.Tools, 10)
 	}
+	return append(b, '}')
+}
+
+// appendJSONString appends s quoted as json.Marshal writes it.
+func appendJSONString(b []byte, s string) []byte {
+	if plainJSON(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+// appendIndexPart appends the JSON of a part of index.json exactly as
+// json.Marshal writes it, without its reflection: a line each of the
+// head's thousands, every minute.
+func appendIndexPart(b []byte, part record.IndexPart) []byte {
+	b = append(b, `{"path":`...)
+	b = appendJSONString(b, part.Path)
+	b = append(b, `,"first":`...)
+	b = appendJSONString(b, part.First)
+	b = append(b, `,"last":`...)
+	b = appendJSONString(b, part.Last)
+	b = append(b, `,"rows":`...)
+	b = strconv.AppendInt(b, int64(part.Rows), 10)
+	b = append(b, `,"hash":`...)
+	b = appendJSONString(b, part.Hash)
 	return append(b, '}')
 }
 
@@ -421,9 +474,8 @@ func encodeIndex(st *store) []byte {
 		if k > 0 {
 			b = append(b, ',')
 		}
-		pj, _ := json.Marshal(part)
 		b = append(b, '\n')
-		b = append(b, pj...)
+		b = appendIndexPart(b, part)
 	}
 	return append(b, "\n]}\n"...)
 }

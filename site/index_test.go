@@ -208,7 +208,7 @@ func TestLayoutPartsDependsOnTheIdsAlone(t *testing.T) {
 	}
 	firsts := func() []string {
 		var out []string
-		for _, s := range layoutParts(st, nil) {
+		for _, s := range layoutParts(st, nil, true) {
 			out = append(out, st.Rows[s.lo].ID)
 		}
 		return out
@@ -224,5 +224,39 @@ func TestLayoutPartsDependsOnTheIdsAlone(t *testing.T) {
 	}
 	if moved > 2 || len(after) < len(before) || len(after) > len(before)+1 {
 		t.Errorf("one id more: %d parts of %d start elsewhere, %d parts now", moved, len(before), len(after))
+	}
+}
+
+// TestLayoutPartsFromTheRecord: with the rows the record's parts were laid
+// out over, the parts taken from the record are those the ids lay out,
+// dirty where a candidate is; a record that does not cover the rows is
+// laid out again.
+func TestLayoutPartsFromTheRecord(t *testing.T) {
+	t.Parallel()
+	st := newStore()
+	for _, s := range indexServers(5000) {
+		st.Rows = append(st.Rows, row{ID: s.ID})
+	}
+	laid := layoutParts(st, nil, true)
+	for k, s := range laid {
+		st.Meta.Index = append(st.Meta.Index, indexPart{First: st.Rows[s.lo].ID, Rows: s.hi - s.lo, Sum: uint64(k + 1)})
+	}
+	cand := map[string]bool{st.Rows[0].ID: true, st.Rows[2600].ID: true, "gone": true}
+	want := layoutParts(st, cand, true)
+	if got := layoutParts(st, cand, false); !slices.Equal(got, want) {
+		t.Errorf("from the record: %d parts, laid out: %d, or others", len(got), len(want))
+	}
+	dirty := 0
+	for _, s := range want {
+		if s.dirty {
+			dirty++
+		}
+	}
+	if dirty != 2 {
+		t.Errorf("%d parts dirty, want those of the 2 candidates listed", dirty)
+	}
+	st.Rows = slices.Insert(st.Rows, 2500, row{ID: "s02499a"})
+	if recordedParts(st) != nil {
+		t.Error("a record that does not cover the rows was taken")
 	}
 }

@@ -37,7 +37,7 @@ func (p *publication) renderAll(ctx context.Context) error {
 		}
 	}
 	slices.Sort(ids)
-	p.stats.Rendered = len(ids)
+	p.stats.Rendered, p.rendered = len(ids), ids
 	if p.spill == nil {
 		p.renderRows(ctx, ids)
 		return ctx.Err()

@@ -187,6 +187,7 @@ type publication struct {
 	cand         map[string]bool        // ids to render
 	pending      map[string][]data.Result
 	removed      []string
+	rendered     []int      // the rows rendered, in ascending order (renderAll)
 	killedBefore bool       // the publish before was killed part-way (beginPublish)
 	oldest       time.Time  // results started before are not read
 	spill        *spill     // a rebuild's results by batch of servers, until rendered; nil when not rebuilding
@@ -310,7 +311,13 @@ func (p *publication) run(ctx context.Context) error {
 	// point at is durable: a crash before leaves the previous record,
 	// whose next publish renders the same servers again (in a rebuild, no
 	// index.json: a rebuild).
-	if err := st.save(p.w, p.cfg.DataDir); err != nil {
+	// Without the lists read, the rows rendered are the only ones that
+	// may have changed (readLedger makes candidates of those it changes).
+	var touched []int
+	if p.servers == nil && !p.stats.Rebuilt {
+		touched = p.rendered
+	}
+	if err := st.save(p.w, p.cfg.DataDir, touched); err != nil {
 		return err
 	}
 	err = p.w.flush()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/site/record"
 )
 
 // TestIndexRowEncoding proves the hand-written encoder of index rows writes
@@ -37,6 +38,24 @@ func TestIndexRowEncoding(t *testing.T) {
 		}
 		if got := appendIndexRow(nil, &r); string(got) != string(want) {
 			t.Errorf("row %s:\n got %s\nwant %s", r.ID, got, want)
+		}
+	}
+}
+
+// TestIndexPartEncoding: the hand-written encoder of the head's part lines
+// writes what encoding/json writes for IndexPart.
+func TestIndexPartEncoding(t *testing.T) {
+	t.Parallel()
+	for _, part := range []record.IndexPart{
+		{Path: "index/0123456789abcdef.json", First: "alpha", Last: "io.github.owner/name", Rows: 64, Hash: "0123456789abcdef"},
+		{Path: "index/fedcba9876543210.json", First: `quote"and\back<tag>&`, Last: "ünïcode", Rows: 1, Hash: "fedcba9876543210"},
+	} {
+		want, err := json.Marshal(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendIndexPart(nil, part); string(got) != string(want) {
+			t.Errorf("part %s:\n got %s\nwant %s", part.First, got, want)
 		}
 	}
 }

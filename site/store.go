@@ -21,9 +21,12 @@ import (
 // them not read yet (row.Problems -1), and backfillFacts reads them over
 // the next runs. A file of storeMagicV3, before the hashes of each row's
 // files, loads with them unknown (0): a server's files are read back to
-// compare the next time it is rendered.
+// compare the next time it is rendered. A file of storeMagicV4 has the
+// record of index.json's parts in the JSON of its meta, where v5 has it
+// in binary after the rank order (encodeParts).
 const (
-	storeMagic   = "plug.directory site state v4\n"
+	storeMagic   = "plug.directory site state v5\n"
+	storeMagicV4 = "plug.directory site state v4\n"
 	storeMagicV3 = "plug.directory site state v3\n"
 	storeMagicV2 = "plug.directory site state v2\n"
 )
@@ -84,7 +87,7 @@ type meta struct {
 	Plans    map[string]fileSig     `json:"plans"`              // plan file, relative to DATA -> signature read
 	ListBad  int                    `json:"list_bad,omitempty"` // bad rows of the ranked list as last read
 	Sums     map[string]uint64      `json:"sums,omitempty"`     // file about every server, by base name -> FNV-64a as written (writer.putSum)
-	Index    []indexPart            `json:"index,omitempty"`    // index.json's parts, in id order (writeIndex)
+	Index    []indexPart            `json:"-"`                  // index.json's parts, in id order (writeIndex); in binary (encodeParts)
 }
 
 // journalMark is how much of a journal was folded in.
@@ -104,15 +107,17 @@ type store struct {
 	factsPending bool
 	// base is what the record was read from (storedelta.go): state.bin's
 	// text, "" when none, where its meta is, where its first row starts
-	// and each row ends, and its order's bytes; deltaText is
-	// state-delta.bin as read. A publish writes a delta against base, or
-	// a new base, or nothing when nothing changed.
+	// and each row ends, its order's bytes and its index's parts. A
+	// publish appends to the log of what changed since (state-delta.bin)
+	// the rows, meta and parts that changed, or writes a new base, or
+	// nothing when nothing changed.
 	base      string
 	baseMeta  string
 	baseRows  int
 	baseEnds  []uint32
 	baseOrder string
-	deltaText string
+	baseIndex []indexPart
+	log       logRead
 }
 
 func newStore() *store {
@@ -158,12 +163,13 @@ var outcomeIndex = func() map[data.Outcome]byte {
 
 // encoded is the site's record encoded, in the parts a delta compares
 // with its base: the JSON of meta, the rows side by side and where each
-// ends, the rank order.
+// ends, the rank order, the record of the index's parts.
 type encoded struct {
 	meta  []byte
 	rows  []byte
 	ends  []uint32
 	order []byte
+	parts []byte
 }
 
 // encode encodes the store's parts (file assembles them).
@@ -182,19 +188,56 @@ func (s *store) encode() (encoded, error) {
 	for _, o := range s.Order {
 		order.Uvarint(uint64(o))
 	}
-	return encoded{meta: mb, rows: rows.Bytes(), ends: ends, order: order.Bytes()}, nil
+	return encoded{meta: mb, rows: rows.Bytes(), ends: ends, order: order.Bytes(), parts: encodeParts(s.Meta.Index)}, nil
 }
 
 // file returns state.bin with data's codec: magic, the JSON of meta, the
-// number of rows and the rows in a compact binary form, the rank order
-// and the checksum.
+// number of rows and the rows in a compact binary form, the rank order,
+// the record of the index's parts and the checksum.
 func (enc encoded) file() []byte {
-	e := durable.NewEncoder(storeMagic, len(enc.meta)+len(enc.rows)+len(enc.order)+16)
+	e := durable.NewEncoder(storeMagic, len(enc.meta)+len(enc.rows)+len(enc.order)+len(enc.parts)+16)
 	e.String(string(enc.meta))
 	e.Uvarint(uint64(len(enc.ends)))
 	e.Raw(enc.rows)
 	e.Raw(enc.order)
+	e.Raw(enc.parts)
 	return e.Finish()
+}
+
+// encodeParts returns the record of index.json's parts: their number,
+// then each one's rows and the FNV-64a of its bytes, some 10 bytes a part
+// (a part's first id is that of the row after the parts before it).
+func encodeParts(parts []indexPart) []byte {
+	e := durable.NewEncoder("", 2+len(parts)*10)
+	e.Uvarint(uint64(len(parts)))
+	for _, op := range parts {
+		e.Uvarint(uint64(op.Rows))
+		e.Uint64(op.Sum)
+	}
+	return e.Bytes()
+}
+
+// decodeParts reads what encodeParts wrote of parts over rows; parts that
+// do not cover the rows fail d.
+func decodeParts(d *durable.Decoder, rows []row) []indexPart {
+	n := d.Count(9)
+	parts := make([]indexPart, 0, n)
+	lo := 0
+	for range n {
+		k := d.Uvarint()
+		sum := d.Uint64()
+		if k == 0 || k > uint64(len(rows)-lo) {
+			d.Fail("index parts")
+			return nil
+		}
+		parts = append(parts, indexPart{First: rows[lo].ID, Rows: int(k), Sum: sum})
+		lo += int(k)
+	}
+	if n > 0 && lo != len(rows) {
+		d.Fail("index parts")
+		return nil
+	}
+	return parts
 }
 
 // encodeRow appends the row r.
@@ -245,12 +288,18 @@ func decodeRow(d *durable.Decoder, r *row, v2, v3 bool) {
 	}
 }
 
-// decodeMeta reads the JSON of meta, its maps never nil.
+// decodeMeta reads the JSON of meta, its maps never nil, and the record
+// of the index's parts a v4 record keeps in it.
 func decodeMeta(b string) (meta, error) {
 	m := newStore().Meta
-	if err := json.Unmarshal([]byte(b), &m); err != nil {
+	v4 := struct {
+		*meta
+		Index []indexPart `json:"index"`
+	}{meta: &m}
+	if err := json.Unmarshal([]byte(b), &v4); err != nil {
 		return m, fmt.Errorf("%w: meta: %v", errCorrupt, err)
 	}
+	m.Index = v4.Index
 	if m.Journals == nil {
 		m.Journals = map[string]journalMark{}
 	}
@@ -271,12 +320,14 @@ var errCorrupt = errors.New("corrupt site state")
 // decodeStore reads what encode wrote, from the file's text and its
 // CRC-32C as durable.ReadSummed returns them. Errors wrap errCorrupt.
 func decodeStore(text string, sum uint32) (*store, error) {
-	magic, v2, v3 := storeMagic, strings.HasPrefix(text, storeMagicV2), strings.HasPrefix(text, storeMagicV3)
+	magic, v2, v3, v4 := storeMagic, strings.HasPrefix(text, storeMagicV2), strings.HasPrefix(text, storeMagicV3), strings.HasPrefix(text, storeMagicV4)
 	switch {
 	case v2:
 		magic = storeMagicV2
 	case v3:
 		magic = storeMagicV3
+	case v4:
+		magic = storeMagicV4
 	}
 	d, err := durable.NewDecoder(text, sum, magic, errCorrupt)
 	if err != nil {
@@ -312,10 +363,14 @@ func decodeStore(text string, sum uint32) (*store, error) {
 		s.Order[i] = uint32(o)
 	}
 	s.baseOrder = text[orderStart:d.Offset()]
+	if !v2 && !v3 && !v4 {
+		s.Meta.Index = decodeParts(d, s.Rows)
+	}
 	if err := d.Close(); err != nil {
 		return nil, err
 	}
-	s.base = text
+	s.base, s.baseIndex = text, slices.Clone(s.Meta.Index)
+	s.log = logRead{fresh: true, meta: s.baseMeta, parts: s.baseIndex}
 	return s, nil
 }
 

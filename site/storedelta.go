@@ -2,115 +2,251 @@ package site
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
 
-// The site's record is state.bin, its base, and state-delta.bin, what
-// changed since: a publish that renders a thousand servers of a million
-// writes their rows, not the million. The delta holds, with data's codec:
-// deltaMagic, the last four bytes of the base it applies to (its
-// checksum), the JSON of meta whole, the number of rows and each row that
-// differs from the base's, as its index and encodeRow's bytes, then the
-// checksum. Each delta holds every row changed since the base, so it
-// replaces the one before. A delta of more than a deltaShare of the rows,
-// or a record whose rows or order changed (a new list), is written as a
-// new base instead, and the delta removed after it.
-const deltaMagic = "plug.directory site state delta v1\n"
+// The site's record is state.bin, its base, and state-delta.bin, the log
+// of what changed since: a publish that renders a thousand servers of a
+// million appends their rows, not the million, and not every row changed
+// since the base either. The log holds, with data's codec: logMagic, the
+// last four bytes of the base it applies to (its checksum) and the
+// CRC-32C of both; then a record a publish, each its length and the
+// CRC-32C of that (four bytes each), then the JSON of meta whole, the
+// number of rows and each row that changed, as its index and encodeRow's
+// bytes, the number of the index's parts whose hash changed and each
+// one's index and hash, and the CRC-32C of the record. A publish killed
+// while it appended leaves a record cut short, which the next one reads
+// as never written and writes over; a record whole but whose checksum
+// fails is damage. A log past a deltaShare of the base's bytes, or a
+// record whose rows or order changed (a new list) or whose parts are laid
+// out anew, is written as a new base instead, and the log removed after
+// it. A delta of deltaMagicV1, the layout before the log (every row
+// changed since the base, the parts in its meta's JSON), is read, and
+// replaced by a log at the next publish.
+const (
+	logMagic     = "plug.directory site state log v1\n"
+	deltaMagicV1 = "plug.directory site state delta v1\n"
+)
 
-// deltaShare is the largest delta, as a fraction of the rows, but a
-// delta of deltaRows rows is always one: beyond, a new base costs little
+// deltaShare is the largest log, as a fraction of the base's bytes, but a
+// log of deltaMin bytes is always one: beyond, a new base costs little
 // more to write and less to read.
 const (
 	deltaShare = 8
-	deltaRows  = 256
+	deltaMin   = 64 << 10
 )
 
-// deltaPath is where the delta of the site's record is.
+// logHeader is the length of the log's header: its magic, the base's
+// checksum and the header's own.
+const logHeader = len(logMagic) + 8
+
+// logRead is what the log read holds, for the next record.
+type logRead struct {
+	fresh  bool           // no log this base's can be appended to: none, another base's, or one of the layout before
+	exists bool           // a file is at the log's path
+	end    int64          // bytes up to its last whole record, where the next is appended
+	rows   map[int]string // rows it sets, by index: their bytes in the last record that sets each
+	meta   string         // the JSON of meta as last read: the base's or the last record's
+	parts  []indexPart    // the index's parts as read
+	set    []int          // the indexes of rows, in ascending order
+}
+
+// deltaPath is where the log of the site's record is.
 func deltaPath(dataDir string) string { return filepath.Join(dataDir, "site", "state-delta.bin") }
 
-// save stages in w what the site's record needs written: a delta against
-// its base when one can say it, else a new base and the removal of the
-// delta; nothing when it is as it was read.
-func (s *store) save(w *writer, dataDir string) error {
-	enc, err := s.encode()
-	if err != nil {
-		return err
-	}
-	if d, empty, ok := s.delta(enc); ok {
-		switch {
-		case empty && s.deltaText == "":
-			return nil // as read
-		case empty:
-			w.stageRemove(deltaPath(dataDir))
-			return nil
-		case string(d) == s.deltaText:
-			return nil
+// save stages in w what the site's record needs written: a record
+// appended to its log when one can say it, else a new base and the
+// removal of the log; nothing when it is as it was read. touched are the
+// indexes of the only rows that may differ from those read, in ascending
+// order (a publish that did not read the lists changes only the rows it
+// rendered): the others are neither encoded nor compared. nil means any
+// row may have changed, and their order.
+func (s *store) save(w *writer, dataDir string, touched []int) error {
+	var enc encoded
+	rec, empty, ok := []byte(nil), false, false
+	switch {
+	case s.base == "":
+	case touched != nil:
+		// A fresh log says every row that differs from the base.
+		cands := touched
+		if s.log.fresh {
+			cands = mergeSorted(touched, s.log.set)
 		}
-		return w.stage(deltaPath(dataDir), d)
+		rec, empty, ok = s.record(cands, func(i int) []byte {
+			e := durable.NewEncoder("", 96)
+			encodeRow(e, &s.Rows[i])
+			return e.Bytes()
+		})
+	default:
+		var err error
+		if enc, err = s.encode(); err != nil {
+			return err
+		}
+		if len(enc.ends) == len(s.baseEnds) && string(enc.order) == s.baseOrder {
+			rec, empty, ok = s.record(seq(0, len(enc.ends)), func(i int) []byte {
+				from := uint32(0)
+				if i > 0 {
+					from = enc.ends[i-1]
+				}
+				return enc.rows[from:enc.ends[i]]
+			})
+		}
+	}
+	limit := int64(max(len(s.base)/deltaShare, deltaMin))
+	switch {
+	case !ok:
+	case empty && s.log.fresh && s.log.exists:
+		w.stageRemove(deltaPath(dataDir))
+		return nil
+	case empty:
+		return nil
+	case s.log.fresh && int64(logHeader+len(rec)) <= limit:
+		return w.stage(deltaPath(dataDir), s.logHead(), rec)
+	case !s.log.fresh && s.log.end+int64(len(rec)) <= limit:
+		w.stageAppend(deltaPath(dataDir), rec, s.log.end)
+		return nil
+	}
+	if enc.rows == nil {
+		var err error
+		if enc, err = s.encode(); err != nil {
+			return err
+		}
 	}
 	if b := enc.file(); string(b) != s.base {
 		if err := w.stage(data.Dir(dataDir).SiteStore(), b); err != nil {
 			return err
 		}
 	}
-	if s.deltaText != "" {
+	if s.log.exists {
 		w.stageRemove(deltaPath(dataDir))
 	}
 	return nil
 }
 
-// delta returns enc as a delta against the base, and whether it is empty
-// (the record as the base has it); ok is false when no delta can say it:
-// no base, other rows or another order, or too many rows changed.
-func (s *store) delta(enc encoded) (b []byte, empty, ok bool) {
-	if s.base == "" || len(s.baseEnds) != len(enc.ends) || string(enc.order) != s.baseOrder {
+// record returns the log's next record: meta, the rows of cands whose
+// bytes (rowBytes) differ from those read, or from the base's for a
+// fresh log, and the parts whose hash changed; empty when it would say
+// nothing new. ok is false when no record can say it: a row of another
+// server, or the parts laid out otherwise than the base's.
+func (s *store) record(cands []int, rowBytes func(i int) []byte) (rec []byte, empty, ok bool) {
+	parts := s.Meta.Index
+	if len(parts) != len(s.baseIndex) {
 		return nil, false, false
 	}
-	var changed []int
-	from, baseFrom := 0, s.baseRows
-	for i, end := range enc.ends {
-		baseEnd := int(s.baseEnds[i])
-		if string(enc.rows[from:end]) != s.base[baseFrom:baseEnd] {
-			// The same server, or the rows are others: a new base.
-			id := binary.AppendUvarint(nil, uint64(len(s.Rows[i].ID)))
-			if !strings.HasPrefix(s.base[baseFrom:baseEnd], string(id)+s.Rows[i].ID) {
-				return nil, false, false
-			}
-			if changed = append(changed, i); len(changed) > max(len(enc.ends)/deltaShare, deltaRows) {
-				return nil, false, false
-			}
-		}
-		from, baseFrom = int(end), baseEnd
+	refParts := s.log.parts
+	if s.log.fresh {
+		refParts = s.baseIndex
 	}
-	if len(changed) == 0 && string(enc.meta) == s.baseMeta {
+	var changedParts []int
+	for k, op := range parts {
+		if op.Rows != s.baseIndex[k].Rows {
+			return nil, false, false
+		}
+		if op.Sum != refParts[k].Sum {
+			changedParts = append(changedParts, k)
+		}
+	}
+	mb, err := json.Marshal(s.Meta)
+	if err != nil {
+		return nil, false, false
+	}
+	e := durable.NewEncoder("", len(mb)+len(cands)*96+len(changedParts)*12+16)
+	e.String(string(mb))
+	rows := durable.NewEncoder("", len(cands)*96)
+	n := 0
+	for _, i := range cands {
+		b, base := rowBytes(i), s.baseRow(i)
+		ref, ok := s.log.rows[i]
+		if !ok || s.log.fresh {
+			ref = base
+		}
+		if string(b) == ref {
+			continue
+		}
+		// The same server, or the rows are others: a new base.
+		id := binary.AppendUvarint(nil, uint64(len(s.Rows[i].ID)))
+		if !strings.HasPrefix(base, string(id)+s.Rows[i].ID) {
+			return nil, false, false
+		}
+		rows.Uvarint(uint64(i))
+		rows.Raw(b)
+		n++
+	}
+	if n == 0 && len(changedParts) == 0 && string(mb) == s.log.meta && !s.log.fresh {
 		return nil, true, true
 	}
-	e := durable.NewEncoder(deltaMagic, len(enc.meta)+len(changed)*90)
-	e.Raw([]byte(s.base[len(s.base)-4:]))
-	e.String(string(enc.meta))
-	e.Uvarint(uint64(len(changed)))
-	for _, i := range changed {
-		start := uint32(0)
-		if i > 0 {
-			start = enc.ends[i-1]
-		}
-		e.Uvarint(uint64(i))
-		e.Raw(enc.rows[start:enc.ends[i]])
+	if s.log.fresh && n == 0 && len(changedParts) == 0 && string(mb) == s.baseMeta {
+		return nil, true, true
 	}
-	return e.Finish(), false, true
+	e.Uvarint(uint64(n))
+	e.Append(rows)
+	e.Uvarint(uint64(len(changedParts)))
+	for _, k := range changedParts {
+		e.Uvarint(uint64(k))
+		e.Uint64(parts[k].Sum)
+	}
+	e.Sum(0)
+	body := e.Bytes()
+	frame := binary.LittleEndian.AppendUint32(make([]byte, 0, 8+len(body)), uint32(len(body)))
+	frame = binary.LittleEndian.AppendUint32(frame, crc32.Checksum(frame, durable.Castagnoli))
+	return append(frame, body...), false, true
 }
 
-// readDelta reads state-delta.bin over s, read from its base. A missing
-// one is no error; one of another base (a crash between a new base and
-// the removal of the delta before it) is left unread, as the base holds
-// all it says. Errors wrap errCorrupt and name the file.
+// logHead returns the header of a log of the base.
+func (s *store) logHead() []byte {
+	b := append([]byte(logMagic), s.base[len(s.base)-4:]...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, durable.Castagnoli))
+}
+
+// baseRow returns the bytes of row i in the base.
+func (s *store) baseRow(i int) string {
+	from := uint32(s.baseRows)
+	if i > 0 {
+		from = s.baseEnds[i-1]
+	}
+	return s.base[from:s.baseEnds[i]]
+}
+
+// mergeSorted returns the union of two ascending lists of indexes.
+func mergeSorted(a, b []int) []int {
+	out := make([]int, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0] < b[0]:
+			out, a = append(out, a[0]), a[1:]
+		case len(a) == 0 || b[0] < a[0]:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		}
+	}
+	return out
+}
+
+// seq returns lo, lo+1, ..., hi-1.
+func seq(lo, hi int) []int {
+	s := make([]int, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+// readDelta reads state-delta.bin over s, read from its base: a log, or a
+// delta of the layout before. A missing one is no error; one of another
+// base (a crash between a new base and the removal of the log before it)
+// is left unread, as the base holds all it says. Errors wrap errCorrupt
+// and name the file.
 func (s *store) readDelta(dataDir string) error {
 	path := deltaPath(dataDir)
 	text, sum, err := durable.ReadSummed(path)
@@ -120,16 +256,118 @@ func (s *store) readDelta(dataDir string) error {
 	if err != nil {
 		return fmt.Errorf("read site state delta: %w", err)
 	}
-	s.deltaText = text
-	if err := s.applyDelta(text, sum); err != nil {
+	s.log.exists = true
+	if strings.HasPrefix(text, deltaMagicV1) {
+		err = s.applyDelta(text, sum)
+	} else {
+		err = s.applyLog(text)
+	}
+	if err != nil {
 		return fmt.Errorf("read site state delta %s: %w", path, err)
 	}
 	return nil
 }
 
-// applyDelta applies the delta text, whose CRC-32C is sum, to s.
+// applyLog applies the records of the log text to s.
+func (s *store) applyLog(text string) error {
+	if len(text) < logHeader || !strings.HasPrefix(text, logMagic) {
+		return fmt.Errorf("%w: not a log", errCorrupt)
+	}
+	if binary.LittleEndian.Uint32([]byte(text[logHeader-4:logHeader])) != crc32.Checksum([]byte(text[:logHeader-4]), durable.Castagnoli) {
+		return fmt.Errorf("%w: log header", errCorrupt)
+	}
+	if text[len(logMagic):logHeader-4] != s.base[len(s.base)-4:] {
+		return nil // another base's
+	}
+	rows := map[int]string{}
+	off := logHeader
+	for len(text)-off >= 8 { // fewer: a record cut short
+		head := []byte(text[off : off+8])
+		n := int(binary.LittleEndian.Uint32(head))
+		if binary.LittleEndian.Uint32(head[4:]) != crc32.Checksum(head[:4], durable.Castagnoli) {
+			return fmt.Errorf("%w: length of the record at byte %d", errCorrupt, off)
+		}
+		if len(text)-off-8 < n {
+			break // cut short
+		}
+		body := text[off+8 : off+8+n]
+		if err := s.applyRecord(body, rows); err != nil {
+			return fmt.Errorf("record at byte %d: %w", off, err)
+		}
+		off += 8 + n
+	}
+	s.log.fresh, s.log.end, s.log.rows = false, int64(off), rows
+	s.log.parts = slices.Clone(s.Meta.Index)
+	s.log.set = make([]int, 0, len(rows))
+	for i := range rows {
+		s.log.set = append(s.log.set, i)
+	}
+	slices.Sort(s.log.set)
+	s.factsPending = false
+	for i := range s.Rows {
+		s.factsPending = s.factsPending || s.Rows[i].Problems < 0
+	}
+	return nil
+}
+
+// applyRecord applies one record of the log to s, noting in rows the
+// bytes of each row it sets.
+func (s *store) applyRecord(body string, rows map[int]string) error {
+	d, err := durable.NewDecoder(body, crc32.Checksum([]byte(body), durable.Castagnoli), "", errCorrupt)
+	if err != nil {
+		return err
+	}
+	mj := d.String()
+	m, err := decodeMeta(mj)
+	if d.Err() == nil && err != nil {
+		return err
+	}
+	s.decodeRows(d, func(i, from, to int) { rows[i] = body[from:to] })
+	parts := s.Meta.Index
+	for range d.Count(9) {
+		k, sum := d.Uvarint(), d.Uint64()
+		if k >= uint64(len(parts)) {
+			d.Fail("part index")
+			break
+		}
+		parts[k].Sum = sum
+	}
+	if err := d.Close(); err != nil {
+		return err
+	}
+	m.Index = parts
+	s.Meta, s.log.meta = m, mj
+	return nil
+}
+
+// decodeRows reads a number of rows, each its index and encodeRow's
+// bytes, over s.Rows, and calls each with a row's index and where its
+// bytes start and end in d. A row of another server fails d.
+func (s *store) decodeRows(d *durable.Decoder, each func(i, from, to int)) {
+	for range d.Count(12) {
+		i := d.Uvarint()
+		if i >= uint64(len(s.Rows)) {
+			d.Fail("row index")
+			return
+		}
+		from := d.Offset()
+		var r row
+		if decodeRow(d, &r, false, false); d.Err() != nil {
+			return
+		}
+		if r.ID != s.Rows[i].ID {
+			d.Fail("row id")
+			return
+		}
+		s.Rows[i] = r
+		each(int(i), from, d.Offset())
+	}
+}
+
+// applyDelta applies a delta of the layout before the log, deltaMagicV1,
+// whose CRC-32C is sum, to s: the next publish replaces it by a log.
 func (s *store) applyDelta(text string, sum uint32) error {
-	d, err := durable.NewDecoder(text, sum, deltaMagic, errCorrupt)
+	d, err := durable.NewDecoder(text, sum, deltaMagicV1, errCorrupt)
 	if err != nil {
 		return err
 	}
@@ -140,27 +378,14 @@ func (s *store) applyDelta(text string, sum uint32) error {
 	if d.Err() == nil && err != nil {
 		return err
 	}
-	n := d.Count(12)
-	for range n {
-		i := d.Uvarint()
-		if i >= uint64(len(s.Rows)) {
-			d.Fail("row index")
-			break
-		}
-		var r row
-		if decodeRow(d, &r, false, false); d.Err() != nil {
-			break
-		}
-		if r.ID != s.Rows[i].ID {
-			d.Fail("row id")
-			break
-		}
-		s.Rows[i] = r
-	}
+	var set []int
+	s.decodeRows(d, func(i, _, _ int) { set = append(set, i) })
 	if err := d.Close(); err != nil {
 		return err
 	}
 	s.Meta = m
+	slices.Sort(set)
+	s.log.set = set
 	s.factsPending = false
 	for i := range s.Rows {
 		s.factsPending = s.factsPending || s.Rows[i].Problems < 0

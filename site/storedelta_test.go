@@ -2,9 +2,13 @@ package site
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,8 +59,8 @@ func (f *fixture) clone(t *testing.T) *fixture {
 	return g
 }
 
-// TestStoreDelta: a publish that renders a few servers writes their rows
-// in state-delta.bin and leaves state.bin as it is; the record read back,
+// TestStoreDelta: a publish that renders a few servers appends their rows
+// to state-delta.bin and leaves state.bin as it is; the record read back,
 // base and delta, is the one a whole state.bin would hold, publish after
 // publish (the same site as a twin whose record is compacted each time);
 // a new list writes a new base and removes the delta; a delta of another
@@ -70,6 +74,7 @@ func TestStoreDelta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	logged := 0
 	for k, srv := range []data.Server{srvWorking, srvKey, srvFailing} {
 		for _, g := range []*fixture{f, twin} {
 			g.now = g.now.Add(time.Duration(k+1) * time.Hour)
@@ -83,9 +88,10 @@ func TestStoreDelta(t *testing.T) {
 			t.Fatalf("publish %d: state.bin rewritten (%v)", k, err)
 		}
 		delta, err := os.ReadFile(deltaPath(f.dir))
-		if err != nil || len(delta) >= len(base) {
-			t.Fatalf("publish %d: delta of %d bytes for a base of %d (%v)", k, len(delta), len(base), err)
+		if err != nil || len(delta)-logged >= len(base) {
+			t.Fatalf("publish %d: a record of %d bytes for a base of %d (%v)", k, len(delta)-logged, len(base), err)
 		}
+		logged = len(delta)
 		got := mustLoadStore(t, f.dir)
 		compact(t, twin)
 		want := mustLoadStore(t, twin.dir)
@@ -118,10 +124,10 @@ func TestStoreDelta(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := other.applyDelta(mustRead(t, deltaPath(f.dir)), durable.CRCResidue); err != nil {
+		if err := other.applyLog(mustRead(t, deltaPath(f.dir))); err != nil {
 			t.Fatal(err)
 		}
-		if other.Rows[0].LastCheck != 1 {
+		if other.Rows[0].LastCheck != 1 || !other.log.fresh {
 			t.Error("a delta of another base was applied")
 		}
 	})
@@ -157,4 +163,178 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// logStore writes the base of a record of 3,000 rows in two parts under a
+// data directory of its own, and returns the directory.
+func logStore(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	st := newStore()
+	for i := range 3000 {
+		st.Rows = append(st.Rows, row{ID: fmt.Sprintf("s%05d", i), Rank: i + 1, Status: data.Working, LastCheck: int64(i), Uptime7d: -1, Tools: -1})
+	}
+	st.sortOrder()
+	st.Meta.Index = []indexPart{{First: "s00000", Rows: 1000, Sum: 1}, {First: "s01000", Rows: 2000, Sum: 2}}
+	if err := durable.WriteFileAtomic(data.Dir(dir).SiteStore(), mustStoreFile(t, st), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// saveStore saves st under dir as a publish does, the rows touched given
+// (nil: any).
+func saveStore(t *testing.T, st *store, dir string, touched []int) {
+	t.Helper()
+	w := newWriter(dir)
+	if err := st.save(w, dir, touched); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStoreLog: publish after publish, the record's log gains a record of
+// what changed (rows, meta, the parts' hashes), the same bytes whether
+// saved from the rows touched or from every row, and reads back as the
+// record saved; nothing changed appends nothing; a record cut short by a
+// kill reads as never written and is written over; a log past its share
+// of the base is a new base.
+func TestStoreLog(t *testing.T) {
+	t.Parallel()
+	a, b := logStore(t), logStore(t)
+	base := mustRead(t, data.Dir(a).SiteStore())
+	size := func(dir string) int64 {
+		fi, err := os.Stat(deltaPath(dir))
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	for k, step := range []struct {
+		name    string
+		touched []int
+		change  func(s *store)
+		grows   bool
+	}{
+		{"rows_and_a_part", []int{3, 7}, func(s *store) { s.Rows[3].LastCheck, s.Rows[7].Status = 99, data.Failing; s.Meta.Index[1].Sum = 3 }, true},
+		{"one_back_one_new_and_meta", []int{3, 5}, func(s *store) { s.Rows[3].LastCheck = 3; s.Rows[5].Tools = 2; s.Meta.ListBad = 4 }, true},
+		{"touched_unchanged", []int{100, 200}, func(*store) {}, false},
+		{"cut_short_then_written_over", []int{9}, func(s *store) { s.Rows[9].Uptime7d = 9000 }, true},
+	} {
+		if step.name == "cut_short_then_written_over" {
+			// A kill while a record was appended: part of one.
+			for _, dir := range []string{a, b} {
+				f, err := os.OpenFile(deltaPath(dir), os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Write([]byte{40, 0, 0})
+				f.Close()
+			}
+		}
+		before := size(a)
+		var want *store
+		for _, dir := range []string{a, b} {
+			st := mustLoadStore(t, dir)
+			step.change(st)
+			touched := step.touched
+			if dir == b {
+				touched = nil
+			}
+			saveStore(t, st, dir, touched)
+			want = st
+		}
+		if got := mustRead(t, deltaPath(a)); got != mustRead(t, deltaPath(b)) {
+			t.Fatalf("%d %s: the log saved from the rows touched differs from the one saved from every row", k, step.name)
+		}
+		if grew := size(a) - before; step.grows != (grew > 0) || grew > 512 {
+			t.Errorf("%d %s: the log grew %d bytes", k, step.name, grew)
+		}
+		got := mustLoadStore(t, a)
+		if !reflect.DeepEqual(got.Rows, want.Rows) || !reflect.DeepEqual(got.Meta, want.Meta) {
+			t.Errorf("%d %s: the record read back is not the one saved", k, step.name)
+		}
+		if mustRead(t, data.Dir(a).SiteStore()) != base {
+			t.Fatalf("%d %s: state.bin rewritten", k, step.name)
+		}
+	}
+	st := mustLoadStore(t, a)
+	for i := range 2000 {
+		st.Rows[i].LastCheck = -1
+	}
+	saveStore(t, st, a, seq(0, 2000))
+	if _, err := os.Stat(deltaPath(a)); !os.IsNotExist(err) || mustRead(t, data.Dir(a).SiteStore()) == base {
+		t.Errorf("a log past its share: no new base, or the log left (%v)", err)
+	}
+	if got := mustLoadStore(t, a); !reflect.DeepEqual(got.Rows, st.Rows) {
+		t.Error("the new base read back is not the record saved")
+	}
+}
+
+// TestRecordOfPartsV4: a record of the layout before (state.bin v4 and a
+// delta v1, the parts in the JSON of their meta) reads as it was written,
+// and its next save writes a log; a record whose parts do not cover its
+// rows is damaged.
+func TestRecordOfPartsV4(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st := newStore()
+	for i := range 300 {
+		st.Rows = append(st.Rows, row{ID: fmt.Sprintf("s%05d", i), Rank: i + 1, Status: data.Working, Uptime7d: -1, Tools: -1})
+	}
+	st.sortOrder()
+	st.Meta.Index = []indexPart{{First: "s00000", Rows: 100, Sum: 1}, {First: "s00100", Rows: 200, Sum: 2}}
+	// legacy returns meta's JSON with the parts in it, as v4 wrote it.
+	legacy := func(m meta) string {
+		b, err := json.Marshal(struct {
+			meta
+			Index []indexPart `json:"index,omitempty"`
+		}{m, m.Index})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	enc, err := st.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := durable.NewEncoder(storeMagicV4, 0)
+	e.String(legacy(st.Meta))
+	e.Uvarint(uint64(len(st.Rows)))
+	e.Raw(enc.rows)
+	e.Raw(enc.order)
+	v4 := e.Finish()
+	// A delta v1 over it: a row and the hash of a part changed.
+	st.Rows[150].LastCheck = 7
+	st.Meta.Index[1].Sum = 3
+	e = durable.NewEncoder(deltaMagicV1, 0)
+	e.Raw(v4[len(v4)-4:])
+	e.String(legacy(st.Meta))
+	e.Uvarint(1)
+	e.Uvarint(150)
+	encodeRow(e, &st.Rows[150])
+	if err := os.MkdirAll(filepath.Join(dir, "site"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(data.Dir(dir).SiteStore(), v4, 0o644)
+	os.WriteFile(deltaPath(dir), e.Finish(), 0o644)
+	got := mustLoadStore(t, dir)
+	if !reflect.DeepEqual(got.Meta.Index, st.Meta.Index) || !reflect.DeepEqual(got.Rows, st.Rows) {
+		t.Fatalf("v4 and v1 read: parts %+v", got.Meta.Index)
+	}
+	got.Rows[20].LastCheck = 8
+	saveStore(t, got, dir, []int{20})
+	if log := mustRead(t, deltaPath(dir)); !strings.HasPrefix(log, logMagic) || strings.Contains(log, `"index"`) {
+		t.Errorf("saved over a v4 base: not a log without the parts in its meta: %q", log)
+	}
+	if again := mustLoadStore(t, dir); !reflect.DeepEqual(again.Rows, got.Rows) || !reflect.DeepEqual(again.Meta.Index, st.Meta.Index) {
+		t.Errorf("the log over a v4 base read back: parts %+v", again.Meta.Index)
+	}
+	st.Meta.Index[1].Rows = 199
+	if _, err := decodeStore(string(mustStoreFile(t, st)), durable.CRCResidue); !errors.Is(err, errCorrupt) {
+		t.Errorf("parts that do not cover the rows: %v", err)
+	}
 }

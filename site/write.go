@@ -56,8 +56,12 @@ func newWriter(roots ...string) *writer {
 }
 
 // staged is a file written to a temporary file, to be moved over its
-// path, or removed when tmp is "".
-type staged struct{ path, tmp string }
+// path, or removed when tmp is "", or bytes to append to it (tail).
+type staged struct {
+	path, tmp string
+	tail      []byte // appended at offset at, the file cut there first: the end of a log, past which a killed publish may have left part of a record
+	at        int64
+}
 
 // put replaces path with b unless it already holds exactly b, which it
 // reads back to know, and reports whether it wrote: for a file whose
@@ -149,10 +153,19 @@ func (w *writer) stage(path string, pieces ...[]byte) error {
 		return err
 	}
 	w.mu.Lock()
-	w.staged = append(w.staged, staged{path, tmp})
+	w.staged = append(w.staged, staged{path: path, tmp: tmp})
 	w.mu.Unlock()
 	w.written.Add(1)
 	return nil
+}
+
+// stageAppend has flush append b to path at offset at, in its turn among
+// the staged files, and fsync it: what path holds past at is dropped.
+func (w *writer) stageAppend(path string, b []byte, at int64) {
+	w.mu.Lock()
+	w.staged = append(w.staged, staged{path: path, tail: b, at: at})
+	w.mu.Unlock()
+	w.written.Add(1)
 }
 
 // stageRemove has flush remove path, in its turn among the staged files.
@@ -239,8 +252,9 @@ func (w *writer) flush() error {
 	for _, s := range pointers {
 		switch {
 		case err == nil:
-			err = w.move(s)
-			moved[filepath.Dir(s.path)] = true
+			if err = w.move(s); s.tail == nil { // an append is fsynced as it is made; its directory is as it was
+				moved[filepath.Dir(s.path)] = true
+			}
 		case s.tmp != "":
 			os.Remove(s.tmp)
 		}
@@ -265,6 +279,9 @@ func (w *writer) flush() error {
 // missing one is no error). A temporary file that cannot be renamed is
 // removed.
 func (w *writer) move(s staged) error {
+	if s.tail != nil {
+		return appendAt(s.path, s.tail, s.at)
+	}
 	if s.tmp == "" {
 		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", s.path, err)
@@ -278,6 +295,29 @@ func (w *writer) move(s staged) error {
 	if err := rename(s.tmp, s.path); err != nil {
 		os.Remove(s.tmp)
 		return fmt.Errorf("replace %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// appendAt writes b at offset at of the file path, cut there first, and
+// fsyncs it.
+func appendAt(path string, b []byte, at int64) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	err = f.Truncate(at)
+	if err == nil {
+		_, err = f.WriteAt(b, at)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	return nil
 }
