@@ -316,7 +316,11 @@ type records struct {
 func (p *publication) loadSummary(id string) (*record.Summary, records, error) {
 	var rec records
 	path := filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json")
-	b, err := os.ReadFile(path)
+	var b []byte
+	err := os.ErrNotExist // nothing is there in a directory written afresh
+	if _, fresh := p.w.afresh(path); !fresh {
+		b, err = os.ReadFile(path)
+	}
 	if err == nil {
 		rec.file = b
 	}

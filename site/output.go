@@ -292,10 +292,14 @@ func (p *publication) removeServer(id string) error {
 	return nil
 }
 
+// serverDirs are the directories of the output that hold a file of each
+// server.
+var serverDirs = []string{"servers", "badges", "badges-uptime", "badges-latency", "badges-certificate", strip.Dir, "feeds"}
+
 // sweepUnlisted removes, in a rebuild, the files of servers that are not
 // listed: without a state, the site does not know which were listed before.
 func (p *publication) sweepUnlisted() error {
-	for _, sub := range []string{"servers", "badges", "badges-uptime", "badges-latency", "badges-certificate", strip.Dir, "feeds"} {
+	for _, sub := range serverDirs {
 		root := filepath.Join(p.cfg.OutDir, sub)
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if errors.Is(err, os.ErrNotExist) {

@@ -257,6 +257,11 @@ func (p *publication) run(ctx context.Context) error {
 			}
 		}()
 	}
+	if p.stats.Rebuilt {
+		if err := p.w.writeAfresh(p.cfg.OutDir, serverDirs...); err != nil {
+			return err
+		}
+	}
 	if err := p.readResults(); err != nil {
 		return err
 	}

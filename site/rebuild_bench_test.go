@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,6 +20,7 @@ import (
 var (
 	benchDays           = flag.Int("bench.days", 7, "days of history, a check a day of every server and an hour of the hourly tier, in BenchmarkRebuild")
 	benchRebuildServers = flag.Int("bench.rebuild-servers", 10_000, "servers listed in BenchmarkRebuild")
+	benchRebuildSteps   = flag.Bool("bench.rebuild-steps", false, "log how long each step of BenchmarkRebuild's publish took, to stderr")
 )
 
 // benchHistory writes -bench.days days of history for servers, each day
@@ -64,6 +66,9 @@ func BenchmarkRebuild(b *testing.B) {
 	benchHistory(b, f, servers, *benchDays)
 	cfg := f.config()
 	cfg.Workers = 0
+	if *benchRebuildSteps {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	var cpu, copyCPU, copyWall time.Duration
 	var wrote int64
 	var peakHeap uint64

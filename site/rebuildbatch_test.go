@@ -3,6 +3,7 @@ package site
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -182,5 +183,77 @@ func TestKilledRebuildSpillRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat(killed); !os.IsNotExist(err) {
 		t.Errorf("the killed rebuild's spill is still there: %v", err)
+	}
+}
+
+// TestRebuildWritesAfresh: a rebuild writes the directories of the
+// servers' files that the output lacks afresh, moved into place at the
+// flush, and those it has file by file: into an empty output, into one
+// that lacks only feeds/ (and index.json, hence the rebuild), after a
+// rebuild whose flush failed (nothing of the servers' files in place, no
+// directory left), and after a rebuild killed part-way (its directories
+// left, removed), the same files are published.
+func TestRebuildWritesAfresh(t *testing.T) {
+	t.Parallel()
+	f := newStandard(t)
+	want, _ := rebuildTree(t, f, 2, 0)
+	leftovers := func(t *testing.T) {
+		t.Helper()
+		if m, _ := filepath.Glob(filepath.Join(f.out, freshPrefix+"*")); len(m) > 0 {
+			t.Errorf("left in the output: %v", m)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		before func(t *testing.T)
+	}{
+		{"only_feeds_lacking", func(t *testing.T) {
+			for _, path := range []string{filepath.Join(f.out, "index.json"), filepath.Join(f.out, "feeds")} {
+				if err := os.RemoveAll(path); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"after_a_failed_flush", func(t *testing.T) {
+			if err := os.RemoveAll(f.out); err != nil {
+				t.Fatal(err)
+			}
+			c := flushCounter{fail: errors.New("disk gone")}
+			cfg := f.config()
+			c.install(&cfg)
+			if _, err := Publish(context.Background(), cfg); !errors.Is(err, c.fail) {
+				t.Fatalf("publish with a failing flush: %v, want %v", err, c.fail)
+			}
+			for _, sub := range serverDirs {
+				if _, err := os.Stat(filepath.Join(f.out, sub)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s in place although the flush failed: %v", sub, err)
+				}
+			}
+			leftovers(t)
+		}},
+		{"after_a_kill", func(t *testing.T) {
+			if err := os.RemoveAll(f.out); err != nil {
+				t.Fatal(err)
+			}
+			killed := filepath.Join(f.out, freshPrefix+"servers-killed")
+			if err := os.MkdirAll(killed, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(killed, srvWorking.ID+".json"), []byte("{"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.before(t)
+			if err := os.RemoveAll(data.Dir(f.dir).SiteStore()); err != nil {
+				t.Fatal(err)
+			}
+			if st := f.MustPublish(); !st.Rebuilt {
+				t.Fatal("not a rebuild")
+			}
+			sameTree(t, "published", want, testutil.MustTree(t, f.out))
+			leftovers(t)
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -36,6 +37,7 @@ type writer struct {
 	dirs      map[string]bool // directories renamed into or removed from
 	made      map[string]bool // directories known to exist
 	staged    []staged        // moved by flush, in the order staged
+	trees     []tree          // directories written afresh, moved into place by flush; set before any write
 	after     []string        // removed by flush once the staged files moved
 	written   atomic.Int64
 	unchanged atomic.Int64
@@ -63,11 +65,66 @@ type staged struct {
 	at        int64
 }
 
+// A rebuild into an output without a directory of the servers' files
+// (servers/, badges/...: a new site, or one whose output was lost) writes
+// that directory afresh: a new directory beside it (freshPrefix) that
+// flush moves into place once every file in it is durable, before the
+// staged files that point at them. A file in it is written straight, with
+// no temporary file, no rename and no read of what it held: nobody reads
+// the directory before it moves. A rebuild killed before leaves no index,
+// so the next publish rebuilds again and removes what it left
+// (writeAfresh).
+type tree struct{ dir, tmp string }
+
+// freshPrefix begins the name of a directory being written afresh.
+const freshPrefix = ".rebuild-new-"
+
+// writeAfresh has the writer write each directory subs of parent that
+// does not exist afresh (tree), having removed what a killed rebuild left
+// in parent. It is called before any write.
+func (w *writer) writeAfresh(parent string, subs ...string) error {
+	old, _ := filepath.Glob(filepath.Join(parent, freshPrefix+"*"))
+	for _, d := range old {
+		if err := os.RemoveAll(d); err != nil {
+			return fmt.Errorf("remove %s: %w", d, err)
+		}
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", parent, err)
+	}
+	for _, sub := range subs {
+		dir := filepath.Join(parent, sub)
+		if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		tmp, err := os.MkdirTemp(parent, freshPrefix+sub+"-")
+		if err == nil {
+			err = os.Chmod(tmp, 0o755)
+		}
+		if err != nil {
+			return fmt.Errorf("write %s: %w", dir, err)
+		}
+		w.trees = append(w.trees, tree{dir, tmp})
+	}
+	return nil
+}
+
+// afresh returns where path is written: in its tree's new directory when
+// it is in one written afresh (and true), else path.
+func (w *writer) afresh(path string) (string, bool) {
+	for _, t := range w.trees {
+		if rel, ok := strings.CutPrefix(path, t.dir+string(filepath.Separator)); ok {
+			return filepath.Join(t.tmp, rel), true
+		}
+	}
+	return path, false
+}
+
 // put replaces path with b unless it already holds exactly b, which it
 // reads back to know, and reports whether it wrote: for a file whose
 // bytes the caller does not know (putOver, putSum).
 func (w *writer) put(path string, b []byte) (bool, error) {
-	if w.same(path, b) {
+	if _, fresh := w.afresh(path); !fresh && w.same(path, b) {
 		return false, nil
 	}
 	return true, w.write(path, b)
@@ -104,6 +161,9 @@ func (w *writer) changed(path string, b []byte, sum uint64) (bool, uint64) {
 	h := fnv.New64a()
 	h.Write(b)
 	now := h.Sum64()
+	if _, fresh := w.afresh(path); fresh {
+		return true, now
+	}
 	if sum == 0 {
 		return !w.same(path, b), now
 	}
@@ -130,11 +190,54 @@ func (w *writer) same(path string, b []byte) bool {
 // write replaces path with b, known to differ, without an fsync (but
 // where there is no syncfs): flush makes it durable.
 func (w *writer) write(path string, b []byte) error {
+	path, fresh := w.afresh(path)
 	if err := w.mkdir(path); err != nil {
 		return err
 	}
+	if fresh {
+		return w.create(path, b)
+	}
 	if err := w.calls.ReplaceFile(path, 0o644, w.each, writePieces(path, b)); err != nil {
 		return err
+	}
+	w.touched(path)
+	w.written.Add(1)
+	return nil
+}
+
+// create writes b to path, a new file in a tree written afresh: an open,
+// a write and a close (and an fsync where there is no syncfs). On error
+// no part of it is left.
+func (w *writer) create(path string, b []byte) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	write := f.Write
+	if w.calls.Write != nil {
+		write = func(b []byte) (int, error) { return w.calls.Write(f, b) }
+	}
+	if _, err := write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if w.each {
+		sync := f.Sync
+		if w.calls.Sync != nil {
+			sync = func() error { return w.calls.Sync(f) }
+		}
+		if err := sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("sync %s: %w", path, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	w.touched(path)
 	w.written.Add(1)
@@ -223,6 +326,7 @@ func writePieces(path string, b ...[]byte) func(io.Writer) error {
 
 // remove deletes path; a missing file is not an error.
 func (w *writer) remove(path string) error {
+	path, _ = w.afresh(path)
 	err := os.Remove(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -238,17 +342,28 @@ func (w *writer) remove(path string) error {
 // flush makes what was written durable, with one syncfs of the file
 // systems of roots (where there is none, an fsync of each directory
 // written into, the files having been fsynced one by one), then moves the
-// staged files into place, in the order staged, and fsyncs their
-// directories. On error nothing more is moved: the temporary files left
-// are removed.
+// directories written afresh into place, then the staged files, in the
+// order staged, and fsyncs their directories. On error nothing more is
+// moved: the temporary files left are removed.
 func (w *writer) flush() error {
 	w.mu.Lock()
 	dirs := sortedKeys(w.dirs)
-	pointers, after := w.staged, w.after
-	w.dirs, w.staged, w.after = map[string]bool{}, nil, nil
+	pointers, after, trees := w.staged, w.after, w.trees
+	w.dirs, w.staged, w.after, w.trees = map[string]bool{}, nil, nil, nil
 	w.mu.Unlock()
 	err := w.syncAll(dirs)
 	moved := map[string]bool{}
+	for _, t := range trees {
+		switch {
+		case err == nil:
+			if err = w.rename(t.tmp, t.dir); err != nil {
+				err = fmt.Errorf("write %s: %w", t.dir, err)
+			}
+			moved[filepath.Dir(t.dir)] = true
+		default:
+			os.RemoveAll(t.tmp)
+		}
+	}
 	for _, s := range pointers {
 		switch {
 		case err == nil:
@@ -288,11 +403,7 @@ func (w *writer) move(s staged) error {
 		}
 		return nil
 	}
-	rename := os.Rename
-	if w.calls.Rename != nil {
-		rename = w.calls.Rename
-	}
-	if err := rename(s.tmp, s.path); err != nil {
+	if err := w.rename(s.tmp, s.path); err != nil {
 		os.Remove(s.tmp)
 		return fmt.Errorf("replace %s: %w", s.path, err)
 	}
@@ -320,6 +431,14 @@ func appendAt(path string, b []byte, at int64) error {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	return nil
+}
+
+// rename is os.Rename, but in tests.
+func (w *writer) rename(from, to string) error {
+	if w.calls.Rename != nil {
+		return w.calls.Rename(from, to)
+	}
+	return os.Rename(from, to)
 }
 
 // syncAll makes durable the files written and the directories changed.

@@ -31,7 +31,9 @@ func (c *flushCounter) install(cfg *Config, watch ...string) {
 		c.flushes.Add(1)
 		c.atFlush = map[string][]byte{}
 		for _, p := range watch {
-			c.atFlush[p], _ = os.ReadFile(p)
+			if m, _ := filepath.Glob(p); len(m) == 1 {
+				c.atFlush[p], _ = os.ReadFile(m[0]) // a pattern names a file in a directory written afresh
+			}
 		}
 		if c.fail != nil {
 			return c.fail
@@ -44,15 +46,17 @@ func (c *flushCounter) install(cfg *Config, watch ...string) {
 // each, flushes once, and only then moves index.json, status.json and the
 // site's record (its delta) into place: at the flush they still hold what
 // the previous publish left, while the files of a server with a new check
-// already hold their new bytes.
+// already hold their new bytes; a rebuild into an empty output holds them
+// in the directories it writes afresh, not yet in place.
 func TestPublishFlushesOnce(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
 	index, status, record := filepath.Join(f.out, "index.json"), filepath.Join(f.out, "status.json"), data.Dir(f.dir).SiteStore()
 	server, delta := filepath.Join(f.out, "servers", srvWorking.ID+".json"), deltaPath(f.dir)
+	afresh := filepath.Join(f.out, freshPrefix+"servers-*", srvWorking.ID+".json")
 	var c flushCounter
 	cfg := f.config()
-	c.install(&cfg, index, status, record, delta, server)
+	c.install(&cfg, index, status, record, delta, server, afresh)
 	for _, tc := range []struct {
 		name    string
 		before  func()
@@ -94,8 +98,18 @@ func TestPublishFlushesOnce(t *testing.T) {
 			if tc.written == bytes.Equal(now, prev[server]) {
 				t.Errorf("server file changed: %v, want %v", !bytes.Equal(now, prev[server]), tc.written)
 			}
-			if tc.written && !bytes.Equal(c.atFlush[server], now) {
-				t.Error("the server's file was not written before the flush")
+			at := server
+			if tc.name == "P3_rebuild" {
+				at = afresh
+				if c.atFlush[server] != nil {
+					t.Error("the server's file was in place before the flush")
+				}
+			}
+			if tc.written && !bytes.Equal(c.atFlush[at], now) {
+				t.Errorf("the server's file was not written to %s before the flush", at)
+			}
+			if m, _ := filepath.Glob(filepath.Join(f.out, freshPrefix+"*")); len(m) > 0 {
+				t.Errorf("left after the publish: %v", m)
 			}
 		})
 	}
