@@ -257,21 +257,27 @@ func (p *publication) readResults() error {
 			m.Parts[rel] = fi.Size()
 			continue
 		}
-		rs, err := history.ReadParquet(part)
+		// A batch of rows at a time: a compacted day is every check of
+		// the day.
+		n, err := history.ScanParquet(part, take)
 		if err != nil {
 			// Set aside, so reported once, and restored from its second
-			// copy when that reads.
+			// copy when that reads, of which the rows taken before the
+			// damage are skipped.
 			restored, rerr := history.RecoverParquet(p.cfg.DataDir, part, err)
 			p.bad(rerr)
 			if !restored {
 				continue
 			}
-			if rs, err = history.ReadParquet(part); err != nil {
+			if _, err = history.ScanParquet(part, func(rs []data.Result) {
+				skip := min(n, len(rs))
+				n -= skip
+				take(rs[skip:])
+			}); err != nil {
 				p.bad(err)
 				continue
 			}
 		}
-		take(rs)
 		m.Parts[rel] = fi.Size()
 	}
 	for rel := range m.Parts {

@@ -293,61 +293,142 @@ func encodeParquet(path string, rows []ResultRow) ([]byte, error) {
 // not match its SumKey or make the decoder panic is damaged (the error
 // wraps errParquetDamaged: see RecoverParquet).
 func ReadParquet(path string) ([]data.Result, error) {
-	rows, err := readParquetRows[ResultRow](path)
-	if err != nil {
+	var out []data.Result
+	if _, err := ScanParquet(path, func(rs []data.Result) { out = append(out, rs...) }); err != nil {
 		return nil, err
-	}
-	out := make([]data.Result, len(rows))
-	for i, w := range rows {
-		out[i] = w.Result()
 	}
 	return out, nil
 }
 
+// ScanParquet is ReadParquet a batch of rows at a time, for a reader that
+// does not keep them all: fn gets the file's results in order, at most
+// scanBatch at a time in a slice it must not keep, and only a few batches
+// and the file's footer are in memory (a compacted day is every check of
+// the day). The file is decoded a batch ahead of fn, on another
+// goroutine: the two take two cores. n is how many results fn got: on
+// error, those before the damage (none when the checksum is wrong, which
+// is known first).
+func ScanParquet(path string, fn func([]data.Result)) (n int, err error) {
+	const ahead = 2
+	free, full := make(chan []data.Result, ahead+1), make(chan []data.Result, ahead)
+	for range ahead + 1 {
+		free <- nil
+	}
+	done := make(chan error, 1)
+	stop := make(chan struct{})
+	go func() {
+		defer close(full)
+		done <- scanParquet(path, func(rows []ResultRow) bool {
+			var out []data.Result
+			select {
+			case out = <-free:
+			case <-stop:
+				return false
+			}
+			out = out[:0]
+			for i := range rows {
+				out = append(out, rows[i].Result())
+			}
+			full <- out
+			return true
+		})
+	}()
+	defer close(stop) // ends the decoder should fn panic
+	for rs := range full {
+		fn(rs)
+		n += len(rs)
+		free <- rs
+	}
+	return n, <-done
+}
+
+// scanBatch is the rows read at a time: a batch of 1,024 over fewer rows
+// costs parquet-go a page read per missing row and column.
+const scanBatch = 1024
+
+// scanBuffer is parquet-go's read buffer, of each column being read.
+const scanBuffer = 64 << 10
+
 // readParquetRows is ReadParquet without the conversion to Result, of the
 // columns of T (ResultRow, or fewer of its fields).
 func readParquetRows[T any](path string) (rows []T, err error) {
-	b, err := os.ReadFile(path)
+	err = scanParquet(path, func(batch []T) bool { rows = append(rows, batch...); return true })
 	if err != nil {
-		return nil, fmt.Errorf("read parquet %s: %w", path, err)
-	}
-	defer func() {
-		if p := recover(); p != nil { // parquet-go panics on some damaged input
-			rows, err = nil, fmt.Errorf("read parquet %s: %w: %v", path, errParquetDamaged, p)
-		}
-	}()
-	rows, err = readRows[T](bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		return nil, fmt.Errorf("read parquet %s: %w", path, err)
+		return nil, err
 	}
 	return rows, nil
 }
 
-// readRows reads the rows of the Parquet file of size bytes in r, checked
-// by verifyParquet, a batch at a time: a damaged footer's row count is not
-// trusted with an allocation. Errors wrap errParquetDamaged.
-func readRows[T any](r io.ReaderAt, size int64) ([]T, error) {
-	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+// scanParquet reads the rows of the file at path, of the columns of T, a
+// batch at a time (scanRows).
+func scanParquet[T any](path string, fn func([]T) bool) (err error) {
+	f, err := os.Open(path)
+	if err == nil {
+		defer f.Close()
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			err = scanRows(f, fi.Size(), fn)
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errParquetDamaged, err)
+		return fmt.Errorf("read parquet %s: %w", path, err)
 	}
-	if err := verifyParquet(r, size, pf); err != nil {
-		return nil, err
-	}
-	rd := parquet.NewGenericReader[T](pf)
-	defer rd.Close()
-	var rows []T
-	buf := make([]T, min(1024, max(pf.NumRows(), 1))) // a batch of 1,024 over fewer rows costs parquet-go a page read per missing row and column
-	for {
-		n, err := rd.Read(buf)
-		rows = append(rows, buf[:n]...)
-		if errors.Is(err, io.EOF) {
-			return rows, nil
+	return nil
+}
+
+// scanRows reads the rows of the Parquet file of size bytes in r, checked
+// by verifyParquet, a batch at a time into fn, until fn returns false: a
+// damaged footer's row count is not trusted with an allocation. Errors
+// wrap errParquetDamaged, a panic of the decoder too (not one of fn).
+func scanRows[T any](r io.ReaderAt, size int64, fn func([]T) bool) error {
+	var rd *parquet.GenericReader[T]
+	defer func() {
+		if rd != nil {
+			rd.Close()
 		}
+	}()
+	var n int64
+	err := decoding(func() error {
+		pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(scanBuffer))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errParquetDamaged, err)
+			return fmt.Errorf("%w: %w", errParquetDamaged, err)
+		}
+		if err := verifyParquet(r, size, pf); err != nil {
+			return err
+		}
+		rd, n = parquet.NewGenericReader[T](pf), pf.NumRows()
+		return nil
+	})
+	buf := make([]T, min(scanBatch, max(n, 1)))
+	for err == nil {
+		clear(buf) // the rows fn kept share no list with the next batch
+		var got int
+		err = decoding(func() (err error) {
+			if got, err = rd.Read(buf); err != nil && !errors.Is(err, io.EOF) {
+				err = fmt.Errorf("%w: %w", errParquetDamaged, err)
+			}
+			return err
+		})
+		if got > 0 && !fn(buf[:got]) {
+			return nil
 		}
 	}
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// decoding runs f, a call of the Parquet decoder: a panic of it
+// (parquet-go panics on some damaged input) is an error that wraps
+// errParquetDamaged.
+func decoding(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", errParquetDamaged, p)
+		}
+	}()
+	return f()
 }
 
 // ReadHistory reads the results of the checks that started on the days
