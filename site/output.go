@@ -228,11 +228,14 @@ func (p *publication) renderOne(i int) error {
 	}
 	p.noteFeed(id, feed.EntriesOf(id, f.Incidents, feed.ServerLen))
 	if !p.cfg.NoHTML {
-		hb, err := pages.Server(f)
-		if err != nil {
-			return err
+		buf := pageBuffers.Get().(*[]byte)
+		hb, err := pages.AppendServer((*buf)[:0], f)
+		if err == nil {
+			_, err = p.w.putSum(filepath.Join(out, "servers", rel+".html"), hb, &r.HTMLSum)
 		}
-		if _, err := p.w.putSum(filepath.Join(out, "servers", rel+".html"), hb, &r.HTMLSum); err != nil {
+		*buf = hb
+		pageBuffers.Put(buf)
+		if err != nil {
 			return err
 		}
 	}
@@ -267,6 +270,10 @@ func (p *publication) renderOne(i int) error {
 	r.setFacts(f)
 	return nil
 }
+
+// pageBuffers hold the buffers servers' pages are rendered into, which
+// the writer is done with once it returns: one a worker, not one a server.
+var pageBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // removeServer removes the files of a server no longer listed (rule P4).
 func (p *publication) removeServer(id string) error {

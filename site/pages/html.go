@@ -1,5 +1,5 @@
 // Package pages renders the HTML pages from the record, each filled by its
-// template beside this file: a server's page (Server, server.html.tmpl,
+// template beside this file: a server's page (AppendServer, server.html.tmpl,
 // with its strip and latency chart from site/strip), the index (Index,
 // index.html.tmpl) and the checks page (Checks, checks.html.tmpl, from
 // site/checks' text); base.html.tmpl is their head and stylesheet.
@@ -126,17 +126,17 @@ type serverPage struct {
 	CertExpired string
 }
 
-// Server renders servers/<id>.html from the file whose bytes are
+// AppendServer renders servers/<id>.html from the file whose bytes are
 // servers/<id>.json (every field of ServerFile is in the JSON but the
 // badges' snippets, which are made of its id and paths), so the preview
-// shows only what the JSON says.
-func Server(f record.ServerFile) ([]byte, error) {
+// shows only what the JSON says, and appends it to b: a caller that
+// renders many pages reuses one buffer (a page is some 30 KB).
+func AppendServer(b []byte, f record.ServerFile) ([]byte, error) {
 	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/")), CertExpired: data.DetailCertExpired}
 	p.Base = f.ID[strings.LastIndexByte(f.ID, '/')+1:]
-	var buf bytes.Buffer
-	buf.Grow(32 << 10)
-	if err := htmlTmpl.ExecuteTemplate(&buf, "server.html.tmpl", p); err != nil {
-		return nil, fmt.Errorf("render server page %s: %w", f.ID, err)
+	buf := bytes.NewBuffer(b)
+	if err := htmlTmpl.ExecuteTemplate(buf, "server.html.tmpl", p); err != nil {
+		return b, fmt.Errorf("render server page %s: %w", f.ID, err)
 	}
 	return buf.Bytes(), nil
 }
