@@ -70,6 +70,7 @@ func BenchmarkRebuild(b *testing.B) {
 	cfg.Workers = 0
 	if *benchRebuildSteps {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		defer logCores(cfg.Logger)()
 	}
 	var cpu, sys, copyCPU, copyWall time.Duration
 	var wrote int64
@@ -122,6 +123,28 @@ func BenchmarkRebuild(b *testing.B) {
 		b.ReportMetric(float64(cpu)/float64(copyCPU), "x-copy-CPU")
 	}
 	reportPeakRSS(b)
+}
+
+// logCores logs, every second until stopped, the cores the process kept
+// busy (its CPU time over the wall time), for -bench.rebuild-steps.
+func logCores(log *slog.Logger) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		cpu0, wall0 := cpuTime(), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			cpu, wall := cpuTime(), time.Now()
+			log.Debug("busy", "cores", fmt.Sprintf("%.2f", float64(cpu-cpu0)/float64(wall.Sub(wall0))))
+			cpu0, wall0 = cpu, wall
+		}
+	}()
+	return func() { close(done) }
 }
 
 // sysTime returns the system time the process has used, of its CPU
