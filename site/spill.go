@@ -33,7 +33,7 @@ import (
 // time are those of max(spillBatchServers, servers/spillMaxBatches)
 // servers.
 const (
-	spillBatchServers = 2048
+	spillBatchServers = 256
 	spillMaxBatches   = 256
 	spillBlock        = 64 << 10
 	spillMaxRecord    = 64 << 20 // a length past it is not one written
