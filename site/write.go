@@ -395,7 +395,7 @@ func (w *writer) flush() error {
 // removed.
 func (w *writer) move(s staged) error {
 	if s.tail != nil {
-		return appendAt(s.path, s.tail, s.at)
+		return durable.AppendFile(s.path, s.tail, s.at)
 	}
 	if s.tmp == "" {
 		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -406,29 +406,6 @@ func (w *writer) move(s staged) error {
 	if err := w.rename(s.tmp, s.path); err != nil {
 		os.Remove(s.tmp)
 		return fmt.Errorf("replace %s: %w", s.path, err)
-	}
-	return nil
-}
-
-// appendAt writes b at offset at of the file path, cut there first, and
-// fsyncs it.
-func appendAt(path string, b []byte, at int64) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("append to %s: %w", path, err)
-	}
-	err = f.Truncate(at)
-	if err == nil {
-		_, err = f.WriteAt(b, at)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	return nil
 }

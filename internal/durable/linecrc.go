@@ -92,11 +92,27 @@ func AppendCRCLines[T any](path string, objs []T) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	return AppendFile(path, b, -1)
+}
+
+// AppendFile writes b to the end of the file path and fsyncs it, creating
+// the file when missing. With at of 0 or more, the file must exist, is cut
+// at at first and b is written there: what a write killed midway left past
+// at is written over.
+func AppendFile(path string, b []byte, at int64) error {
+	flag := os.O_WRONLY
+	if at < 0 {
+		flag |= os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
-	_, err = f.Write(b)
+	if at < 0 {
+		_, err = f.Write(b)
+	} else if err = f.Truncate(at); err == nil {
+		_, err = f.WriteAt(b, at)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
