@@ -45,6 +45,10 @@ import (
 // 200 KB of head and 0.8 MB of parts (a changed row rewrites some 8 KB).
 const indexPartRows = 64
 
+// partsReadBack is how many of index.json's parts a publish reads back,
+// by default (checkParts).
+const partsReadBack = 64
+
 // indexDir is the directory of the parts under the output.
 const indexDir = "index"
 
@@ -179,6 +183,7 @@ func encodePart(st *store, lo, hi int) []byte {
 func (p *publication) writeIndex(sweep bool) error {
 	st, out := p.st, p.cfg.OutDir
 	spans := layoutParts(st, p.cand, p.servers != nil || sweep)
+	p.checkParts(spans)
 	var wg sync.WaitGroup
 	errs := make([]error, len(spans))
 	next := make(chan int)
@@ -241,6 +246,44 @@ func (p *publication) writeIndex(sweep bool) error {
 	}
 	st.Meta.Sums["index.json"] = sum
 	return nil
+}
+
+// checkParts reads back a window of the parts the record says are
+// written, and marks one that is missing or whose bytes are not those
+// written (its name is their FNV-64a) to be written again: a part removed
+// or damaged in the output is noticed though none of its rows changes,
+// and a site build can compose the index again within the minute. The
+// window is Config.partsReadBack parts (64: some 0.5 MB) and moves with
+// the minute, so that every part is read within 7 minutes at 25,000
+// servers (430 parts) and within some 4.5 hours at a million (17,000).
+func (p *publication) checkParts(spans []partSpan) {
+	if len(spans) == 0 {
+		return
+	}
+	n := p.cfg.partsReadBack
+	if n == 0 {
+		n = partsReadBack
+	}
+	n = min(n, len(spans))
+	start := int(p.now.Unix() / 60 * int64(n) % int64(len(spans)))
+	for j := range n {
+		s := &spans[(start+j)%len(spans)]
+		if s.dirty || s.sum == 0 {
+			continue
+		}
+		path := filepath.Join(p.cfg.OutDir, filepath.FromSlash(partPath(s.sum)))
+		b, err := os.ReadFile(path)
+		if err == nil {
+			h := fnv.New64a()
+			h.Write(b)
+			if h.Sum64() == s.sum {
+				continue
+			}
+			err = errors.New("its bytes are not those written")
+		}
+		p.log.Warn("an index part is missing or damaged; writing it again", "path", path, "err", err)
+		s.dirty, s.sum = true, 0
+	}
 }
 
 // partsOf returns index.json's parts from the record's.

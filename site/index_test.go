@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -195,6 +196,88 @@ func TestPublishIndexParts(t *testing.T) {
 		publish()
 		checkIndex(t, f.out, ids())
 	})
+}
+
+// TestIndexPartsReadBack: a part removed from the output, and one with a
+// byte flipped, are noticed by the publishes that read back a window of
+// the parts, though none of their rows changes: each is written again,
+// named in the log, within the minutes the window takes to pass over every
+// part; a part read back whole is not written again.
+func TestIndexPartsReadBack(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	servers := indexServers(1500)
+	f.writeServers(servers)
+	var logs bytes.Buffer
+	cfg := f.config()
+	cfg.NoHTML, cfg.partsReadBack = true, 4
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	if _, err := Publish(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := ReadIndex(f.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := testutil.MustTree(t, f.out)
+	n := len(idx.Parts)
+	gone := filepath.Join(f.out, filepath.FromSlash(idx.Parts[2].Path))
+	flipped := filepath.Join(f.out, filepath.FromSlash(idx.Parts[n-3].Path))
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(flipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x20
+	if err := os.WriteFile(flipped, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadIndex(f.out); err == nil {
+		t.Fatal("the index composes with a part removed and one damaged")
+	}
+
+	minutes := (n + 3) / 4
+	healed := 0
+	for m := 1; m <= minutes && healed == 0; m++ {
+		f.now = f.now.Add(time.Minute)
+		if _, err := Publish(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadIndex(f.out); err == nil {
+			healed = m
+		}
+	}
+	if healed == 0 {
+		t.Fatalf("the index does not compose after %d minutes, the window's round over its %d parts", minutes, n)
+	}
+	t.Logf("%d parts, composing again after %d of at most %d minutes", n, healed, minutes)
+	got := testutil.MustTree(t, f.out)
+	for rel, b := range want {
+		if strings.HasPrefix(rel, "index/") && !bytes.Equal(got[rel], b) {
+			t.Errorf("%s is not as it was written", rel)
+		}
+	}
+	for _, path := range []string{gone, flipped} {
+		if !strings.Contains(logs.String(), "path="+path) {
+			t.Errorf("the log does not name %s:\n%s", path, logs.String())
+		}
+	}
+
+	// Every part read back whole: a round of minutes writes none.
+	before := inodes(t, f.out)
+	for range minutes {
+		f.now = f.now.Add(time.Minute)
+		if _, err := Publish(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rel := range replaced(before, inodes(t, f.out)) {
+		if strings.HasPrefix(rel, "index/") {
+			t.Errorf("%s written again, though it read back whole", rel)
+		}
+	}
 }
 
 // TestLayoutPartsDependsOnTheIdsAlone: where parts start is a function of

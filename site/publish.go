@@ -40,6 +40,9 @@ type Config struct {
 	// rebuildBatch is the servers a rebuild renders at a time (spill.go);
 	// 0 means its default. Tests set it to run many batches.
 	rebuildBatch int
+	// partsReadBack is the parts of index.json a publish reads back to find
+	// one missing or damaged (checkParts); 0 means 64.
+	partsReadBack int
 }
 
 // Validate reports a missing required field.
