@@ -55,9 +55,9 @@ type logRead struct {
 	fresh  bool           // no log this base's can be appended to: none, another base's, or one of the layout before
 	exists bool           // a file is at the log's path
 	end    int64          // bytes up to its last whole record, where the next is appended
-	rows   map[int]string // rows it sets, by index: their bytes in the last record that sets each
+	rows   map[int]string // rows it sets, by index: their bytes in the last record that sets each; none in a fresh log
 	meta   string         // the JSON of meta as last read: the base's or the last record's
-	parts  []indexPart    // the index's parts as read
+	parts  []indexPart    // the index's parts as read: the base's or the last record's
 	set    []int          // the indexes of rows, in ascending order
 }
 
@@ -143,16 +143,12 @@ func (s *store) record(cands []int, rowBytes func(i int) []byte) (rec []byte, em
 	if len(parts) != len(s.baseIndex) {
 		return nil, false, false
 	}
-	refParts := s.log.parts
-	if s.log.fresh {
-		refParts = s.baseIndex
-	}
 	var changedParts []int
 	for k, op := range parts {
 		if op.Rows != s.baseIndex[k].Rows {
 			return nil, false, false
 		}
-		if op.Sum != refParts[k].Sum {
+		if op.Sum != s.log.parts[k].Sum {
 			changedParts = append(changedParts, k)
 		}
 	}
@@ -167,7 +163,7 @@ func (s *store) record(cands []int, rowBytes func(i int) []byte) (rec []byte, em
 	for _, i := range cands {
 		b, base := rowBytes(i), s.baseRow(i)
 		ref, ok := s.log.rows[i]
-		if !ok || s.log.fresh {
+		if !ok {
 			ref = base
 		}
 		if string(b) == ref {
@@ -182,10 +178,7 @@ func (s *store) record(cands []int, rowBytes func(i int) []byte) (rec []byte, em
 		rows.Raw(b)
 		n++
 	}
-	if n == 0 && len(changedParts) == 0 && string(mb) == s.log.meta && !s.log.fresh {
-		return nil, true, true
-	}
-	if s.log.fresh && n == 0 && len(changedParts) == 0 && string(mb) == s.baseMeta {
+	if n == 0 && len(changedParts) == 0 && string(mb) == s.log.meta {
 		return nil, true, true
 	}
 	e.Uvarint(uint64(n))
@@ -265,6 +258,8 @@ func (s *store) readDelta(dataDir string) error {
 	if err != nil {
 		return fmt.Errorf("read site state delta %s: %w", path, err)
 	}
+	// The rows it set may have had their facts read, or not.
+	s.factsPending = slices.ContainsFunc(s.Rows, func(r row) bool { return r.Problems < 0 })
 	return nil
 }
 
@@ -303,10 +298,6 @@ func (s *store) applyLog(text string) error {
 		s.log.set = append(s.log.set, i)
 	}
 	slices.Sort(s.log.set)
-	s.factsPending = false
-	for i := range s.Rows {
-		s.factsPending = s.factsPending || s.Rows[i].Problems < 0
-	}
 	return nil
 }
 
@@ -386,9 +377,5 @@ func (s *store) applyDelta(text string, sum uint32) error {
 	s.Meta = m
 	slices.Sort(set)
 	s.log.set = set
-	s.factsPending = false
-	for i := range s.Rows {
-		s.factsPending = s.factsPending || s.Rows[i].Problems < 0
-	}
 	return nil
 }
