@@ -1,7 +1,6 @@
 package record
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -98,7 +97,7 @@ func (s DailySeries) MarshalJSON() ([]byte, error) {
 // DailyLen days, each index in the series and every column as long as
 // day.
 func (s *DailySeries) UnmarshalJSON(b []byte) error {
-	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+	if isList(b) {
 		return s.unmarshalDays(b)
 	}
 	var c dailyColumns

@@ -61,7 +61,7 @@ func (h History) MarshalJSON() ([]byte, error) {
 // checks a list of objects, reads as it did: the published file is the
 // server's record (site.loadSummary), which an upgrade must not lose.
 func (h *History) UnmarshalJSON(b []byte) error {
-	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+	if isList(b) {
 		var rows []Check
 		if err := json.Unmarshal(b, &rows); err != nil {
 			return fmt.Errorf("read history: %w", err)
@@ -95,4 +95,11 @@ func (h *History) UnmarshalJSON(b []byte) error {
 	}
 	*h = out
 	return nil
+}
+
+// isList reports whether the JSON value b is a list: a history or a daily
+// series as the builds before the columns wrote it.
+func isList(b []byte) bool {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	return len(t) > 0 && t[0] == '['
 }
