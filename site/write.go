@@ -194,50 +194,12 @@ func (w *writer) write(path string, b []byte) error {
 	if err := w.mkdir(path); err != nil {
 		return err
 	}
-	if fresh {
-		return w.create(path, b)
+	replace := w.calls.ReplaceFile
+	if fresh { // nobody reads it before its tree moves into place
+		replace = w.calls.CreateFile
 	}
-	if err := w.calls.ReplaceFile(path, 0o644, w.each, writePieces(path, b)); err != nil {
+	if err := replace(path, 0o644, w.each, writePieces(path, b)); err != nil {
 		return err
-	}
-	w.touched(path)
-	w.written.Add(1)
-	return nil
-}
-
-// create writes b to path, a new file in a tree written afresh: an open,
-// a write and a close (and an fsync where there is no syncfs). On error
-// no part of it is left.
-func (w *writer) create(path string, b []byte) (err error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	write := f.Write
-	if w.calls.Write != nil {
-		write = func(b []byte) (int, error) { return w.calls.Write(f, b) }
-	}
-	if _, err := write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if w.each {
-		sync := f.Sync
-		if w.calls.Sync != nil {
-			sync = func() error { return w.calls.Sync(f) }
-		}
-		if err := sync(); err != nil {
-			f.Close()
-			return fmt.Errorf("sync %s: %w", path, err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
 	}
 	w.touched(path)
 	w.written.Add(1)
@@ -356,7 +318,7 @@ func (w *writer) flush() error {
 	for _, t := range trees {
 		switch {
 		case err == nil:
-			if err = w.rename(t.tmp, t.dir); err != nil {
+			if err = w.calls.Move(t.tmp, t.dir); err != nil {
 				err = fmt.Errorf("write %s: %w", t.dir, err)
 			}
 			moved[filepath.Dir(t.dir)] = true
@@ -403,19 +365,11 @@ func (w *writer) move(s staged) error {
 		}
 		return nil
 	}
-	if err := w.rename(s.tmp, s.path); err != nil {
+	if err := w.calls.Move(s.tmp, s.path); err != nil {
 		os.Remove(s.tmp)
 		return fmt.Errorf("replace %s: %w", s.path, err)
 	}
 	return nil
-}
-
-// rename is os.Rename, but in tests.
-func (w *writer) rename(from, to string) error {
-	if w.calls.Rename != nil {
-		return w.calls.Rename(from, to)
-	}
-	return os.Rename(from, to)
 }
 
 // syncAll makes durable the files written and the directories changed.

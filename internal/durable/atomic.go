@@ -47,7 +47,8 @@ func (fs Files) sync(f *os.File) error {
 	return f.Sync()
 }
 
-func (fs Files) rename(oldpath, newpath string) error {
+// Move renames oldpath to newpath: os.Rename, or Files.Rename where set.
+func (fs Files) Move(oldpath, newpath string) error {
 	if fs.Rename != nil {
 		return fs.Rename(oldpath, newpath)
 	}
@@ -142,7 +143,7 @@ func (fs Files) ReplaceFile(path string, perm os.FileMode, syncFile bool, write 
 	if err != nil {
 		return err
 	}
-	if err := fs.rename(tmp, path); err != nil {
+	if err := fs.Move(tmp, path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("replace %s: %w", path, err)
 	}
@@ -163,24 +164,51 @@ func (fs Files) WriteTemp(path string, perm os.FileMode, syncFile bool, write fu
 			os.Remove(f.Name())
 		}
 	}()
-	if err := write(fileWriter{fs, f}); err != nil {
-		f.Close()
-		return "", err
-	}
 	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
+	if err := fs.fill(f, path, syncFile, write); err != nil {
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// CreateFile writes path, a new file nobody reads until a later move or
+// flush makes it whole (a directory written afresh, moved into place
+// after one flush of it all), with write, fsynced when syncFile is set:
+// no temporary file, no rename. On error path is removed.
+func (fs Files) CreateFile(path string, perm os.FileMode, syncFile bool, write func(io.Writer) error) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	return fs.fill(f, path, syncFile, write)
+}
+
+// fill writes f, the file of path, with write, fsyncs it when syncFile
+// is set, and closes it, also on error; write's own error is returned as
+// it is.
+func (fs Files) fill(f *os.File, path string, syncFile bool, write func(io.Writer) error) error {
+	if err := write(fileWriter{fs, f}); err != nil {
+		f.Close()
+		return err
+	}
 	if syncFile {
 		if err := fs.sync(f); err != nil {
 			f.Close()
-			return "", fmt.Errorf("sync %s: %w", path, err)
+			return fmt.Errorf("sync %s: %w", path, err)
 		}
 	}
 	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return f.Name(), nil
+	return nil
 }
 
 // tempInfix is in the name of every temporary file ReplaceFile makes:
