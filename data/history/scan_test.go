@@ -25,12 +25,8 @@ func TestScanParquetInBatches(t *testing.T) {
 		r.Tools = []string{fmt.Sprint("tool", i), "search"}[:1+i%2]
 		rows = append(rows, RowOf(r))
 	}
-	b, err := encodeParquet("many", rows)
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "part-many.parquet")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := writeParquet(path, rows); err != nil {
 		t.Fatal(err)
 	}
 	want, err := ReadParquet(path)
@@ -54,10 +50,11 @@ func TestScanParquetInBatches(t *testing.T) {
 			t.Fatalf("result %d: scanned %+v, read %+v", i, got[i], want[i])
 		}
 	}
-	b[len(b)/2] ^= 0xff
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		t.Fatal(err)
 	}
+	flipByte(t, path, int(fi.Size()/2))
 	n, err = ScanParquet(path, func([]data.Result) {})
 	if n != 0 || !errors.Is(err, durable.ErrDamaged) {
 		t.Errorf("a damaged file: %d results, %v; want none and an error of damage", n, err)

@@ -148,12 +148,8 @@ func TestReadSmallParquetCheaply(t *testing.T) {
 	for i := range 10 {
 		rows = append(rows, RowOf(datatest.NewResult(fmt.Sprint("s", i), datatest.T0.Add(time.Duration(i)*time.Second), data.Working)))
 	}
-	b, err := encodeParquet("small", rows)
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "part-small.parquet")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	if err := writeParquet(path, rows); err != nil {
 		t.Fatal(err)
 	}
 	allocs := testing.AllocsPerRun(3, func() {
