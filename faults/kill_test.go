@@ -17,6 +17,7 @@ import (
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/durable"
+	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/site"
 )
 
@@ -134,7 +135,7 @@ func TestKilledPublish(t *testing.T) {
 		// record and index stand, and every server has a new result.
 		results(k)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), childMode+"=publish", childRoot+"="+root)
+		cmd.Env = append(testutil.ChildEnv(t), childMode+"=publish", childRoot+"="+root)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

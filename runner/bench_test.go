@@ -45,7 +45,7 @@ func MustFarmProcess(tb testing.TB, n int) *labFarm {
 		tb.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^$")
-	cmd.Env = append(os.Environ(), childMode+"=farm", childHosts+"="+strconv.Itoa(n))
+	cmd.Env = append(testutil.ChildEnv(tb), childMode+"=farm", childHosts+"="+strconv.Itoa(n))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)

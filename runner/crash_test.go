@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/history"
+	"plug.directory/prober/internal/testutil"
 )
 
 // childEnv names, for the test binary re-executed as a child process.
@@ -93,6 +95,13 @@ func TestCrash(t *testing.T) {
 	if testing.Short() {
 		runs, speed = 2, 120
 	}
+	// A killed child never removes its farm's directory: it must be in
+	// the test's temporary directory, not left in the machine's.
+	labDirs := func() []string {
+		m, _ := filepath.Glob(filepath.Join(os.TempDir(), "lab-child-*"))
+		return m
+	}
+	before := labDirs()
 	completed := map[string]bool{}
 	for i := range runs {
 		m := minute0.Add(time.Duration(i) * time.Minute)
@@ -140,6 +149,11 @@ func TestCrash(t *testing.T) {
 	if len(completed) == 0 {
 		t.Fatal("no child completed any check: the test proves nothing")
 	}
+	for _, d := range labDirs() {
+		if !slices.Contains(before, d) {
+			t.Errorf("a killed child left %s in the machine's temporary directory", d)
+		}
+	}
 	// The next run folds what the killed ones left.
 	if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
@@ -181,7 +195,7 @@ func TestCrash(t *testing.T) {
 func startCrashChild(t *testing.T, exe, dir string, m time.Time, hosts, speed int) (*exec.Cmd, io.ReadCloser) {
 	t.Helper()
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), childMode+"=crash", childDir+"="+dir,
+	cmd.Env = append(testutil.ChildEnv(t), childMode+"=crash", childDir+"="+dir,
 		childMinute+"="+m.Format(time.RFC3339), childHosts+"="+strconv.Itoa(hosts), childSpeed+"="+strconv.Itoa(speed))
 	out, err := cmd.StdoutPipe()
 	if err != nil {

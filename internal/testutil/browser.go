@@ -81,6 +81,7 @@ func MustBrowser(tb testing.TB) *Browser {
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
 		"--host-resolver-rules=MAP * ~NOTFOUND", "--hide-scrollbars", "--remote-debugging-pipe",
 		"--user-data-dir="+tb.TempDir(), "about:blank")
+	cmd.Env = ChildEnv(tb)                          // where it leaves its singleton socket
 	cmd.ExtraFiles = []*os.File{toChrome, theirEnd} // fd 3, fd 4
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -537,7 +538,7 @@ func Lighthouse(tb testing.TB, srv PageServer, page string) LighthouseReport {
 	}
 	cmd := exec.CommandContext(ctx, node, cli, url, "--quiet", "--output=json", "--output-path=stdout",
 		"--only-categories=accessibility,best-practices,seo", "--chrome-flags="+strings.Join(flags, " "))
-	cmd.Env = append(os.Environ(), "CHROME_PATH="+chromium)
+	cmd.Env = append(ChildEnv(tb), "CHROME_PATH="+chromium)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
