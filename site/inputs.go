@@ -135,12 +135,13 @@ func (p *publication) readLists() error {
 
 // lostRecords reports whether a server to render has lost its published
 // file (a site build cleaned it, an operator deleted it): with the lists
-// unchanged every listed server was rendered before, and its record then
-// starts again from what the lists say.
+// unchanged every listed server was rendered before, and one never
+// checked is written again from what the lists say (a checked one's
+// record is lost: lost.go).
 // A stat per candidate, about a thousand a run.
 func (p *publication) lostRecords() bool {
 	for id := range p.cand {
-		if _, err := os.Stat(filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json")); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(p.serverFile(id)); errors.Is(err, os.ErrNotExist) {
 			return true
 		}
 	}
@@ -314,6 +315,12 @@ type records struct {
 	badges      [4]badge.Badge
 }
 
+// serverFile is the path of the published file of the server id: its
+// record.
+func (p *publication) serverFile(id string) string {
+	return filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json")
+}
+
 // loadSummary rebuilds a server's record from its published file, the
 // checks older than its history kept in olderPath, and nothing else: the
 // published file is the record, so an incremental run writes one file per
@@ -321,7 +328,7 @@ type records struct {
 // The records read are returned on error too.
 func (p *publication) loadSummary(id string) (*record.Summary, records, error) {
 	var rec records
-	path := filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json")
+	path := p.serverFile(id)
 	var b []byte
 	err := os.ErrNotExist // nothing is there in a directory written afresh
 	if _, fresh := p.w.afresh(path); !fresh {

@@ -238,26 +238,6 @@ func TestPublishReturningServerFiles(t *testing.T) {
 	}
 }
 
-// TestPublishLostServerFile: a server file that went missing while the
-// lists stayed the same (a site build cleaned the directory) is written
-// again with the server's address and listing from the ranked list, never
-// as a server with no address.
-func TestPublishLostServerFile(t *testing.T) {
-	t.Parallel()
-	f := newStandard(t)
-	f.MustPublish()
-	if err := os.Remove(filepath.Join(f.out, "servers", "alpha.json")); err != nil {
-		t.Fatal(err)
-	}
-	f.now = f.now.Add(time.Hour)
-	f.results(result(srvWorking, f.now.Add(-time.Minute), data.Working, ""))
-	f.MustPublish()
-	sf := readServerFile(t, f, "alpha")
-	if record.ValueOf(sf.URL) != srvWorking.URL || sf.Status != data.Working || sf.Rank != srvWorking.Rank {
-		t.Errorf("alpha written again as %s %q rank %d, want working at %s rank %d", sf.Status, record.ValueOf(sf.URL), sf.Rank, srvWorking.URL, srvWorking.Rank)
-	}
-}
-
 // TestPublishRelistedDaysListed: a server removed from the ranked list and
 // listed again has a later listed_at, and the days it was checked before
 // were listed days all the same: its daily series says so (older than the

@@ -127,14 +127,19 @@ func (p *publication) renderOne(i int) error {
 	r := &p.st.Rows[i]
 	id := r.ID
 	s, rec, err := p.loadSummary(id)
-	if err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &se) && !errors.As(err, &te) {
-			return err
-		}
-		p.log.Warn("published record corrupt; starting it afresh", "err", err)
-		s = nil
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case p.stats.Rebuilt && (errors.As(err, &se) || errors.As(err, &te)):
+		s = nil // made again from the history
+	case errors.As(err, &se):
+		return recordLost(id, p.serverFile(id), se)
+	case errors.As(err, &te):
+		return recordLost(id, p.serverFile(id), te)
+	case err != nil:
+		return err
+	case s == nil && r.LastCheck != 0 && !p.stats.Rebuilt:
+		return recordLost(id, p.serverFile(id), os.ErrNotExist)
 	}
 	loaded := s != nil
 	if !loaded {

@@ -3,7 +3,6 @@ package site
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"time"
 
 	"plug.directory/prober/data"
@@ -45,7 +44,7 @@ func (p *publication) recordPauses() error {
 // publishedPauseStart returns the start of the pause the published file
 // of id shows as lasting, if it does.
 func (p *publication) publishedPauseStart(id string) (time.Time, bool) {
-	b, err := os.ReadFile(filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json"))
+	b, err := os.ReadFile(p.serverFile(id))
 	if err != nil {
 		return time.Time{}, false
 	}

@@ -43,6 +43,9 @@ type Config struct {
 	// partsReadBack is the parts of index.json a publish reads back to find
 	// one missing or damaged (checkParts); 0 means 64.
 	partsReadBack int
+	// lostRead is the servers' published files a publish looks for
+	// beyond those it renders (findLost); 0 means lostRecordsRead.
+	lostRead int
 }
 
 // Validate reports a missing required field.
@@ -218,6 +221,16 @@ func (p *publication) run(ctx context.Context) error {
 		p.log.Warn("no index.json in the output; rebuilding the site", "out", p.cfg.OutDir)
 		st = nil
 	}
+	if st != nil {
+		why, err := rebuildRequested(p.cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			p.log.Warn("rebuilding the site, as the last publish asked", "why", why)
+			st = nil
+		}
+	}
 	if st == nil {
 		st, p.stats.Rebuilt = newStore(), true
 	}
@@ -279,6 +292,9 @@ func (p *publication) run(ctx context.Context) error {
 			p.cand[r.ID] = true
 		}
 	}
+	if !p.stats.Rebuilt {
+		p.findLost()
+	}
 	if p.servers == nil && p.lostRecords() {
 		// A server file went missing while the lists stayed the same: its
 		// address and listing come from the list, read once more.
@@ -312,6 +328,11 @@ func (p *publication) run(ctx context.Context) error {
 	}
 	p.phase("shared")
 	if err := p.carryUnpublished(); err != nil {
+		return err
+	}
+	if p.stats.Rebuilt {
+		p.w.removeAfter(rebuildPath(p.cfg.DataDir)) // done, once all of it is durable
+	} else if err := p.requestRebuild(); err != nil {
 		return err
 	}
 	// The record is moved into place after index.json, status.json and

@@ -30,7 +30,7 @@ func retiredPaths(dataDir, month, id string) (record, older string) {
 func (p *publication) retire(id string) error {
 	record, older := retiredPaths(p.cfg.DataDir, p.now.UTC().Format("2006-01"), id)
 	for _, mv := range [][2]string{
-		{filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json"), record},
+		{p.serverFile(id), record},
 		{olderPath(p.cfg.DataDir, id), older},
 	} {
 		if err := os.MkdirAll(filepath.Dir(mv[1]), 0o755); err != nil {

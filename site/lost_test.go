@@ -1,0 +1,141 @@
+package site
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"plug.directory/prober/data"
+)
+
+// TestPublishLostRecord: a checked server whose published file (its
+// record) is deleted from the output or damaged is never published afresh
+// as never checked. The publish that finds it leaves the server as it was
+// (its row in the index, its new result carried), names its file in the
+// log and in status.json, and asks the next publish to rebuild the site
+// from the history; the next publish does, and the server's files are then
+// the bytes of a site where nothing was lost. A file deleted from a server
+// with no new result is found by the window of files each publish looks
+// for.
+func TestPublishLostRecord(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, path string)
+		id     string
+		result bool   // alpha has a new result in the publish that finds it
+		want   string // in the error status.json gives the server
+	}{
+		{"deleted", func(t *testing.T, path string) { mustRemove(t, path) }, "alpha", true, "servers/alpha.json is missing"},
+		{"damaged", func(t *testing.T, path string) { cutShort(t, path) }, "alpha", true, "servers/alpha.json is damaged: unexpected end of JSON input"},
+		// bravo, checked daily, is not rendered again for hours but for
+		// the window.
+		{"deleted_not_checked_since", func(t *testing.T, path string) { mustRemove(t, path) }, srvKey.ID, false, "servers/bravo.json is missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f, ctl := newStandard(t), newStandard(t) // ctl: nothing lost
+			f.MustPublish()
+			ctl.MustPublish()
+			before := readServerFile(t, f, tc.id)
+			tc.damage(t, filepath.Join(f.out, "servers", tc.id+".json"))
+			for _, x := range []*fixture{f, ctl} {
+				// Without a result, a minute on: nothing else of alpha's
+				// changes, so the window of files looked for finds it.
+				x.now = x.now.Add(time.Minute)
+				if tc.result {
+					x.now = x.now.Add(time.Hour)
+					x.results(result(srvWorking, x.now.Add(-time.Minute), data.Working, ""))
+				}
+			}
+			var logs bytes.Buffer
+			cfg := f.config()
+			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			cfg.lostRead = 100 // every row of the fixture
+			st, err := Publish(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Rebuilt {
+				t.Fatal("the publish that found the record lost rebuilt already")
+			}
+			var found bool
+			for _, u := range st.Unpublished {
+				found = found || (u.ID == tc.id && errors.Is(u.Err, errRecordLost) && strings.Contains(u.Err.Error(), tc.want))
+			}
+			if !found {
+				t.Errorf("unpublished = %v, want %s's record named lost (%q)", st.Unpublished, tc.id, tc.want)
+			}
+			if !strings.Contains(logs.String(), "the next publish rebuilds the site from the history") {
+				t.Errorf("the log does not say the site is rebuilt next:\n%s", logs.String())
+			}
+			if b, err := os.ReadFile(filepath.Join(f.out, "status.json")); err != nil || !strings.Contains(string(b), tc.want) {
+				t.Errorf("status.json does not name %s's record lost (%q): %v\n%s", tc.id, tc.want, err, b)
+			}
+			idx, err := ReadIndex(f.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range idx.Rows {
+				if r.ID == tc.id && r.Status != before.Status {
+					t.Errorf("%s's row says %s after its record was lost, want %s as published", tc.id, r.Status, before.Status)
+				}
+			}
+			ctl.MustPublish()
+
+			f.now, ctl.now = f.now.Add(time.Minute), ctl.now.Add(time.Minute)
+			if st := f.MustPublish(); !st.Rebuilt {
+				t.Fatal("the publish after the record was found lost did not rebuild the site")
+			}
+			ctl.MustPublish()
+			if _, err := os.Stat(rebuildPath(f.dir)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the rebuild left its request: %v", err)
+			}
+			for _, rel := range serverSet(tc.id) {
+				got, err := os.ReadFile(filepath.Join(f.out, rel))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := os.ReadFile(filepath.Join(ctl.out, rel))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s after the rebuild differs from a site where nothing was lost:\n%s\nwant\n%s", rel, got, want)
+				}
+			}
+			if after := readServerFile(t, f, tc.id); len(after.History) < len(before.History) {
+				t.Errorf("%s has %d checks after the rebuild, %d before its record was lost", tc.id, len(after.History), len(before.History))
+			}
+			f.now = f.now.Add(time.Minute)
+			if st := f.MustPublish(); st.Rebuilt {
+				t.Error("the publish after the rebuild rebuilt again")
+			}
+		})
+	}
+}
+
+func mustRemove(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cutShort keeps the first half of the file at path.
+func cutShort(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
