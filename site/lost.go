@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -15,7 +16,10 @@ import (
 // checked and drop what it showed: the server is left as it was published
 // (its row, its pending results carried to the next publish), and the
 // next publish rebuilds the site from the history, which holds every
-// check the record was made of.
+// check the record was made of. A server's other files (its page, strip,
+// badges, feed) are written when they change: one missing is found by
+// the window of files each publish looks for (findLost) and written
+// again.
 
 // errRecordLost is the error of a server whose record is missing or
 // damaged.
@@ -25,12 +29,13 @@ var errRecordLost = errors.New("the next publish rebuilds the site from the hist
 // lost leaves to the next: the records lost, a line each.
 func rebuildPath(dataDir string) string { return filepath.Join(dataDir, "site", "rebuild") }
 
-// lostRecordsRead is how many of the servers' published files a publish
-// looks for beyond those it renders, a window that moves with the minute,
-// so that a file deleted from the output is found without waiting for its
-// server's next check: every file of 25,000 servers within some 25
-// minutes, of a million within some 17 hours. A stat each.
-const lostRecordsRead = 1024
+// filesLookedFor is how many servers' files a publish looks for beyond
+// those of the servers it renders, a window that moves with the minute,
+// so that a file deleted from the output (a site build cleaned it) is
+// found and written again without waiting for its server's next change:
+// every file of 25,000 servers within some 100 minutes, of a million
+// within some 3 days. Eight stats a server.
+const filesLookedFor = 256
 
 // rebuildRequested returns why the last publish asked for a rebuild, ""
 // when it did not.
@@ -59,26 +64,41 @@ func recordLost(id, path string, err error) error {
 	return fmt.Errorf("record of %s: %s %s; %w", id, path, what, errRecordLost)
 }
 
-// findLost makes candidates of the checked servers, in this minute's
-// window of lostRecordsRead rows, whose published file is missing: their
-// render finds the record lost.
+// findLost looks for the files of this minute's window of servers:
+// one whose record is missing is made a candidate, whose render finds the
+// record lost (or, never checked, writes it again from the lists); one
+// missing another file is made a candidate to repair, all its files
+// written again where they differ from what is there.
 func (p *publication) findLost() {
 	rows := p.st.Rows
-	n := min(p.cfg.lostRead, len(rows))
+	n := p.cfg.lookFor
 	if n == 0 {
-		n = min(lostRecordsRead, len(rows))
+		n = filesLookedFor
 	}
+	n = min(n, len(rows))
 	if n == 0 {
 		return
 	}
 	start := int(p.now.Unix() / 60 * int64(n) % int64(len(rows)))
 	for j := range n {
-		r := &rows[(start+j)%len(rows)]
-		if r.LastCheck == 0 || p.cand[r.ID] {
+		id := rows[(start+j)%len(rows)].ID
+		if p.cand[id] {
 			continue
 		}
-		if _, err := os.Stat(p.serverFile(r.ID)); errors.Is(err, os.ErrNotExist) {
-			p.cand[r.ID] = true
+		files := p.publishedFiles(id)
+		if p.cfg.NoHTML {
+			files = slices.Delete(files, 1, 2) // no page
+		}
+		for k, path := range files {
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			p.cand[id] = true
+			if k > 0 {
+				p.log.Warn("a server's file is missing; writing it again", "path", path)
+				p.repair[id] = true
+			}
+			break
 		}
 	}
 }

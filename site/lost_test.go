@@ -57,7 +57,7 @@ func TestPublishLostRecord(t *testing.T) {
 			var logs bytes.Buffer
 			cfg := f.config()
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-			cfg.lostRead = 100 // every row of the fixture
+			cfg.lookFor = 100 // every row of the fixture
 			st, err := Publish(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -137,5 +137,55 @@ func cutShort(t *testing.T, path string) {
 	}
 	if err := os.WriteFile(path, b[:len(b)/2], 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPublishMissingFileRepaired: a server's page, strip, feed or badge
+// deleted from the output, its server with nothing new, is found by the
+// window of files each publish looks for and written again, the bytes it
+// had, named in the log, without a rebuild; with a window of one server a
+// publish, within as many minutes as there are servers.
+func TestPublishMissingFileRepaired(t *testing.T) {
+	t.Parallel()
+	for _, rel := range serverSet(srvKey.ID)[1:] {
+		t.Run(filepath.Base(filepath.Dir(rel)), func(t *testing.T) {
+			t.Parallel()
+			f := newStandard(t)
+			f.MustPublish()
+			path := filepath.Join(f.out, rel)
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustRemove(t, path)
+			var logs bytes.Buffer
+			cfg := f.config()
+			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			cfg.lookFor = 1
+			servers := 7 // the standard fixture's
+			for m := 1; m <= servers; m++ {
+				f.now = f.now.Add(time.Minute)
+				st, err := Publish(context.Background(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Rebuilt || len(st.Unpublished) > 0 {
+					t.Fatalf("minute %d: rebuilt %v, unpublished %v", m, st.Rebuilt, st.Unpublished)
+				}
+				if _, err := os.Stat(path); err == nil {
+					break
+				}
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%s not written again within %d minutes: %v", rel, servers, err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s written again as\n%s\nwant\n%s", rel, got, want)
+			}
+			if !strings.Contains(logs.String(), "a server's file is missing; writing it again") || !strings.Contains(logs.String(), rel) {
+				t.Errorf("the log does not name %s:\n%s", rel, logs.String())
+			}
+		})
 	}
 }

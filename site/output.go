@@ -199,7 +199,10 @@ func (p *publication) renderOne(i int) error {
 	// look at the old one; one whose old bytes are not known is read back.
 	// A record brought back from retirement (rec.file nil) had its badges
 	// and feed removed with the server: they are not as published.
-	shown := loaded && !p.stats.Rebuilt && rec.file != nil
+	shown := loaded && !p.stats.Rebuilt && rec.file != nil && !p.repair[id]
+	if p.repair[id] { // a file of its is missing: each is compared with what is there
+		r.HTMLSum, r.StripSum = 0, 0
+	}
 	put := p.w.put
 	if shown {
 		put = func(path string, b []byte) (bool, error) { return true, p.w.write(path, b) }
@@ -285,23 +288,23 @@ func (p *publication) removeServer(id string) error {
 	if err := p.retire(id); err != nil {
 		return err
 	}
-	rel := filepath.FromSlash(id)
-	for _, path := range []string{
-		filepath.Join(p.cfg.OutDir, "servers", rel+".json"),
-		filepath.Join(p.cfg.OutDir, "servers", rel+".html"),
-		filepath.Join(p.cfg.OutDir, "badges", rel+".json"),
-		filepath.Join(p.cfg.OutDir, "badges-uptime", rel+".json"),
-		filepath.Join(p.cfg.OutDir, "badges-latency", rel+".json"),
-		filepath.Join(p.cfg.OutDir, "badges-certificate", rel+".json"),
-		filepath.Join(p.cfg.OutDir, strip.Dir, rel+".svg"),
-		filepath.Join(p.cfg.OutDir, "feeds", rel+".atom"),
-		olderPath(p.cfg.DataDir, id),
-	} {
+	for _, path := range append(p.publishedFiles(id), olderPath(p.cfg.DataDir, id)) {
 		if err := p.w.remove(path); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// publishedFiles are the paths of the files of the server id in the
+// output: its record (serverFile), its page, badges, strip and feed.
+func (p *publication) publishedFiles(id string) []string {
+	out, rel := p.cfg.OutDir, filepath.FromSlash(id)
+	files := []string{p.serverFile(id), filepath.Join(out, "servers", rel+".html")}
+	for _, d := range badge.Dirs {
+		files = append(files, filepath.Join(out, d, rel+".json"))
+	}
+	return append(files, filepath.Join(out, strip.Dir, rel+".svg"), filepath.Join(out, "feeds", rel+".atom"))
 }
 
 // serverDirs are the directories of the output that hold a file of each

@@ -43,9 +43,9 @@ type Config struct {
 	// partsReadBack is the parts of index.json a publish reads back to find
 	// one missing or damaged (checkParts); 0 means 64.
 	partsReadBack int
-	// lostRead is the servers' published files a publish looks for
-	// beyond those it renders (findLost); 0 means lostRecordsRead.
-	lostRead int
+	// lookFor is the servers whose files a publish looks for
+	// beyond those it renders (findLost); 0 means filesLookedFor.
+	lookFor int
 }
 
 // Validate reports a missing required field.
@@ -146,7 +146,7 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 		return Stats{}, err
 	}
 	defer unlock()
-	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: cfg.writer(), cand: map[string]bool{}, feedNew: map[string][]feed.Entry{}, pending: map[string][]data.Result{}}
+	p := &publication{cfg: cfg, log: cfg.logger(), now: cfg.now(), w: cfg.writer(), cand: map[string]bool{}, repair: map[string]bool{}, feedNew: map[string][]feed.Entry{}, pending: map[string][]data.Result{}}
 	_, err = os.Stat(unfinishedPath(cfg.DataDir))
 	p.killedBefore = err == nil
 	if n, err := beginPublish(cfg.DataDir, cfg.OutDir); err != nil {
@@ -188,6 +188,7 @@ type publication struct {
 
 	servers      map[string]data.Server // the ranked list, when it was read this run
 	forceLists   bool                   // read the lists although they did not change (lostRecords)
+	repair       map[string]bool        // servers a file of which is missing (findLost): all written again
 	sharedWith   map[string][]string    // with servers: the others at each shared address (data.SharedAddresses)
 	states       map[string]data.State  // the data package's states, when rebuilding
 	cand         map[string]bool        // ids to render
