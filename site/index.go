@@ -265,7 +265,7 @@ func (p *publication) checkParts(spans []partSpan) {
 		n = partsReadBack
 	}
 	n = min(n, len(spans))
-	start := int(p.now.Unix() / 60 * int64(n) % int64(len(spans)))
+	start := window(p.now, n, len(spans))
 	for j := range n {
 		s := &spans[(start+j)%len(spans)]
 		if s.dirty || s.sum == 0 {

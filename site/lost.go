@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // A server's published file is its record (loadSummary): its checks, its
@@ -36,6 +37,10 @@ func rebuildPath(dataDir string) string { return filepath.Join(dataDir, "site", 
 // every file of 25,000 servers within some 100 minutes, of a million
 // within some 3 days. Eight stats a server.
 const filesLookedFor = 256
+
+// window returns the first of the n of all things (rows, parts) a
+// publish at now looks at, from where the last minute's stopped.
+func window(now time.Time, n, all int) int { return int(now.Unix() / 60 * int64(n) % int64(all)) }
 
 // rebuildRequested returns why the last publish asked for a rebuild, ""
 // when it did not.
@@ -79,7 +84,7 @@ func (p *publication) findLost() {
 	if n == 0 {
 		return
 	}
-	start := int(p.now.Unix() / 60 * int64(n) % int64(len(rows)))
+	start := window(p.now, n, len(rows))
 	for j := range n {
 		id := rows[(start+j)%len(rows)].ID
 		if p.cand[id] {
