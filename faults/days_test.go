@@ -153,7 +153,7 @@ func TestDaysOfMinutes(t *testing.T) {
 		}
 	}
 	t.Logf("the output: %v", outFiles)
-	if _, bad, err := history.LoadStates(dir); err != nil || len(bad) > 0 {
+	if _, bad, err := history.LoadStates(dir, minute0); err != nil || len(bad) > 0 {
 		t.Errorf("the state after %s: %v %v", length, err, bad)
 	}
 	t.Logf("files after %s of minutes: %v", length, count)

@@ -93,11 +93,11 @@ func MustBase(tb testing.TB) *base {
 			}
 		}
 		j.Close()
-		if _, err := history.Fold(b.dir(), slog.New(slog.DiscardHandler)); err != nil {
+		if _, err := history.Fold(b.dir(), minute0, slog.New(slog.DiscardHandler)); err != nil {
 			tb.Fatal(err)
 		}
 		if r == 1 {
-			if _, err := history.RebuildState(b.dir()); err != nil {
+			if _, err := history.RebuildState(b.dir(), minute0); err != nil {
 				tb.Fatal(err)
 			}
 			os.RemoveAll(data.Dir(b.dir()).Damaged())
@@ -116,7 +116,7 @@ func MustBase(tb testing.TB) *base {
 	if _, err := b.publish(b.dir()); err != nil {
 		tb.Fatal(err)
 	}
-	states, bad, err := history.LoadStates(b.dir())
+	states, bad, err := history.LoadStates(b.dir(), minute0)
 	if err != nil || len(bad) > 0 {
 		tb.Fatal(err, bad)
 	}
@@ -155,7 +155,7 @@ func (b *base) plan(dir string, minute time.Time) error {
 	p := planner.Planner{Now: func() time.Time { return minute.Add(-30 * time.Second) }, Logger: slog.New(slog.DiscardHandler)}
 	rep, err := p.Plan(minute, planner.Input{Servers: b.servers,
 		StatesOf: func(ids []string) (map[string]data.State, error) {
-			states, _, err := history.LoadStatesOf(dir, ids)
+			states, _, err := history.LoadStatesOf(dir, ids, minute0)
 			return states, err
 		}}, l)
 	if err != nil {
@@ -287,13 +287,13 @@ func TestFlippedByte(t *testing.T) {
 					// blocks: what it reads is intact or rebuilt, damage
 					// it passes over is left to the read of every state.
 					ids := []string{b.servers[0].ID, b.servers[7].ID}
-					some, _, err := history.LoadStatesOf(dir, ids)
+					some, _, err := history.LoadStatesOf(dir, ids, minute0)
 					if err != nil || len(some) != len(ids) || !reflect.DeepEqual(some[ids[0]], b.states[ids[0]]) || !reflect.DeepEqual(some[ids[1]], b.states[ids[1]]) {
 						t.Fatalf("%s: states of %v: %v %v; want those before", what, ids, some, err)
 					}
 				}
 				start := time.Now()
-				states, bad, err := history.LoadStates(dir)
+				states, bad, err := history.LoadStates(dir, minute0)
 				if d := time.Since(start); d > worst {
 					worst = d
 				}

@@ -74,7 +74,7 @@ func mustHistory(tb testing.TB) *historyFixture {
 			h.checks++
 		}
 		j.Close()
-		if _, err := history.Fold(h.dir(), slog.New(slog.DiscardHandler)); err != nil {
+		if _, err := history.Fold(h.dir(), minute0, slog.New(slog.DiscardHandler)); err != nil {
 			tb.Fatal(err)
 		}
 		h.minutes["part-"+name+".parquet"] = []string{at.Format("15:04")}
@@ -176,7 +176,7 @@ func TestDamagedHistory(t *testing.T) {
 				}
 				switch tc.after {
 				case "scrub":
-					if _, err := history.Scrub(dir, slog.New(slog.DiscardHandler)); err != nil {
+					if _, err := history.Scrub(dir, minute0, slog.New(slog.DiscardHandler)); err != nil {
 						t.Fatalf("%sscrub: %v", what, err)
 					}
 				case "rebuild":

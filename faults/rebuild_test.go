@@ -106,7 +106,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 			os.WriteFile(paused, nil, 0o644)
 		}
 		if h%4 != 1 { // every fourth run is killed before its fold: the next one folds it
-			if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+			if _, err := history.Fold(dir, minute0, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}
 			if err := runner.CompactHistory(dir, at.Add(time.Minute), slog.New(slog.DiscardHandler)); err != nil {
@@ -121,7 +121,7 @@ func TestRebuildEqualsIncremental(t *testing.T) {
 				body, _ := os.ReadFile(p)
 				body[4+h%(pagesEnd(t, body)-4)] ^= 0x10
 				os.WriteFile(p, body, 0o644)
-				if st, err := history.Scrub(dir, slog.New(slog.DiscardHandler)); err != nil || len(st.Repaired) != 1 {
+				if st, err := history.Scrub(dir, minute0, slog.New(slog.DiscardHandler)); err != nil || len(st.Repaired) != 1 {
 					t.Fatalf("scrub after a flip in %s: %+v %v", p, st, err)
 				}
 			}

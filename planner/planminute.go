@@ -185,7 +185,7 @@ func PlanMinute(ctx context.Context, cfg Config) (Summary, error) {
 		NeverPlanned:   neverPlanned,
 		FirstCheckSoon: cfg.FirstCheckSoon,
 		StatesOf: func(ids []string) (map[string]data.State, error) {
-			return loadStates(cfg.Data, ids, logger)
+			return loadStates(cfg.Data, ids, cfg.Time(), logger)
 		},
 	}, in.ledger)
 	if err != nil {
@@ -274,10 +274,10 @@ func logUnmatched(name string, unmatched []lists.PausedEntry, logger *slog.Logge
 // last good one; with none it is an error. The same bad rows are logged
 // once a day (lists.ListRowsToSay), not every minute. Servers whose address cannot be
 // checked are listed (the site shows them not_checkable) but not planned.
-func ReadServers(path string, guard lists.ListGuard, logger *slog.Logger) ([]data.Server, error) {
+func ReadServers(path string, guard lists.ListGuard, now time.Time, logger *slog.Logger) ([]data.Server, error) {
 	servers, bad, stale, err := guard.Read(path)
 	sum := lists.SummarizeRows(path, servers, bad)
-	if lists.ListRowsToSay(guard.Dir, bad, sum, time.Now()) { // once a day while they stay
+	if lists.ListRowsToSay(guard.Dir, bad, sum, now) { // once a day while they stay
 		for _, b := range bad {
 			logger.Warn("bad row of the ranked list", "err", b)
 		}
@@ -308,7 +308,7 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 	errs := make([]error, 3)
 	wg.Go(func() {
 		t := time.Now()
-		in.servers, errs[0] = ReadServers(cfg.Servers, lists.ListGuard{Dir: cfg.Data, Accept: cfg.AcceptShrink}, logger)
+		in.servers, errs[0] = ReadServers(cfg.Servers, lists.ListGuard{Dir: cfg.Data, Accept: cfg.AcceptShrink}, cfg.Time(), logger)
 		logger.Info("read ranked list", "took", time.Since(t))
 	})
 	wg.Go(func() {
@@ -329,11 +329,12 @@ func load(ctx context.Context, cfg Config, logger *slog.Logger) (inputs, error) 
 	return in, errors.Join(errs...)
 }
 
-// loadStates reads the states of the servers of ids (nil: every one),
-// logging each bad journal line.
-func loadStates(dir string, ids []string, logger *slog.Logger) (map[string]data.State, error) {
+// loadStates reads the states of the servers of ids (nil: every one) at
+// now (the time of a state set aside when damaged), logging each bad
+// journal line.
+func loadStates(dir string, ids []string, now time.Time, logger *slog.Logger) (map[string]data.State, error) {
 	t := time.Now()
-	states, bad, err := history.LoadStatesOf(dir, ids)
+	states, bad, err := history.LoadStatesOf(dir, ids, now)
 	logger.Info("load states", "took", time.Since(t), "states", len(states))
 	for _, b := range bad {
 		logger.Warn("skipped a bad result", "err", b)

@@ -7,9 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"plug.directory/prober/data/lists"
 )
+
+// testNow is the time the tests fold, scrub and load states at: when a
+// damaged file is set aside, its name and age are of this clock.
+var testNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 // TestReadServersSummaryLevel: the line counting the servers not checkable
 // is a warning when rows are bad, and information when the list only names
@@ -32,7 +37,7 @@ func TestReadServersSummaryLevel(t *testing.T) {
 			}
 			var log bytes.Buffer
 			logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			if _, err := ReadServers(path, lists.ListGuard{}, logger); err != nil {
+			if _, err := ReadServers(path, lists.ListGuard{}, testNow, logger); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(log.String(), tc.want) {

@@ -155,7 +155,7 @@ func TestCrash(t *testing.T) {
 		}
 	}
 	// The next run folds what the killed ones left.
-	if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := history.Fold(dir, minute0, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	parts, err := filepath.Glob(filepath.Join(data.Dir(dir).Results(), "*", "*.parquet"))

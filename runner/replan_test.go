@@ -75,7 +75,7 @@ func TestKilledRunReplanned(t *testing.T) {
 
 	// A check may be journaled and killed before it said so: what is done
 	// is what the journal holds.
-	states, bad, err := history.LoadStates(dir)
+	states, bad, err := history.LoadStates(dir, minute0)
 	if err != nil || len(bad) > 0 {
 		t.Fatalf("load states: %v %v", err, bad)
 	}

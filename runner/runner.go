@@ -49,7 +49,7 @@ type Config struct {
 	PID         int           // names the journal and the minute marker; 0 means os.Getpid()
 
 	// Fold folds the journals at the end of the run; nil means history.Fold.
-	Fold func(dir string, logger *slog.Logger) (history.FoldStats, error)
+	Fold func(dir string, now time.Time, logger *slog.Logger) (history.FoldStats, error)
 	// Compact then compacts the history as of now; nil means
 	// CompactHistory.
 	Compact func(dir string, now time.Time, logger *slog.Logger) error
@@ -74,7 +74,7 @@ func CompactHistory(dir string, now time.Time, logger *slog.Logger) error {
 	// A file of the history and its second copy a minute, and up to
 	// history.ScrubBytes more, in turn: a damaged one is restored before a
 	// reader needs it, at a cost that does not grow with the history.
-	_, err := history.Scrub(dir, logger)
+	_, err := history.Scrub(dir, now, logger)
 	return err
 }
 
@@ -204,7 +204,7 @@ func Run(ctx context.Context, cfg Config, minute time.Time) (Summary, error) {
 	}
 	// Fold even when stopping: what this run journaled is durable either
 	// way, and folding now spares the next run the work.
-	st, err := cfg.Fold(cfg.Dir, cfg.Logger)
+	st, err := cfg.Fold(cfg.Dir, cfg.Clock.Now(), cfg.Logger)
 	sum.Fold = st
 	if err != nil {
 		return sum, fmt.Errorf("run minute %s: %w", minute.Format("2006-01-02 15:04"), err)

@@ -71,14 +71,16 @@ func planned(id, host string, at time.Time) data.PlannedCheck {
 
 // noFold leaves the journals for the test to read: Parquet's zstd encoders
 // are pooled across goroutines, which a synctest bubble does not allow.
-func noFold(string, *slog.Logger) (history.FoldStats, error) { return history.FoldStats{}, nil }
+func noFold(string, time.Time, *slog.Logger) (history.FoldStats, error) {
+	return history.FoldStats{}, nil
+}
 
 func noCompact(string, time.Time, *slog.Logger) error { return nil }
 
 // MustHistory folds and returns every result.
 func MustHistory(tb testing.TB, dir string) []data.Result {
 	tb.Helper()
-	if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := history.Fold(dir, minute0, slog.New(slog.DiscardHandler)); err != nil {
 		tb.Fatal(err)
 	}
 	return MustJournaled(tb, dir)
@@ -470,7 +472,7 @@ func TestRunCompactsPastDays(t *testing.T) {
 		}
 		j.Close()
 	}
-	if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := history.Fold(dir, minute0, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	MustPlan(t, dir, minute0, planned("s1", "h.lab.test", minute0))

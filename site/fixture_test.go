@@ -164,7 +164,7 @@ func (f *fixture) results(rs ...data.Result) {
 // fold folds the finished journals into Parquet, as a run does.
 func (f *fixture) fold() {
 	f.tb.Helper()
-	if _, err := history.Fold(f.dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := history.Fold(f.dir, f.now, slog.New(slog.DiscardHandler)); err != nil {
 		f.tb.Fatal(err)
 	}
 }

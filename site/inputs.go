@@ -265,7 +265,7 @@ func (p *publication) readResults() error {
 			// Set aside, so reported once, and restored from its second
 			// copy when that reads, of which the rows taken before the
 			// damage are skipped.
-			restored, rerr := history.RecoverParquet(p.cfg.DataDir, part, err)
+			restored, rerr := history.RecoverParquet(p.cfg.DataDir, part, err, p.now)
 			p.bad(rerr)
 			if !restored {
 				continue

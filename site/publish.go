@@ -245,7 +245,7 @@ func (p *publication) run(ctx context.Context) error {
 		return err
 	}
 	if p.stats.Rebuilt {
-		states, bad, err := history.LoadStates(p.cfg.DataDir)
+		states, bad, err := history.LoadStates(p.cfg.DataDir, p.now)
 		for _, b := range bad {
 			p.bad(b)
 		}

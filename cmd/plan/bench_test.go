@@ -123,7 +123,7 @@ func mustFold(b testing.TB, dir, name string, results []data.Result) {
 	if err := errors.Join(w.Flush(), f.Close()); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := history.Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := history.Fold(dir, testNow, slog.New(slog.DiscardHandler)); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -214,7 +214,7 @@ func BenchmarkPlanMinute(b *testing.B) {
 		b.Run(fmt.Sprintf("load_states/%d", n), func(b *testing.B) {
 			cpu := cpuTime()
 			for b.Loop() {
-				if _, _, err := history.LoadStates(cfg.Data); err != nil {
+				if _, _, err := history.LoadStates(cfg.Data, testNow); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -32,7 +32,7 @@ func runRebuildState(_ context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	logger := cli.Logger(stderr, slog.LevelWarn, slog.LevelInfo, verbose)
-	st, err := history.RebuildState(dir)
+	st, err := history.RebuildState(dir, time.Now())
 	for _, b := range st.Bad {
 		logger.Warn("skipped a history file", "err", b)
 	}

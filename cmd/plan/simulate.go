@@ -77,7 +77,7 @@ func simulate(ctx context.Context, cfg simConfig, stdout io.Writer, logger *slog
 	if _, err := os.Stat(data.Dir(cfg.Data).Ledger()); err == nil {
 		return fmt.Errorf("simulate: %s already holds a ledger: simulate into an empty data directory", cfg.Data)
 	}
-	all, err := planner.ReadServers(cfg.Servers, lists.ListGuard{}, logger)
+	all, err := planner.ReadServers(cfg.Servers, lists.ListGuard{}, cfg.clock().Time(), logger)
 	if err != nil {
 		return err
 	}

@@ -147,7 +147,7 @@ func Compact(dir string, before time.Time, logger *slog.Logger) (CompactStats, e
 		if len(files) < 2 && len(tmps) == 0 {
 			continue
 		}
-		if err := compactDay(pdir, 0, &st, logger); err != nil {
+		if err := compactDay(pdir, 0, before, &st, logger); err != nil {
 			return st, err
 		}
 	}
@@ -183,7 +183,7 @@ func CompactParts(dir string, day time.Time, minParts int, logger *slog.Logger) 
 		return st, err
 	}
 	defer unlock()
-	if err := compactDay(pdir, max(minParts, 2), &st, logger); err != nil {
+	if err := compactDay(pdir, max(minParts, 2), day, &st, logger); err != nil {
 		return st, err
 	}
 	if st.Days > 0 {
@@ -194,7 +194,7 @@ func CompactParts(dir string, day time.Time, minParts int, logger *slog.Logger) 
 
 // compactDay compacts one day's partition: every live file, or with
 // minParts > 0 only its parts, and only when there are at least minParts.
-func compactDay(pdir string, minParts int, st *CompactStats, logger *slog.Logger) error {
+func compactDay(pdir string, minParts int, now time.Time, st *CompactStats, logger *slog.Logger) error {
 	// Temporary files of writes that a crash cut short: no one else writes
 	// here while the fold lock is held.
 	tmps, _ := filepath.Glob(filepath.Join(pdir, ".*.tmp-*"))
@@ -232,7 +232,7 @@ func compactDay(pdir string, minParts int, st *CompactStats, logger *slog.Logger
 			// A damaged file is set aside and restored from its second
 			// copy, or, when that is damaged too, left out: the day is not
 			// merged again with it, nor the file reported every minute.
-			f, size, err = recoverInput(dataDir, path, err, st, logger)
+			f, size, err = recoverInput(dataDir, path, err, now, st, logger)
 			if err != nil {
 				continue
 			}
@@ -248,7 +248,7 @@ func compactDay(pdir string, minParts int, st *CompactStats, logger *slog.Logger
 			// or left out, and the day merged again: nothing was replaced
 			// yet.
 			inputs[bad].Close()
-			f, size, rerr := recoverInput(dataDir, inputs[bad].Name(), err, st, logger)
+			f, size, rerr := recoverInput(dataDir, inputs[bad].Name(), err, now, st, logger)
 			if rerr == nil {
 				inputs[bad], sizes[bad] = f, size
 				continue
@@ -313,8 +313,8 @@ func removeSupersededReplicas(dataDir, pdir string, merged map[string]bool) erro
 // recoverInput restores the damaged input path of a compaction from its
 // second copy and opens it again; a file that cannot be restored is named
 // in st and the error returned.
-func recoverInput(dataDir, path string, cause error, st *CompactStats, logger *slog.Logger) (*os.File, int64, error) {
-	restored, err := recoverParquet(dataDir, path, cause)
+func recoverInput(dataDir, path string, cause error, now time.Time, st *CompactStats, logger *slog.Logger) (*os.File, int64, error) {
+	restored, err := recoverParquet(dataDir, path, cause, now)
 	if errors.Is(cause, durable.ErrDamaged) {
 		st.Recovered = append(st.Recovered, err)
 	}

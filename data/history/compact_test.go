@@ -31,7 +31,7 @@ func MustFoldRuns(tb testing.TB, dir, prefix string, at time.Time, n, k int) {
 		}
 		spooltest.MustJournal(tb, dir, fmt.Sprintf("%s-%d", prefix, i), rs...).Close()
 	}
-	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -178,7 +178,7 @@ func TestCompactCrashes(t *testing.T) {
 		// after its part was merged and removed: folding it again must not
 		// write its rows a second time.
 		spooltest.MustJournal(t, dir, "run-0", rs...).Close()
-		st, err := Fold(dir, slog.New(slog.DiscardHandler))
+		st, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +296,7 @@ func TestFoldRemovesStaleNewJournal(t *testing.T) {
 	os.WriteFile(stale, nil, 0o644)
 	j := spooltest.MustJournal(t, dir, "run-live")
 	defer j.Close()
-	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {

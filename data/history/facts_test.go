@@ -37,7 +37,7 @@ func TestHistoryFacts(t *testing.T) {
 	lab.KeyInfo = "https://lab.example/.well-known/oauth-protected-resource"
 	none := datatest.NewResult("none", datatest.T0.Add(2*time.Second), data.NotCheckable)
 	spooltest.MustJournal(t, dir, "run-1", full, lab, none).Close()
-	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	rs, bad, err := ReadHistory(dir, datatest.T0, datatest.T0)

@@ -39,7 +39,7 @@ func mustStates(b *testing.B, n int) string {
 func BenchmarkLoadStates(b *testing.B) {
 	dir := mustStates(b, *benchStates)
 	for b.Loop() {
-		if _, _, err := LoadStates(dir); err != nil {
+		if _, _, err := LoadStates(dir, datatest.T0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -54,7 +54,7 @@ func BenchmarkLoadStatesOf(b *testing.B) {
 		ids = append(ids, fmt.Sprintf("srv-%07d", i))
 	}
 	for b.Loop() {
-		m, _, err := LoadStatesOf(dir, ids)
+		m, _, err := LoadStatesOf(dir, ids, datatest.T0)
 		if err != nil || len(m) != len(ids) {
 			b.Fatal(len(m), err)
 		}
@@ -94,7 +94,7 @@ func BenchmarkFoldMinute(b *testing.B) {
 		j.Close()
 		run++
 		b.StartTimer()
-		if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+		if _, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -121,7 +121,7 @@ func BenchmarkRebuildState(b *testing.B) {
 		stop := make(chan struct{})
 		peak := testutil.SamplePeak("/memory/classes/heap/objects:bytes", stop) // live or not yet swept
 		b.StartTimer()
-		st, err := RebuildState(dir)
+		st, err := RebuildState(dir, datatest.T0)
 		b.StopTimer()
 		close(stop)
 		if err != nil || st.States != *benchStates {

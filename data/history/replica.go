@@ -109,7 +109,7 @@ func minutesOf(path string) []string {
 // Any other cause is returned as it is. It takes the fold lock, so it never
 // races a fold or a compaction; a file that went meanwhile (merged) is
 // left to the reader's next listing.
-func RecoverParquet(dir, path string, cause error) (restored bool, err error) {
+func RecoverParquet(dir, path string, cause error, now time.Time) (restored bool, err error) {
 	if !errors.Is(cause, durable.ErrDamaged) {
 		return false, cause
 	}
@@ -127,16 +127,15 @@ func RecoverParquet(dir, path string, cause error) (restored bool, err error) {
 	if !errors.Is(err, durable.ErrDamaged) {
 		return false, cause // merged meanwhile: gone
 	}
-	return recoverParquet(dir, path, cause)
+	return recoverParquet(dir, path, cause, now)
 }
 
 // recoverParquet is RecoverParquet with the fold lock held, also of a
 // history file that is missing (nothing to set aside then).
-func recoverParquet(dir, path string, cause error) (bool, error) {
+func recoverParquet(dir, path string, cause error, now time.Time) (bool, error) {
 	if !errors.Is(cause, durable.ErrDamaged) {
 		return false, cause
 	}
-	now := time.Now()
 	rel, _ := filepath.Rel(dir, path)
 	second := replicaOf(dir, path)
 	h := HistoryDamage{At: now.UTC(), File: filepath.ToSlash(rel), Day: data.DayOf(filepath.Dir(path)), Err: cause.Error()}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/datatest"
 	"plug.directory/prober/data/spool/spooltest"
 	"plug.directory/prober/internal/durable"
 )
@@ -105,7 +106,7 @@ func BenchmarkScrub(b *testing.B) {
 	var st ScrubStats
 	var err error
 	for b.Loop() {
-		if st, err = Scrub(dir, slog.New(slog.DiscardHandler)); err != nil {
+		if st, err = Scrub(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 			b.Fatal(err)
 		}
 	}

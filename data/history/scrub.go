@@ -53,12 +53,12 @@ func scrubCursorPath(dir string) string {
 // RecoverParquet); a damaged or missing second copy is written again from
 // its file; a history file missing while its second copy is there, and no
 // compacted file merged it, is put back. It takes the fold lock.
-func Scrub(dir string, logger *slog.Logger) (ScrubStats, error) {
-	return scrub(dir, ScrubBytes, logger)
+func Scrub(dir string, now time.Time, logger *slog.Logger) (ScrubStats, error) {
+	return scrub(dir, ScrubBytes, now, logger)
 }
 
 // scrub is Scrub reading up to budget bytes a call, beyond its first file.
-func scrub(dir string, budget int64, logger *slog.Logger) (ScrubStats, error) {
+func scrub(dir string, budget int64, now time.Time, logger *slog.Logger) (ScrubStats, error) {
 	start := time.Now()
 	var st ScrubStats
 	unlock, err := durable.LockFile(data.Dir(dir).FoldLock())
@@ -87,7 +87,7 @@ func scrub(dir string, budget int64, logger *slog.Logger) (ScrubStats, error) {
 			i, st.Wrapped = 0, true
 		}
 		rel := rels[i]
-		if err := scrubOne(dir, rel, &st, logger); err != nil {
+		if err := scrubOne(dir, rel, now, &st, logger); err != nil {
 			return st, err
 		}
 		st.Bytes += sizes[i]
@@ -145,7 +145,7 @@ func scrubList(dir string) (rels []string, sizes []int64, err error) {
 
 // scrubOne verifies the history file rel and its second copy, and repairs
 // what it can.
-func scrubOne(dir, rel string, st *ScrubStats, logger *slog.Logger) error {
+func scrubOne(dir, rel string, now time.Time, st *ScrubStats, logger *slog.Logger) error {
 	path, second := filepath.Join(data.Dir(dir).Results(), rel), filepath.Join(data.Dir(dir).Replica(), rel)
 	perr := verifyFile(path, st)
 	if errors.Is(perr, os.ErrNotExist) {
@@ -159,7 +159,7 @@ func scrubOne(dir, rel string, st *ScrubStats, logger *slog.Logger) error {
 		perr = fmt.Errorf("read parquet %s: %w: missing while its second copy is there", path, durable.DamagedError("history file is missing"))
 	}
 	if errors.Is(perr, durable.ErrDamaged) {
-		restored, err := recoverParquet(dir, path, perr)
+		restored, err := recoverParquet(dir, path, perr, now)
 		st.Repaired = append(st.Repaired, err)
 		if restored {
 			logger.Warn("restored a damaged history file from its second copy", "err", err)
@@ -177,7 +177,7 @@ func scrubOne(dir, rel string, st *ScrubStats, logger *slog.Logger) error {
 		return nil
 	}
 	if errors.Is(serr, durable.ErrDamaged) {
-		aside, err := setAside(dir, second, time.Now())
+		aside, err := setAside(dir, second, now)
 		if err != nil {
 			return fmt.Errorf("scrub: %w", err)
 		}

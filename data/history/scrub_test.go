@@ -1,6 +1,7 @@
 package history
 
 import (
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -78,14 +79,30 @@ func TestScrub(t *testing.T) {
 				}
 			}
 			// Whole before the damage: a round finds nothing to do.
-			st, err := Scrub(dir, slog.New(slog.DiscardHandler))
+			st, err := Scrub(dir, datatest.T0, slog.New(slog.DiscardHandler))
 			if err != nil || !st.Wrapped || len(st.Repaired) != 0 || st.Copied != 0 {
 				t.Fatalf("scrub of a whole history: %+v %v", st, err)
 			}
 			tt.damage(dir)
-			st, err = Scrub(dir, slog.New(slog.DiscardHandler))
+			// Found 40 days on by the run's clock, not the wall's: what is
+			// set aside, and the record of damage, say that day.
+			found := datatest.T0.AddDate(0, 0, 40)
+			st, err = Scrub(dir, found, slog.New(slog.DiscardHandler))
 			if err != nil || !st.Wrapped {
 				t.Fatalf("scrub: %+v %v", st, err)
+			}
+			asides := 0
+			filepath.WalkDir(data.Dir(dir).Damaged(), func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && p != data.Dir(dir).HistoryDamage() {
+					asides++
+					if !strings.HasSuffix(p, "."+found.Format(asideLayout)) {
+						t.Errorf("set aside as %s, want it named for %v, when the scrub found it", p, found)
+					}
+				}
+				return nil
+			})
+			if want := tt.name != "part_missing"; (asides > 0) != want {
+				t.Errorf("%d files set aside, want some %v", asides, want)
 			}
 			if (st.Copied > 0) != tt.wantCopy {
 				t.Errorf("copies written %d, want some %v", st.Copied, tt.wantCopy)
@@ -99,6 +116,8 @@ func TestScrub(t *testing.T) {
 				t.Errorf("damage recorded %+v, want none: the history file was whole", damages)
 			case !tt.wantCopy && (len(damages) != 1 || len(st.Repaired) != 1):
 				t.Errorf("damage recorded %+v, repaired %v; want 1", damages, st.Repaired)
+			case !tt.wantCopy && !damages[0].At.Equal(found):
+				t.Errorf("damage %+v recorded at %v, want %v, when the scrub found it", damages[0], damages[0].At, found)
 			case tt.wantLost == "" && !tt.wantCopy && !damages[0].Restored:
 				t.Errorf("damage %+v: want it restored", damages[0])
 			case tt.wantLost != "" && (damages[0].Restored || !strings.Contains(damages[0].Lost(), tt.wantLost) || !strings.Contains(st.Repaired[0].Error(), tt.wantLost)):
@@ -108,7 +127,7 @@ func TestScrub(t *testing.T) {
 				t.Errorf("history has %d rows, want %d", n, tt.wantRows)
 			}
 			// Repaired: the next round reads every file whole.
-			st, err = Scrub(dir, slog.New(slog.DiscardHandler))
+			st, err = Scrub(dir, datatest.T0, slog.New(slog.DiscardHandler))
 			if err != nil || len(st.Repaired) != 0 || st.Copied != 0 {
 				t.Errorf("second scrub: %+v %v; want nothing to repair", st, err)
 			}
@@ -132,7 +151,7 @@ func TestScrubBounded(t *testing.T) {
 	}
 	// A minimum of one byte: one file and its copy a call.
 	for call := range 7 {
-		st, err := scrub(dir, 1, slog.New(slog.DiscardHandler))
+		st, err := scrub(dir, 1, datatest.T0, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +165,7 @@ func TestScrubBounded(t *testing.T) {
 		}
 	}
 	// The production minimum is larger than this history: one call reads it all.
-	if st, err := Scrub(dir, slog.New(slog.DiscardHandler)); err != nil || st.Files != 12 || !st.Wrapped {
+	if st, err := Scrub(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil || st.Files != 12 || !st.Wrapped {
 		t.Errorf("Scrub: %+v %v; want all 12 files (6 and their copies)", st, err)
 	}
 }
@@ -173,7 +192,7 @@ func TestScrubCostFlat(t *testing.T) {
 				if calls > len(rels) {
 					t.Fatalf("day %d: no round ends in %d calls, one a file", d, calls)
 				}
-				st, err := Scrub(dir, slog.New(slog.DiscardHandler))
+				st, err := Scrub(dir, datatest.T0, slog.New(slog.DiscardHandler))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -201,7 +220,7 @@ func TestScrubFilesBounded(t *testing.T) {
 	const parts = 3*ScrubFiles + 2
 	MustFoldRuns(t, dir, "run", datatest.T0, parts, 1)
 	for call := range parts/ScrubFiles + 1 {
-		st, err := Scrub(dir, slog.New(slog.DiscardHandler))
+		st, err := Scrub(dir, datatest.T0, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}

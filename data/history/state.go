@@ -222,8 +222,8 @@ func applyAll(states map[string]data.State, results []data.Result) {
 // only when the snapshot or the journal directory cannot be read. A state
 // damaged or lost is set aside and rebuilt from the history (RebuildState)
 // before it is read, the rebuild reported in bad.
-func LoadStates(dir string) (states map[string]data.State, bad []error, err error) {
-	return loadStates(dir, selection{})
+func LoadStates(dir string, now time.Time) (states map[string]data.State, bad []error, err error) {
+	return loadStates(dir, selection{}, now)
 }
 
 // LoadStatesOf is LoadStates for the servers of ids (nil: every one): the
@@ -234,9 +234,9 @@ func LoadStates(dir string) (states map[string]data.State, bad []error, err erro
 // not read is found by the next read of every state, a fold's or a
 // publish's. Every journal is still read, so its bad lines are reported as
 // by LoadStates.
-func LoadStatesOf(dir string, ids []string) (states map[string]data.State, bad []error, err error) {
+func LoadStatesOf(dir string, ids []string, now time.Time) (states map[string]data.State, bad []error, err error) {
 	if ids == nil {
-		return LoadStates(dir)
+		return LoadStates(dir, now)
 	}
 	wanted := make(map[string]bool, len(ids))
 	for _, id := range ids {
@@ -246,11 +246,11 @@ func LoadStatesOf(dir string, ids []string) (states map[string]data.State, bad [
 	if sorted == nil {
 		sorted = []string{} // none, not every one
 	}
-	return loadStates(dir, selection{keep: func(id string) bool { return wanted[id] }, ids: sorted})
+	return loadStates(dir, selection{keep: func(id string) bool { return wanted[id] }, ids: sorted}, now)
 }
 
 // loadStates is LoadStates of the states sel selects.
-func loadStates(dir string, sel selection) (states map[string]data.State, bad []error, err error) {
+func loadStates(dir string, sel selection, now time.Time) (states map[string]data.State, bad []error, err error) {
 	keep := sel.keep
 	journals, err := spool.ListJournals(dir, false)
 	if err != nil {
@@ -277,7 +277,7 @@ func loadStates(dir string, sel selection) (states map[string]data.State, bad []
 	if errors.Is(err, durable.ErrDamaged) {
 		// Derived data: set aside and rebuilt, reported in bad, and the
 		// plan or publish goes on.
-		report, rerr := repairState(dir, false, err)
+		report, rerr := repairState(dir, false, err, now)
 		if rerr != nil {
 			return nil, nil, rerr
 		}
@@ -305,12 +305,12 @@ type FoldStats struct {
 // and the Parquet history, exactly once, then removes the journal. A journal
 // that a live process still holds is left for a later fold. Overlapping
 // calls are serialised by a lock file in dir.
-func Fold(dir string, logger *slog.Logger) (FoldStats, error) {
-	return fold(dir, maxDeltas, logger)
+func Fold(dir string, now time.Time, logger *slog.Logger) (FoldStats, error) {
+	return fold(dir, maxDeltas, now, logger)
 }
 
 // fold is Fold rewriting the snapshot once there are maxDeltas deltas.
-func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
+func fold(dir string, maxDeltas int, now time.Time, logger *slog.Logger) (FoldStats, error) {
 	start := time.Now()
 	var st FoldStats
 	unlock, err := durable.LockFile(data.Dir(dir).FoldLock())
@@ -379,7 +379,7 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	if errors.Is(err, durable.ErrDamaged) {
 		// The history just written holds these results: the rebuilt
 		// state has them, and applying them again changes nothing.
-		report, rerr := repairState(dir, true, err)
+		report, rerr := repairState(dir, true, err, now)
 		if rerr != nil {
 			return st, fmt.Errorf("fold: %w", rerr)
 		}
@@ -400,7 +400,7 @@ func fold(dir string, maxDeltas int, logger *slog.Logger) (FoldStats, error) {
 	// what it recorded is kept for inspection, never read again.
 	for _, p := range done {
 		if slices.Contains(damaged, p) {
-			aside, err := setAside(dir, p, time.Now())
+			aside, err := setAside(dir, p, now)
 			if err != nil {
 				return st, fmt.Errorf("fold: %w", err)
 			}

@@ -120,10 +120,10 @@ func TestStateV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	states[newer.ID] = newer
-	if got, bad, err := LoadStates(dir); err != nil || len(bad) > 0 || !reflect.DeepEqual(got, states) {
+	if got, bad, err := LoadStates(dir, datatest.T0); err != nil || len(bad) > 0 || !reflect.DeepEqual(got, states) {
 		t.Fatalf("LoadStates of v1: %d states, %v %v", len(got), bad, err)
 	}
-	got, bad, err := LoadStatesOf(dir, []string{"srv-0003", "srv-0039"})
+	got, bad, err := LoadStatesOf(dir, []string{"srv-0003", "srv-0039"}, datatest.T0)
 	if want := map[string]data.State{"srv-0003": newer, "srv-0039": states["srv-0039"]}; err != nil || len(bad) > 0 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("LoadStatesOf of v1: %+v %v %v", got, bad, err)
 	}
@@ -133,7 +133,7 @@ func TestStateV1(t *testing.T) {
 	if b, _ := os.ReadFile(data.Dir(dir).State()); !bytes.HasPrefix(b, []byte(stateMagic)) {
 		t.Errorf("rewritten as % x, want v2", b[:5])
 	}
-	if got, _, err := LoadStates(dir); err != nil || !reflect.DeepEqual(got, states) {
+	if got, _, err := LoadStates(dir, datatest.T0); err != nil || !reflect.DeepEqual(got, states) {
 		t.Errorf("after the rewrite: %d states, %v", len(got), err)
 	}
 }
@@ -166,7 +166,7 @@ func TestLoadStatesOfReadsItsBlocks(t *testing.T) {
 	}
 	ids := []string{"srv-0007", "srv-5000", "srv-19999"}
 	before := rchar()
-	got, bad, err := LoadStatesOf(dir, ids)
+	got, bad, err := LoadStatesOf(dir, ids, datatest.T0)
 	read := rchar() - before
 	if err != nil || len(bad) > 0 || len(got) != len(ids) || !reflect.DeepEqual(got["srv-5000"], states["srv-5000"]) {
 		t.Fatalf("LoadStatesOf: %+v %v %v", got, bad, err)
@@ -197,13 +197,13 @@ func TestStateBlocksDamaged(t *testing.T) {
 			rs = append(rs, datatest.NewResult(fmt.Sprintf("srv-%04d", i), datatest.T0, data.Failing))
 		}
 		spooltest.MustJournal(t, dir, "run-1", rs...).Close()
-		if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+		if _, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 		if err := rewriteSnapshot(dir); err != nil {
 			t.Fatal(err)
 		}
-		want, bad, err := LoadStates(dir)
+		want, bad, err := LoadStates(dir, datatest.T0)
 		if err != nil || len(bad) > 0 || len(want) != 40 {
 			t.Fatal(err, bad)
 		}
@@ -232,7 +232,7 @@ func TestStateBlocksDamaged(t *testing.T) {
 			if err := os.WriteFile(data.Dir(dir).State(), tc.damage(b), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, bad, err := LoadStatesOf(dir, read)
+			got, bad, err := LoadStatesOf(dir, read, datatest.T0)
 			if err != nil || len(bad) != 1 || !errors.Is(bad[0], durable.ErrDamaged) ||
 				!strings.Contains(bad[0].Error(), "states.bin: "+tc.named) || !strings.Contains(bad[0].Error(), asideIn(dir)) {
 				t.Fatalf("reported %v, %v; want the damage named %q and the state rebuilt", bad, err, tc.named)
@@ -240,7 +240,7 @@ func TestStateBlocksDamaged(t *testing.T) {
 			if !reflect.DeepEqual(got, map[string]data.State{read[0]: want[read[0]]}) {
 				t.Errorf("rebuilt %+v, want %+v", got, want[read[0]])
 			}
-			if all, bad, err := LoadStates(dir); err != nil || len(bad) > 0 || !maps.EqualFunc(all, want, func(a, b data.State) bool { return reflect.DeepEqual(a, b) }) {
+			if all, bad, err := LoadStates(dir, datatest.T0); err != nil || len(bad) > 0 || !maps.EqualFunc(all, want, func(a, b data.State) bool { return reflect.DeepEqual(a, b) }) {
 				t.Errorf("after the repair: %d states, %v %v", len(all), bad, err)
 			}
 		})
@@ -253,17 +253,17 @@ func TestStateBlocksDamaged(t *testing.T) {
 		if err := os.WriteFile(data.Dir(dir).State(), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got, bad, err := LoadStatesOf(dir, read); err != nil || len(bad) > 0 || !reflect.DeepEqual(got[read[0]], want[read[0]]) {
+		if got, bad, err := LoadStatesOf(dir, read, datatest.T0); err != nil || len(bad) > 0 || !reflect.DeepEqual(got[read[0]], want[read[0]]) {
 			t.Fatalf("read past the damage: %+v %v %v; want the state of %s, nothing to report", got, bad, err, read[0])
 		}
 		spooltest.MustJournal(t, dir, "run-2", datatest.NewResult(read[0], datatest.T0.Add(time.Hour), data.Working)).Close()
-		if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+		if _, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(filepath.Join(data.Dir(dir).Damaged(), "state")); err != nil {
 			t.Errorf("the fold set no damaged state aside: %v", err)
 		}
-		all, bad, err := LoadStates(dir)
+		all, bad, err := LoadStates(dir, datatest.T0)
 		if err != nil || len(bad) > 0 || len(all) != 40 || !reflect.DeepEqual(all["srv-0000"], want["srv-0000"]) || all[read[0]].LastStatus != data.Working {
 			t.Errorf("after the fold: %d states, %v %v", len(all), bad, err)
 		}

@@ -54,7 +54,7 @@ func TestStateSnapshot(t *testing.T) {
 		if err := durable.WriteFileAtomic(data.Dir(dir).State(), b[:len(b)-1], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, bad, err := LoadStates(dir); err != nil || len(bad) != 1 || !strings.Contains(bad[0].Error(), "states.bin") {
+		if _, bad, err := LoadStates(dir, datatest.T0); err != nil || len(bad) != 1 || !strings.Contains(bad[0].Error(), "states.bin") {
 			t.Errorf("LoadStates of a corrupt snapshot: %v %v, want it named and rebuilt", bad, err)
 		}
 	})
@@ -73,7 +73,7 @@ func TestStateDeltas(t *testing.T) {
 	for i := range maxDeltas + 5 {
 		at := datatest.T0.Add(time.Duration(i) * time.Minute)
 		spooltest.MustJournal(t, dir, fmt.Sprintf("run-%03d", i), datatest.NewResult("shared", at, data.Working), datatest.NewResult(fmt.Sprintf("s%03d", i), at, data.Failing)).Close()
-		if _, err := fold(dir, maxDeltas, slog.New(slog.DiscardHandler)); err != nil {
+		if _, err := fold(dir, maxDeltas, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,7 +83,7 @@ func TestStateDeltas(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		got, bad, err := LoadStates(dir)
+		got, bad, err := LoadStates(dir, datatest.T0)
 		if err != nil || len(bad) > 0 {
 			t.Fatalf("%s: %v %v", when, err, bad)
 		}
@@ -113,13 +113,13 @@ func TestStateDeltas(t *testing.T) {
 	// state rebuilt from the history, which has every result.
 	for i := range 2 {
 		spooltest.MustJournal(t, dir, fmt.Sprintf("run-late-%d", i), datatest.NewResult("late", datatest.T0.Add(time.Hour), data.Working)).Close()
-		if _, err := fold(dir, maxDeltas, slog.New(slog.DiscardHandler)); err != nil {
+		if _, err := fold(dir, maxDeltas, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	deltas, _ = listDeltas(dir)
 	os.Remove(deltas[0].path)
-	got, bad, err := LoadStates(dir)
+	got, bad, err := LoadStates(dir, datatest.T0)
 	if err != nil || len(bad) != 1 || !strings.Contains(bad[0].Error(), filepath.Base(deltas[0].path)+" missing") {
 		t.Errorf("LoadStates with a delta lost: %v %v, want it named and the state rebuilt", bad, err)
 	}
@@ -145,7 +145,7 @@ func TestLoadStatesDuringFolds(t *testing.T) {
 		defer close(done)
 		for i := range folds {
 			spooltest.MustJournal(t, dir, fmt.Sprintf("run-%03d", i), datatest.NewResult(fmt.Sprintf("s%03d", i), datatest.T0, data.Working)).Close()
-			if _, err := fold(dir, maxDeltas, slog.New(slog.DiscardHandler)); err != nil {
+			if _, err := fold(dir, maxDeltas, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 				t.Error(err)
 				return
 			}
@@ -155,13 +155,13 @@ func TestLoadStatesDuringFolds(t *testing.T) {
 	for {
 		select {
 		case <-done:
-			if got, _, _ := LoadStates(dir); len(got) != folds {
+			if got, _, _ := LoadStates(dir, datatest.T0); len(got) != folds {
 				t.Errorf("after the folds: %d states, want %d", len(got), folds)
 			}
 			return
 		default:
 		}
-		got, bad, err := LoadStates(dir)
+		got, bad, err := LoadStates(dir, datatest.T0)
 		if err != nil || len(bad) > 0 {
 			t.Fatalf("LoadStates during folds: %v %v", err, bad)
 		}
@@ -181,17 +181,17 @@ func TestLoadStatesOf(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	active := spooltest.MustJournal(t, dir, "run-2", datatest.NewResult("a", datatest.T0.Add(5*time.Minute), data.Working), datatest.NewResult("c", datatest.T0.Add(5*time.Minute), data.Failing),
 		datatest.NewResult("d", datatest.T0.Add(5*time.Minute), data.Working))
 	defer active.Close()
-	all, bad, err := LoadStates(dir)
+	all, bad, err := LoadStates(dir, datatest.T0)
 	if err != nil || len(bad) > 0 || len(all) != 4 {
 		t.Fatalf("LoadStates: %v %v %v, want 4 states", all, bad, err)
 	}
-	got, bad, err := LoadStatesOf(dir, []string{"b", "a", "b"})
+	got, bad, err := LoadStatesOf(dir, []string{"b", "a", "b"}, datatest.T0)
 	if err != nil || len(bad) > 0 {
 		t.Fatalf("LoadStatesOf: %v %v", err, bad)
 	}
@@ -202,7 +202,7 @@ func TestLoadStatesOf(t *testing.T) {
 	if got["a"].LastStatus != data.Working || !got["a"].LastAnswered.Equal(datatest.T0.Add(5*time.Minute)) {
 		t.Errorf("LoadStatesOf missed the unfolded journal: %+v", got["a"])
 	}
-	if got, _, _ := LoadStatesOf(dir, nil); !reflect.DeepEqual(got, all) {
+	if got, _, _ := LoadStatesOf(dir, nil, datatest.T0); !reflect.DeepEqual(got, all) {
 		t.Errorf("LoadStatesOf with no filter = %+v, want %+v", got, all)
 	}
 }

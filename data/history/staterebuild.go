@@ -31,13 +31,13 @@ type RebuildStats struct {
 // takes the fold lock. Damaged history files are set aside and named in
 // the stats; err is non-nil only when the history cannot be listed or the
 // new state not written.
-func RebuildState(dir string) (RebuildStats, error) {
+func RebuildState(dir string, now time.Time) (RebuildStats, error) {
 	unlock, err := durable.LockFile(data.Dir(dir).FoldLock())
 	if err != nil {
 		return RebuildStats{}, err
 	}
 	defer unlock()
-	return rebuildState(dir)
+	return rebuildState(dir, now)
 }
 
 // repairState rebuilds a state found damaged (cause) unless, once the fold
@@ -45,7 +45,7 @@ func RebuildState(dir string) (RebuildStats, error) {
 // it was a first fold's state not written yet. held says the caller holds
 // the lock. It returns the error to report for the repair, nil when none
 // was made.
-func repairState(dir string, held bool, cause error) (report []error, err error) {
+func repairState(dir string, held bool, cause error, now time.Time) (report []error, err error) {
 	if !held {
 		unlock, err := durable.LockFile(data.Dir(dir).FoldLock())
 		if err != nil {
@@ -56,7 +56,7 @@ func repairState(dir string, held bool, cause error) (report []error, err error)
 	if _, err := readStates(dir, selection{keep: func(string) bool { return false }}); !errors.Is(err, durable.ErrDamaged) {
 		return nil, err
 	}
-	st, err := rebuildState(dir)
+	st, err := rebuildState(dir, now)
 	if err != nil {
 		return nil, fmt.Errorf("rebuild state after %w: %w", cause, err)
 	}
@@ -70,7 +70,7 @@ func repairState(dir string, held bool, cause error) (report []error, err error)
 }
 
 // rebuildState is RebuildState with the fold lock held.
-func rebuildState(dir string) (RebuildStats, error) {
+func rebuildState(dir string, now time.Time) (RebuildStats, error) {
 	start := time.Now()
 	var st RebuildStats
 	states := map[string]data.State{}
@@ -92,7 +92,7 @@ func rebuildState(dir string) (RebuildStats, error) {
 		for _, f := range p.live {
 			rows, err := readParquetRows[stateRow](f)
 			if err != nil {
-				restored, rerr := recoverParquet(dir, f, err)
+				restored, rerr := recoverParquet(dir, f, err, now)
 				st.Bad = append(st.Bad, rerr)
 				if restored {
 					rows, err = readParquetRows[stateRow](f)
@@ -125,7 +125,6 @@ func rebuildState(dir string) (RebuildStats, error) {
 	// every delta by its number, then the deltas go: a reader meanwhile
 	// finds a state incomplete and waits for the lock, and a crash at any
 	// point leaves a state that is rebuilt again.
-	now := time.Now()
 	aside := func(path string) error {
 		to, err := setAside(dir, path, now)
 		if errors.Is(err, os.ErrNotExist) {

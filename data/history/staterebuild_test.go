@@ -33,11 +33,11 @@ func MustFoldedHistory(tb testing.TB, dir string) map[string]data.State {
 		}
 		ok.Protocol, ok.Transport = "2025-11-25", data.TransportSSE
 		spooltest.MustJournal(tb, dir, fmt.Sprintf("run-%d", i), datatest.NewResult("streak", at, data.Failing), held, ok).Close()
-		if _, err := fold(dir, 3, slog.New(slog.DiscardHandler)); err != nil {
+		if _, err := fold(dir, 3, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	want, bad, err := LoadStates(dir)
+	want, bad, err := LoadStates(dir, datatest.T0)
 	if err != nil || len(bad) > 0 {
 		tb.Fatal(err, bad)
 	}
@@ -88,7 +88,7 @@ func TestStateRepair(t *testing.T) {
 			want := MustFoldedHistory(t, dir)
 			tc.damage(dir)(t)
 			start := time.Now()
-			got, bad, err := LoadStates(dir)
+			got, bad, err := LoadStates(dir, datatest.T0)
 			took := time.Since(start)
 			if err != nil {
 				t.Fatal(err)
@@ -104,14 +104,14 @@ func TestStateRepair(t *testing.T) {
 				t.Errorf("streak failing since %v, held until %v; want %v and %v", got["streak"].FailingSince, got["held"].RetryAfter, datatest.T0, datatest.T0.Add(4*time.Minute+time.Hour))
 			}
 			// Once: the next reader has nothing to report, and folds go on.
-			if _, bad, err := LoadStates(dir); err != nil || len(bad) > 0 {
+			if _, bad, err := LoadStates(dir, datatest.T0); err != nil || len(bad) > 0 {
 				t.Errorf("second read: %v %v; want nothing to report", bad, err)
 			}
 			spooltest.MustJournal(t, dir, "run-after", datatest.NewResult("streak", datatest.T0.Add(time.Hour), data.Working)).Close()
-			if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+			if _, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}
-			if got, _, err := LoadStates(dir); err != nil || !got["streak"].FailingSince.IsZero() || len(got) != 3 {
+			if got, _, err := LoadStates(dir, datatest.T0); err != nil || !got["streak"].FailingSince.IsZero() || len(got) != 3 {
 				t.Errorf("after the next fold: %+v %v", got["streak"], err)
 			}
 		})
@@ -125,11 +125,11 @@ func TestRebuildState(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	want := MustFoldedHistory(t, dir)
-	st, err := RebuildState(dir)
+	st, err := RebuildState(dir, datatest.T0)
 	if err != nil || len(st.Bad) > 0 || st.States != 3 || st.Results != 15 {
 		t.Fatalf("RebuildState: %+v %v; want 3 states from 15 results", st, err)
 	}
-	if got, bad, err := LoadStates(dir); err != nil || len(bad) > 0 || !reflect.DeepEqual(got, want) {
+	if got, bad, err := LoadStates(dir, datatest.T0); err != nil || len(bad) > 0 || !reflect.DeepEqual(got, want) {
 		t.Errorf("after the rebuild: %+v %v %v\nwant %+v", got, bad, err, want)
 	}
 	aside, _ := filepath.Glob(filepath.Join(data.Dir(dir).Damaged(), "state", "*"))
@@ -138,13 +138,13 @@ func TestRebuildState(t *testing.T) {
 	}
 	part := filepath.Join(data.Dir(dir).ResultDay(datatest.T0), "part-run-2.parquet")
 	os.WriteFile(part, []byte("PAR1 not really"), 0o644)
-	st, err = RebuildState(dir)
+	st, err = RebuildState(dir, datatest.T0)
 	if err != nil || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "restored from its second copy") || st.Results != 15 {
 		t.Fatalf("RebuildState with a damaged part: %+v %v; want it named, restored and 15 results", st, err)
 	}
 	os.WriteFile(part, []byte("PAR1 not really"), 0o644)
 	os.WriteFile(replicaOf(dir, part), []byte("PAR1 not really either"), 0o644)
-	st, err = RebuildState(dir)
+	st, err = RebuildState(dir, datatest.T0)
 	if err != nil || len(st.Bad) != 1 || !strings.Contains(st.Bad[0].Error(), "lost to a damaged file") || st.Results != 12 {
 		t.Fatalf("RebuildState with a part damaged in both copies: %+v %v; want it named and 12 results", st, err)
 	}
@@ -164,11 +164,11 @@ func TestFoldRepairsState(t *testing.T) {
 	b[len(b)-1] ^= 0x80
 	os.WriteFile(deltaPath(dir, 5), b, 0o644)
 	spooltest.MustJournal(t, dir, "run-next", datatest.NewResult("streak", datatest.T0.Add(time.Hour), data.Working), datatest.NewResult("new", datatest.T0.Add(time.Hour), data.Failing)).Close()
-	st, err := Fold(dir, slog.New(slog.DiscardHandler))
+	st, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler))
 	if err != nil || st.Results != 2 {
 		t.Fatalf("fold over a damaged delta: %+v %v", st, err)
 	}
-	got, bad, err := LoadStates(dir)
+	got, bad, err := LoadStates(dir, datatest.T0)
 	if err != nil || len(bad) > 0 || len(got) != 4 || !got["streak"].FailingSince.IsZero() || got["new"].FailingSince != datatest.T0.Add(time.Hour) ||
 		got["held"].RetryAfter != datatest.T0.Add(4*time.Minute+time.Hour) {
 		t.Errorf("after the fold: %v %v %+v", bad, err, got)
@@ -184,7 +184,7 @@ func TestFirstFoldIsNotARepair(t *testing.T) {
 	dir := t.TempDir()
 	spooltest.MustJournal(t, dir, "run-first", datatest.NewResult("a", datatest.T0, data.Working), datatest.NewResult("b", datatest.T0, data.Failing)).Close()
 	var logs strings.Builder
-	st, err := Fold(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	st, err := Fold(dir, datatest.T0, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil || st.Results != 2 {
 		t.Fatalf("first fold: %+v %v", st, err)
 	}
@@ -194,7 +194,7 @@ func TestFirstFoldIsNotARepair(t *testing.T) {
 	if _, err := os.Stat(data.Dir(dir).Damaged()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("first fold set something aside: %v", err)
 	}
-	got, bad, err := LoadStates(dir)
+	got, bad, err := LoadStates(dir, datatest.T0)
 	if err != nil || len(bad) > 0 || len(got) != 2 || got["b"].FailingSince != datatest.T0 {
 		t.Errorf("after the first fold: %v %v %+v", bad, err, got)
 	}
@@ -219,7 +219,7 @@ func TestFoldSetsDamagedJournalAside(t *testing.T) {
 	if err := os.WriteFile(j.Path(), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := Fold(dir, slog.New(slog.DiscardHandler))
+	st, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler))
 	if err != nil || st.Results != 1 || len(st.Bad) != 1 {
 		t.Fatalf("fold: %+v %v, want 1 result and 1 bad line", st, err)
 	}
@@ -233,7 +233,7 @@ func TestFoldSetsDamagedJournalAside(t *testing.T) {
 	if kept, err := os.ReadFile(aside[0]); err != nil || !bytes.Equal(kept, b) {
 		t.Errorf("journal kept aside differs from the one folded (%v)", err)
 	}
-	got, _, err := LoadStates(dir)
+	got, _, err := LoadStates(dir, datatest.T0)
 	if err != nil || len(got) != 1 || got["a"].LastStatus != data.Working {
 		t.Errorf("states after the fold: %+v %v, want a alone", got, err)
 	}

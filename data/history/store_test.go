@@ -27,14 +27,14 @@ func TestFoldExactlyOnce(t *testing.T) {
 	}
 
 	// A live run's journal is seen by LoadStates but not folded.
-	st, err := Fold(dir, slog.New(slog.DiscardHandler))
+	st, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Journals != 1 || st.Results != 3 || st.Active != 1 {
 		t.Fatalf("fold stats = %+v, want 1 journal, 3 results, 1 active", st)
 	}
-	states, bad, err := LoadStates(dir)
+	states, bad, err := LoadStates(dir, datatest.T0)
 	if err != nil || len(bad) > 0 {
 		t.Fatalf("LoadStates: %v %v", err, bad)
 	}
@@ -50,11 +50,11 @@ func TestFoldExactlyOnce(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data.Dir(dir).JournalDir(), "run-1.jsonl"), mustReadPart(t, dir), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	active.Close()
-	if _, err := Fold(dir, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Fold(dir, datatest.T0, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	got, bad, err := ReadHistory(dir, datatest.T0, datatest.T0)

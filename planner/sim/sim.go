@@ -93,7 +93,7 @@ func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 			return err
 		}
 		if s.Dir != "" && T.Sub(lastFold) >= foldEvery {
-			if err := s.checkpoint(); err != nil {
+			if err := s.checkpoint(T); err != nil {
 				return err
 			}
 			lastFold = T
@@ -108,10 +108,11 @@ func (s *Sim) Run(ctx context.Context, start time.Time, d time.Duration) error {
 	if s.Dir == "" {
 		return nil
 	}
-	if err := s.checkpoint(); err != nil {
+	end := start.Add(d + time.Hour)
+	if err := s.checkpoint(end); err != nil {
 		return err
 	}
-	stored, bad, err := history.LoadStates(s.Dir)
+	stored, bad, err := history.LoadStates(s.Dir, end)
 	if err != nil || len(bad) > 0 {
 		return fmt.Errorf("simulate: load states: %v %v", err, bad)
 	}
@@ -212,9 +213,9 @@ func (s *Sim) closeJournals() {
 	}
 }
 
-// checkpoint waits for the results written so far, folds them, and writes
+// checkpoint waits for the results written so far, folds them at now, and writes
 // the ledger and reads it back.
-func (s *Sim) checkpoint() error {
+func (s *Sim) checkpoint(now time.Time) error {
 	done := make(chan error, 1)
 	select {
 	case s.journals <- journalBatch{done: done}:
@@ -224,7 +225,7 @@ func (s *Sim) checkpoint() error {
 	if err := <-done; err != nil {
 		return err
 	}
-	if _, err := history.Fold(s.Dir, s.logger()); err != nil {
+	if _, err := history.Fold(s.Dir, now, s.logger()); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	if err := spool.WriteLedger(s.Dir, s.Ledger); err != nil {
