@@ -60,8 +60,8 @@ func TestExitConventions(t *testing.T) {
 		stderr string // in stderr
 	}
 	failures := map[string][]string{
-		"plan":    {"-servers", filepath.Join(dir, "missing.csv"), "-data", empty, "-at", "2030-01-01T00:00"},
-		"run":     {"-data", empty, "-at", "2030-01-01T00:00"},
+		"plan":    {"-servers", filepath.Join(dir, "missing.csv"), "-data", empty, "-at", "2100-01-01T00:00"},
+		"run":     {"-data", empty, "-at", "2100-01-01T00:00"},
 		"publish": {"-data", typo, "-servers", list, "-out", filepath.Join(dir, "site"), "-contact", "probe@demo.test"},
 		"pause":   {"-repo", "o/r", "-path", "paused.txt", "-server", "a-1", "-api", "http://127.0.0.1:1/", "-timeout", "5s"},
 		"demo":    {"-bin", bin, "-dir", foreign},
@@ -115,9 +115,9 @@ func TestExitConventions(t *testing.T) {
 	// The hint of a run without a plan is a plan command that works, and
 	// plan then reads the minute in run's short form.
 	t.Run("run_hint_plans", func(t *testing.T) {
-		code, _, stderr := runBinary(t, bin, "run", "-data", empty, "-at", "2030-01-01T00:00")
+		code, _, stderr := runBinary(t, bin, "run", "-data", empty, "-at", "2100-01-01T00:00")
 		m := regexp.MustCompile(`plan -at (\S+)\)`).FindStringSubmatch(stderr)
-		if code != 1 || m == nil || m[1] != "2030-01-01T00:00" {
+		if code != 1 || m == nil || m[1] != "2100-01-01T00:00" {
 			t.Fatalf("run: exit %d, stderr %q; want a plan -at hint", code, stderr)
 		}
 		if code, stdout, stderr := runBinary(t, bin, "plan", "-servers", list, "-data", empty, "-at", m[1]); code != 0 {

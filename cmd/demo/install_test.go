@@ -60,7 +60,7 @@ func install(t *testing.T, bin string) string {
 // script printed.
 func cronMinute(t *testing.T, script, pathDir string, env ...string) (int, string) {
 	t.Helper()
-	return cronMinuteAt(t, script, pathDir, "2030-01-01T00:00", env...)
+	return cronMinuteAt(t, script, pathDir, "2100-01-01T00:00", env...)
 }
 
 // cronMinuteAt is cronMinute for the minute given.
@@ -126,11 +126,11 @@ func TestInstalledMinuteKnowsItsHome(t *testing.T) {
 		t.Errorf("exit %d, printed %q; want 1 and nothing", code, out)
 	}
 	plan := readLog(t, home, "plan")
-	if !strings.Contains(plan, "plan args: -servers "+home+"/servers.csv -paused "+home+"/paused.txt -data var/data -at 2030-01-01T00:00 -first-check-soon\n") {
+	if !strings.Contains(plan, "plan args: -servers "+home+"/servers.csv -paused "+home+"/paused.txt -data var/data -at 2100-01-01T00:00 -first-check-soon\n") {
 		t.Errorf("plan.log %q: want plan run in its home with the config's flags", plan)
 	}
 	msg, _ := os.ReadFile(syslog)
-	if want := "-t prober-minute -p user.err -- minute 2030-01-01T00:00: plan failed: nothing run or published; var/log/plan.log says: plan: read ranked list servers.csv"; !strings.Contains(string(msg), want) {
+	if want := "-t prober-minute -p user.err -- minute 2100-01-01T00:00: plan failed: nothing run or published; var/log/plan.log says: plan: read ranked list servers.csv"; !strings.Contains(string(msg), want) {
 		t.Errorf("syslog %q; want %q", msg, want)
 	}
 	if got := minuteSuccess(t, filepath.Join(metricsDir, "minute.prom")); got["setup"] != 1 || got["plan"] != 0 || len(got) != 2 {
@@ -183,7 +183,7 @@ func TestMinuteReportsItsFailures(t *testing.T) {
 			}
 		})
 	}
-	if run := readLog(t, home, "run"); !strings.Contains(run, "run args: -data var/data -at 2030-01-01T00:00 -source 192.0.2.1 -v -metrics "+metricsDir+"/run.prom\n") {
+	if run := readLog(t, home, "run"); !strings.Contains(run, "run args: -data var/data -at 2100-01-01T00:00 -source 192.0.2.1 -v -metrics "+metricsDir+"/run.prom\n") {
 		t.Errorf("run.log %q: want PROBER_RUN_FLAGS passed", run)
 	}
 	if pub := readLog(t, home, "publish"); !strings.Contains(pub, " -out var/site -contact ops@lab.test ") {

@@ -120,10 +120,10 @@ func TestMinuteSaysWhatToFix(t *testing.T) {
 				t.Fatal(err)
 			}
 			script := filepath.Join(home, "bin", "minute.sh")
-			code, out := cronMinuteAt(t, script, dropping, "2030-01-01T00:00")
+			code, out := cronMinuteAt(t, script, dropping, "2100-01-01T00:00")
 			if tc.then != nil {
 				change(tc.then)
-				code, out = cronMinuteAt(t, script, dropping, "2030-01-01T00:01")
+				code, out = cronMinuteAt(t, script, dropping, "2100-01-01T00:01")
 			}
 			want := strings.ReplaceAll(tc.want, "HOME", home)
 			minuteLog := readLog(t, home, "minute")

@@ -59,7 +59,7 @@ func TestPlanBadRows(t *testing.T) {
 	dir, list := t.TempDir(), filepath.Join(t.TempDir(), "servers.csv")
 	const added = ",2026-01-01T00:00:00Z\n"
 	writeList(t, list, "a,1,https://a.example/mcp"+added)
-	m1 := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	m1 := time.Date(2100, 6, 1, 12, 0, 0, 0, time.UTC)
 	runPlan(t, "-servers", list, "-data", dir, "-at", m1.Format(time.RFC3339))
 	// A minute later: two servers join, one of them at an address too long
 	// to check, and two rows are broken.
@@ -104,7 +104,7 @@ func TestPlanListShrinkRefused(t *testing.T) {
 	for i := range 100 {
 		rows = append(rows, fmt.Sprintf("s%03d,%d,https://h%d.example/mcp,2026-01-01T00:00:00Z\n", i, i+1, i))
 	}
-	m := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	m := time.Date(2100, 6, 1, 12, 0, 0, 0, time.UTC)
 	ledgerServers := func() int {
 		l, err := spool.ReadLedger(dir)
 		if err != nil {
@@ -140,7 +140,7 @@ func TestPlanReturningServerIsNotNew(t *testing.T) {
 	for i := range 40 {
 		rows = append(rows, fmt.Sprintf("s%03d,%d,https://h%d.example/mcp,2026-01-01T00:00:00Z\n", i, i+1, i))
 	}
-	m := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	m := time.Date(2100, 6, 1, 12, 0, 0, 0, time.UTC)
 	writeList(t, list, rows...)
 	runPlan(t, "-servers", list, "-data", dir, "-at", m.Format(time.RFC3339))
 	spooltest.MustJournal(t, dir, "test-s007", data.Result{ID: "s007", URL: "https://h7.example/mcp", Status: data.Working, Started: m.Add(-10 * time.Minute)}).Close()

@@ -45,14 +45,14 @@ func MustRun(tb testing.TB, args ...string) string {
 func TestRunGolden(t *testing.T) {
 	dir := t.TempDir()
 	td := func(name string) string { return filepath.Join("testdata", name) }
-	MustRun(t, "-servers", td("servers-a.csv"), "-paused", td("paused.txt"), "-data", dir, "-at", "2030-06-01T11:59:00Z")
-	answered := time.Date(2030, 6, 1, 11, 0, 0, 0, time.UTC)
-	failed := time.Date(2030, 6, 1, 11, 55, 10, 0, time.UTC)
+	MustRun(t, "-servers", td("servers-a.csv"), "-paused", td("paused.txt"), "-data", dir, "-at", "2100-06-01T11:59:00Z")
+	answered := time.Date(2100, 6, 1, 11, 0, 0, 0, time.UTC)
+	failed := time.Date(2100, 6, 1, 11, 55, 10, 0, time.UTC)
 	notes := "https://notes.example.org/mcp"
 	spooltest.MustJournal(t, dir, "test-notes",
 		data.Result{ID: "notes", URL: notes, Status: data.Working, Protocol: "2025-06-18", Transport: data.TransportSSE, Started: answered},
 		data.Result{ID: "notes", URL: notes, Status: data.Failing, Detail: "HTTP 502", Started: failed}).Close()
-	for _, minute := range []string{"2030-06-01T12:00:00Z", "2030-06-01T12:01:00Z"} {
+	for _, minute := range []string{"2100-06-01T12:00:00Z", "2100-06-01T12:01:00Z"} {
 		MustRun(t, "-servers", td("servers-b.csv"), "-paused", td("paused.txt"), "-data", dir, "-at", minute)
 		at, _ := time.Parse(time.RFC3339, minute)
 		got, err := os.ReadFile(data.Dir(dir).Plan(at))
@@ -72,7 +72,7 @@ func TestRunPausedUnmatched(t *testing.T) {
 	paused := mustWriteLines(t, filepath.Join(dir, "paused.txt"),
 		[]string{"ghost", "HTTPS://Quiet.Example.com/mcp/", "gohst", "https://nowhere.example/mcp"})
 	if err := run(context.Background(), []string{"-servers", filepath.Join("testdata", "servers-b.csv"), "-paused", paused,
-		"-data", dir, "-at", "2030-06-01T12:00:00Z", "-first-check-soon", "-v"}, &out, &errs); err != nil {
+		"-data", dir, "-at", "2100-06-01T12:00:00Z", "-first-check-soon", "-v"}, &out, &errs); err != nil {
 		t.Fatal(err, errs.String())
 	}
 	var unmatched []string
@@ -85,7 +85,7 @@ func TestRunPausedUnmatched(t *testing.T) {
 	if !slices.Equal(unmatched, want) {
 		t.Errorf("logged %q; want %q", unmatched, want)
 	}
-	checks, _, err := spool.ReadPlan(dir, time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC))
+	checks, _, err := spool.ReadPlan(dir, time.Date(2100, 6, 1, 12, 0, 0, 0, time.UTC))
 	if err != nil || len(checks) == 0 {
 		t.Fatalf("plan: %v, %d checks", err, len(checks))
 	}
@@ -101,11 +101,11 @@ func TestRunPausedUnmatched(t *testing.T) {
 func TestRunSameMinuteTwice(t *testing.T) {
 	dir := t.TempDir()
 	list := filepath.Join(dir, "servers.csv")
-	MustRun(t, "-generate", "2000", "-out", list, "-base", "2030-06-01T00:00:00Z")
+	MustRun(t, "-generate", "2000", "-out", list, "-base", "2100-06-01T00:00:00Z")
 	for m := range 30 {
-		MustRun(t, "-servers", list, "-data", dir, "-at", time.Date(2030, 6, 1, 12, m, 0, 0, time.UTC).Format(time.RFC3339))
+		MustRun(t, "-servers", list, "-data", dir, "-at", time.Date(2100, 6, 1, 12, m, 0, 0, time.UTC).Format(time.RFC3339))
 	}
-	at := time.Date(2030, 6, 1, 12, 30, 0, 0, time.UTC)
+	at := time.Date(2100, 6, 1, 12, 30, 0, 0, time.UTC)
 	MustRun(t, "-servers", list, "-data", dir, "-at", at.Format(time.RFC3339))
 	first, _ := os.ReadFile(data.Dir(dir).Plan(at))
 	l1, err1 := spool.ReadLedger(dir)
@@ -122,7 +122,7 @@ func TestRunSameMinuteTwice(t *testing.T) {
 		t.Error("planning the same minute again changed the ledger")
 	}
 	// An earlier minute already planned is left as it is.
-	out := MustRun(t, "-servers", list, "-data", dir, "-at", "2030-06-01T12:10:00Z")
+	out := MustRun(t, "-servers", list, "-data", dir, "-at", "2100-06-01T12:10:00Z")
 	if !strings.Contains(out, "already planned") {
 		t.Errorf("replanning an earlier minute: %q", out)
 	}
@@ -141,15 +141,15 @@ func TestRunErrors(t *testing.T) {
 		{"no servers", []string{"-data", dir}, "-servers FILE is required"},
 		{"no data", []string{"-servers", td("valid.csv")}, "-data DIR is required"},
 		{"S9 past", []string{"-servers", td("valid.csv"), "-data", dir, "-at", "2020-01-01T00:00:00Z"}, planner.ErrPast.Error()},
-		{"half minute", []string{"-servers", td("valid.csv"), "-data", dir, "-at", "2030-01-01T00:00:30Z"}, "not a whole minute"},
+		{"half minute", []string{"-servers", td("valid.csv"), "-data", dir, "-at", "2100-01-01T00:00:30Z"}, "not a whole minute"},
 		// With no last good list to stand (a fresh data directory).
-		{"empty list", []string{"-servers", td("invalid-empty.csv"), "-data", t.TempDir(), "-at", "2030-01-01T00:00:00Z"}, "no server in the ranked list"},
-		{"unreadable list", []string{"-servers", filepath.Join(dir, "missing.csv"), "-data", t.TempDir(), "-at", "2030-01-01T00:00:00Z"}, "read ranked list: open"},
-		{"unreadable paused list", []string{"-servers", td("valid.csv"), "-paused", filepath.Join(dir, "missing.txt"), "-data", dir, "-at", "2030-01-01T00:00:00Z"}, "read paused list"},
+		{"empty list", []string{"-servers", td("invalid-empty.csv"), "-data", t.TempDir(), "-at", "2100-01-01T00:00:00Z"}, "no server in the ranked list"},
+		{"unreadable list", []string{"-servers", filepath.Join(dir, "missing.csv"), "-data", t.TempDir(), "-at", "2100-01-01T00:00:00Z"}, "read ranked list: open"},
+		{"unreadable paused list", []string{"-servers", td("valid.csv"), "-paused", filepath.Join(dir, "missing.txt"), "-data", dir, "-at", "2100-01-01T00:00:00Z"}, "read paused list"},
 		{"simulate into a used directory", []string{"-simulate", "1h", "-servers", td("valid.csv"), "-data", "USED"}, "already holds a ledger"},
 	}
 	used := t.TempDir()
-	MustRun(t, "-servers", td("valid.csv"), "-data", used, "-at", "2030-01-01T00:00:00Z")
+	MustRun(t, "-servers", td("valid.csv"), "-data", used, "-at", "2100-01-01T00:00:00Z")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for i, a := range c.args {
@@ -163,7 +163,7 @@ func TestRunErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat(filepath.Join(dir, "plans", "2030-01-01")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, "plans", "2100-01-01")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a plan was written despite the errors: %v", err)
 	}
 }
@@ -178,14 +178,14 @@ func TestRunSimulate(t *testing.T) {
 	if testing.Short() {
 		servers, length = 1000, 15*time.Minute
 	}
-	MustRun(t, "-generate", fmt.Sprint(servers), "-out", list, "-base", "2030-06-01T00:00:00Z", "-late", "0.02")
-	out := MustRun(t, "-simulate", length.String(), "-servers", list, "-data", filepath.Join(dir, "sim"), "-at", "2030-06-01T00:00:00Z", "-failing", "0.1")
+	MustRun(t, "-generate", fmt.Sprint(servers), "-out", list, "-base", "2100-06-01T00:00:00Z", "-late", "0.02")
+	out := MustRun(t, "-simulate", length.String(), "-servers", list, "-data", filepath.Join(dir, "sim"), "-at", "2100-06-01T00:00:00Z", "-failing", "0.1")
 	for _, want := range []string{"in any rolling hour", "new servers, first check", "retries of failing servers", "deferrals", "never checked", "no rule broken"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("simulation report lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := os.Stat(data.Dir(filepath.Join(dir, "sim")).Plan(time.Date(2030, 6, 1, 0, 0, 0, 0, time.UTC).Add(length - time.Minute))); err != nil {
+	if _, err := os.Stat(data.Dir(filepath.Join(dir, "sim")).Plan(time.Date(2100, 6, 1, 0, 0, 0, 0, time.UTC).Add(length - time.Minute))); err != nil {
 		t.Errorf("last simulated plan not written: %v", err)
 	}
 }
@@ -201,9 +201,9 @@ func TestRunRebuildsDamagedLedger(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			list := filepath.Join(dir, "servers.csv")
-			MustRun(t, "-generate", "500", "-out", list, "-base", "2030-06-01T00:00:00Z")
+			MustRun(t, "-generate", "500", "-out", list, "-base", "2100-06-01T00:00:00Z")
 			for m := range 10 {
-				MustRun(t, "-servers", list, "-data", dir, "-at", time.Date(2030, 6, 1, 12, m, 0, 0, time.UTC).Format(time.RFC3339))
+				MustRun(t, "-servers", list, "-data", dir, "-at", time.Date(2100, 6, 1, 12, m, 0, 0, time.UTC).Format(time.RFC3339))
 			}
 			before, err := spool.ReadLedger(dir)
 			if err != nil {
@@ -212,7 +212,7 @@ func TestRunRebuildsDamagedLedger(t *testing.T) {
 			if err := os.WriteFile(tc.file(data.Dir(dir)), []byte("PDLEDGER garbage"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			MustRun(t, "-servers", list, "-data", dir, "-at", "2030-06-01T12:10:00Z")
+			MustRun(t, "-servers", list, "-data", dir, "-at", "2100-06-01T12:10:00Z")
 			after, err := spool.ReadLedger(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -237,8 +237,8 @@ func TestRunRebuildsDamagedLedger(t *testing.T) {
 func TestFirstPlan(t *testing.T) {
 	dir := t.TempDir()
 	list := filepath.Join(dir, "servers.csv")
-	MustRun(t, "-generate", "3000", "-out", list, "-base", "2030-06-01T00:00:00Z", "-late", "0", "-big-host", "0")
-	first := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	MustRun(t, "-generate", "3000", "-out", list, "-base", "2100-06-01T00:00:00Z", "-late", "0", "-big-host", "0")
+	first := time.Date(2100, 6, 1, 12, 0, 0, 0, time.UTC)
 	t.Run("S1_servers_wait_for_their_slot_said_plainly", func(t *testing.T) {
 		out := MustRun(t, "-servers", list, "-data", filepath.Join(dir, "slots"), "-at", first.Format(time.RFC3339))
 		checks, _, err := spool.ReadPlan(filepath.Join(dir, "slots"), first)
@@ -247,7 +247,7 @@ func TestFirstPlan(t *testing.T) {
 		}
 		waiting := fmt.Sprintf("first plan of this data directory: %d listed servers wait for their first check at their own slot", 3000-len(checks))
 		for _, want := range []string{waiting,
-			"the first at 2030-06-01T12:0", "plan -first-check-soon"} {
+			"the first at 2100-06-01T12:0", "plan -first-check-soon"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("first plan said %q, want it to say %q", out, want)
 			}
@@ -302,7 +302,7 @@ func TestRunGitHubPaused(t *testing.T) {
 	t.Setenv(pause.TokenEnv, "tok")
 	f := pausetest.New(t, "plugdir", "directory", map[string]string{"paused.txt": "maps\n"})
 	dir := t.TempDir()
-	at := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+	at := time.Date(2100, 6, 1, 12, 0, 0, 0, time.UTC)
 	MustRun(t, "-servers", filepath.Join("testdata", "servers-a.csv"), "-paused", "github:plugdir/directory/paused.txt@main",
 		"-github-api", f.URL(), "-data", dir, "-at", at.Format(time.RFC3339), "-first-check-soon")
 	checks, _, err := spool.ReadPlan(dir, at)

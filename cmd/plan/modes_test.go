@@ -30,10 +30,10 @@ func TestModes(t *testing.T) {
 		{[]string{"-servers", "servers.csv", "-paused", "paused.txt", "-data", "var/data", "-at", "2026-12-02T10:33", "-first-check-soon"}, minute}, // minute.sh
 		{[]string{"-servers", "s", "-paused", "github:OWNER/REPO/paused.txt@main", "-data", "d", "-github-api", "http://127.0.0.1:1/", "-accept-shrink", "-v"}, minute},
 		{[]string{"-generate", "100000", "-out", "var/sim-servers.csv"}, generate}, // the docs
-		{[]string{"-generate", "10000", "-shared", "0.2", "-distinct", "-out", "o", "-base", "2030-06-01T00:00:00Z", "-late", "0", "-big-host", "0", "-hosts", "10", "-seed", "3"}, generate},
+		{[]string{"-generate", "10000", "-shared", "0.2", "-distinct", "-out", "o", "-base", "2100-06-01T00:00:00Z", "-late", "0", "-big-host", "0", "-hosts", "10", "-seed", "3"}, generate},
 		{[]string{"generate", "500", "-out", "o"}, generate},
 		{[]string{"-simulate", "24h", "-servers", "var/sim-servers.csv", "-data", "var/sim-data", "-failing", "0.05"}, simulate}, // the docs
-		{[]string{"-simulate", "3h", "-servers", "s", "-data", "d", "-at", "2030-06-01T00:00:00Z", "-churn", "0.01", "-seed", "2", "-paused", "p"}, simulate},
+		{[]string{"-simulate", "3h", "-servers", "s", "-data", "d", "-at", "2100-06-01T00:00:00Z", "-churn", "0.01", "-seed", "2", "-paused", "p"}, simulate},
 		{[]string{"simulate", "1h", "-servers", "s", "-data", "d"}, simulate},
 		{[]string{"-rebuild-state", "-data", "DIR"}, rebuild}, // the docs
 		{[]string{"rebuild-state", "-data", "DIR"}, rebuild},
@@ -53,7 +53,7 @@ func TestModeUsage(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"-at", "2030-01-01T00:00:30Z"}, []string{"-servers FILE is required", "-data DIR is required", "not a whole minute"}},
+		{[]string{"-at", "2100-01-01T00:00:30Z"}, []string{"-servers FILE is required", "-data DIR is required", "not a whole minute"}},
 		{[]string{"-simulate", "90s", "-failing", "0.9"}, []string{"-simulate 1m30s: want a positive whole number of minutes", "-failing 0.9", "-servers FILE is required", "-data DIR is required"}},
 		{[]string{"-simulate", "1h", "-servers", "s", "-data", "d", "-paused", "github:o/r/p"}, []string{"-simulate takes a local -paused FILE"}},
 		{[]string{"-generate", "-1", "-shared", "2"}, []string{"-generate needs a positive number of servers", "-generate needs -out FILE", "-shared 2"}},

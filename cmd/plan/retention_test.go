@@ -21,7 +21,7 @@ import (
 func TestSimulateRetention(t *testing.T) {
 	dir := testutil.MemTempDir(t) // 4,320 plans and journals: counted, not crashed
 	list := filepath.Join(dir, "servers.csv")
-	start := time.Date(2030, 6, 1, 0, 0, 0, 0, time.UTC)
+	start := time.Date(2100, 6, 1, 0, 0, 0, 0, time.UTC)
 	const length = 72 * time.Hour
 	MustRun(t, "-generate", "40", "-out", list, "-base", start.Format(time.RFC3339))
 	sim := filepath.Join(dir, "sim")

@@ -27,12 +27,12 @@ var testNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 func TestRunDamagedState(t *testing.T) {
 	dir := t.TempDir()
 	list := filepath.Join(dir, "servers.csv")
-	MustRun(t, "-generate", "50", "-out", list, "-base", "2030-06-01T00:00:00Z")
+	MustRun(t, "-generate", "50", "-out", list, "-base", "2100-06-01T00:00:00Z")
 	servers, _, err := lists.ReadServers(list)
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := time.Date(2030, 6, 1, 11, 0, 0, 0, time.UTC)
+	at := time.Date(2100, 6, 1, 11, 0, 0, 0, time.UTC)
 	for i, s := range servers[:3] {
 		r := data.Result{ID: s.ID, URL: s.URL, Host: s.Host(), Status: data.Failing, Started: at.Add(time.Duration(i) * time.Second),
 			RetryAfter: at.Add(2 * time.Hour)}
@@ -54,7 +54,7 @@ func TestRunDamagedState(t *testing.T) {
 	os.WriteFile(delta, b, 0o644)
 
 	var out, errs bytes.Buffer
-	if err := run(context.Background(), []string{"-servers", list, "-data", dir, "-at", "2030-06-01T12:00:00Z"}, &out, &errs); err != nil {
+	if err := run(context.Background(), []string{"-servers", list, "-data", dir, "-at", "2100-06-01T12:00:00Z"}, &out, &errs); err != nil {
 		t.Fatalf("plan with a damaged delta: %v\n%s", err, errs.String())
 	}
 	if !strings.Contains(errs.String(), "delta-000000002.bin: state delta is damaged") || !strings.Contains(errs.String(), "set aside in") {

@@ -283,7 +283,7 @@ func TestHelp(t *testing.T) {
 // Binding a local address sends no packet.
 func TestSourceNotOurs(t *testing.T) {
 	t.Parallel()
-	code, _, errOut := runArgs(t, "-source", "192.0.2.1", "-data", t.TempDir(), "-at", "2030-01-01T00:00")
+	code, _, errOut := runArgs(t, "-source", "192.0.2.1", "-data", t.TempDir(), "-at", "2100-01-01T00:00")
 	if code != 1 || !strings.Contains(errOut, "bind source address 192.0.2.1") || strings.Count(errOut, "new checker") > 1 {
 		t.Errorf("exit %d, stderr %q; want 1 and the bind failure named once", code, errOut)
 	}
