@@ -8,7 +8,7 @@ LDFLAGS := -X plug.directory/prober/data.version=$(VERSION)
 GO      ?= go
 CMDS    := plan run publish pause demo
 
-.PHONY: all build install test short soak vet lint tools demo fleet check bench screenshots example-site clean
+.PHONY: all build install test short later soak vet lint tools demo fleet check bench screenshots example-site clean
 
 all: build
 
@@ -57,6 +57,17 @@ test: vet lint tools
 # -short leaves out); CI runs `make test`, which keeps every test.
 short:
 	$(GO) test -short -count=1 ./...
+
+# later: every test as it will run YEARS (10) from now: the wall clock moved
+# ahead in a copy of the Go toolchain (cmd/internal/latergo, kept beside
+# the build cache), so that a test holding a fixed date for the future
+# fails here, years before it would in CI. Without the race detector.
+YEARS    ?= 10
+LATER_GO ?= $(dir $(shell $(GO) env GOCACHE))later-go
+later:
+	$(GO) run ./cmd/internal/latergo -out $(LATER_GO)
+	PATH=$(LATER_GO)/bin:$$PATH GOROOT=$(LATER_GO) GO_WALL_CLOCK_OFFSET=$$(( $(YEARS) * 31557600 )) \
+		go test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # soak: the months-long run (soak/, docs/operating.md "What a year costs"):
 # plan, run and publish over 120 simulated days (2026-11-15 to 2027-03-15)
