@@ -353,7 +353,7 @@ func (p *publication) loadSummary(id string) (*record.Summary, records, error) {
 	}
 	var f record.ServerFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, rec, fmt.Errorf("read published file %s: %w", path, err)
+		return nil, rec, &undecodable{path, err}
 	}
 	s := record.SummaryOf(f)
 	rec.badges = badge.Of(f)
@@ -365,7 +365,7 @@ func (p *publication) loadSummary(id string) (*record.Summary, records, error) {
 		rec.older = ob
 		var older []record.PastCheck
 		if err := json.Unmarshal(ob, &older); err != nil {
-			return nil, rec, fmt.Errorf("read older checks %s: %w", olderPath(p.cfg.DataDir, id), err)
+			return nil, rec, &undecodable{olderPath(p.cfg.DataDir, id), err}
 		}
 		s.Checks = record.MergeChecks(older, s.Checks)
 	}

@@ -59,6 +59,21 @@ func rebuildRequested(dataDir string) (string, error) {
 	return why, nil
 }
 
+// undecodable is the error of a server's record (its published file, its
+// older checks, its file from before it was retired) that does not
+// decode: not JSON, or JSON that does not read as a record (an unknown
+// status, a time that does not parse, a daily series out of order), as a
+// byte changed on disk or by another program leaves it. Every such file
+// is a record lost, whatever the decoder's error: one it kept failing on
+// would hold its server unpublished for good.
+type undecodable struct {
+	path string
+	err  error
+}
+
+func (e *undecodable) Error() string { return "read " + e.path + ": " + e.err.Error() }
+func (e *undecodable) Unwrap() error { return e.err }
+
 // recordLost is the error of the server id whose published file at path
 // is missing (err os.ErrNotExist) or does not decode.
 func recordLost(id, path string, err error) error {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +36,13 @@ func TestPublishLostRecord(t *testing.T) {
 	}{
 		{"deleted", func(t *testing.T, path string) { mustRemove(t, path) }, "alpha", true, "servers/alpha.json is missing"},
 		{"damaged", func(t *testing.T, path string) { cutShort(t, path) }, "alpha", true, "servers/alpha.json is damaged: unexpected end of JSON input"},
+		// JSON still, but not a record: a status of a check no decoder
+		// knows, a time that does not parse. Such a server was held
+		// unpublished every minute, with no rebuild asked for.
+		{"unknown_status", func(t *testing.T, path string) { edit(t, path, `"working","working"`, `"working","workinf"`) }, "alpha", true,
+			"servers/alpha.json is damaged: read history: unknown outcome"},
+		{"time_not_a_time", func(t *testing.T, path string) { edit(t, path, `"last_check":"2026-`, `"last_check":"2O26-`) }, "alpha", true,
+			"servers/alpha.json is damaged: read time: parsing time"},
 		// bravo, checked daily, is not rendered again for hours but for
 		// the window.
 		{"deleted_not_checked_since", func(t *testing.T, path string) { mustRemove(t, path) }, srvKey.ID, false, "servers/bravo.json is missing"},
@@ -125,6 +134,95 @@ func mustRemove(t *testing.T, path string) {
 	t.Helper()
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// edit replaces the first old in the file at path with new.
+func edit(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("no %s in %s", old, path)
+	}
+	if err := os.WriteFile(path, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPublishFlippedRecord flips a random byte of a server's published
+// file, as a disk or another program may, before a publish that renders
+// it: the file either still reads as its record (a digit of a figure
+// changed: nothing can tell) or its record is named lost and the next
+// publish rebuilds it to the bytes of a site where nothing was flipped.
+// No flip panics the publish, fails it, or holds the server unpublished
+// for any other reason.
+func TestPublishFlippedRecord(t *testing.T) {
+	t.Parallel()
+	flips := 40
+	if testing.Short() {
+		flips = 10
+	}
+	ctl := newStandard(t) // nothing flipped: what the rebuild must give
+	ctl.MustPublish()
+	step := func(f *fixture) {
+		f.now = f.now.Add(time.Hour)
+		f.results(result(srvWorking, f.now.Add(-time.Minute), data.Working, ""))
+	}
+	step(ctl)
+	ctl.MustPublish()
+	ctl.now = ctl.now.Add(time.Minute)
+	ctl.MustPublish()
+	want := map[string][]byte{}
+	for _, rel := range serverSet(srvWorking.ID) {
+		b, err := os.ReadFile(filepath.Join(ctl.out, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[rel] = b
+	}
+
+	rng := rand.New(rand.NewPCG(35, 7))
+	var lost, unseen int
+	for i := range flips {
+		f := newStandard(t)
+		f.MustPublish()
+		path := filepath.Join(f.out, "servers", srvWorking.ID+".json")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := rng.IntN(len(b))
+		b[at] ^= byte(1 + rng.IntN(255))
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		what := fmt.Sprintf("flip %d, byte %d: %q", i, at, b[max(0, at-16):min(len(b), at+16)])
+		step(f)
+		st := f.MustPublish()
+		switch {
+		case len(st.Unpublished) == 0:
+			unseen++
+			continue
+		case len(st.Unpublished) > 1 || !errors.Is(st.Unpublished[0].Err, errRecordLost):
+			t.Fatalf("%s: unpublished %v, want the record named lost or nothing", what, st.Unpublished)
+		}
+		lost++
+		f.now = f.now.Add(time.Minute)
+		if st := f.MustPublish(); !st.Rebuilt || len(st.Unpublished) > 0 {
+			t.Fatalf("%s: the publish after: rebuilt %v, unpublished %v", what, st.Rebuilt, st.Unpublished)
+		}
+		for rel, w := range want {
+			if got, err := os.ReadFile(filepath.Join(f.out, rel)); err != nil || !bytes.Equal(got, w) {
+				t.Fatalf("%s: %s after the rebuild differs from a site where nothing was flipped (%v):\n%s\nwant\n%s", what, rel, err, got, w)
+			}
+		}
+	}
+	t.Logf("%d flips: %d records named lost and rebuilt, %d still read as a record", flips, lost, unseen)
+	if lost == 0 {
+		t.Error("no flip was found: the test flips nothing that matters")
 	}
 }
 

@@ -127,15 +127,12 @@ func (p *publication) renderOne(i int) error {
 	r := &p.st.Rows[i]
 	id := r.ID
 	s, rec, err := p.loadSummary(id)
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
+	var bad *undecodable
 	switch {
-	case p.stats.Rebuilt && (errors.As(err, &se) || errors.As(err, &te)):
+	case p.stats.Rebuilt && errors.As(err, &bad):
 		s = nil // made again from the history
-	case errors.As(err, &se):
-		return recordLost(id, p.serverFile(id), se)
-	case errors.As(err, &te):
-		return recordLost(id, p.serverFile(id), te)
+	case errors.As(err, &bad):
+		return recordLost(id, bad.path, bad.err)
 	case err != nil:
 		return err
 	case s == nil && r.LastCheck != 0 && !p.stats.Rebuilt:
