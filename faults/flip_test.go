@@ -224,14 +224,15 @@ func (b *base) attributed(tb testing.TB, out string) {
 
 // TestFlippedByte: one random byte flipped in any file the prober keeps
 // (state snapshot, state delta, ledger base and delta, Parquet part, site
-// record, minute marker) never panics a plan, a run or a publish, never
-// stops the next plan, and never shows a result under another server; the
+// record, the directory feed's record, minute marker) never panics a
+// plan, a run or a publish, never stops the next plan, and never shows a
+// result under another server; the
 // state comes back as it was, also when it is first read by ids,
 // by its blocks, as a plan of a long list reads it (every other flip).
 func TestFlippedByte(t *testing.T) {
 	t.Parallel() // its own directories; mostly waits for fsyncs, which overlap
 	b := MustBase(t)
-	// 20 flips of each of the 7 files (60 before), each followed by the
+	// 20 flips of each of the 8 files (60 before), each followed by the
 	// next plan, run and publish at full size: fewer repetitions, so that
 	// the package's full run fits its time on a loaded 2-core machine
 	// with the race detector.
@@ -261,6 +262,7 @@ func TestFlippedByte(t *testing.T) {
 		{"parquet_part", one("results/date=*/part-*.parquet"), false, false},
 		{"site_record", one("site/state.bin"), true, false},
 		{"minute_marker", one("run/minutes/*.json"), true, false},
+		{"site_feed", one("site/feed.json"), true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(12, uint64(len(tc.name))))

@@ -134,3 +134,56 @@ func TestFeeds(t *testing.T) {
 		}
 	})
 }
+
+// TestPublishFeedRecordDamaged: the directory feed's record
+// (DATA/site/feed.json, its newest entries, merged with the changes of
+// the servers each publish renders) deleted, cut short or changed so that
+// it still reads: the next publish names it, takes the entries again from
+// the servers' files, and writes feed.atom and the record as a site where
+// nothing was damaged has them. Before, the feed kept only the entries of
+// the servers that publish rendered.
+func TestPublishFeedRecordDamaged(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, path string)
+		want   string // in the error Stats.Bad gives
+	}{
+		{"deleted", func(t *testing.T, path string) { mustRemove(t, path) }, "feed.json is missing"},
+		{"cut_short", func(t *testing.T, path string) { cutShort(t, path) }, "feed.json: not the bytes written"},
+		{"still_json", func(t *testing.T, path string) { edit(t, path, `"at":17`, `"at":18`) }, "not the bytes written"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f, ctl := newStandard(t), newStandard(t) // ctl: nothing damaged
+			f.MustPublish()
+			ctl.MustPublish()
+			if n := strings.Count(mustRead(t, filepath.Join(f.out, "feed.atom")), "<entry>"); n < 3 {
+				t.Fatalf("the fixture's feed has %d entries: the test needs some", n)
+			}
+			tc.damage(t, feedPath(f.dir))
+			f.now, ctl.now = f.now.Add(time.Minute), ctl.now.Add(time.Minute)
+			st := f.MustPublish()
+			ctl.MustPublish()
+			var named bool
+			for _, b := range st.Bad {
+				named = named || strings.Contains(b.Error(), tc.want)
+			}
+			if !named {
+				t.Errorf("bad input %v, want the feed record named (%q)", st.Bad, tc.want)
+			}
+			for _, x := range []struct{ got, want string }{
+				{filepath.Join(f.out, "feed.atom"), filepath.Join(ctl.out, "feed.atom")},
+				{feedPath(f.dir), feedPath(ctl.dir)},
+			} {
+				if got, want := mustRead(t, x.got), mustRead(t, x.want); got != want {
+					t.Errorf("%s after the record was damaged:\n%s\nwant\n%s", filepath.Base(x.got), got, want)
+				}
+			}
+			f.now = f.now.Add(time.Minute)
+			if st := f.MustPublish(); len(st.Bad) > 0 {
+				t.Errorf("the publish after names bad input: %v", st.Bad)
+			}
+		})
+	}
+}

@@ -436,13 +436,20 @@ func (p *publication) noteFeed(id string, es []feed.Entry) {
 
 // writeFeed merges the changes of the servers rendered this run into the
 // directory feed's record and writes feed.atom from it. A record that
-// cannot be read is rebuilt from the servers rendered: named in Stats.Bad.
+// cannot be read, or is not what was written, is named in Stats.Bad and
+// made again from the servers' files.
 func (p *publication) writeFeed() error {
 	var old []feed.Entry
 	if !p.stats.Rebuilt {
+		sum := p.st.Meta.Sums[filepath.Base(feedPath(p.cfg.DataDir))]
+		if p.killedBefore {
+			sum = 0 // the file may be newer than the record that hashed it
+		}
 		var err error
-		if old, err = loadFeed(p.cfg.DataDir); err != nil {
+		if old, err = loadFeed(p.cfg.DataDir, sum); err != nil {
 			p.bad(err)
+			old = p.feedFromFiles()
+			delete(p.st.Meta.Sums, filepath.Base(feedPath(p.cfg.DataDir))) // written again, whatever it holds
 		}
 	}
 	gone := make(map[string]bool, len(p.removed))
@@ -462,6 +469,35 @@ func (p *publication) writeFeed() error {
 		return fmt.Errorf("encode feed record: %w", err)
 	}
 	return p.putShared(feedPath(p.cfg.DataDir), rb)
+}
+
+// feedFromFiles returns the newest feed.Len status changes of the servers
+// not rendered this run, from their published files: what a lost
+// directory feed's record held of them. A file that does not read is
+// passed over: its server's record is found lost when it is rendered.
+// Every server's file is read, once, after a damage.
+func (p *publication) feedFromFiles() []feed.Entry {
+	var es []feed.Entry
+	for _, r := range p.st.Rows {
+		if _, ok := p.feedNew[r.ID]; ok {
+			continue
+		}
+		b, err := os.ReadFile(p.serverFile(r.ID))
+		if err != nil {
+			continue
+		}
+		var f struct {
+			Incidents []record.Incident `json:"incidents"`
+		}
+		if json.Unmarshal(b, &f) != nil {
+			continue
+		}
+		es = append(es, feed.EntriesOf(r.ID, f.Incidents, feed.ServerLen)...)
+		if len(es) > 2*feed.Len {
+			es = feed.Merge(es, nil, nil) // the newest Len: bounded at a million servers
+		}
+	}
+	return es
 }
 
 // putShared writes a file about every server, or a record of the site,

@@ -447,18 +447,28 @@ func boolByte(b bool) byte {
 // reading every server's file.
 func feedPath(dataDir string) string { return filepath.Join(dataDir, "site", "feed.json") }
 
-// loadFeed reads the directory feed's record; a missing one is empty.
-func loadFeed(dataDir string) ([]feed.Entry, error) {
-	b, err := os.ReadFile(feedPath(dataDir))
-	if errors.Is(err, os.ErrNotExist) {
+// loadFeed reads the directory feed's record, of which sum is the
+// FNV-64a as written (0 when unknown: a record of before the hash, or a
+// publish killed after it wrote the file and before the site's record).
+// None is empty, unless one was written (sum): then it is lost.
+func loadFeed(dataDir string, sum uint64) ([]feed.Entry, error) {
+	path := feedPath(dataDir)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && sum == 0 {
 		return nil, nil
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read feed record: %s is missing", path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read feed record: %w", err)
 	}
+	if got := fnv64a(b); sum != 0 && got != sum {
+		return nil, fmt.Errorf("read feed record %s: not the bytes written (FNV-64a %016x, written %016x)", path, got, sum)
+	}
 	var es []feed.Entry
 	if err := json.Unmarshal(b, &es); err != nil {
-		return nil, fmt.Errorf("read feed record %s: %w", feedPath(dataDir), err)
+		return nil, fmt.Errorf("read feed record %s: %w", path, err)
 	}
 	return es, nil
 }

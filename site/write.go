@@ -158,9 +158,7 @@ func (w *writer) putSum(path string, b []byte, sum *uint64) (bool, error) {
 // its FNV-64a (0 when unknown: path is read back), and counts it unchanged
 // if not; it returns the FNV-64a of b.
 func (w *writer) changed(path string, b []byte, sum uint64) (bool, uint64) {
-	h := fnv.New64a()
-	h.Write(b)
-	now := h.Sum64()
+	now := fnv64a(b)
 	if _, fresh := w.afresh(path); fresh {
 		return true, now
 	}
@@ -172,6 +170,14 @@ func (w *writer) changed(path string, b []byte, sum uint64) (bool, uint64) {
 		return false, now
 	}
 	return true, now
+}
+
+// fnv64a returns the FNV-64a of b, the hash the site's record keeps of
+// the files it does not read back.
+func fnv64a(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }
 
 // same reports, and counts, whether path holds exactly b.
