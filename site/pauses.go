@@ -2,10 +2,14 @@ package site
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/history"
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/site/record"
 )
@@ -14,6 +18,10 @@ import (
 // change, at now, for every listed server whose paused state is not the
 // record's last: before any server is rendered, so that the files
 // published and the record agree.
+//
+// A record with damaged lines is named once: kept aside in damaged/ and
+// written again without them (a server paused now gets its pause back
+// from its file, below; a pause that ended is lost to a rebuild).
 func (p *publication) recordPauses() error {
 	pauses, bad, err := lists.ReadPauseRecord(p.cfg.DataDir)
 	if err != nil {
@@ -38,7 +46,33 @@ func (p *publication) recordPauses() error {
 		}
 	}
 	p.pauses = pauses
+	if len(bad) > 0 {
+		err := p.rewritePauses(len(bad))
+		if err == nil {
+			return nil
+		}
+		p.bad(fmt.Errorf("write the pause record again without its damaged lines: %w", err)) // named again next time
+	}
 	return lists.AppendPauseRecord(p.cfg.DataDir, changes)
+}
+
+// rewritePauses keeps the pause record aside and writes it again from
+// p.pauses, without the damaged lines it had.
+func (p *publication) rewritePauses(damaged int) error {
+	path := data.Dir(p.cfg.DataDir).PauseRecord()
+	aside, err := history.KeepAside(p.cfg.DataDir, path, p.now)
+	if err != nil {
+		return err
+	}
+	var all []lists.PauseChange
+	for _, id := range slices.Sorted(maps.Keys(p.pauses)) {
+		all = append(all, p.pauses[id]...)
+	}
+	if err := lists.RewritePauseRecord(p.cfg.DataDir, all); err != nil {
+		return err
+	}
+	p.log.Warn("the pause record had damaged lines; kept aside and written again without them", "damaged", damaged, "aside", aside, "changes", len(all))
+	return nil
 }
 
 // publishedPauseStart returns the start of the pause the published file

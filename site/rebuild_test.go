@@ -3,7 +3,9 @@ package site
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,5 +148,37 @@ func TestPauseRecordTakesPublishedPauses(t *testing.T) {
 	}
 	if got := pauses["foxtrot"]; len(got) != 1 || !got[0].Paused || !got[0].At.Equal(fixNow) {
 		t.Errorf("foxtrot's record %+v, want paused at %v", got, fixNow)
+	}
+}
+
+// TestPauseRecordDamagedLine: a line of the pause record that fails its
+// checksum is named by one publish, not by every publish after: the
+// record is kept aside in damaged/ and written again without it, and the
+// server it was about, paused still, gets its pause back from its file,
+// at the time it had.
+func TestPauseRecordDamagedLine(t *testing.T) {
+	t.Parallel()
+	f := newStandard(t)
+	f.MustPublish() // foxtrot paused at fixNow
+	path := data.Dir(f.dir).PauseRecord()
+	edit(t, path, `"paused":true`, `"pauzed":true`)
+	damaged := mustRead(t, path)
+	for m := 1; m <= 3; m++ {
+		f.now = f.now.Add(time.Minute)
+		st := f.MustPublish()
+		if want := m == 1; (len(st.Bad) == 1 && strings.Contains(st.Bad[0].Error(), "pauses.jsonl:1: checksum mismatch")) != want || (!want && len(st.Bad) > 0) {
+			t.Fatalf("publish %d names %v; want the damaged line named by the first publish alone", m, st.Bad)
+		}
+	}
+	pauses, bad, err := lists.ReadPauseRecord(f.dir)
+	if err != nil || len(bad) > 0 {
+		t.Fatal(bad, err)
+	}
+	if got := pauses["foxtrot"]; len(got) != 1 || !got[0].Paused || !got[0].At.Equal(fixNow) {
+		t.Errorf("foxtrot's record %+v, want paused at %v", got, fixNow)
+	}
+	aside, _ := filepath.Glob(filepath.Join(data.Dir(f.dir).Damaged(), "site", "pauses.jsonl.*"))
+	if len(aside) != 1 || mustRead(t, aside[0]) != damaged {
+		t.Errorf("kept aside: %v, want the damaged record once", aside)
 	}
 }

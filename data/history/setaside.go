@@ -30,6 +30,19 @@ const asideLayout = "20060102T150405.000000000"
 // relative to dir with the time now appended, and returns where it went.
 // It then prunes the directory to its bounds (pruneDamaged).
 func setAside(dir, path string, now time.Time) (string, error) {
+	return putAside(dir, path, now, os.Rename)
+}
+
+// KeepAside is setAside of a file that stays where it is, to be written
+// again without its damage (the pause record): a hard link to it goes
+// into the damaged directory, and keeps its bytes once it is replaced.
+func KeepAside(dir, path string, now time.Time) (string, error) {
+	return putAside(dir, path, now, os.Link)
+}
+
+// putAside puts path into the damaged directory by put (a rename or a
+// link): setAside and KeepAside.
+func putAside(dir, path string, now time.Time, put func(from, to string) error) (string, error) {
 	rel, err := filepath.Rel(dir, path)
 	if err != nil || !filepath.IsLocal(rel) {
 		rel = filepath.Base(path)
@@ -38,7 +51,7 @@ func setAside(dir, path string, now time.Time) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(aside), 0o755); err != nil {
 		return "", fmt.Errorf("set aside %s: %w", path, err)
 	}
-	if err := os.Rename(path, aside); err != nil {
+	if err := put(path, aside); err != nil {
 		return "", fmt.Errorf("set aside %s: %w", path, err)
 	}
 	if err := pruneDamaged(dir, aside, now.Add(-DamagedKeep), DamagedBytes); err != nil {

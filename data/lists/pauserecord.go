@@ -27,6 +27,12 @@ func ReadPauseRecord(dir string) (map[string][]PauseChange, []error, error) {
 	return out, bad, err
 }
 
+// RewritePauseRecord replaces the pause record with changes, atomically:
+// a record written again without its damaged lines.
+func RewritePauseRecord(dir string, changes []PauseChange) error {
+	return durable.WriteCRCLines(data.Dir(dir).PauseRecord(), changes)
+}
+
 // AppendPauseRecord appends changes to the pause record, fsynced.
 func AppendPauseRecord(dir string, changes []PauseChange) error {
 	if len(changes) == 0 {

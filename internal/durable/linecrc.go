@@ -81,18 +81,38 @@ func ScanLines(name string, b []byte, max int, f func(row []byte) error) (bad []
 // checksum, in one write, and fsyncs it (creating the file and its
 // directory when missing).
 func AppendCRCLines[T any](path string, objs []T) error {
-	var b []byte
-	for _, o := range objs {
-		line, err := json.Marshal(o)
-		if err != nil {
-			return fmt.Errorf("append to %s: %w", path, err)
-		}
-		b = append(b, AppendLineCRC(line)...)
+	b, err := crcLines(objs)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	return AppendFile(path, b, -1)
+}
+
+// WriteCRCLines replaces path with objs as AppendCRCLines writes them,
+// atomically (WriteFileAtomic): a file of such lines written again
+// without its damaged ones.
+func WriteCRCLines[T any](path string, objs []T) error {
+	b, err := crcLines(objs)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, b, 0o644)
+}
+
+// crcLines returns each of objs as a JSON line with its checksum.
+func crcLines[T any](objs []T) ([]byte, error) {
+	var b []byte
+	for _, o := range objs {
+		line, err := json.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, AppendLineCRC(line)...)
+	}
+	return b, nil
 }
 
 // AppendFile writes b to the end of the file path and fsyncs it, creating
