@@ -238,7 +238,7 @@ func (p *publication) writeIndex(sweep bool) error {
 	st.Meta.Index = record
 	head := encodeIndex(st)
 	path := filepath.Join(out, "index.json")
-	changed, sum := p.w.changed(path, head, st.Meta.Sums["index.json"])
+	changed, sum := p.sharedChanged(path, head)
 	if _, err := os.Stat(path); changed || err != nil {
 		if err := p.w.stage(path, head); err != nil {
 			return err

@@ -223,17 +223,8 @@ func TestIndexPartsReadBack(t *testing.T) {
 	n := len(idx.Parts)
 	gone := filepath.Join(f.out, filepath.FromSlash(idx.Parts[2].Path))
 	flipped := filepath.Join(f.out, filepath.FromSlash(idx.Parts[n-3].Path))
-	if err := os.Remove(gone); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(flipped)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 0x20
-	if err := os.WriteFile(flipped, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mustRemove(t, gone)
+	flipMiddle(t, flipped)
 	if _, err := ReadIndex(f.out); err == nil {
 		t.Fatal("the index composes with a part removed and one damaged")
 	}

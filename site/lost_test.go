@@ -226,6 +226,68 @@ func TestPublishFlippedRecord(t *testing.T) {
 	}
 }
 
+// TestPublishSharedFileRepaired: a file about every server (index.json,
+// feed.atom, the checks page, the stylesheet...) damaged or deleted in the
+// output, with nothing new to publish, is read back in its turn and
+// written again within as many minutes as there are such files, the bytes
+// a site where nothing was damaged has, named in the log. Before, it
+// stayed as it was until what it holds changed.
+func TestPublishSharedFileRepaired(t *testing.T) {
+	t.Parallel()
+	for _, name := range sharedFiles {
+		for _, damage := range []struct {
+			name string
+			do   func(t *testing.T, path string)
+		}{{"flipped", flipMiddle}, {"deleted", mustRemove}} {
+			if name == "index.json" && damage.name == "deleted" {
+				continue // a site without index.json is rebuilt
+			}
+			t.Run(name+"/"+damage.name, func(t *testing.T) {
+				t.Parallel()
+				f, ctl := newStandard(t), newStandard(t)
+				f.MustPublish()
+				ctl.MustPublish()
+				path := filepath.Join(f.out, name)
+				was := mustRead(t, filepath.Join(ctl.out, name))
+				damage.do(t, path)
+				var logs bytes.Buffer
+				cfg := f.config()
+				cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+				for m := 1; m <= len(sharedFiles); m++ {
+					f.now, ctl.now = f.now.Add(time.Minute), ctl.now.Add(time.Minute)
+					if _, err := Publish(context.Background(), cfg); err != nil {
+						t.Fatal(err)
+					}
+					ctl.MustPublish()
+					want := mustRead(t, filepath.Join(ctl.out, name))
+					if got, err := os.ReadFile(path); err == nil && string(got) == want {
+						// One that changes anyway (status.json says when) is
+						// written so; one that does not, by its turn.
+						if damage.name == "flipped" && want == was && !strings.Contains(logs.String(), "a shared file is not what was written") {
+							t.Errorf("written again without a word in the log:\n%s", logs.String())
+						}
+						return
+					}
+				}
+				t.Errorf("%s not as written within %d minutes", name, len(sharedFiles))
+			})
+		}
+	}
+}
+
+// flipMiddle flips the bits of the middle byte of the file at path.
+func flipMiddle(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // cutShort keeps the first half of the file at path.
 func cutShort(t *testing.T, path string) {
 	t.Helper()

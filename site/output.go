@@ -385,7 +385,7 @@ func (p *publication) writeShared() error {
 	// status.json, like index.json, is moved into place once the files
 	// it reports on are durable.
 	statusPath := filepath.Join(out, "status.json")
-	if changed, sum := p.w.changed(statusPath, sb, p.st.Meta.Sums["status.json"]); changed {
+	if changed, sum := p.sharedChanged(statusPath, sb); changed {
 		if err := p.w.stage(statusPath, sb); err != nil {
 			return err
 		}
@@ -501,10 +501,37 @@ func (p *publication) feedFromFiles() []feed.Entry {
 }
 
 // putShared writes a file about every server, or a record of the site,
-// by the hash the site's record keeps of it (writer.putSum).
+// by the hash the site's record keeps of it (sharedChanged).
 func (p *publication) putShared(path string, b []byte) error {
-	sum := p.st.Meta.Sums[filepath.Base(path)]
-	_, err := p.w.putSum(path, b, &sum)
+	changed, sum := p.sharedChanged(path, b)
+	if changed {
+		if err := p.w.write(path, b); err != nil {
+			return err
+		}
+	}
 	p.st.Meta.Sums[filepath.Base(path)] = sum
-	return err
+	return nil
+}
+
+// sharedFiles are the output's files about every server, whose hashes the
+// site's record keeps: each publish reads one of them back, in turn
+// (sharedChanged), so that one damaged or deleted is written again within
+// as many minutes though what it holds does not change.
+var sharedFiles = []string{"checks.html", "checks.txt", "feed.atom", "index.html", "index.json", "probe.json", "site.css", "site.js", "status.json"}
+
+// sharedChanged is writer.changed of a shared file by the hash the site's
+// record keeps of it, but for the file whose turn it is (sharedFiles): that
+// one is read back and compared, and written again, named in the log, when
+// it is not the bytes written.
+func (p *publication) sharedChanged(path string, b []byte) (bool, uint64) {
+	name := filepath.Base(path)
+	known := p.st.Meta.Sums[name]
+	if known == 0 || name != sharedFiles[window(p.now, 1, len(sharedFiles))] {
+		return p.w.changed(path, b, known)
+	}
+	changed, sum := p.w.changed(path, b, 0)
+	if changed && sum == known {
+		p.log.Warn("a shared file is not what was written; writing it again", "path", path)
+	}
+	return changed, sum
 }
