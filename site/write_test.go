@@ -162,8 +162,9 @@ func TestPublishFailedFlush(t *testing.T) {
 // what the site's record keeps of it (a hash, or the server's file read as
 // its record), not by reading every old file back: once the
 // site is built, a publish with a new check and one with nothing new read
-// no file back, and write the files of the server checked, all and only
-// those whose bytes change.
+// back no file but the one shared file whose turn it is (sharedFiles: one
+// damaged is written again), and write the files of the server checked,
+// all and only those whose bytes change.
 func TestPublishReadsNothingBack(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
