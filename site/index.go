@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -192,9 +191,7 @@ func (p *publication) writeIndex(sweep bool) error {
 			for k := range next {
 				s := &spans[k]
 				b := encodePart(st, s.lo, s.hi)
-				h := fnv.New64a()
-				h.Write(b)
-				if sum := h.Sum64(); sum != s.sum {
+				if sum := fnv64a(b); sum != s.sum {
 					s.sum = sum
 					errs[k] = p.w.write(filepath.Join(out, filepath.FromSlash(partPath(sum))), b)
 				}
@@ -274,9 +271,7 @@ func (p *publication) checkParts(spans []partSpan) {
 		path := filepath.Join(p.cfg.OutDir, filepath.FromSlash(partPath(s.sum)))
 		b, err := os.ReadFile(path)
 		if err == nil {
-			h := fnv.New64a()
-			h.Write(b)
-			if h.Sum64() == s.sum {
+			if fnv64a(b) == s.sum {
 				continue
 			}
 			err = errors.New("its bytes are not those written")
@@ -322,9 +317,7 @@ func ReadIndex(dir string) (record.IndexFile, error) {
 		if err != nil {
 			return f, fmt.Errorf("read index part: %w", err)
 		}
-		h := fnv.New64a()
-		h.Write(pb)
-		if sum := partName(h.Sum64()); sum != part.Hash {
+		if sum := partName(fnv64a(pb)); sum != part.Hash {
 			return f, fmt.Errorf("read index part %s: hash %s, the head says %s", part.Path, sum, part.Hash)
 		}
 		var pf indexPartFile
