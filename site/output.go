@@ -441,7 +441,8 @@ func (p *publication) noteFeed(id string, es []feed.Entry) {
 func (p *publication) writeFeed() error {
 	var old []feed.Entry
 	if !p.stats.Rebuilt {
-		sum := p.st.Meta.Sums[filepath.Base(feedPath(p.cfg.DataDir))]
+		name := filepath.Base(feedPath(p.cfg.DataDir))
+		sum := p.st.Meta.Sums[name]
 		if p.killedBefore {
 			sum = 0 // the file may be newer than the record that hashed it
 		}
@@ -449,7 +450,7 @@ func (p *publication) writeFeed() error {
 		if old, err = loadFeed(p.cfg.DataDir, sum); err != nil {
 			p.bad(err)
 			old = p.feedFromFiles()
-			delete(p.st.Meta.Sums, filepath.Base(feedPath(p.cfg.DataDir))) // written again, whatever it holds
+			delete(p.st.Meta.Sums, name) // written again, whatever it holds
 		}
 	}
 	gone := make(map[string]bool, len(p.removed))
@@ -472,27 +473,16 @@ func (p *publication) writeFeed() error {
 }
 
 // feedFromFiles returns the newest feed.Len status changes of the servers
-// not rendered this run, from their published files: what a lost
-// directory feed's record held of them. A file that does not read is
-// passed over: its server's record is found lost when it is rendered.
-// Every server's file is read, once, after a damage.
+// not rendered this run, from their published files (publishedIncidents):
+// what a lost directory feed's record held of them. Every server's file
+// is read, once, after a damage.
 func (p *publication) feedFromFiles() []feed.Entry {
 	var es []feed.Entry
 	for _, r := range p.st.Rows {
 		if _, ok := p.feedNew[r.ID]; ok {
 			continue
 		}
-		b, err := os.ReadFile(p.serverFile(r.ID))
-		if err != nil {
-			continue
-		}
-		var f struct {
-			Incidents []record.Incident `json:"incidents"`
-		}
-		if json.Unmarshal(b, &f) != nil {
-			continue
-		}
-		es = append(es, feed.EntriesOf(r.ID, f.Incidents, feed.ServerLen)...)
+		es = append(es, feed.EntriesOf(r.ID, p.publishedIncidents(r.ID), feed.ServerLen)...)
 		if len(es) > 2*feed.Len {
 			es = feed.Merge(es, nil, nil) // the newest Len: bounded at a million servers
 		}

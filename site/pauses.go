@@ -78,18 +78,29 @@ func (p *publication) rewritePauses(damaged int) error {
 // publishedPauseStart returns the start of the pause the published file
 // of id shows as lasting, if it does.
 func (p *publication) publishedPauseStart(id string) (time.Time, bool) {
+	in := p.publishedIncidents(id)
+	if len(in) == 0 {
+		return time.Time{}, false
+	}
+	if last := in[0]; last.Status == data.Paused && last.End == nil {
+		return last.Start.Time, true
+	}
+	return time.Time{}, false
+}
+
+// publishedIncidents returns the status changes the published file of id
+// shows (newest first), decoding nothing else of it; none when it does
+// not read (its server's record is found lost when it is rendered).
+func (p *publication) publishedIncidents(id string) []record.Incident {
 	b, err := os.ReadFile(p.serverFile(id))
 	if err != nil {
-		return time.Time{}, false
+		return nil
 	}
 	var f struct {
 		Incidents []record.Incident `json:"incidents"`
 	}
-	if json.Unmarshal(b, &f) != nil || len(f.Incidents) == 0 {
-		return time.Time{}, false
+	if json.Unmarshal(b, &f) != nil {
+		return nil
 	}
-	if last := f.Incidents[0]; last.Status == data.Paused && last.End == nil {
-		return last.Start.Time, true
-	}
-	return time.Time{}, false
+	return f.Incidents
 }
