@@ -80,6 +80,7 @@ var htmlFuncs = template.FuncMap{
 	"stripSummary":  strip.Summary,
 	"stripDays":     strip.DaysSummary,
 	"badDays":       strip.BadDays,
+	"recentBadDays": func(r []strip.DayRun) []strip.DayRun { return r[max(0, len(r)-RecentBadRuns):] },
 	"recent":        func(h []record.Check) []record.Check { return h[:min(len(h), RecentChecks)] },
 	"recentChanges": func(in []record.Incident) []record.Incident { return in[:min(len(in), RecentChanges)] },
 	"latencyChart":  strip.LatencyChart,
@@ -91,6 +92,13 @@ var htmlFuncs = template.FuncMap{
 // HistoryLen) a server's page lists: its file has them all, and its strip
 // and chart show its days. A check was 200 bytes of the page.
 const RecentChecks = 5
+
+// RecentBadRuns is how many of the latest runs of days some check failed
+// (strip.BadDays) a server's page lists, oldest first: its file's daily
+// series has every day, and the strip's image text counts them. A run was
+// some 140 bytes of the page: a server checked hourly whose checks failed
+// on every other day of its 90 had 45 rows, 6.3 KB.
+const RecentBadRuns = 10
 
 // RecentChanges is how many of its latest status changes a server's page
 // lists: its feed and its file have them all. A change was 350 bytes of
