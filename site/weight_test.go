@@ -102,8 +102,9 @@ func hourlyFlaky(t *testing.T) *fixture {
 
 // pageLoads returns the files of the site a browser fetches to show the
 // page of server id (relative to the top of the site), besides the page:
-// the sources of its images and scripts and its stylesheets. Nothing else
-// it links (the server's file, its feed) is fetched to show it.
+// the sources of its images and scripts and its stylesheets, which load
+// nothing more (an SVG shown as an image loads nothing). Nothing else it
+// links (the server's file, its feed) is fetched to show it.
 func pageLoads(t *testing.T, out, id string) []string {
 	t.Helper()
 	page := "servers/" + id + ".html"
@@ -136,7 +137,17 @@ func pageLoads(t *testing.T, out, id string) []string {
 			t.Errorf("%s loads %s from another site", page, ref)
 			continue
 		}
-		loads = append(loads, path.Join(path.Dir(page), ref))
+		rel := path.Join(path.Dir(page), ref)
+		if path.Ext(rel) == ".css" { // what a stylesheet loads, this does not count
+			css, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(rel)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(css, []byte("url(")) || bytes.Contains(css, []byte("@import")) {
+				t.Errorf("%s loads more files, which this does not count", rel)
+			}
+		}
+		loads = append(loads, rel)
 	}
 	return loads
 }
