@@ -75,8 +75,9 @@ var srvLongName = data.Server{ID: "io.github.someone/" + strings.Repeat("x", 150
 // page is wider than the window, nothing ends past its edge or scrolls
 // sideways inside it (the tool fingerprint wraps, the tables reflow), and
 // axe-core finds nothing (WCAG 2.2 AA and its best practices: contrast,
-// landmarks, regions, image sizes). cmd/demo's TestDemo does the same on
-// the pages of the demo fleet's publish.
+// landmarks, regions, image sizes); and the same for the pages of a server
+// checked hourly for 90 days. cmd/demo's TestDemo does the same on the
+// pages of the demo fleet's publish.
 func TestPagesInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs Chromium and axe-core on every page (about 20 s): full mode only, make test runs it")
@@ -88,6 +89,14 @@ func TestPagesInBrowser(t *testing.T) {
 	if len(pages) != 3+len(fixServers) {
 		t.Errorf("checked %d pages, want the index, the checks page and %d servers' pages: %v", len(pages), 1+len(fixServers), pages)
 	}
+	// A server checked hourly for 90 days, a check failing on every other
+	// day: its page lists the last of its 45 runs of failing days, and
+	// draws a latency chart whose every figure differs from day to day.
+	t.Run("checked_hourly_failing_every_other_day", func(t *testing.T) {
+		if got := testutil.CheckPages(t, b, axe, hourlyFlaky(t).out); !slices.Contains(got, "servers/alpha.html") {
+			t.Errorf("checked %v, not alpha's page", got)
+		}
+	})
 	// The script adds the reader's time zone and how long ago to the
 	// times at the top (the page says them in UTC without it).
 	t.Run("times_in_the_readers_zone", func(t *testing.T) {
