@@ -263,14 +263,7 @@ func copyChanged(b *testing.B, out, to string, changed map[string]bool, html boo
 			rels = append(rels, filepath.Join("servers", id+".html"))
 		}
 	}
-	var size int64
-	for _, rel := range rels {
-		fi, err := os.Stat(filepath.Join(out, rel))
-		if err != nil {
-			b.Fatal(err)
-		}
-		size += fi.Size()
-	}
+	_, size := weigh(b, out, rels)
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		b.Fatal(err)
 	}
