@@ -149,36 +149,55 @@ func (p *publication) lostRecords() bool {
 }
 
 // readLedger takes each server's next check and effective cadence from the
-// planner's ledger. A ledger that cannot be read is skipped: the files keep
-// what they said, and the next run tries again.
+// planner's ledger, record by record (spool.EachLedgerServer). A ledger
+// that cannot be read is skipped: the files keep what they said, and the
+// next run tries again.
 func (p *publication) readLedger() {
-	l, err := spool.ReadLedger(p.cfg.DataDir)
+	type plan struct {
+		row       int
+		next, eff int64
+	}
+	var plans []plan
+	planned := make([]bool, len(p.st.Rows))
+	set := func(i int, next, eff int64) {
+		if r := &p.st.Rows[i]; next != r.PlanNext || eff != r.EffCad {
+			plans = append(plans, plan{i, next, eff})
+		}
+	}
+	// The ledger keeps its records in the order of the ranked list, as
+	// Order does: most are found in step, without a search.
+	k := 0
+	err := spool.EachLedgerServer(p.cfg.DataDir, func(e *spool.LedgerServer) {
+		i := -1
+		if k < len(p.st.Order) && p.st.Rows[p.st.Order[k]].ID == e.ID {
+			i = int(p.st.Order[k])
+		} else {
+			i = p.st.find(e.ID)
+		}
+		k++
+		if i < 0 || e.URLHash != p.st.Rows[i].URLSum {
+			return
+		}
+		planned[i] = true
+		var eff int64
+		if c := e.EffectiveCadence(); c > data.Tier(p.st.Rows[i].Rank) {
+			eff = int64(c / time.Second)
+		}
+		set(i, e.NextDue*1000, eff)
+	})
 	if err != nil {
 		p.bad(err)
 		return
 	}
-	// The ledger keeps its records in the order of the ranked list, as
-	// Order does: most are found in step, without an index.
-	for k, i := range p.st.Order {
-		r := &p.st.Rows[i]
-		var e spool.LedgerServer
-		ok := k < len(l.Servers) && l.Servers[k].ID == r.ID
-		if ok {
-			e = l.Servers[k]
-		} else {
-			e, ok = l.Lookup(r.ID)
+	for i, ok := range planned {
+		if !ok {
+			set(i, 0, 0)
 		}
-		var next, eff int64
-		if ok && e.URLHash == r.URLSum {
-			next = e.NextDue * 1000
-			if c := e.EffectiveCadence(); c > data.Tier(r.Rank) {
-				eff = int64(c / time.Second)
-			}
-		}
-		if next != r.PlanNext || eff != r.EffCad {
-			r.PlanNext, r.EffCad = next, eff
-			p.cand[r.ID] = true
-		}
+	}
+	for _, c := range plans {
+		r := &p.st.Rows[c.row]
+		r.PlanNext, r.EffCad = c.next, c.eff
+		p.cand[r.ID] = true
 	}
 }
 

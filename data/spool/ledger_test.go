@@ -168,7 +168,7 @@ func TestLedgerOldVersions(t *testing.T) {
 			if err := os.WriteFile(data.Dir(dir).Ledger(), tc.file, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			l, err := ReadLedger(dir)
+			l, err := readBoth(t, dir)
 			if err != nil || !l.Equal(sampleLedger()) {
 				t.Fatalf("read: %+v %v; want the sample ledger", l, err)
 			}

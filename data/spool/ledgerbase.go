@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"plug.directory/prober/internal/durable"
@@ -145,25 +146,15 @@ func inRuns(n, runs int, f func(k, lo, hi int) error) error {
 // decode fills l from the base, checking every offset and code.
 func (b *ledgerBase) decode(l *Ledger) error {
 	l.Created, l.LastMinute = int64(le64(b.text, len(ledgerMagicV5)+8)), int64(le64(b.text, len(ledgerMagicV5)+16))
-	ids := b.idEnd(b.n - 1)
-	if ids > b.nstr {
-		return fmt.Errorf("%w: ids of %d bytes in %d", ErrLedgerCorrupt, ids, b.nstr)
-	}
 	l.Servers = make([]LedgerServer, b.n)
 	l.index = nil
 	err := inRuns(b.n, parts(b.n), func(_, lo, hi int) error {
-		for i, from := lo, b.idEnd(lo-1); i < hi; i++ {
-			to := b.idEnd(i)
-			if to < from || to > ids || !decodePayload(&l.Servers[i], b.payload(i)) {
-				return fmt.Errorf("%w: bad record of server %d", ErrLedgerCorrupt, i)
-			}
-			l.Servers[i].ID, from = b.text[b.strs+from:b.strs+to], to
-		}
-		return nil
+		return b.servers(lo, hi, b.payload, func(i int, s *LedgerServer) { l.Servers[i] = *s })
 	})
 	if err != nil {
 		return err
 	}
+	ids := b.idEnd(b.n - 1)
 	all := make([]HostStart, b.ns)
 	for j := range all {
 		all[j] = b.start(j)
@@ -186,6 +177,25 @@ func (b *ledgerBase) decode(l *Ledger) error {
 		return fmt.Errorf("%w: bytes after the last host", ErrLedgerCorrupt)
 	}
 	l.base = b
+	return nil
+}
+
+// servers decodes the records of servers lo to hi, each with the payload
+// payload gives, and calls f with each, checking every offset and code.
+func (b *ledgerBase) servers(lo, hi int, payload func(i int) string, f func(i int, s *LedgerServer)) error {
+	ids := b.idEnd(b.n - 1)
+	if ids > b.nstr {
+		return fmt.Errorf("%w: ids of %d bytes in %d", ErrLedgerCorrupt, ids, b.nstr)
+	}
+	var s LedgerServer
+	for i, from := lo, b.idEnd(lo-1); i < hi; i++ {
+		to := b.idEnd(i)
+		if to < from || to > ids || !decodePayload(&s, payload(i)) {
+			return fmt.Errorf("%w: bad record of server %d", ErrLedgerCorrupt, i)
+		}
+		s.ID, from = b.text[b.strs+from:b.strs+to], to
+		f(i, &s)
+	}
 	return nil
 }
 
@@ -296,15 +306,23 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 // decodeFile decodes the text of a ledger file of any version, whose
 // CRC-32C (its checksum included) is sum.
 func (l *Ledger) decodeFile(text string, sum uint32) error {
-	if len(text) < len(ledgerMagicV5) || text[:len(ledgerMagicV5)] != ledgerMagicV5 {
+	if !isBase(text) {
 		return l.unmarshalV4(text, sum)
 	}
-	if sum != durable.CRCResidue {
-		return fmt.Errorf("%w: checksum mismatch", ErrLedgerCorrupt)
-	}
-	b, err := parseBase(text)
+	b, err := checkBase(text, sum)
 	if err != nil {
 		return err
 	}
 	return b.decode(l)
+}
+
+// isBase reports whether text is of a base of version 5.
+func isBase(text string) bool { return strings.HasPrefix(text, ledgerMagicV5) }
+
+// checkBase checks the CRC-32C sum of a base's text and reads its layout.
+func checkBase(text string, sum uint32) (*ledgerBase, error) {
+	if sum != durable.CRCResidue {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrLedgerCorrupt)
+	}
+	return parseBase(text)
 }

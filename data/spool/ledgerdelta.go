@@ -195,6 +195,46 @@ func appendStarts(e *durable.Encoder, host string, kept, starts []HostStart) err
 	return nil
 }
 
+// openDelta checks the delta file text, whose CRC-32C is sum, and reads
+// which base it is of: ok when b, its base, then its Created and
+// LastMinute and its records are next. A delta of a base older than b
+// (or of any base when the ledger read has none of version 5, b nil) is
+// one a write left as it stopped after writing a new base: the base holds
+// it all, and it is passed over (not ok). A delta of any other base is
+// ErrLedgerCorrupt.
+func openDelta(text string, sum uint32, b *ledgerBase) (d *durable.Decoder, ok bool, err error) {
+	d, err = durable.NewDecoder(text, sum, ledgerDeltaMagic, ErrLedgerCorrupt)
+	if err != nil {
+		return nil, false, err
+	}
+	seq, of := d.Uint64(), d.Uvarint()
+	switch {
+	case d.Err() != nil:
+		return nil, false, d.Err()
+	case b == nil || seq < b.seq:
+		return nil, false, nil
+	case seq != b.seq || of != uint64(b.sum()):
+		return nil, false, fmt.Errorf("%w: a delta of another base (%d, not %d)", ErrLedgerCorrupt, seq, b.seq)
+	}
+	return d, true, nil
+}
+
+// readRecords reads the records of a delta of a base of n servers and
+// calls set with each one's index and payload; a bad index fails d.
+func readRecords(d *durable.Decoder, n int, set func(i int, p string)) {
+	for i, k := -1, d.Count(1+payloadSize); k > 0 && d.Err() == nil; k-- {
+		gap := d.Uvarint()
+		if gap >= uint64(n-i-1) {
+			d.Fail("record index")
+			return
+		}
+		i += 1 + int(gap)
+		if p := d.Raw(payloadSize); d.Err() == nil {
+			set(i, p)
+		}
+	}
+}
+
 // readStarts decodes starts that appendStarts encoded after kept.
 func readStarts(d *durable.Decoder, kept []HostStart) []HostStart {
 	n := d.Count(1)
@@ -210,37 +250,19 @@ func readStarts(d *durable.Decoder, kept []HostStart) []HostStart {
 }
 
 // applyDelta applies the delta file text, whose CRC-32C is sum, to l,
-// just decoded from its base. A delta of a base older than l's (or of any
-// base when l's is of version 4) is one a write left as it stopped after
-// writing a new base: the base holds it all, and it is passed over. A delta
-// of any other base is ErrLedgerCorrupt.
+// just decoded from its base, as openDelta reads it.
 func (l *Ledger) applyDelta(text string, sum uint32) error {
-	d, err := durable.NewDecoder(text, sum, ledgerDeltaMagic, ErrLedgerCorrupt)
-	if err != nil {
+	b := l.base
+	d, ok, err := openDelta(text, sum, b)
+	if !ok || err != nil {
 		return err
 	}
-	seq, of := d.Uint64(), d.Uvarint()
-	b := l.base
-	switch {
-	case d.Err() != nil:
-		return d.Err()
-	case b == nil || seq < b.seq:
-		return nil
-	case seq != b.seq || of != uint64(b.sum()):
-		return fmt.Errorf("%w: a delta of another base (%d, not %d)", ErrLedgerCorrupt, seq, b.seq)
-	}
 	l.Created, l.LastMinute = d.Varint(), d.Varint()
-	for i, n := -1, d.Count(1+payloadSize); n > 0 && d.Err() == nil; n-- {
-		gap := d.Uvarint()
-		if gap >= uint64(len(l.Servers)-i-1) {
-			d.Fail("record index")
-			break
-		}
-		i += 1 + int(gap)
-		if p := d.Raw(payloadSize); d.Err() == nil && !decodePayload(&l.Servers[i], p) {
+	readRecords(d, len(l.Servers), func(i int, p string) {
+		if !decodePayload(&l.Servers[i], p) {
 			d.Fail("reason")
 		}
-	}
+	})
 	for k, n := -1, d.Count(2); n > 0 && d.Err() == nil; n-- {
 		gap := d.Uvarint()
 		if gap >= uint64(b.nh-k-1) {

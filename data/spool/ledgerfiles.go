@@ -40,25 +40,111 @@ var betweenReads = func() {}
 // an empty one (nothing planned yet); a damaged one is an error wrapping
 // ErrLedgerCorrupt, since planning without it could double-book hosts.
 func ReadLedger(dir string) (*Ledger, error) {
-	for range ledgerReads {
-		l, replaced, err := readLedgerOnce(data.Dir(dir))
-		if !replaced {
-			return l, err
+	f, err := readLedgerFiles(data.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		return NewLedger(), nil
+	}
+	return f.decode()
+}
+
+// EachLedgerServer calls each with the record of every server of the
+// ledger of the data directory dir, in the ledger's order, as ReadLedger
+// returns them, and returns ReadLedger's errors; a record passed to each
+// is valid only during the call. It decodes neither the records into one
+// slice nor the hosts' starts: a reader that needs only the servers' next
+// checks (the site, every minute) spends a fraction of the memory. On an
+// error each may have been called for some records, not all.
+func EachLedgerServer(dir string, each func(s *LedgerServer)) error {
+	f, err := readLedgerFiles(data.Dir(dir))
+	if err != nil || f == nil {
+		return err
+	}
+	if !isBase(f.text) {
+		l, err := f.decode()
+		if err != nil {
+			return err
+		}
+		for i := range l.Servers {
+			each(&l.Servers[i])
+		}
+		return nil
+	}
+	b, err := checkBase(f.text, f.sum)
+	if err != nil {
+		return fmt.Errorf("read ledger %s: %w", f.path, err)
+	}
+	payloads := map[int]string{}
+	if f.hasDelta {
+		d, ok, err := openDelta(f.delta, f.dsum, b)
+		if err == nil && ok {
+			d.Varint() // Created and LastMinute: not a server's
+			d.Varint()
+			readRecords(d, b.n, func(i int, p string) { payloads[i] = p })
+			err = d.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("read ledger %s: %w", f.deltaPath, err)
 		}
 	}
-	return nil, fmt.Errorf("read ledger %s: replaced %d times while it was read", data.Dir(dir).Ledger(), ledgerReads)
+	payload := func(i int) string {
+		if p, ok := payloads[i]; ok {
+			return p
+		}
+		return b.payload(i)
+	}
+	if err := b.servers(0, b.n, payload, func(_ int, s *LedgerServer) { each(s) }); err != nil {
+		return fmt.Errorf("read ledger %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// ledgerFiles is a ledger's base and delta as read, with their CRC-32C.
+type ledgerFiles struct {
+	path, deltaPath string
+	text, delta     string
+	sum, dsum       uint32
+	hasDelta        bool
+}
+
+// readLedgerFiles reads the base and the delta of the ledger of d, again
+// when the base was replaced while it read them: nil when there is none.
+func readLedgerFiles(d data.Dir) (*ledgerFiles, error) {
+	for range ledgerReads {
+		f, replaced, err := readLedgerOnce(d)
+		if !replaced {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("read ledger %s: replaced %d times while it was read", d.Ledger(), ledgerReads)
+}
+
+// decode decodes the files read into a ledger.
+func (f *ledgerFiles) decode() (*Ledger, error) {
+	l := NewLedger()
+	if err := l.decodeFile(f.text, f.sum); err != nil {
+		return nil, fmt.Errorf("read ledger %s: %w", f.path, err)
+	}
+	if f.hasDelta {
+		if err := l.applyDelta(f.delta, f.dsum); err != nil {
+			return nil, fmt.Errorf("read ledger %s: %w", f.deltaPath, err)
+		}
+	}
+	return l, nil
 }
 
 // readLedgerOnce reads the base and the delta; replaced reports that the
 // base was replaced after it was read, so the delta read may be of another.
-func readLedgerOnce(d data.Dir) (l *Ledger, replaced bool, err error) {
+func readLedgerOnce(d data.Dir) (lf *ledgerFiles, replaced bool, err error) {
 	path := d.Ledger()
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		if _, err := os.Stat(d.LedgerDelta()); err == nil {
 			return nil, false, fmt.Errorf("read ledger %s: %w: a delta without its base", path, ErrLedgerCorrupt)
 		}
-		return NewLedger(), false, nil
+		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("read ledger: %w", err)
@@ -68,28 +154,20 @@ func readLedgerOnce(d data.Dir) (l *Ledger, replaced bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("read ledger: %w", err)
 	}
-	text, sum, err := durable.ReadSummedFile(f)
-	if err != nil {
+	lf = &ledgerFiles{path: path, deltaPath: d.LedgerDelta()}
+	if lf.text, lf.sum, err = durable.ReadSummedFile(f); err != nil {
 		return nil, false, fmt.Errorf("read ledger: %w", err)
 	}
 	betweenReads()
-	delta, dsum, derr := durable.ReadSummed(d.LedgerDelta())
+	delta, dsum, derr := durable.ReadSummed(lf.deltaPath)
 	if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) {
 		return nil, true, nil
 	}
 	if derr != nil && !errors.Is(derr, os.ErrNotExist) {
 		return nil, false, fmt.Errorf("read ledger: %w", derr)
 	}
-	l = NewLedger()
-	if err := l.decodeFile(text, sum); err != nil {
-		return nil, false, fmt.Errorf("read ledger %s: %w", path, err)
-	}
-	if derr == nil {
-		if err := l.applyDelta(delta, dsum); err != nil {
-			return nil, false, fmt.Errorf("read ledger %s: %w", d.LedgerDelta(), err)
-		}
-	}
-	return l, false, nil
+	lf.delta, lf.dsum, lf.hasDelta = delta, dsum, derr == nil
+	return lf, false, nil
 }
 
 // WriteLedger writes the ledger of the data directory dir, crash-safe:

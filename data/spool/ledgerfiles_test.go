@@ -48,6 +48,23 @@ func plansDir(t *testing.T, l *Ledger) data.Dir {
 	return d
 }
 
+// readBoth is ReadLedger, checked against EachLedgerServer: the records
+// each is passed are ReadLedger's, in its order, and either both read the
+// ledger or both fail, damage as damage.
+func readBoth(t *testing.T, dir string) (*Ledger, error) {
+	t.Helper()
+	l, err := ReadLedger(dir)
+	var each []LedgerServer
+	eerr := EachLedgerServer(dir, func(s *LedgerServer) { each = append(each, *s) })
+	switch {
+	case (err == nil) != (eerr == nil) || errors.Is(err, ErrLedgerCorrupt) != errors.Is(eerr, ErrLedgerCorrupt):
+		t.Errorf("ReadLedger: %v; EachLedgerServer: %v", err, eerr)
+	case err == nil && !slices.Equal(each, l.Servers):
+		t.Errorf("EachLedgerServer passed other records than ReadLedger (%d and %d) in %s", len(each), len(l.Servers), dir)
+	}
+	return l, err
+}
+
 func fileSize(path string) int {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -108,7 +125,7 @@ func TestLedgerWrites(t *testing.T) {
 			if tc.newBase && delta != -1 || !tc.newBase && (delta < 0 || delta > tc.maxDelta) {
 				t.Errorf("delta of %d bytes (base %d), want at most %d", delta, len(base), tc.maxDelta)
 			}
-			got, err := ReadLedger(string(d))
+			got, err := readBoth(t, string(d))
 			if err != nil || !got.Equal(l) {
 				t.Fatalf("read back: %v, equal %v", err, err == nil && got.Equal(l))
 			}
@@ -121,7 +138,7 @@ func TestLedgerWrites(t *testing.T) {
 			if err := WriteLedger(string(d), l); err != nil {
 				t.Fatal(err)
 			}
-			if got, err := ReadLedger(string(d)); err != nil || !got.Equal(l) {
+			if got, err := readBoth(t, string(d)); err != nil || !got.Equal(l) {
 				t.Errorf("read back the next: %v", err)
 			}
 		})
@@ -151,7 +168,7 @@ func TestLedgerDamage(t *testing.T) {
 			for i := range len(b) {
 				for _, damage := range [][]byte{flip(b, i), b[:i]} {
 					os.WriteFile(path, damage, 0o644)
-					if _, err := ReadLedger(string(d)); !errors.Is(err, ErrLedgerCorrupt) {
+					if _, err := readBoth(t, string(d)); !errors.Is(err, ErrLedgerCorrupt) {
 						t.Fatalf("%s damaged at byte %d of %d: %v, want ErrLedgerCorrupt", path, i, len(b), err)
 					}
 				}
@@ -189,7 +206,7 @@ func TestLedgerDamage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d, l := setup(t)
 			tc.damage(t, d)
-			got, err := ReadLedger(string(d))
+			got, err := readBoth(t, string(d))
 			if tc.want == nil {
 				if !errors.Is(err, ErrLedgerCorrupt) {
 					t.Errorf("got %v, want ErrLedgerCorrupt", err)
