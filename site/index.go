@@ -1,6 +1,8 @@
 package site
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,7 +75,13 @@ type partSpan struct {
 	dirty  bool   // its rows may differ from those its sum was taken of
 }
 
-func partName(sum uint64) string { return fmt.Sprintf("%016x", sum) }
+// partName is the name of the part whose bytes' FNV-64a is sum: its 16
+// hex digits.
+func partName(sum uint64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], sum)
+	return hex.EncodeToString(b[:])
+}
 
 func partPath(sum uint64) string { return indexDir + "/" + partName(sum) + ".json" }
 

@@ -76,13 +76,16 @@ func EachLedgerServer(dir string, each func(s *LedgerServer)) error {
 	if err != nil {
 		return fmt.Errorf("read ledger %s: %w", f.path, err)
 	}
-	payloads := map[int]string{}
+	// The delta's records, in ascending order of index, as servers asks
+	// for the payloads: each is found in step.
+	var changed []int
+	var payloads []string
 	if f.hasDelta {
 		d, ok, err := openDelta(f.delta, f.dsum, b)
 		if err == nil && ok {
 			d.Varint() // Created and LastMinute: not a server's
 			d.Varint()
-			readRecords(d, b.n, func(i int, p string) { payloads[i] = p })
+			readRecords(d, b.n, func(i int, p string) { changed, payloads = append(changed, i), append(payloads, p) })
 			err = d.Err()
 		}
 		if err != nil {
@@ -90,7 +93,9 @@ func EachLedgerServer(dir string, each func(s *LedgerServer)) error {
 		}
 	}
 	payload := func(i int) string {
-		if p, ok := payloads[i]; ok {
+		if len(changed) > 0 && changed[0] == i {
+			p := payloads[0]
+			changed, payloads = changed[1:], payloads[1:]
 			return p
 		}
 		return b.payload(i)
