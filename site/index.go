@@ -490,8 +490,8 @@ func indexHead(st *store) record.IndexFile {
 	head := record.IndexFile{Servers: len(st.Rows)}
 	counts, protocols, problems, pending := rowTotals(st)
 	head.Protocols, head.ToolProblems, head.FactsPending = protocols, problems, pending
-	for _, o := range data.Outcomes {
-		head.Totals = append(head.Totals, record.StatusTotal{Status: o, Label: o.Label(), Count: counts[o]})
+	for k, o := range data.Outcomes {
+		head.Totals = append(head.Totals, record.StatusTotal{Status: o, Label: o.Label(), Count: counts[k]})
 	}
 	return head
 }
@@ -525,15 +525,20 @@ func encodeIndex(st *store) []byte {
 }
 
 // rowTotals returns, in one pass over every row (a million each minute),
-// the count per status, the protocol totals, how many servers have tool
-// problems, and how many rows' facts are not read yet.
-func rowTotals(st *store) (map[data.Outcome]int, record.ProtocolTotals, int, int) {
+// the count per status (in the order of data.Outcomes), the protocol
+// totals, how many servers have tool problems, and how many rows' facts
+// are not read yet. A status is found by comparing it with the few
+// outcomes, not by hashing it: a row's status is one of their strings,
+// so the comparison is mostly of pointers.
+func rowTotals(st *store) ([]int, record.ProtocolTotals, int, int) {
 	var t record.ProtocolTotals
 	problems, pending := 0, 0
-	counts, byVersion := map[data.Outcome]int{}, map[string]int{}
+	counts, byVersion := make([]int, len(data.Outcomes)), map[string]int{}
 	for i := range st.Rows {
 		r := &st.Rows[i]
-		counts[r.Status]++
+		if k := slices.Index(data.Outcomes, r.Status); k >= 0 {
+			counts[k]++
+		}
 		switch {
 		case r.Problems < 0:
 			pending++
