@@ -140,7 +140,12 @@ func lookedFor(b *testing.B, f *fixture, servers []data.Server, checked map[stri
 // BenchmarkPublishIncremental publishes a list of -bench.servers servers of
 // which -bench.changed, checked before, have a new result since the last run
 // (and a new next check in the ledger): the every-minute case. Goal: at
-// most 2 s at a million servers.
+// most 2 s at a million servers. On ext4 without a journal, a new file's
+// inode is not one freed in the last minute: a run started sooner than
+// that after another's clean-up (html=true right after html=false, or
+// back-to-back runs) pays for passing over those, the copy more than the
+// publish, and reads x-copy-CPU low until the disk settles. Leave a
+// minute between runs there, or run one html setting at a time.
 func BenchmarkPublishIncremental(b *testing.B) {
 	for _, html := range []bool{false, true} {
 		b.Run(fmt.Sprintf("html=%v", html), func(b *testing.B) { benchIncremental(b, html) })
