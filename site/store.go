@@ -153,14 +153,6 @@ func (s *store) sortOrder() {
 	})
 }
 
-var outcomeIndex = func() map[data.Outcome]byte {
-	m := map[data.Outcome]byte{}
-	for i, o := range data.Outcomes {
-		m[o] = byte(i)
-	}
-	return m
-}()
-
 // encoded is the site's record encoded, in the parts a delta compares
 // with its base: the JSON of meta, the rows side by side and where each
 // ends, the rank order, the record of the index's parts.
@@ -245,7 +237,7 @@ func encodeRow(e *durable.Encoder, r *row) {
 	e.String(r.ID)
 	e.Uvarint(uint64(r.Rank))
 	e.Uint64(r.URLSum)
-	st := outcomeIndex[r.Status]
+	st := byte(max(slices.Index(data.Outcomes, r.Status), 0)) // a status not listed is stored as the first
 	if r.Paused {
 		st |= 0x80
 	}
