@@ -227,9 +227,10 @@ const (
 
 // PublishedSuffixes are the endings of the names of the files the site
 // writes for a server (servers/<id>.json, servers/<id>.html,
-// feeds/<id>.atom, badges-strip/<id>.svg) and a few it may, and ".older",
-// which the record of a server that left the list adds before ".json"
+// feeds/<id>.atom, badges-strip/<id>.svg, and in its own record
+// older/<id>.bin) and a few it may, and ".older", which the record of a
+// server that left the list adds before ".json" or ".bin"
 // (<id>.older.json): no part of an id ends in one, in any case, or its
 // directory could be another server's file ("a" and "a.json/b"), or its
 // record another's ("a" and "a.older").
-var PublishedSuffixes = []string{".json", ".html", ".atom", ".svg", ".xml", ".txt", ".older"}
+var PublishedSuffixes = []string{".json", ".html", ".atom", ".svg", ".xml", ".txt", ".bin", ".older"}

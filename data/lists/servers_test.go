@@ -71,6 +71,7 @@ func TestReadServersInvalid(t *testing.T) {
 			`invalid-ids.csv:11: id "a:b" cannot name the site's files: part "a:b" has ':' in it: only letters, digits and . _ - @ + are allowed`,
 			`invalid-ids.csv:12: id "../up" cannot name the site's files: part ".." is empty or starts with a dot`,
 			`invalid-ids.csv:16: id "b.older" cannot name the site's files: part "b.older" ends in ".older", as the site's files do`,
+			`invalid-ids.csv:17: id "c.bin/d" cannot name the site's files: part "c.bin" ends in ".bin", as the site's files do`,
 		}, keptIDs: []string{"a", "x", "Alpha", "a/b", "A/c", "v1.2/svg"}},
 		{file: "invalid-empty.csv", err: "read ranked list invalid-empty.csv: no server in the ranked list"},
 		{file: "invalid-no-url-column.csv", err: `read ranked list invalid-no-url-column.csv:1: no "url" column in header`},
