@@ -329,8 +329,11 @@ func (p *publication) hold(r data.Result) bool {
 // absent: its published file and its older checks. Its files are compared
 // with them, not read again (writer.putOver). badges are those its
 // published file implies (Of), to write only badges that change.
+// olderJSON says the older checks were read from the layout before
+// (olderJSONPath), which goes once they are written in the new one.
 type records struct {
 	file, older []byte
+	olderJSON   bool
 	badges      [4]badge.Badge
 }
 
@@ -376,15 +379,21 @@ func (p *publication) loadSummary(id string) (*record.Summary, records, error) {
 	}
 	s := record.SummaryOf(f)
 	rec.badges = badge.Of(f)
-	ob, err := os.ReadFile(olderPath(p.cfg.DataDir, id))
+	op := olderPath(p.cfg.DataDir, id)
+	ob, err := os.ReadFile(op)
+	if errors.Is(err, os.ErrNotExist) { // kept in the layout before?
+		op = olderJSONPath(p.cfg.DataDir, id)
+		ob, err = os.ReadFile(op)
+		rec.olderJSON = err == nil
+	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, rec, fmt.Errorf("read older checks of %s: %w", id, err)
 	}
 	if err == nil {
 		rec.older = ob
-		var older []record.PastCheck
-		if err := json.Unmarshal(ob, &older); err != nil {
-			return nil, rec, &undecodable{olderPath(p.cfg.DataDir, id), err}
+		older, err := decodeOlder(ob)
+		if err != nil {
+			return nil, rec, &undecodable{op, err}
 		}
 		s.Checks = record.MergeChecks(older, s.Checks)
 	}

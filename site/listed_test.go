@@ -3,6 +3,7 @@ package site
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -155,12 +156,25 @@ func TestPublishPausedListRefused(t *testing.T) {
 
 // TestPublishReturningServer: a server that leaves the ranked list loses its
 // public files, and when it returns its page is the same server's, with its
-// history, uptime and incidents, not a new one. Records
-// kept for a return are pruned after retiredKeep months.
+// history, uptime and incidents, not a new one, its older checks kept in
+// either layout. Records kept for a return are pruned after retiredKeep
+// months.
 func TestPublishReturningServer(t *testing.T) {
 	t.Parallel()
+	for _, layoutBefore := range []bool{false, true} {
+		t.Run(fmt.Sprintf("older_checks_as_json=%v", layoutBefore), func(t *testing.T) {
+			t.Parallel()
+			returningServer(t, layoutBefore)
+		})
+	}
+}
+
+func returningServer(t *testing.T, layoutBefore bool) {
 	f := newStandard(t)
 	f.MustPublish()
+	if layoutBefore {
+		toLayoutBefore(t, f, "alpha")
+	}
 	before := readServerFile(t, f, "alpha")
 	if len(before.History) == 0 {
 		t.Fatal("alpha has no history to keep")

@@ -245,17 +245,16 @@ func (p *publication) renderOne(i int) error {
 		}
 	}
 	if older := s.Older(); len(older) > 0 {
-		ob, err := json.Marshal(older)
-		if err != nil {
-			return fmt.Errorf("encode older checks of %s: %w", id, err)
-		}
-		if _, err := p.w.putOver(olderPath(p.cfg.DataDir, id), ob, rec.older); err != nil {
+		if _, err := p.w.putOver(olderPath(p.cfg.DataDir, id), encodeOlder(older), rec.older); err != nil {
 			return err
 		}
 	} else if rec.older != nil || !loaded {
 		if err := p.w.remove(olderPath(p.cfg.DataDir, id)); err != nil {
 			return err
 		}
+	}
+	if rec.olderJSON { // read in the layout before: it goes once what replaces it is durable
+		p.w.removeAfter(olderJSONPath(p.cfg.DataDir, id))
 	}
 	ir := rowOf(f)
 	r.Status, r.Tools = ir.Status, -1
@@ -285,7 +284,7 @@ func (p *publication) removeServer(id string) error {
 	if err := p.retire(id); err != nil {
 		return err
 	}
-	for _, path := range append(p.publishedFiles(id), olderPath(p.cfg.DataDir, id)) {
+	for _, path := range append(p.publishedFiles(id), olderPath(p.cfg.DataDir, id), olderJSONPath(p.cfg.DataDir, id)) {
 		if err := p.w.remove(path); err != nil {
 			return err
 		}

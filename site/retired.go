@@ -19,19 +19,21 @@ const retiredKeep = 13 // months
 func retiredDir(dataDir string) string { return filepath.Join(dataDir, "site", "retired") }
 
 // retiredPaths returns the retired copies of a server's published record and
-// of its older checks in the directory of month.
-func retiredPaths(dataDir, month, id string) (record, older string) {
+// of its older checks (in either layout: olderPath, olderJSONPath) in the
+// directory of month.
+func retiredPaths(dataDir, month, id string) (record, older, olderJSON string) {
 	base := filepath.Join(retiredDir(dataDir), month, filepath.FromSlash(id))
-	return base + ".json", base + ".older.json"
+	return base + ".json", base + ".older.bin", base + ".older.json"
 }
 
 // retire keeps the published record of a server that left the list, and its
 // older checks, aside under the data directory before its files go.
 func (p *publication) retire(id string) error {
-	record, older := retiredPaths(p.cfg.DataDir, p.now.UTC().Format("2006-01"), id)
+	record, older, olderJSON := retiredPaths(p.cfg.DataDir, p.now.UTC().Format("2006-01"), id)
 	for _, mv := range [][2]string{
 		{p.serverFile(id), record},
 		{olderPath(p.cfg.DataDir, id), older},
+		{olderJSONPath(p.cfg.DataDir, id), olderJSON},
 	} {
 		if err := os.MkdirAll(filepath.Dir(mv[1]), 0o755); err != nil {
 			return fmt.Errorf("retire %s: %w", id, err)
@@ -57,15 +59,17 @@ func (p *publication) unretire(id string) (string, error) {
 	}
 	slices.Reverse(months) // ReadDir sorts by name: YYYY-MM, oldest first
 	for _, m := range months {
-		record, older := retiredPaths(p.cfg.DataDir, m.Name(), id)
+		record, older, olderJSON := retiredPaths(p.cfg.DataDir, m.Name(), id)
 		if _, err := os.Stat(record); err != nil {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(olderPath(p.cfg.DataDir, id)), 0o755); err != nil {
 			return "", fmt.Errorf("bring back %s: %w", id, err)
 		}
-		if err := os.Rename(older, olderPath(p.cfg.DataDir, id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("bring back %s: %w", id, err)
+		for _, mv := range [][2]string{{older, olderPath(p.cfg.DataDir, id)}, {olderJSON, olderJSONPath(p.cfg.DataDir, id)}} {
+			if err := os.Rename(mv[0], mv[1]); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return "", fmt.Errorf("bring back %s: %w", id, err)
+			}
 		}
 		return record, nil
 	}

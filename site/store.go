@@ -124,12 +124,6 @@ func newStore() *store {
 	return &store{Meta: meta{Journals: map[string]journalMark{}, Parts: map[string]int64{}, Plans: map[string]fileSig{}, Sums: map[string]uint64{}}}
 }
 
-// olderPath is where the checks of a server older than its published
-// history, but within the uptime windows, are kept.
-func olderPath(dataDir, id string) string {
-	return filepath.Join(dataDir, "site", "older", filepath.FromSlash(id)+".json")
-}
-
 // find returns the index of the row of id, or -1.
 func (s *store) find(id string) int {
 	i, ok := slices.BinarySearchFunc(s.Rows, id, func(r row, id string) int { return strings.Compare(r.ID, id) })
