@@ -33,6 +33,7 @@ import (
 var (
 	benchServers = flag.Int("bench.servers", 1_000_000, "servers listed in the publish benchmarks")
 	benchChanged = flag.Int("bench.changed", 1_000, "servers with a new result per run in BenchmarkPublishIncremental")
+	benchChecks  = flag.Int("bench.checks", 1, "checks, an hour apart, each server checked in BenchmarkPublishIncremental has before timing (720: a month of an hourly server)")
 )
 
 // benchList writes a ranked list of n servers, twenty on a host.
@@ -167,17 +168,27 @@ func benchIncremental(b *testing.B, html bool) {
 	// Steady state: the servers checked each minute were checked before,
 	// so their files exist and their badges stay as they are. A pool of
 	// ten times the changed servers, spread over the ids as a minute's
-	// checks are (every stride-th), gets its first check before timing.
+	// checks are (every stride-th), gets its first -bench.checks checks
+	// before timing: the last an hour before the first minute, the ones
+	// before an hour apart and spread over the hour from server to
+	// server, so that each minute's uptime windows move on for a few of
+	// them, as in a fleet checked around the clock, not for all at once.
 	pool := min(10**benchChanged, len(servers))
 	stride := len(servers) / pool
 	benchState(b, f, servers)
-	warm := make([]data.Result, pool)
+	warm := make([]data.Result, 0, pool**benchChecks)
 	checked := map[string]bool{}
-	for j := range warm {
-		warm[j] = result(servers[j*stride], fixNow.Add(-time.Hour), data.Working, "")
+	for j := range pool {
+		for h := range *benchChecks {
+			at := fixNow.Add(-time.Duration(h+1) * time.Hour)
+			if h > 0 {
+				at = at.Add(-time.Duration(j%60) * time.Minute)
+			}
+			warm = append(warm, result(servers[j*stride], at, data.Working, ""))
+		}
 		checked[servers[j*stride].ID] = true
 	}
-	f.results(warm...)
+	journalMany(b, f, warm)
 	if err := spool.WriteLedger(f.dir, ledger); err != nil {
 		b.Fatal(err)
 	}
@@ -186,6 +197,7 @@ func benchIncremental(b *testing.B, html bool) {
 		b.Fatalf("warm-up publish: %+v, %v", st, err)
 	}
 	var copyCPU time.Duration
+	var rendered int
 	var wrote, copied int64
 	copyDir := filepath.Join(b.TempDir(), "copy")
 	b.ReportAllocs()
@@ -225,8 +237,9 @@ func benchIncremental(b *testing.B, html bool) {
 		if st.Rebuilt {
 			b.Fatal("rebuilt: the benchmark's state was not taken")
 		}
-		b.ReportMetric(float64(st.Rendered), "rendered/op")
+		rendered += st.Rendered
 	}
+	b.ReportMetric(float64(rendered)/float64(b.N), "rendered/op")
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "CPU-ms/op")
 	b.ReportMetric(float64(wrote)/(1<<20)/float64(b.N), "written-MB/op")
 	if copyCPU > 0 && copied > 0 {
@@ -235,6 +248,32 @@ func benchIncremental(b *testing.B, html bool) {
 	}
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
 	reportPeakRSS(b)
+}
+
+// journalMany writes rs as one finished run's journal, appended from many
+// goroutines at once so that they share their fsyncs: a month of checks of
+// a thousand servers is 720,000 lines, an fsync each one after the other.
+func journalMany(b *testing.B, f *fixture, rs []data.Result) {
+	j, err := spool.CreateJournal(f.dir, "run-warm-up")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	const writers = 64
+	for w := range writers {
+		wg.Go(func() {
+			for i := w; i < len(rs); i += writers {
+				if err := j.Append(rs[i]); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := j.Close(); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // copyChanged copies with `cp --parents` the files a publish rewrites
