@@ -106,19 +106,7 @@ func TestPublishLostRecord(t *testing.T) {
 			if _, err := os.Stat(rebuildPath(f.dir)); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("the rebuild left its request: %v", err)
 			}
-			for _, rel := range serverSet(tc.id) {
-				got, err := os.ReadFile(filepath.Join(f.out, rel))
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := os.ReadFile(filepath.Join(ctl.out, rel))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s after the rebuild differs from a site where nothing was lost:\n%s\nwant\n%s", rel, got, want)
-				}
-			}
+			sameServerFiles(t, f, ctl, tc.id, "after the rebuild differs from a site where nothing was lost")
 			if after := readServerFile(t, f, tc.id); len(after.History) < len(before.History) {
 				t.Errorf("%s has %d checks after the rebuild, %d before its record was lost", tc.id, len(after.History), len(before.History))
 			}
@@ -127,6 +115,25 @@ func TestPublishLostRecord(t *testing.T) {
 				t.Error("the publish after the rebuild rebuilt again")
 			}
 		})
+	}
+}
+
+// sameServerFiles fails t for each file of the server id in f's output
+// that differs from ctl's, saying how.
+func sameServerFiles(t *testing.T, f, ctl *fixture, id, how string) {
+	t.Helper()
+	for _, rel := range serverSet(id) {
+		got, err := os.ReadFile(filepath.Join(f.out, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join(ctl.out, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s %s:\n%.400s\nwant\n%.400s", rel, how, got, want)
+		}
 	}
 }
 

@@ -167,22 +167,13 @@ func TestPublishOlderChecksUpgrade(t *testing.T) {
 	if _, err := os.Stat(olderJSONPath(f.dir, srvWorking.ID)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the older checks of the layout before are left: %v", err)
 	}
-	for _, rel := range append(serverSet(srvWorking.ID), "older") {
-		path, want := filepath.Join(f.out, rel), filepath.Join(ctl.out, rel)
-		if rel == "older" {
-			path, want = olderPath(f.dir, srvWorking.ID), olderPath(ctl.dir, srvWorking.ID)
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := os.ReadFile(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, w) {
-			t.Errorf("%s after the upgrade differs from a site that never had the layout before:\n%.300s\nwant\n%.300s", rel, got, w)
-		}
+	sameServerFiles(t, f, ctl, srvWorking.ID, "after the upgrade differs from a site that never had the layout before")
+	got, err := os.ReadFile(olderPath(f.dir, srvWorking.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err := os.ReadFile(olderPath(ctl.dir, srvWorking.ID)); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("the older checks after the upgrade differ from a site that never had the layout before (%v)", err)
 	}
 }
 
@@ -219,17 +210,5 @@ func TestPublishOlderChecksDamaged(t *testing.T) {
 		t.Fatalf("the publish after: rebuilt %v, unpublished %v", st.Rebuilt, st.Unpublished)
 	}
 	ctl.MustPublish()
-	for _, rel := range serverSet(srvWorking.ID) {
-		got, err := os.ReadFile(filepath.Join(f.out, rel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := os.ReadFile(filepath.Join(ctl.out, rel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s after the rebuild differs from a site where nothing was damaged:\n%.300s\nwant\n%.300s", rel, got, want)
-		}
-	}
+	sameServerFiles(t, f, ctl, srvWorking.ID, "after the rebuild differs from a site where nothing was damaged")
 }
