@@ -217,7 +217,10 @@ func MergeChecks(a, b []PastCheck) []PastCheck {
 	out := make([]PastCheck, 0, len(a)+len(b))
 	out = append(out, a...)
 	out = append(out, b...)
-	slices.SortStableFunc(out, func(x, y PastCheck) int { return cmpInt(x.At, y.At) })
+	byStart := func(x, y PastCheck) int { return cmpInt(x.At, y.At) }
+	if !slices.IsSortedFunc(out, byStart) { // a server's older checks come before its history's: sorted already
+		slices.SortStableFunc(out, byStart)
+	}
 	return slices.CompactFunc(out, func(x, y PastCheck) bool { return x.At == y.At })
 }
 

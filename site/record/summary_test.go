@@ -1,0 +1,33 @@
+package record
+
+import (
+	"slices"
+	"testing"
+
+	"plug.directory/prober/data"
+)
+
+// TestMergeChecks: a server's older checks and its history merge into one
+// ascending list without repeats, whether the older ones all come first
+// (as they do), overlap the history (a check in both, as a publish killed
+// between its files may leave) or come in any order.
+func TestMergeChecks(t *testing.T) {
+	t.Parallel()
+	c := func(at int64, o data.Outcome) PastCheck { return PastCheck{At: at, Status: o} }
+	w, f := data.Working, data.Failing
+	for _, tc := range []struct {
+		name      string
+		a, b, out []PastCheck
+	}{
+		{"older_first", []PastCheck{c(1, w), c(2, w)}, []PastCheck{c(3, f), c(4, w)}, []PastCheck{c(1, w), c(2, w), c(3, f), c(4, w)}},
+		{"none_older", nil, []PastCheck{c(3, f)}, []PastCheck{c(3, f)}},
+		{"no_history", []PastCheck{c(1, w)}, nil, []PastCheck{c(1, w)}},
+		{"overlap", []PastCheck{c(1, w), c(2, w), c(3, w)}, []PastCheck{c(2, f), c(3, f), c(4, f)}, []PastCheck{c(1, w), c(2, w), c(3, w), c(4, f)}}, // the first list's check wins
+		{"interleaved", []PastCheck{c(1, w), c(5, w)}, []PastCheck{c(2, f), c(6, f)}, []PastCheck{c(1, w), c(2, f), c(5, w), c(6, f)}},
+		{"history_first", []PastCheck{c(7, w)}, []PastCheck{c(2, f), c(3, f)}, []PastCheck{c(2, f), c(3, f), c(7, w)}},
+	} {
+		if got := MergeChecks(tc.a, tc.b); !slices.Equal(got, tc.out) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.out)
+		}
+	}
+}
