@@ -40,6 +40,33 @@ func (w fileWriter) Write(b []byte) (int, error) {
 	return w.f.Write(b)
 }
 
+// AppendAt writes b into the existing file path at offset at, having cut
+// the file there (what a write killed midway left past at is written
+// over), and fsyncs it when syncFile: else a later flush of its file
+// system must.
+func (fs Files) AppendAt(path string, b []byte, at int64, syncFile bool) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	if err = f.Truncate(at); err == nil {
+		_, err = f.Seek(at, io.SeekStart)
+	}
+	if err == nil {
+		_, err = fileWriter{fs, f}.Write(b)
+	}
+	if err == nil && syncFile {
+		err = fs.sync(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	return nil
+}
+
 func (fs Files) sync(f *os.File) error {
 	if fs.Sync != nil {
 		return fs.Sync(f)

@@ -120,19 +120,14 @@ func crcLines[T any](objs []T) ([]byte, error) {
 // at at first and b is written there: what a write killed midway left past
 // at is written over.
 func AppendFile(path string, b []byte, at int64) error {
-	flag := os.O_WRONLY
-	if at < 0 {
-		flag |= os.O_CREATE | os.O_APPEND
+	if at >= 0 {
+		return Files{}.AppendAt(path, b, at, true)
 	}
-	f, err := os.OpenFile(path, flag, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
-	if at < 0 {
-		_, err = f.Write(b)
-	} else if err = f.Truncate(at); err == nil {
-		_, err = f.WriteAt(b, at)
-	}
+	_, err = f.Write(b)
 	if err == nil {
 		err = f.Sync()
 	}
