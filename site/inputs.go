@@ -329,12 +329,14 @@ func (p *publication) hold(r data.Result) bool {
 // absent: its published file and its older checks. Its files are compared
 // with them, not read again (writer.putOver). badges are those its
 // published file implies (Of), to write only badges that change.
-// olderJSON says the older checks were read from the layout before
-// (olderJSONPath), which goes once they are written in the new one.
+// older is the older checks' file as read, nil when there is none;
+// olderJSON says it was of the layout before (olderJSONPath), which goes
+// once they are written in the new one.
 type records struct {
-	file, older []byte
-	olderJSON   bool
-	badges      [4]badge.Badge
+	file      []byte
+	older     *olderLog
+	olderJSON bool
+	badges    [4]badge.Badge
 }
 
 // serverFile is the path of the published file of the server id: its
@@ -390,12 +392,12 @@ func (p *publication) loadSummary(id string) (*record.Summary, records, error) {
 		return nil, rec, fmt.Errorf("read older checks of %s: %w", id, err)
 	}
 	if err == nil {
-		rec.older = ob
-		older, err := decodeOlder(ob)
+		older, err := readOlder(ob)
 		if err != nil {
 			return nil, rec, &undecodable{op, err}
 		}
-		s.Checks = record.MergeChecks(older, s.Checks)
+		rec.older = &older
+		s.Checks = record.MergeChecks(older.checks, s.Checks)
 	}
 	return s, rec, nil
 }

@@ -1,8 +1,11 @@
 package site
 
 import (
+	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"path/filepath"
 	"slices"
@@ -14,17 +17,34 @@ import (
 
 // A server's checks of the last 30 days beyond its published history (a
 // server checked hourly has some 670 of them) are kept in
-// DATA/site/older/<id>.bin, read and written again each time the server
-// is rendered. They were JSON (older/<id>.json) before: some 100 bytes a
-// check, and decoding and encoding them was most of a publish's work
-// for a server with a month of checks. Now they are olderMagic, the
-// number of checks, then each check as the gap after the one before
-// (its start, Unix ms, as a varint: the first's is the gap after 0), its
-// status (its index in data.Outcomes), its detail, a byte saying which
-// of its latency, its phases and each of the four phases it has, and
-// those numbers as varints; last the CRC-32C. A file of the layout before (olderJSONPath) is read when
-// there is no .bin, and removed once the .bin is durable.
-const olderMagic = "plug.directory site older checks v1\n"
+// DATA/site/older/<id>.bin. They were JSON (older/<id>.json) before, some
+// 100 bytes a check, read, decoded, encoded and written whole each time
+// the server was rendered: for a server with a month of checks, most of a
+// publish's work and bytes. Now they are a log of what changed: olderMagic,
+// then records, each its payload's length (four bytes, little-endian) and
+// the CRC-32C of those four bytes, the payload, and the payload's CRC-32C.
+// A payload is a cut (a start, Unix ms, as a varint: the checks before it
+// go; 0 cuts none), the number of checks appended, and each check as the
+// gap after the one before (its start; the first's is the gap after 0),
+// its status (its index in data.Outcomes), its detail, a byte saying which
+// of its latency, its phases and each of the four phases it has, and those
+// numbers as varints: some 14 bytes a check. A render that adds a check and
+// lets one age out appends one record of some 30 bytes; one whose checks
+// are not the last ones and some more (a new address, a rebuild), or whose
+// file would grow past twice what it holds written anew, writes the file
+// anew, one record.
+//
+// A record cut short (fewer bytes than its header or than its length says)
+// is one a killed publish was appending: read as never written, and written
+// over by the next append. A whole record whose checksum fails, or whose
+// checks do not follow the ones before, is damage. A file of the layout
+// before (olderJSONPath) is read when there is no .bin, and removed once the
+// .bin is durable.
+const olderMagic = "plug.directory site older checks log v1\n"
+
+// olderHeader is the bytes before a record's payload: its length and the
+// length's checksum.
+const olderHeader = 8
 
 // Bits of a check's flags byte: which of its optional numbers follow.
 const (
@@ -37,7 +57,7 @@ const (
 	olderFlags = olderWait<<1 - 1 // every bit that may be set
 )
 
-// errOlderCorrupt is the error of an older-checks file that is not whole.
+// errOlderCorrupt is the error of an older-checks file that is damaged.
 var errOlderCorrupt = errors.New("corrupt older checks")
 
 // olderPath is where the checks of a server older than its published
@@ -51,18 +71,25 @@ func olderJSONPath(dataDir, id string) string {
 	return filepath.Join(dataDir, "site", "older", filepath.FromSlash(id)+".json")
 }
 
-// encodeOlder returns the older-checks file of cs, in ascending order of
-// start.
-func encodeOlder(cs []record.PastCheck) []byte {
-	e := durable.NewEncoder(olderMagic, 8+len(cs)*12)
-	e.Uvarint(uint64(len(cs)))
+// olderLog is an older-checks file as read.
+type olderLog struct {
+	checks []record.PastCheck // ascending by start, what its records leave
+	end    int64              // bytes up to its last whole record, where the next is appended; -1 when it cannot be appended to (JSON)
+}
+
+// olderRecord appends to e one record: the checks before cut go, cs are
+// appended.
+func olderRecord(e *durable.Encoder, cut int64, cs []record.PastCheck) {
+	p := durable.NewEncoder("", 4+len(cs)*14)
+	p.Varint(cut)
+	p.Uvarint(uint64(len(cs)))
 	var last int64
 	for i := range cs {
 		c := &cs[i]
-		e.Varint(c.At - last)
+		p.Varint(c.At - last)
 		last = c.At
-		e.Byte(byte(max(slices.Index(data.Outcomes, c.Status), 0))) // a status not listed is stored as the first
-		e.String(c.Detail)
+		p.Byte(byte(max(slices.Index(data.Outcomes, c.Status), 0))) // a status not listed is stored as the first
+		p.String(c.Detail)
 		var flags byte
 		var nums [5]int64
 		n := 0
@@ -74,46 +101,144 @@ func encodeOlder(cs []record.PastCheck) []byte {
 			}
 		}
 		add(olderLatency, c.LatencyMS)
-		if p := c.Phases; p != nil {
+		if ph := c.Phases; ph != nil {
 			flags |= olderPhases
-			add(olderDNS, p.DNSMS)
-			add(olderConnect, p.ConnectMS)
-			add(olderTLS, p.TLSMS)
-			add(olderWait, p.WaitMS)
+			add(olderDNS, ph.DNSMS)
+			add(olderConnect, ph.ConnectMS)
+			add(olderTLS, ph.TLSMS)
+			add(olderWait, ph.WaitMS)
 		}
-		e.Byte(flags)
+		p.Byte(flags)
 		for _, v := range nums[:n] {
-			e.Varint(v)
+			p.Varint(v)
 		}
 	}
-	return e.Finish()
+	olderFrame(e, p.Bytes())
 }
 
-// decodeOlder reads an older-checks file, of either layout: encodeOlder's,
-// or the JSON list of the layout before. Errors say what is wrong, not
-// where: the caller names the file.
-func decodeOlder(b []byte) ([]record.PastCheck, error) {
+// olderFrame appends to e the record of payload: its length, the length's
+// checksum, the payload and its checksum.
+func olderFrame(e *durable.Encoder, payload []byte) {
+	var h [olderHeader]byte
+	binary.LittleEndian.PutUint32(h[:4], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(h[:4], durable.Castagnoli))
+	e.Raw(h[:])
+	e.Raw(payload)
+	e.Uint32(crc32.Checksum(payload, durable.Castagnoli))
+}
+
+// encodeOlder returns the older-checks file of cs, written anew.
+func encodeOlder(cs []record.PastCheck) []byte {
+	e := durable.NewEncoder(olderMagic, len(olderMagic)+16+len(cs)*14)
+	olderRecord(e, 0, cs)
+	return e.Bytes()
+}
+
+// olderChange returns what brings the file read as old to hold cs: nil
+// when it holds them already, a record to append at old.end, or, when
+// whole, the file written anew.
+func olderChange(old olderLog, cs []record.PastCheck) (b []byte, whole bool) {
+	if slices.EqualFunc(old.checks, cs, samePastCheck) {
+		return nil, false
+	}
+	fresh := encodeOlder(cs)
+	if old.end < 0 || len(cs) == 0 {
+		return fresh, true
+	}
+	k, _ := slices.BinarySearchFunc(old.checks, cs[0].At, func(c record.PastCheck, at int64) int { return cmp.Compare(c.At, at) })
+	kept := old.checks[k:]
+	if len(kept) > len(cs) || !slices.EqualFunc(kept, cs[:len(kept)], samePastCheck) {
+		return fresh, true
+	}
+	var cut int64
+	if k > 0 {
+		cut = cs[0].At
+	}
+	e := durable.NewEncoder("", 32)
+	olderRecord(e, cut, cs[len(kept):])
+	if old.end+int64(e.Len()) > 2*int64(len(fresh)) { // more cut away than kept: written anew
+		return fresh, true
+	}
+	return e.Bytes(), false
+}
+
+// samePastCheck reports whether a and b say the same of one check.
+func samePastCheck(a, b record.PastCheck) bool {
+	samePtr := func(x, y *int64) bool { return x == nil && y == nil || x != nil && y != nil && *x == *y }
+	if a.At != b.At || a.Status != b.Status || a.Detail != b.Detail || !samePtr(a.LatencyMS, b.LatencyMS) || (a.Phases == nil) != (b.Phases == nil) {
+		return false
+	}
+	if a.Phases == nil {
+		return true
+	}
+	p, q := a.Phases, b.Phases
+	return samePtr(p.DNSMS, q.DNSMS) && samePtr(p.ConnectMS, q.ConnectMS) && samePtr(p.TLSMS, q.TLSMS) && samePtr(p.WaitMS, q.WaitMS)
+}
+
+// readOlder reads an older-checks file, of either layout: the log, or the
+// JSON list of the layout before. Errors say what is wrong, not where: the
+// caller names the file.
+func readOlder(b []byte) (olderLog, error) {
 	if len(b) > 0 && b[0] == '[' {
 		var cs []record.PastCheck
 		if err := json.Unmarshal(b, &cs); err != nil {
-			return nil, err
+			return olderLog{}, err
 		}
-		return cs, nil
+		return olderLog{checks: cs, end: -1}, nil
 	}
-	d, err := durable.NewDecoder(string(b), crc32.Checksum(b, durable.Castagnoli), olderMagic, errOlderCorrupt)
-	if err != nil {
-		return nil, err
+	if len(b) < len(olderMagic) || string(b[:len(olderMagic)]) != olderMagic {
+		return olderLog{}, fmt.Errorf("%w: not a %q file", errOlderCorrupt, olderMagic)
 	}
+	log := olderLog{end: int64(len(olderMagic))}
+	for off := len(olderMagic); off < len(b); {
+		if len(b)-off < olderHeader {
+			break // cut short: never written
+		}
+		h := b[off : off+olderHeader]
+		if crc32.Checksum(h[:4], durable.Castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
+			return olderLog{}, fmt.Errorf("%w: bad record length at byte %d", errOlderCorrupt, off)
+		}
+		n := int(binary.LittleEndian.Uint32(h[:4]))
+		if n > len(b)-off-olderHeader-4 {
+			break // cut short: never written
+		}
+		rec := b[off+olderHeader : off+olderHeader+n+4] // the payload and its checksum
+		d, err := durable.NewDecoder(string(rec), crc32.Checksum(rec, durable.Castagnoli), "", errOlderCorrupt)
+		if err == nil {
+			err = log.apply(d)
+		}
+		if err != nil {
+			return olderLog{}, fmt.Errorf("the record at byte %d: %w", off, err)
+		}
+		off += olderHeader + n + 4
+		log.end = int64(off)
+	}
+	return log, nil
+}
+
+// apply applies one record, read by d: its cut, then its checks, which
+// must come after those kept.
+func (log *olderLog) apply(d *durable.Decoder) error {
+	cut := d.Varint()
 	n := d.Count(4) // a gap, a status, an empty detail and the flags at least
-	cs := make([]record.PastCheck, n)
+	if d.Err() != nil {
+		return d.Err()
+	}
+	k, _ := slices.BinarySearchFunc(log.checks, cut, func(c record.PastCheck, at int64) int { return cmp.Compare(c.At, at) })
+	log.checks = slices.Delete(log.checks, 0, k)
+	log.checks = slices.Grow(log.checks, n)
 	// Each check's numbers and phases point into two blocks, not an
 	// allocation each: six a check, where a server has some 670.
 	nums, phases := make([]int64, 0, 5*n), make([]record.Phases, 0, n)
 	var last int64
-	for i := range cs {
-		c := &cs[i]
+	for range n {
+		var c record.PastCheck
 		last += d.Varint()
 		c.At = last
+		if k := len(log.checks); k > 0 && c.At <= log.checks[k-1].At {
+			d.Fail("order of checks")
+			break
+		}
 		st := d.Byte()
 		if int(st) >= len(data.Outcomes) {
 			d.Fail("status")
@@ -141,9 +266,7 @@ func decodeOlder(b []byte) ([]record.PastCheck, error) {
 		if d.Err() != nil {
 			break
 		}
+		log.checks = append(log.checks, c)
 	}
-	if err := d.Close(); err != nil {
-		return nil, err
-	}
-	return cs, nil
+	return d.Close()
 }

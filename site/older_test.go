@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,101 +44,209 @@ func TestOlderRoundTrip(t *testing.T) {
 			{At: at + 3, Status: data.NeedsKey, Detail: "HTTP 401 — ключ", LatencyMS: new(int64(-1))},                                    // a latency with no phases
 			{At: at + 3_600_000_000, Status: data.Working, LatencyMS: new(int64(1 << 40)), Phases: &record.Phases{TLSMS: new(int64(7))}}, // far apart, large
 		}},
-		{"out_of_order", []record.PastCheck{{At: at, Status: data.Working}, {At: at - 5, Status: data.Working}}}, // a gap back in time still reads
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := decodeOlder(encodeOlder(tc.checks))
+			got, err := readOlder(encodeOlder(tc.checks))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != len(tc.checks) || len(got) > 0 && !reflect.DeepEqual(got, tc.checks) {
-				t.Errorf("read back %+v, want %+v", got, tc.checks)
+			if len(got.checks) != len(tc.checks) || len(got.checks) > 0 && !reflect.DeepEqual(got.checks, tc.checks) {
+				t.Errorf("read back %+v, want %+v", got.checks, tc.checks)
 			}
 			js, err := json.Marshal(tc.checks)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fromJSON, err := decodeOlder(js); err != nil || len(fromJSON) != len(tc.checks) || len(got) > 0 && !reflect.DeepEqual(fromJSON, tc.checks) {
-				t.Errorf("the layout before reads %+v, %v; want %+v", fromJSON, err, tc.checks)
+			if fromJSON, err := readOlder(js); err != nil || len(fromJSON.checks) != len(tc.checks) || len(tc.checks) > 0 && !reflect.DeepEqual(fromJSON.checks, tc.checks) || fromJSON.end != -1 {
+				t.Errorf("the layout before reads %+v (end %d), %v; want %+v, not to be appended to", fromJSON.checks, fromJSON.end, err, tc.checks)
 			}
 		})
 	}
 }
 
-// TestOlderDamage: an older-checks file with any byte flipped, cut short
-// at any length, or whose count claims more checks than it has bytes for
-// (its checksum right) is an error, never checks made up or a slice the
-// size of the claim.
+// hourly returns n checks an hour apart from at, each with its latency and
+// phases.
+func hourly(at int64, n int) []record.PastCheck {
+	cs := make([]record.PastCheck, n)
+	for i := range cs {
+		cs[i] = record.PastCheck{At: at + int64(i)*3_600_000, Status: data.Working, LatencyMS: new(int64(100 + i%50)), Phases: &record.Phases{DNSMS: new(int64(i % 7)), WaitMS: new(int64(i % 90))}}
+	}
+	return cs
+}
+
+// TestOlderLog: a month of a server's older checks kept through 3,000
+// renders, as its checks move on: each render that adds checks and lets
+// the oldest age out appends one record of a few dozen bytes, the file
+// always reads as the checks it must hold, and it is written anew only
+// when it would grow past twice what it holds written anew, or when the
+// checks are not the last ones and more (a new address).
+func TestOlderLog(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(14, 3))
+	at := fixNow.Add(-60 * 24 * time.Hour).UnixMilli()
+	all := hourly(at, 4000)
+	lo, hi := 0, 670 // the checks older than the history: a window that moves on
+	file := encodeOlder(all[lo:hi])
+	var appends, anew int
+	var appended int // bytes of the appended records
+	for step := range 3000 {
+		n := 1 + rng.IntN(3) // a render adds a check or a few, and as many age out, or one fewer
+		hi += n
+		lo += n - rng.IntN(2)
+		want := all[lo:hi]
+		if step%500 == 499 { // a new address: the checks start afresh
+			want = hourly(all[hi-1].At+1, 5)
+		}
+		log, err := readOlder(file)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		b, whole := olderChange(log, want)
+		switch {
+		case whole:
+			file, anew = b, anew+1
+		case b != nil:
+			file, appends, appended = append(file[:log.end], b...), appends+1, appended+len(b)
+		default:
+			t.Fatalf("step %d: no change, where the checks moved on", step)
+		}
+		got, err := readOlder(file)
+		if err != nil || !slices.EqualFunc(got.checks, want, samePastCheck) {
+			t.Fatalf("step %d: the file reads %d checks (%v), want %d", step, len(got.checks), err, len(want))
+		}
+		if fresh := len(encodeOlder(want)); len(file) > 2*fresh+64 {
+			t.Fatalf("step %d: the file weighs %d bytes, holding what %d written anew", step, len(file), fresh)
+		}
+		if step%500 == 499 {
+			all = append(all[:hi], want...)
+			lo, hi = hi, hi+len(want)
+			all = append(all, hourly(all[hi-1].At+3_600_000, 4000)...)
+		}
+	}
+	if appends < 2500 || anew > 100 || appended/appends > 80 {
+		t.Errorf("%d appends of %d bytes on average, %d written anew; want most appended, of a few dozen bytes", appends, appended/max(appends, 1), anew)
+	}
+	if log, _ := readOlder(file); log.end != int64(len(file)) {
+		t.Errorf("the log ends at %d of %d bytes", log.end, len(file))
+	}
+	if b, whole := olderChange(olderLog{checks: all[lo:hi], end: 10}, all[lo:hi]); b != nil || whole {
+		t.Error("the same checks: a change")
+	}
+}
+
+// TestOlderDamage: an older-checks file with any byte flipped is an error,
+// as is a whole record whose checks are wrong (its checksums right); a
+// record cut short at any length, as a publish killed while appending
+// leaves it, reads as never written, and the next append writes over it.
+// A count past a record's bytes allocates nothing of its size.
 func TestOlderDamage(t *testing.T) { // not parallel: it counts allocations
 	at := fixNow.Add(-20 * 24 * time.Hour).UnixMilli()
-	var cs []record.PastCheck
-	for i := range 60 {
-		cs = append(cs, record.PastCheck{At: at + int64(i)*3_600_000, Status: data.Working, LatencyMS: new(int64(100 + i)), Phases: &record.Phases{DNSMS: new(int64(i))}})
+	cs := hourly(at, 60)
+	file := encodeOlder(cs[:50])
+	for _, hi := range []int{55, 60} {
+		log, err := readOlder(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, whole := olderChange(log, cs[hi-50:hi])
+		if whole || b == nil {
+			t.Fatalf("checks moved on by 5: whole %v", whole)
+		}
+		file = append(file, b...)
 	}
-	b := encodeOlder(cs)
-	for i := range b {
+	for i := range file {
 		for _, x := range []byte{0x01, 0x80, 0xff} {
-			d := bytes.Clone(b)
+			d := bytes.Clone(file)
 			d[i] ^= x
-			if _, err := decodeOlder(d); err == nil {
-				t.Fatalf("byte %d flipped by %#x: read as checks", i, x)
+			if _, err := readOlder(d); err == nil {
+				t.Fatalf("byte %d of %d flipped by %#x: read as checks", i, len(file), x)
 			}
 		}
 	}
-	for n := range len(b) {
-		if _, err := decodeOlder(b[:n]); err == nil {
-			t.Fatalf("cut to %d of %d bytes: read as checks", n, len(b))
+	before, err := readOlder(file[:len(file)-1]) // the last record cut short
+	if err != nil || !slices.EqualFunc(before.checks, cs[5:55], samePastCheck) {
+		t.Fatalf("the last record cut short: %d checks, %v; want the 50 before it", len(before.checks), err)
+	}
+	for n := int(before.end); n < len(file); n++ {
+		log, err := readOlder(file[:n])
+		if err != nil || log.end != before.end || !slices.EqualFunc(log.checks, before.checks, samePastCheck) {
+			t.Fatalf("cut to %d of %d bytes: end %d, %v; want the checks before the last record, end %d", n, len(file), log.end, err, before.end)
+		}
+		b, _ := olderChange(log, cs[10:60])
+		if got, err := readOlder(append(bytes.Clone(file[:log.end]), b...)); err != nil || !slices.EqualFunc(got.checks, cs[10:60], samePastCheck) {
+			t.Fatalf("cut to %d bytes, appended again: %v", n, err)
 		}
 	}
-	// A count of 2^40 checks over a few bytes, summed as a whole file is.
-	e := durable.NewEncoder(olderMagic, 16)
-	e.Uvarint(1 << 40)
-	e.Varint(at)
-	claim := e.Finish()
-	var err error
-	allocs := testing.AllocsPerRun(10, func() { _, err = decodeOlder(claim) })
+	if _, err := readOlder(file[:len(olderMagic)-1]); !errors.Is(err, errOlderCorrupt) {
+		t.Errorf("a file shorter than its magic: %v", err)
+	}
+	// Checksums right, a record wrong: a count of 2^40 checks over a few
+	// bytes, a status past the list, a flag no layout sets, a phase
+	// without phases, checks out of order.
+	record := func(fill func(e *durable.Encoder)) []byte {
+		e := durable.NewEncoder("", 32)
+		fill(e)
+		p := e.Bytes()
+		f := durable.NewEncoder(olderMagic, 64)
+		olderFrame(f, p)
+		return f.Bytes()
+	}
+	claim := record(func(e *durable.Encoder) { e.Varint(0); e.Uvarint(1 << 40); e.Varint(at) })
+	allocs := testing.AllocsPerRun(10, func() { _, err = readOlder(claim) })
 	if !errors.Is(err, errOlderCorrupt) || allocs > 10 {
 		t.Errorf("a count of 2^40: %v after %.0f allocations; want %v, a few", err, allocs, errOlderCorrupt)
 	}
-	// Checksums right, a check wrong: a status past the list, a flag no
-	// layout sets, a phase without phases.
 	for _, tc := range []struct {
 		name          string
 		status, flags byte
+		second        int64 // the second check's gap
 	}{
-		{"status", byte(len(data.Outcomes)), 0},
-		{"flags", 0, olderFlags + 1},
-		{"flags", 0, olderDNS},
-		{"flags", 0, olderLatency | olderWait},
+		{"status", byte(len(data.Outcomes)), 0, 1},
+		{"flags", 0, olderFlags + 1, 1},
+		{"flags", 0, olderDNS, 1},
+		{"flags", 0, olderLatency | olderWait, 1},
+		{"order of checks", 0, 0, 0},
 	} {
-		e := durable.NewEncoder(olderMagic, 16)
-		e.Uvarint(1)
-		e.Varint(at)
-		e.Byte(tc.status)
-		e.String("")
-		e.Byte(tc.flags)
-		e.Varint(1)
-		e.Varint(1)
-		if _, err := decodeOlder(e.Finish()); !errors.Is(err, errOlderCorrupt) || !strings.Contains(err.Error(), tc.name) {
-			t.Errorf("status %d, flags %#x: %v, want %v naming the %s", tc.status, tc.flags, err, errOlderCorrupt, tc.name)
+		b := record(func(e *durable.Encoder) {
+			e.Varint(0)
+			e.Uvarint(2)
+			for _, gap := range []int64{at, tc.second} {
+				e.Varint(gap)
+				e.Byte(tc.status)
+				e.String("")
+				e.Byte(tc.flags)
+				if tc.flags != 0 {
+					e.Varint(1)
+					e.Varint(1)
+				}
+			}
+		})
+		if _, err := readOlder(b); !errors.Is(err, errOlderCorrupt) || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("status %d, flags %#x, second gap %d: %v, want %v naming the %s", tc.status, tc.flags, tc.second, err, errOlderCorrupt, tc.name)
 		}
 	}
+}
+
+// readOlderFile reads the older checks' file at path.
+func readOlderFile(t *testing.T, path string) olderLog {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := readOlder(b)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return log
 }
 
 // toLayoutBefore rewrites the older checks of id as a build before the
 // binary layout kept them: a JSON list at olderJSONPath, and no .bin.
 func toLayoutBefore(t *testing.T, f *fixture, id string) {
 	t.Helper()
-	b, err := os.ReadFile(olderPath(f.dir, id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := decodeOlder(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := json.Marshal(cs)
+	js, err := json.Marshal(readOlderFile(t, olderPath(f.dir, id)).checks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,12 +278,9 @@ func TestPublishOlderChecksUpgrade(t *testing.T) {
 		t.Errorf("the older checks of the layout before are left: %v", err)
 	}
 	sameServerFiles(t, f, ctl, srvWorking.ID, "after the upgrade differs from a site that never had the layout before")
-	got, err := os.ReadFile(olderPath(f.dir, srvWorking.ID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want, err := os.ReadFile(olderPath(ctl.dir, srvWorking.ID)); err != nil || !bytes.Equal(got, want) {
-		t.Errorf("the older checks after the upgrade differ from a site that never had the layout before (%v)", err)
+	got, want := readOlderFile(t, olderPath(f.dir, srvWorking.ID)), readOlderFile(t, olderPath(ctl.dir, srvWorking.ID))
+	if !slices.EqualFunc(got.checks, want.checks, samePastCheck) {
+		t.Errorf("the older checks after the upgrade differ from a site that never had the layout before: %d checks, want %d", len(got.checks), len(want.checks))
 	}
 }
 
@@ -211,4 +318,60 @@ func TestPublishOlderChecksDamaged(t *testing.T) {
 	}
 	ctl.MustPublish()
 	sameServerFiles(t, f, ctl, srvWorking.ID, "after the rebuild differs from a site where nothing was damaged")
+}
+
+// TestPublishOlderChecksAppended: a publish that adds a check to a server
+// with older checks appends a record of a few dozen bytes to their file,
+// in place, not the file anew, over what a publish killed while appending
+// left past its end; the checks it then holds are those a rebuild from the
+// history gives.
+func TestPublishOlderChecksAppended(t *testing.T) {
+	t.Parallel()
+	f := newStandard(t)
+	f.MustPublish()
+	path := olderPath(f.dir, srvWorking.ID)
+	for i := range 3 {
+		before, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := before.Size()
+		if i == 1 { // a publish killed while it appended: part of a record longer than the next, past the end
+			fl, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := durable.NewEncoder("", 128)
+			olderFrame(e, bytes.Repeat([]byte{7}, 200))
+			if _, err := fl.Write(e.Bytes()[:120]); err != nil {
+				t.Fatal(err)
+			}
+			if err := fl.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.now = f.now.Add(time.Hour)
+		f.results(result(srvWorking, f.now.Add(-time.Minute), data.Working, ""))
+		if st := f.MustPublish(); len(st.Unpublished) > 0 || st.Rebuilt {
+			t.Fatalf("publish %d: %+v", i, st)
+		}
+		after, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if grew := after.Size() - size; grew <= 0 || grew > 100 || !os.SameFile(before, after) {
+			t.Errorf("publish %d: the older checks' file grew by %d bytes, the same file %v; want a record of a few dozen bytes appended", i, grew, os.SameFile(before, after))
+		}
+	}
+	got := readOlderFile(t, path)
+	if err := os.RemoveAll(filepath.Join(f.dir, "site")); err != nil {
+		t.Fatal(err)
+	}
+	f.now = f.now.Add(time.Minute)
+	if st := f.MustPublish(); !st.Rebuilt {
+		t.Fatal("no rebuild without the site's record")
+	}
+	if want := readOlderFile(t, path); len(got.checks) == 0 || !slices.EqualFunc(got.checks, want.checks, samePastCheck) {
+		t.Errorf("the appended file holds %d checks, a rebuild %d", len(got.checks), len(want.checks))
+	}
 }

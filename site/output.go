@@ -245,7 +245,18 @@ func (p *publication) renderOne(i int) error {
 		}
 	}
 	if older := s.Older(); len(older) > 0 {
-		if _, err := p.w.putOver(olderPath(p.cfg.DataDir, id), encodeOlder(older), rec.older); err != nil {
+		old := olderLog{end: -1} // none: written anew
+		if rec.older != nil {
+			old = *rec.older
+		}
+		var err error
+		switch b, whole := olderChange(old, older); {
+		case whole:
+			err = p.w.write(olderPath(p.cfg.DataDir, id), b)
+		case b != nil: // most renders: a check more, one aged out
+			err = p.w.appendAt(olderPath(p.cfg.DataDir, id), b, old.end)
+		}
+		if err != nil {
 			return err
 		}
 	} else if rec.older != nil || !loaded {

@@ -212,6 +212,16 @@ func (w *writer) write(path string, b []byte) error {
 	return nil
 }
 
+// appendAt writes b into path at offset at, the file cut there first,
+// without an fsync (but where there is no syncfs): flush makes it durable.
+func (w *writer) appendAt(path string, b []byte, at int64) error {
+	if err := w.calls.AppendAt(path, b, at, w.each); err != nil {
+		return err
+	}
+	w.written.Add(1)
+	return nil
+}
+
 // stage writes the pieces of path, one after the other, to a temporary
 // file that flush moves over path once every other file is durable, after
 // the files staged before.
