@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -373,5 +374,48 @@ func TestPublishOlderChecksAppended(t *testing.T) {
 	}
 	if want := readOlderFile(t, path); len(got.checks) == 0 || !slices.EqualFunc(got.checks, want.checks, samePastCheck) {
 		t.Errorf("the appended file holds %d checks, a rebuild %d", len(got.checks), len(want.checks))
+	}
+}
+
+// TestPublishOlderChecksWriteFails: a publish that cannot write a server's
+// older checks (a full disk) leaves its published file as it was, so the
+// check that was to move from its history to its older checks is in one of
+// them: the server is named unpublished, and the next publish gives the
+// files and older checks of a site where nothing failed. Written the other
+// way round, the check was in neither.
+func TestPublishOlderChecksWriteFails(t *testing.T) {
+	t.Parallel()
+	f, ctl := newStandard(t), newStandard(t)
+	f.MustPublish()
+	ctl.MustPublish()
+	for _, x := range []*fixture{f, ctl} {
+		x.now = x.now.Add(time.Hour)
+		x.results(result(srvWorking, x.now.Add(-time.Minute), data.Working, ""))
+	}
+	full := errors.New("no space left on device")
+	cfg := f.config()
+	cfg.calls.Write = func(fl *os.File, b []byte) (int, error) {
+		if strings.Contains(fl.Name(), string(filepath.Separator)+"older"+string(filepath.Separator)) {
+			return 0, full
+		}
+		return fl.Write(b)
+	}
+	st, err := Publish(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Unpublished) != 1 || st.Unpublished[0].ID != srvWorking.ID || !errors.Is(st.Unpublished[0].Err, full) {
+		t.Fatalf("unpublished %v, want %s for its older checks", st.Unpublished, srvWorking.ID)
+	}
+	ctl.MustPublish()
+	f.now, ctl.now = f.now.Add(time.Minute), ctl.now.Add(time.Minute)
+	if st := f.MustPublish(); len(st.Unpublished) > 0 {
+		t.Fatalf("the publish after: unpublished %v", st.Unpublished)
+	}
+	ctl.MustPublish()
+	sameServerFiles(t, f, ctl, srvWorking.ID, "after a publish that could not write its older checks differs from a site where nothing failed")
+	got, want := readOlderFile(t, olderPath(f.dir, srvWorking.ID)), readOlderFile(t, olderPath(ctl.dir, srvWorking.ID))
+	if !slices.EqualFunc(got.checks, want.checks, samePastCheck) {
+		t.Errorf("%d older checks after the failed write, %d in a site where nothing failed", len(got.checks), len(want.checks))
 	}
 }

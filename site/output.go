@@ -189,6 +189,32 @@ func (p *publication) renderOne(i int) error {
 	s.Prune(p.now) // after render: a rebuild's older checks make its daily series
 	out := p.cfg.OutDir
 	rel := filepath.FromSlash(id)
+	// The older checks first: a check moves there from the history of the
+	// file written next, so a publish that fails between the two keeps it
+	// in one of them.
+	if older := s.Older(); len(older) > 0 {
+		old := olderLog{end: -1} // none: written anew
+		if rec.older != nil {
+			old = *rec.older
+		}
+		var err error
+		switch b, whole := olderChange(old, older); {
+		case whole:
+			err = p.w.write(olderPath(p.cfg.DataDir, id), b)
+		case b != nil: // most renders: a check more, one aged out
+			err = p.w.appendAt(olderPath(p.cfg.DataDir, id), b, old.end)
+		}
+		if err != nil {
+			return err
+		}
+	} else if rec.older != nil || !loaded {
+		if err := p.w.remove(olderPath(p.cfg.DataDir, id)); err != nil {
+			return err
+		}
+	}
+	if rec.olderJSON { // read in the layout before: it goes once what replaces it is durable
+		p.w.removeAfter(olderJSONPath(p.cfg.DataDir, id))
+	}
 	if _, err := p.w.putOver(filepath.Join(out, "servers", rel+".json"), jb, rec.file); err != nil {
 		return err
 	}
@@ -243,29 +269,6 @@ func (p *publication) renderOne(i int) error {
 		if err != nil {
 			return err
 		}
-	}
-	if older := s.Older(); len(older) > 0 {
-		old := olderLog{end: -1} // none: written anew
-		if rec.older != nil {
-			old = *rec.older
-		}
-		var err error
-		switch b, whole := olderChange(old, older); {
-		case whole:
-			err = p.w.write(olderPath(p.cfg.DataDir, id), b)
-		case b != nil: // most renders: a check more, one aged out
-			err = p.w.appendAt(olderPath(p.cfg.DataDir, id), b, old.end)
-		}
-		if err != nil {
-			return err
-		}
-	} else if rec.older != nil || !loaded {
-		if err := p.w.remove(olderPath(p.cfg.DataDir, id)); err != nil {
-			return err
-		}
-	}
-	if rec.olderJSON { // read in the layout before: it goes once what replaces it is durable
-		p.w.removeAfter(olderJSONPath(p.cfg.DataDir, id))
 	}
 	ir := rowOf(f)
 	r.Status, r.Tools = ir.Status, -1
