@@ -345,8 +345,8 @@ func (p *publication) serverFile(id string) string {
 	return filepath.Join(p.cfg.OutDir, "servers", filepath.FromSlash(id)+".json")
 }
 
-// loadSummary rebuilds a server's record from its published file, the
-// checks older than its history kept in olderPath, and nothing else: the
+// loadSummary rebuilds a server's record from its published file, its
+// checks kept in olderPath, and nothing else: the
 // published file is the record, so an incremental run writes one file per
 // server it renders. A missing file is nil: never checked, or a new site.
 // The records read are returned on error too.

@@ -15,12 +15,15 @@ import (
 	"plug.directory/prober/site/record"
 )
 
-// A server's checks of the last 30 days beyond its published history (a
-// server checked hourly has some 670 of them) are kept in
-// DATA/site/older/<id>.bin. They were JSON (older/<id>.json) before, some
-// 100 bytes a check, read, decoded, encoded and written whole each time
-// the server was rendered: for a server with a month of checks, most of a
-// publish's work and bytes. Now they are a log of what changed: olderMagic,
+// A server with more checks in the last 30 days than its published history
+// holds (48; a server checked hourly has some 720) keeps them all, the
+// history's too, in DATA/site/older/<id>.bin, its "older checks": a check
+// is there before it leaves the history, so a crash that keeps the change
+// of one of the two files and not the other's loses none. They were the
+// checks beyond the history only, as JSON (older/<id>.json), some 100 bytes
+// a check, read, decoded, encoded and written whole each time the server
+// was rendered: for a server with a month of checks, most of a publish's
+// work and bytes. Now they are a log of what changed: olderMagic,
 // then records, each its payload's length (four bytes, little-endian) and
 // the CRC-32C of those four bytes, the payload, and the payload's CRC-32C.
 // A payload is a cut (a start, Unix ms, as a varint: the checks before it
@@ -60,8 +63,8 @@ const (
 // errOlderCorrupt is the error of an older-checks file that is damaged.
 var errOlderCorrupt = errors.New("corrupt older checks")
 
-// olderPath is where the checks of a server older than its published
-// history, but within the uptime windows, are kept.
+// olderPath is where a server's checks within the uptime windows are kept
+// once they are more than its published history holds.
 func olderPath(dataDir, id string) string {
 	return filepath.Join(dataDir, "site", "older", filepath.FromSlash(id)+".bin")
 }

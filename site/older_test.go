@@ -419,3 +419,43 @@ func TestPublishOlderChecksWriteFails(t *testing.T) {
 		t.Errorf("%d older checks after the failed write, %d in a site where nothing failed", len(got.checks), len(want.checks))
 	}
 }
+
+// TestPublishOlderChecksAppendLost: a power cut before a publish's flush
+// may keep the rename of a server's published file and lose the append to
+// its older checks. The older checks hold the history's too, so the check
+// the file's history let go is still among them: the next publish gives
+// the files and older checks of a site where nothing was lost. When they
+// held only the checks beyond the history, that check was in neither.
+func TestPublishOlderChecksAppendLost(t *testing.T) {
+	t.Parallel()
+	f, ctl := newStandard(t), newStandard(t)
+	f.MustPublish()
+	ctl.MustPublish()
+	path := olderPath(f.dir, srvWorking.ID)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		for _, x := range []*fixture{f, ctl} {
+			x.now = x.now.Add(time.Hour)
+			x.results(result(srvWorking, x.now.Add(-time.Minute), data.Working, ""))
+			x.MustPublish()
+		}
+		if err := os.WriteFile(path, before, 0o644); err != nil { // the append lost
+			t.Fatal(err)
+		}
+		before = nil
+		if before, err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.now, ctl.now = f.now.Add(time.Minute), ctl.now.Add(time.Minute)
+	f.MustPublish()
+	ctl.MustPublish()
+	sameServerFiles(t, f, ctl, srvWorking.ID, "after an append to its older checks was lost differs from a site where nothing was lost")
+	got, want := readOlderFile(t, path), readOlderFile(t, olderPath(ctl.dir, srvWorking.ID))
+	if !slices.EqualFunc(got.checks, want.checks, samePastCheck) {
+		t.Errorf("%d older checks after the lost append, %d in a site where nothing was lost", len(got.checks), len(want.checks))
+	}
+}

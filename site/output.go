@@ -189,16 +189,18 @@ func (p *publication) renderOne(i int) error {
 	s.Prune(p.now) // after render: a rebuild's older checks make its daily series
 	out := p.cfg.OutDir
 	rel := filepath.FromSlash(id)
-	// The older checks first: a check moves there from the history of the
-	// file written next, so a publish that fails between the two keeps it
-	// in one of them.
-	if older := s.Older(); len(older) > 0 {
+	// A server with more checks than its published history holds keeps
+	// them all in its older checks, the history's too, written first: a
+	// check is there before it leaves the history of the file written next,
+	// so neither a write that fails nor a crash before the flush that makes
+	// one durable and not the other loses it.
+	if len(s.Checks) > record.HistoryLen {
 		old := olderLog{end: -1} // none: written anew
 		if rec.older != nil {
 			old = *rec.older
 		}
 		var err error
-		switch b, whole := olderChange(old, older); {
+		switch b, whole := olderChange(old, s.Checks); {
 		case whole:
 			err = p.w.write(olderPath(p.cfg.DataDir, id), b)
 		case b != nil: // most renders: a check more, one aged out

@@ -21,8 +21,8 @@ const (
 // last result, and its checks of the last 30 days (at least the last
 // HistoryLen), from which the history and the uptime are computed. Between
 // runs it lives in the server's published file (SummaryOf reads it back)
-// and, for the checks older than the file's history, in
-// DATA/site/older/<id>.json.
+// and, once its checks are more than the file's history holds, in the
+// site's older checks (DATA/site/older/<id>.bin), which hold them all.
 type Summary struct {
 	Listed data.Server // its row of the ranked list
 	// SharedWith names the other servers listed at its address
@@ -204,22 +204,25 @@ func SummaryOf(f ServerFile) *Summary {
 	return s
 }
 
-// Older returns the checks the published history leaves out.
-func (s *Summary) Older() []PastCheck {
-	if len(s.Checks) <= HistoryLen {
-		return nil
-	}
-	return s.Checks[:len(s.Checks)-HistoryLen]
-}
-
-// MergeChecks merges two ascending lists of checks, dropping repeats.
+// MergeChecks merges two ascending lists of checks, dropping repeats (the
+// first list's check wins): a server's older checks, which hold its
+// history's too, and its history. A list out of order (damage that still
+// decoded) is sorted first.
 func MergeChecks(a, b []PastCheck) []PastCheck {
-	out := make([]PastCheck, 0, len(a)+len(b))
-	out = append(out, a...)
-	out = append(out, b...)
 	byStart := func(x, y PastCheck) int { return cmpInt(x.At, y.At) }
-	if !slices.IsSortedFunc(out, byStart) { // a server's older checks come before its history's: sorted already
+	out := make([]PastCheck, 0, len(a)+len(b))
+	if !slices.IsSortedFunc(a, byStart) || !slices.IsSortedFunc(b, byStart) {
+		out = append(append(out, a...), b...)
 		slices.SortStableFunc(out, byStart)
+	} else {
+		for len(a) > 0 || len(b) > 0 {
+			switch {
+			case len(b) == 0 || len(a) > 0 && a[0].At <= b[0].At:
+				out, a = append(out, a[0]), a[1:]
+			default:
+				out, b = append(out, b[0]), b[1:]
+			}
+		}
 	}
 	return slices.CompactFunc(out, func(x, y PastCheck) bool { return x.At == y.At })
 }

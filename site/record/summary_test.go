@@ -8,9 +8,9 @@ import (
 )
 
 // TestMergeChecks: a server's older checks and its history merge into one
-// ascending list without repeats, whether the older ones all come first
-// (as they do), overlap the history (a check in both, as a publish killed
-// between its files may leave) or come in any order.
+// ascending list without repeats, the first list's check winning, whether
+// the older ones come first, hold the history's too (as they do), are
+// interleaved with it or out of order.
 func TestMergeChecks(t *testing.T) {
 	t.Parallel()
 	c := func(at int64, o data.Outcome) PastCheck { return PastCheck{At: at, Status: o} }
@@ -25,6 +25,8 @@ func TestMergeChecks(t *testing.T) {
 		{"overlap", []PastCheck{c(1, w), c(2, w), c(3, w)}, []PastCheck{c(2, f), c(3, f), c(4, f)}, []PastCheck{c(1, w), c(2, w), c(3, w), c(4, f)}}, // the first list's check wins
 		{"interleaved", []PastCheck{c(1, w), c(5, w)}, []PastCheck{c(2, f), c(6, f)}, []PastCheck{c(1, w), c(2, f), c(5, w), c(6, f)}},
 		{"history_first", []PastCheck{c(7, w)}, []PastCheck{c(2, f), c(3, f)}, []PastCheck{c(2, f), c(3, f), c(7, w)}},
+		{"older_holds_the_history", []PastCheck{c(1, w), c(2, w), c(3, w)}, []PastCheck{c(2, w), c(3, w)}, []PastCheck{c(1, w), c(2, w), c(3, w)}},
+		{"out_of_order", []PastCheck{c(5, w), c(1, w)}, []PastCheck{c(3, f), c(1, f)}, []PastCheck{c(1, w), c(3, f), c(5, w)}}, // damage that decoded
 	} {
 		if got := MergeChecks(tc.a, tc.b); !slices.Equal(got, tc.out) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.out)
