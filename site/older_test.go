@@ -243,6 +243,17 @@ func readOlderFile(t *testing.T, path string) olderLog {
 	return log
 }
 
+// sameAsControl fails t when srvWorking's files or older checks in f
+// differ from ctl's, saying how.
+func sameAsControl(t *testing.T, f, ctl *fixture, how string) {
+	t.Helper()
+	sameServerFiles(t, f, ctl, srvWorking.ID, how)
+	got, want := readOlderFile(t, olderPath(f.dir, srvWorking.ID)), readOlderFile(t, olderPath(ctl.dir, srvWorking.ID))
+	if !slices.EqualFunc(got.checks, want.checks, samePastCheck) {
+		t.Errorf("the older checks %s: %d checks, want %d", how, len(got.checks), len(want.checks))
+	}
+}
+
 // toLayoutBefore rewrites the older checks of id as a build before the
 // binary layout kept them: a JSON list at olderJSONPath, and no .bin.
 func toLayoutBefore(t *testing.T, f *fixture, id string) {
@@ -278,11 +289,7 @@ func TestPublishOlderChecksUpgrade(t *testing.T) {
 	if _, err := os.Stat(olderJSONPath(f.dir, srvWorking.ID)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the older checks of the layout before are left: %v", err)
 	}
-	sameServerFiles(t, f, ctl, srvWorking.ID, "after the upgrade differs from a site that never had the layout before")
-	got, want := readOlderFile(t, olderPath(f.dir, srvWorking.ID)), readOlderFile(t, olderPath(ctl.dir, srvWorking.ID))
-	if !slices.EqualFunc(got.checks, want.checks, samePastCheck) {
-		t.Errorf("the older checks after the upgrade differ from a site that never had the layout before: %d checks, want %d", len(got.checks), len(want.checks))
-	}
+	sameAsControl(t, f, ctl, "after the upgrade differs from a site that never had the layout before")
 }
 
 // TestPublishOlderChecksDamaged: a server whose older checks no longer
@@ -413,11 +420,7 @@ func TestPublishOlderChecksWriteFails(t *testing.T) {
 		t.Fatalf("the publish after: unpublished %v", st.Unpublished)
 	}
 	ctl.MustPublish()
-	sameServerFiles(t, f, ctl, srvWorking.ID, "after a publish that could not write its older checks differs from a site where nothing failed")
-	got, want := readOlderFile(t, olderPath(f.dir, srvWorking.ID)), readOlderFile(t, olderPath(ctl.dir, srvWorking.ID))
-	if !slices.EqualFunc(got.checks, want.checks, samePastCheck) {
-		t.Errorf("%d older checks after the failed write, %d in a site where nothing failed", len(got.checks), len(want.checks))
-	}
+	sameAsControl(t, f, ctl, "after a publish that could not write its older checks differs from a site where nothing failed")
 }
 
 // TestPublishOlderChecksAppendLost: a power cut before a publish's flush
@@ -453,9 +456,5 @@ func TestPublishOlderChecksAppendLost(t *testing.T) {
 	f.now, ctl.now = f.now.Add(time.Minute), ctl.now.Add(time.Minute)
 	f.MustPublish()
 	ctl.MustPublish()
-	sameServerFiles(t, f, ctl, srvWorking.ID, "after an append to its older checks was lost differs from a site where nothing was lost")
-	got, want := readOlderFile(t, path), readOlderFile(t, olderPath(ctl.dir, srvWorking.ID))
-	if !slices.EqualFunc(got.checks, want.checks, samePastCheck) {
-		t.Errorf("%d older checks after the lost append, %d in a site where nothing was lost", len(got.checks), len(want.checks))
-	}
+	sameAsControl(t, f, ctl, "after an append to its older checks was lost differs from a site where nothing was lost")
 }
