@@ -243,6 +243,16 @@ func readOlderFile(t *testing.T, path string) olderLog {
 	return log
 }
 
+// publishedPair returns two standard sites published once: one to harm,
+// one to compare it with.
+func publishedPair(t *testing.T) (f, ctl *fixture) {
+	t.Helper()
+	f, ctl = newStandard(t), newStandard(t)
+	f.MustPublish()
+	ctl.MustPublish()
+	return f, ctl
+}
+
 // sameAsControl fails t when srvWorking's files or older checks in f
 // differ from ctl's, saying how.
 func sameAsControl(t *testing.T, f, ctl *fixture, how string) {
@@ -275,9 +285,7 @@ func toLayoutBefore(t *testing.T, f *fixture, id string) {
 // never had the layout before.
 func TestPublishOlderChecksUpgrade(t *testing.T) {
 	t.Parallel()
-	f, ctl := newStandard(t), newStandard(t)
-	f.MustPublish()
-	ctl.MustPublish()
+	f, ctl := publishedPair(t)
 	toLayoutBefore(t, f, srvWorking.ID)
 	for _, x := range []*fixture{f, ctl} {
 		x.now = x.now.Add(time.Hour)
@@ -298,9 +306,7 @@ func TestPublishOlderChecksUpgrade(t *testing.T) {
 // site where nothing was damaged.
 func TestPublishOlderChecksDamaged(t *testing.T) {
 	t.Parallel()
-	f, ctl := newStandard(t), newStandard(t)
-	f.MustPublish()
-	ctl.MustPublish()
+	f, ctl := publishedPair(t)
 	path := olderPath(f.dir, srvWorking.ID)
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -392,9 +398,7 @@ func TestPublishOlderChecksAppended(t *testing.T) {
 // way round, the check was in neither.
 func TestPublishOlderChecksWriteFails(t *testing.T) {
 	t.Parallel()
-	f, ctl := newStandard(t), newStandard(t)
-	f.MustPublish()
-	ctl.MustPublish()
+	f, ctl := publishedPair(t)
 	for _, x := range []*fixture{f, ctl} {
 		x.now = x.now.Add(time.Hour)
 		x.results(result(srvWorking, x.now.Add(-time.Minute), data.Working, ""))
@@ -431,9 +435,7 @@ func TestPublishOlderChecksWriteFails(t *testing.T) {
 // held only the checks beyond the history, that check was in neither.
 func TestPublishOlderChecksAppendLost(t *testing.T) {
 	t.Parallel()
-	f, ctl := newStandard(t), newStandard(t)
-	f.MustPublish()
-	ctl.MustPublish()
+	f, ctl := publishedPair(t)
 	path := olderPath(f.dir, srvWorking.ID)
 	before, err := os.ReadFile(path)
 	if err != nil {
