@@ -307,15 +307,7 @@ func TestPublishOlderChecksUpgrade(t *testing.T) {
 func TestPublishOlderChecksDamaged(t *testing.T) {
 	t.Parallel()
 	f, ctl := publishedPair(t)
-	path := olderPath(f.dir, srvWorking.ID)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 0x10
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	flipMiddle(t, olderPath(f.dir, srvWorking.ID))
 	for _, x := range []*fixture{f, ctl} {
 		x.now = x.now.Add(time.Hour)
 		x.results(result(srvWorking, x.now.Add(-time.Minute), data.Working, ""))
