@@ -159,7 +159,7 @@ func olderChange(old olderLog, cs []record.PastCheck) (b []byte, whole bool) {
 	}
 	e := durable.NewEncoder("", 32)
 	olderRecord(e, cut, cs[len(kept):])
-	if old.end+int64(e.Len()) > 2*int64(len(fresh)) { // more cut away than kept: written anew
+	if old.end+int64(e.Len()) > 2*int64(len(fresh)) { // past twice what it holds: written anew
 		return fresh, true
 	}
 	return e.Bytes(), false
