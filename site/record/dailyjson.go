@@ -57,6 +57,12 @@ func (p *phaseColumns) each(d *DayPhases) []phaseColumn {
 
 // MarshalJSON writes the series in columns (dailyColumns).
 func (s DailySeries) MarshalJSON() ([]byte, error) {
+	c := dailyColumnsOf(s)
+	return c.appendJSON(make([]byte, 0, 400+60*len(c.Day))), nil
+}
+
+// dailyColumnsOf returns the columns of the series s.
+func dailyColumnsOf(s DailySeries) dailyColumns {
 	c := dailyColumns{Days: len(s), Unlisted: [][2]int{}, Day: []int{}, Counted: []int{}, Answered: []int{}, P50: []*int64{}, P95: []*int64{}}
 	for _, ph := range c.Phases.each(&DayPhases{}) {
 		ph.c.P50, ph.c.P95 = []*int64{}, []*int64{}
@@ -90,7 +96,7 @@ func (s DailySeries) MarshalJSON() ([]byte, error) {
 			ph.c.P50, ph.c.P95 = append(ph.c.P50, p50), append(ph.c.P95, p95)
 		}
 	}
-	return json.Marshal(c)
+	return c
 }
 
 // UnmarshalJSON reads a series a file wrote, a Day a day again: at most
@@ -101,8 +107,11 @@ func (s *DailySeries) UnmarshalJSON(b []byte) error {
 		return s.unmarshalDays(b)
 	}
 	var c dailyColumns
-	if err := json.Unmarshal(b, &c); err != nil {
-		return fmt.Errorf("read daily series: %w", err)
+	if !c.scan(b) {
+		c = dailyColumns{}
+		if err := json.Unmarshal(b, &c); err != nil {
+			return fmt.Errorf("read daily series: %w", err)
+		}
 	}
 	if c.Days < 1 || c.Days > DailyLen {
 		return fmt.Errorf("read daily series: %d days, not 1 to %d", c.Days, DailyLen)

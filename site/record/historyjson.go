@@ -35,6 +35,12 @@ type checkPhaseColumns struct {
 
 // MarshalJSON writes the checks in columns (historyColumns).
 func (h History) MarshalJSON() ([]byte, error) {
+	c := columnsOf(h)
+	return c.appendJSON(make([]byte, 0, 200+130*len(h))), nil
+}
+
+// columnsOf returns the columns of the checks h.
+func columnsOf(h History) historyColumns {
 	n := len(h)
 	c := historyColumns{Started: make([]Time, 0, n), Status: make([]data.Outcome, 0, n), Detail: make([]*string, 0, n), Latency: make([]*int64, 0, n),
 		Timings: checkPhaseColumns{DNS: make([]*int64, 0, n), Connect: make([]*int64, 0, n), TLS: make([]*int64, 0, n), Wait: make([]*int64, 0, n)}}
@@ -52,7 +58,7 @@ func (h History) MarshalJSON() ([]byte, error) {
 		c.Timings.DNS, c.Timings.Connect = append(c.Timings.DNS, p.DNSMS), append(c.Timings.Connect, p.ConnectMS)
 		c.Timings.TLS, c.Timings.Wait = append(c.Timings.TLS, p.TLSMS), append(c.Timings.Wait, p.WaitMS)
 	}
-	return json.Marshal(c)
+	return c
 }
 
 // UnmarshalJSON reads the checks a file wrote, a Check a check again: at
@@ -73,8 +79,11 @@ func (h *History) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var c historyColumns
-	if err := json.Unmarshal(b, &c); err != nil {
-		return fmt.Errorf("read history: %w", err)
+	if !c.scan(b) {
+		c = historyColumns{}
+		if err := json.Unmarshal(b, &c); err != nil {
+			return fmt.Errorf("read history: %w", err)
+		}
 	}
 	n := len(c.Started)
 	if n > HistoryLen {
