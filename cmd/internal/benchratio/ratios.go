@@ -24,6 +24,7 @@ var baselines = []baseline{
 	{"runner/fleet", "BenchmarkStart", "BenchmarkStartBaseline"},
 	{"site", "BenchmarkPublishIncremental", "BenchmarkBaselineIndexRewrite"},
 	{"site", "BenchmarkPublishFull", "BenchmarkBaselineIndexRewrite"},
+	{"site/record", "BenchmarkColumns", "BenchmarkBaselineColumns"},
 }
 
 // result is one benchmark's line: its metrics by unit ("ns/op", "B/op",
