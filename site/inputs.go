@@ -167,7 +167,7 @@ func (p *publication) readLedger() {
 	// The ledger keeps its records in the order of the ranked list, as
 	// Order does: most are found in step, without a search.
 	k := 0
-	err := spool.EachLedgerServer(p.cfg.DataDir, func(e *spool.LedgerServer) {
+	_, err := spool.EachLedgerServer(p.cfg.DataDir, func(e *spool.LedgerServer) {
 		i := -1
 		if k < len(p.st.Order) && p.st.Rows[p.st.Order[k]].ID == e.ID {
 			i = int(p.st.Order[k])

@@ -251,7 +251,8 @@ func TestLedgerRunsWhileProcsChange(t *testing.T) {
 	for _, i := range []int{0, n / 4, n / 2, n - 1} {
 		changed.Servers[i].Planned = m + 60
 	}
-	wantDelta, ok, err := b.delta(changed)
+	kept := []int{1, n/4 + 1, n - 2} // records an earlier delta held, unchanged, in three runs
+	wantDelta, ok, err := b.delta(changed, kept)
 	if err != nil || !ok {
 		t.Fatalf("delta: ok %v, %v", ok, err)
 	}
@@ -283,7 +284,7 @@ func TestLedgerRunsWhileProcsChange(t *testing.T) {
 			return err
 		}},
 		{"delta", func() error {
-			got, ok, err := b.delta(changed)
+			got, ok, err := b.delta(changed, kept)
 			if err == nil && (!ok || !slices.Equal(got, wantDelta)) {
 				err = fmt.Errorf("ok %v: not the delta coded on one core", ok)
 			}

@@ -1,7 +1,9 @@
 package spool
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 
@@ -14,9 +16,12 @@ import (
 //	magic     "PDLDELTA\x05"
 //	its base  the base's seq (8 bytes) and checksum (uvarint)
 //	          Created, LastMinute (varints)
-//	records   those whose payload differs from the base's: the count,
-//	          then each its index (uvarint: the gap after the one before)
-//	          and payload (payloadSize bytes)
+//	records   those whose payload differs from the base's, and those the
+//	          delta it replaces held (so that a reader that applies the
+//	          delta alone, not the base, learns of every record changed
+//	          since the base: EachLedgerChange): the count, then each its
+//	          index (uvarint: the gap after the one before) and payload
+//	          (payloadSize bytes)
 //	hosts     the base's hosts whose starts differ: the count, then each
 //	          its index (gap) and 0 when it is gone, else 1 + how many of
 //	          its first starts are dropped, how many after them are kept,
@@ -33,9 +38,10 @@ const ledgerDeltaMagic = "PDLDELTA\x05"
 // is written as a new base instead: a sixteenth, at least 64 KiB.
 func deltaLimit(size int) int { return max(size/16, 64<<10) }
 
-// delta encodes what l changed since the base b. ok is false when l's
-// servers are not b's, in the same order: a new base holds them.
-func (b *ledgerBase) delta(l *Ledger) (delta []byte, ok bool, err error) {
+// delta encodes what l changed since the base b, with the records of the
+// indexes kept (ascending) whether they changed or not. ok is false when
+// l's servers are not b's, in the same order: a new base holds them.
+func (b *ledgerBase) delta(l *Ledger, kept []int) (delta []byte, ok bool, err error) {
 	if len(l.Servers) != b.n {
 		return nil, false, nil
 	}
@@ -48,6 +54,7 @@ func (b *ledgerBase) delta(l *Ledger) (delta []byte, ok bool, err error) {
 	err = inRuns(b.n, len(runs), func(k, lo, hi int) error {
 		r := &runs[k]
 		var p [payloadSize]byte
+		keep := kept[sort.SearchInts(kept, lo):]
 		for i := lo; i < hi; i++ {
 			s := &l.Servers[i]
 			if s.ID != b.id(i) {
@@ -56,7 +63,11 @@ func (b *ledgerBase) delta(l *Ledger) (delta []byte, ok bool, err error) {
 			if err := putPayload(p[:], s); err != nil {
 				return err
 			}
-			if string(p[:]) != b.payload(i) {
+			held := len(keep) > 0 && keep[0] == i
+			if held {
+				keep = keep[1:]
+			}
+			if held || string(p[:]) != b.payload(i) {
 				r.changed, r.payloads = append(r.changed, i), append(r.payloads, p[:]...)
 			}
 		}
@@ -233,6 +244,28 @@ func readRecords(d *durable.Decoder, n int, set func(i int, p string)) {
 			set(i, p)
 		}
 	}
+}
+
+// deltaIndexes returns the indexes of the records the delta file at path
+// holds, ascending, when it is one of the base b: nil when there is none,
+// or it is of a base before b (a write stopped before removing it).
+func deltaIndexes(path string, b *ledgerBase) ([]int, error) {
+	text, sum, err := durable.ReadSummed(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, ok, err := openDelta(text, sum, b)
+	if !ok || err != nil {
+		return nil, err
+	}
+	d.Varint() // Created and LastMinute: not a server's
+	d.Varint()
+	var held []int
+	readRecords(d, b.n, func(i int, _ string) { held = append(held, i) })
+	return held, d.Err()
 }
 
 // readStarts decodes starts that appendStarts encoded after kept.

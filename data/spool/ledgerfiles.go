@@ -56,25 +56,27 @@ func ReadLedger(dir string) (*Ledger, error) {
 // is valid only during the call. It decodes neither the records into one
 // slice nor the hosts' starts: a reader that needs only the servers' next
 // checks (the site, every minute) spends a fraction of the memory. On an
-// error each may have been called for some records, not all.
-func EachLedgerServer(dir string, each func(s *LedgerServer)) error {
+// error each may have been called for some records, not all. It returns
+// the mark of the base read, for EachLedgerChange; the zero mark when there
+// is none of version 5.
+func EachLedgerServer(dir string, each func(s *LedgerServer)) (LedgerMark, error) {
 	f, err := readLedgerFiles(data.Dir(dir))
 	if err != nil || f == nil {
-		return err
+		return LedgerMark{}, err
 	}
 	if !isBase(f.text) {
 		l, err := f.decode()
 		if err != nil {
-			return err
+			return LedgerMark{}, err
 		}
 		for i := range l.Servers {
 			each(&l.Servers[i])
 		}
-		return nil
+		return LedgerMark{}, nil
 	}
 	b, err := checkBase(f.text, f.sum)
 	if err != nil {
-		return fmt.Errorf("read ledger %s: %w", f.path, err)
+		return LedgerMark{}, fmt.Errorf("read ledger %s: %w", f.path, err)
 	}
 	// The delta's records, in ascending order of index, as servers asks
 	// for the payloads: each is found in step.
@@ -89,7 +91,7 @@ func EachLedgerServer(dir string, each func(s *LedgerServer)) error {
 			err = d.Err()
 		}
 		if err != nil {
-			return fmt.Errorf("read ledger %s: %w", f.deltaPath, err)
+			return LedgerMark{}, fmt.Errorf("read ledger %s: %w", f.deltaPath, err)
 		}
 	}
 	payload := func(i int) string {
@@ -101,9 +103,95 @@ func EachLedgerServer(dir string, each func(s *LedgerServer)) error {
 		return b.payload(i)
 	}
 	if err := b.servers(0, b.n, payload, func(_ int, s *LedgerServer) { each(s) }); err != nil {
-		return fmt.Errorf("read ledger %s: %w", f.path, err)
+		return LedgerMark{}, fmt.Errorf("read ledger %s: %w", f.path, err)
 	}
-	return nil
+	return b.mark(), nil
+}
+
+// LedgerMark names a base of the ledger: its number, its checksum and its
+// servers. A reader that read the ledger whole keeps it to read, the next
+// time, only what changed since (EachLedgerChange).
+type LedgerMark struct {
+	Seq     uint64 `json:"seq"`
+	Sum     uint32 `json:"sum"`
+	Servers int    `json:"servers"`
+}
+
+func (b *ledgerBase) mark() LedgerMark { return LedgerMark{Seq: b.seq, Sum: b.sum(), Servers: b.n} }
+
+// EachLedgerChange calls each with the index and the record (its ID
+// left empty) of every server the ledger's delta holds, when the ledger's
+// base is still the one mark names, and reports whether it is: every
+// record that changed since the base is in the delta (a delta keeps the
+// records of the one it replaces), so a reader that applied the ledger
+// at mark and each delta since applies this one alone. Records are passed
+// in ascending order of index, each valid only during the call. Not ok,
+// with each not called, when the base is another or none: the caller
+// reads the whole ledger (EachLedgerServer). A damaged delta is an error.
+func EachLedgerChange(dir string, mark LedgerMark, each func(i int, s *LedgerServer)) (ok bool, err error) {
+	d := data.Dir(dir)
+	for range ledgerReads {
+		ok, replaced, err := eachChangeOnce(d, mark, each)
+		if !replaced {
+			return ok, err
+		}
+	}
+	return false, fmt.Errorf("read ledger %s: replaced %d times while it was read", d.Ledger(), ledgerReads)
+}
+
+// eachChangeOnce is EachLedgerChange of the base at hand; replaced reports
+// that it was replaced while the delta was read (each not called).
+func eachChangeOnce(d data.Dir, mark LedgerMark, each func(i int, s *LedgerServer)) (ok, replaced bool, err error) {
+	path := d.Ledger()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("read ledger: %w", err)
+	}
+	defer f.Close()
+	fi, head, tail := peekBaseFile(f)
+	if head == "" || fi == nil {
+		return false, false, nil
+	}
+	// Its number, checksum and servers are all a delta is checked
+	// against: the rest of the base is not read.
+	b := &ledgerBase{text: head + tail, seq: le64(head, len(ledgerMagicV5)), n: int(le32(head, len(ledgerMagicV5)+3*8))}
+	if b.mark() != mark {
+		return false, false, nil
+	}
+	delta, dsum, derr := durable.ReadSummed(d.LedgerDelta())
+	if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) {
+		return false, true, nil
+	}
+	if errors.Is(derr, os.ErrNotExist) {
+		return true, false, nil // nothing changed since the base
+	}
+	if derr != nil {
+		return false, false, fmt.Errorf("read ledger: %w", derr)
+	}
+	dd, ok, err := openDelta(delta, dsum, b)
+	if err != nil {
+		return false, false, fmt.Errorf("read ledger %s: %w", d.LedgerDelta(), err)
+	}
+	if !ok {
+		return true, false, nil // of the base before: the base holds it all
+	}
+	dd.Varint() // Created and LastMinute: not a server's
+	dd.Varint()
+	var s LedgerServer
+	readRecords(dd, b.n, func(i int, p string) {
+		if !decodePayload(&s, p) {
+			dd.Fail("reason")
+			return
+		}
+		each(i, &s)
+	})
+	if err := dd.Err(); err != nil {
+		return false, false, fmt.Errorf("read ledger %s: %w", d.LedgerDelta(), err)
+	}
+	return true, false, nil
 }
 
 // ledgerFiles is a ledger's base and delta as read, with their CRC-32C.
@@ -187,12 +275,16 @@ func writeLedger(fs durable.Files, d data.Dir, l *Ledger) error {
 		seq = le64(head, len(ledgerMagicV5))
 	}
 	if b := l.base; b != nil && head == b.text[:baseHeader] && tail == b.text[len(b.text)-4:] {
-		delta, ok, err := b.delta(l)
-		if err != nil {
-			return err
-		}
-		if ok && len(delta) <= deltaLimit(len(b.text)) {
-			return fs.WriteFileAtomic(d.LedgerDelta(), delta, 0o644)
+		// The records of the delta on disk stay in the next, changed or
+		// not. One that cannot be read is written over by a new base.
+		if held, err := deltaIndexes(d.LedgerDelta(), b); err == nil {
+			delta, ok, err := b.delta(l, held)
+			if err != nil {
+				return err
+			}
+			if ok && len(delta) <= deltaLimit(len(b.text)) {
+				return fs.WriteFileAtomic(d.LedgerDelta(), delta, 0o644)
+			}
 		}
 	}
 	if head == "" {
@@ -228,18 +320,25 @@ func peekBase(path string) (head, tail string) {
 		return "", ""
 	}
 	defer f.Close()
+	_, head, tail = peekBaseFile(f)
+	return head, tail
+}
+
+// peekBaseFile is peekBase of an open file, which it returns the
+// information of too.
+func peekBaseFile(f *os.File) (fi os.FileInfo, head, tail string) {
 	fi, err := f.Stat()
 	h, t := make([]byte, baseHeader), make([]byte, 4)
 	if err != nil || fi.Size() < int64(baseHeader+4) {
-		return "", ""
+		return nil, "", ""
 	}
 	if _, err := f.ReadAt(h, 0); err != nil || string(h[:len(ledgerMagicV5)]) != ledgerMagicV5 {
-		return "", ""
+		return nil, "", ""
 	}
 	if _, err := f.ReadAt(t, fi.Size()-4); err != nil {
-		return "", ""
+		return nil, "", ""
 	}
-	return string(h), string(t)
+	return fi, string(h), string(t)
 }
 
 // KeepLedgerAside renames the ledger's files of the data directory dir

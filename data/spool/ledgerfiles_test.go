@@ -55,7 +55,7 @@ func readBoth(t *testing.T, dir string) (*Ledger, error) {
 	t.Helper()
 	l, err := ReadLedger(dir)
 	var each []LedgerServer
-	eerr := EachLedgerServer(dir, func(s *LedgerServer) { each = append(each, *s) })
+	_, eerr := EachLedgerServer(dir, func(s *LedgerServer) { each = append(each, *s) })
 	switch {
 	case (err == nil) != (eerr == nil) || errors.Is(err, ErrLedgerCorrupt) != errors.Is(eerr, ErrLedgerCorrupt):
 		t.Errorf("ReadLedger: %v; EachLedgerServer: %v", err, eerr)
@@ -363,5 +363,83 @@ func TestKeepLedgerAsideBounded(t *testing.T) {
 				t.Errorf("%s: kept %v, want %v", filepath.Base(p+s), err == nil, kept)
 			}
 		}
+	}
+}
+
+// TestLedgerDeltaKeepsItsRecords: a record the delta held stays in the
+// next one even when it is back to the base's (the site applies the delta
+// alone: without it, it would keep the value it changed to), and
+// EachLedgerChange passes the delta's records while the base is the one
+// marked, and reports that it is not once a new base is written.
+func TestLedgerDeltaKeepsItsRecords(t *testing.T) {
+	const n, m = 300, 1_780_003_600
+	l := genLedger(n, 30, m)
+	d := plansDir(t, l)
+	mark, err := EachLedgerServer(string(d), func(*LedgerServer) {})
+	if err != nil || mark.Servers != n || mark.Seq == 0 {
+		t.Fatalf("mark of the base: %+v, %v", mark, err)
+	}
+	changes := func() map[int]LedgerServer {
+		t.Helper()
+		got := map[int]LedgerServer{}
+		ok, err := EachLedgerChange(string(d), mark, func(i int, s *LedgerServer) { got[i] = *s })
+		if err != nil || !ok {
+			t.Fatalf("EachLedgerChange: ok %v, %v", ok, err)
+		}
+		return got
+	}
+	if got := changes(); len(got) != 0 {
+		t.Errorf("changes of a base without a delta: %v", got)
+	}
+	was := l.Servers[3].NextDue
+	l.Servers[3].NextDue = m + 5000
+	if err := WriteLedger(string(d), l); err != nil {
+		t.Fatal(err)
+	}
+	if got := changes(); len(got) != 1 || got[3].NextDue != m+5000 {
+		t.Errorf("changes after server 3's: %+v", got)
+	}
+	// Server 3 back to what the base says, server 5 changed.
+	l.Servers[3].NextDue, l.Servers[5].NextDue = was, m+7000
+	if err := WriteLedger(string(d), l); err != nil {
+		t.Fatal(err)
+	}
+	got := changes()
+	if len(got) != 2 || got[3].NextDue != was || got[5].NextDue != m+7000 || got[5].URLHash != l.Servers[5].URLHash {
+		t.Errorf("changes after server 3 went back and 5 changed: %+v", got)
+	}
+	if back, err := readBoth(t, string(d)); err != nil || !back.Equal(l) {
+		t.Errorf("the ledger read back: %v", err)
+	}
+	// A new base (a server gone): the mark is not its.
+	l.Servers = l.Servers[1:]
+	if err := WriteLedger(string(d), l); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := EachLedgerChange(string(d), mark, func(int, *LedgerServer) { t.Error("called for a record of another base") }); ok || err != nil {
+		t.Errorf("EachLedgerChange of another base: ok %v, %v", ok, err)
+	}
+	if next, err := EachLedgerServer(string(d), func(*LedgerServer) {}); err != nil || next.Seq != mark.Seq+1 || next.Servers != n-1 {
+		t.Errorf("mark of the new base: %+v, %v", next, err)
+	}
+	// A damaged delta is an error, not a ledger without changes.
+	mark, _ = EachLedgerServer(string(d), func(*LedgerServer) {})
+	l.Servers[0].NextDue++
+	if err := WriteLedger(string(d), l); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(d.LedgerDelta())
+	os.WriteFile(d.LedgerDelta(), flip(b, len(b)/2), 0o644)
+	if ok, err := EachLedgerChange(string(d), mark, func(int, *LedgerServer) {}); ok || !errors.Is(err, ErrLedgerCorrupt) {
+		t.Errorf("EachLedgerChange of a damaged delta: ok %v, %v", ok, err)
+	}
+	// The next write cannot keep the damaged delta's records: it writes
+	// a new base.
+	l.Servers[1].NextDue++
+	if err := WriteLedger(string(d), l); err != nil {
+		t.Fatal(err)
+	}
+	if next, err := EachLedgerServer(string(d), func(*LedgerServer) {}); err != nil || next.Seq != mark.Seq+1 || fileSize(d.LedgerDelta()) != -1 {
+		t.Errorf("written over a damaged delta: mark %+v, %v, delta of %d bytes", next, err, fileSize(d.LedgerDelta()))
 	}
 }
