@@ -149,41 +149,75 @@ func (p *publication) lostRecords() bool {
 }
 
 // readLedger takes each server's next check and effective cadence from the
-// planner's ledger, record by record (spool.EachLedgerServer). A ledger
-// that cannot be read is skipped: the files keep what they said, and the
-// next run tries again.
+// planner's ledger. A ledger that cannot be read is skipped: the files
+// keep what they said, and the next run tries again.
+//
+// The ledger is read whole (spool.EachLedgerServer) when the lists were
+// read, and whenever its base is not the one last read whole; else only
+// its delta, which holds every record changed since the base
+// (spool.EachLedgerChange): a few hundred records a minute, where the base
+// has one a server listed. The delta's records name servers by their
+// place in the ledger, which is the rank order of the site's rows when the
+// base was read whole in step with it (Meta.Ledger is kept only then).
 func (p *publication) readLedger() {
 	type plan struct {
 		row       int
 		next, eff int64
 	}
 	var plans []plan
-	planned := make([]bool, len(p.st.Rows))
 	set := func(i int, next, eff int64) {
 		if r := &p.st.Rows[i]; next != r.PlanNext || eff != r.EffCad {
 			plans = append(plans, plan{i, next, eff})
 		}
 	}
+	// of applies the record e to row i: its next check, unless it is of
+	// another address (a record the planner has not renewed yet).
+	of := func(i int, e *spool.LedgerServer) {
+		if e.URLHash != p.st.Rows[i].URLSum {
+			set(i, 0, 0)
+			return
+		}
+		var eff int64
+		if c := e.EffectiveCadence(); c > data.Tier(p.st.Rows[i].Rank) {
+			eff = int64(c / time.Second)
+		}
+		set(i, e.NextDue*1000, eff)
+	}
+	apply := func() {
+		for _, c := range plans {
+			r := &p.st.Rows[c.row]
+			r.PlanNext, r.EffCad = c.next, c.eff
+			p.cand[r.ID] = true
+		}
+	}
+	m := &p.st.Meta
+	if mark := m.Ledger; mark != nil && p.servers == nil && !p.stats.Rebuilt && mark.Servers == len(p.st.Order) {
+		ok, err := spool.EachLedgerChange(p.cfg.DataDir, *mark, func(k int, e *spool.LedgerServer) { of(int(p.st.Order[k]), e) })
+		if err == nil && ok {
+			apply()
+			p.log.Debug("read the ledger's changes since its base", "changed", len(plans))
+			return
+		}
+		plans = plans[:0]
+	}
+	m.Ledger = nil
+	planned := make([]bool, len(p.st.Rows))
 	// The ledger keeps its records in the order of the ranked list, as
 	// Order does: most are found in step, without a search.
-	k := 0
-	_, err := spool.EachLedgerServer(p.cfg.DataDir, func(e *spool.LedgerServer) {
+	k, inStep := 0, true
+	mark, err := spool.EachLedgerServer(p.cfg.DataDir, func(e *spool.LedgerServer) {
 		i := -1
 		if k < len(p.st.Order) && p.st.Rows[p.st.Order[k]].ID == e.ID {
 			i = int(p.st.Order[k])
 		} else {
-			i = p.st.find(e.ID)
+			i, inStep = p.st.find(e.ID), false
 		}
 		k++
 		if i < 0 || e.URLHash != p.st.Rows[i].URLSum {
 			return
 		}
 		planned[i] = true
-		var eff int64
-		if c := e.EffectiveCadence(); c > data.Tier(p.st.Rows[i].Rank) {
-			eff = int64(c / time.Second)
-		}
-		set(i, e.NextDue*1000, eff)
+		of(i, e)
 	})
 	if err != nil {
 		p.bad(err)
@@ -194,11 +228,11 @@ func (p *publication) readLedger() {
 			set(i, 0, 0)
 		}
 	}
-	for _, c := range plans {
-		r := &p.st.Rows[c.row]
-		r.PlanNext, r.EffCad = c.next, c.eff
-		p.cand[r.ID] = true
+	apply()
+	if inStep && k == len(p.st.Order) && mark.Seq != 0 {
+		m.Ledger = &mark
 	}
+	p.log.Debug("read the ledger whole", "changed", len(plans), "in_step", m.Ledger != nil)
 }
 
 // readResults reads the results not folded in yet: what journals gained

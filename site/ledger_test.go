@@ -1,9 +1,14 @@
 package site
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"log/slog"
+	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +79,98 @@ func TestNextChecksFollowTheLedger(t *testing.T) {
 				t.Errorf("alpha's effective cadence %d, next check from %q; want the ledger's 7200, from the plan", a.EffectiveCad, record.ValueOf(a.NextCheckFrom))
 			}
 		})
+	}
+}
+
+// TestLedgerReadByDelta: while the ledger's base stays and its records are
+// in the rank order of the site's rows, a publish reads only the ledger's
+// delta, and every server's next check and effective cadence are still
+// what the whole ledger says: over 40 minutes of plans that move next
+// checks on, take them back to the base's, stretch cadences, move a
+// record to another address and back, and write new bases (two servers
+// swapped, then swapped back), compared after each publish with the whole
+// ledger. A base out of step with the rows is read whole until the next.
+func TestLedgerReadByDelta(t *testing.T) {
+	f := newFixture(t)
+	servers := benchList(t, f, 120)
+	l := benchLedger(servers)
+	base := slices.Clone(l.Servers) // the records of the base on disk
+	var logs bytes.Buffer
+	cfg := f.config()
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rng := rand.New(rand.NewPCG(3, 4))
+	var whole []int
+	for minute := range 40 {
+		f.now = fixNow.Add(time.Duration(minute) * time.Minute)
+		switch minute {
+		case 0:
+		case 15, 25: // a new base: two servers swapped (out of step), then back
+			l.Servers[1], l.Servers[2] = l.Servers[2], l.Servers[1]
+		default:
+			if minute > 15 && minute < 25 {
+				l.Servers[1].NextDue += 60 // out of step: its record names another row
+			}
+			for range 6 {
+				j := rng.IntN(len(l.Servers))
+				s := &l.Servers[j]
+				switch rng.IntN(5) {
+				case 0:
+					*s = base[j] // back to what the base says
+				case 1, 2:
+					s.NextDue += int64(60 + rng.IntN(3600))
+				case 3:
+					s.Cadence *= 2
+				case 4:
+					if s.URLHash == base[j].URLHash {
+						s.URLHash = spool.URLHash("https://elsewhere.example.org/mcp/" + s.ID)
+					} else {
+						s.URLHash = base[j].URLHash
+					}
+				}
+			}
+		}
+		if err := spool.WriteLedger(f.dir, l); err != nil {
+			t.Fatal(err)
+		}
+		if minute == 15 || minute == 25 {
+			base = slices.Clone(l.Servers)
+		}
+		logs.Reset()
+		if _, err := Publish(context.Background(), cfg); err != nil {
+			t.Fatalf("minute %d: %v", minute, err)
+		}
+		if !strings.Contains(logs.String(), "read the ledger's changes since its base") {
+			whole = append(whole, minute)
+		}
+		truth := map[string]spool.LedgerServer{}
+		if _, err := spool.EachLedgerServer(f.dir, func(s *spool.LedgerServer) { truth[s.ID] = *s }); err != nil {
+			t.Fatal(err)
+		}
+		st, err := loadStore(f.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range st.Rows {
+			var next, eff int64
+			if s, ok := truth[r.ID]; ok && s.URLHash == r.URLSum {
+				next = s.NextDue * 1000
+				if c := s.EffectiveCadence(); c > data.Tier(r.Rank) {
+					eff = int64(c / time.Second)
+				}
+			}
+			if r.PlanNext != next || r.EffCad != eff {
+				t.Fatalf("minute %d: %s's next check %d, effective cadence %d; the ledger says %d, %d", minute, r.ID, r.PlanNext, r.EffCad, next, eff)
+			}
+			if next > f.now.UnixMilli() { // a plan in the past is not published as one
+				if g := readServerFile(t, f, r.ID); record.ValueOf(g.NextCheckFrom) != "plan" || g.NextCheck.UnixMilli() != next {
+					t.Fatalf("minute %d: %s's file says its next check is %v from %q; the ledger says %v", minute, r.ID, g.NextCheck, record.ValueOf(g.NextCheckFrom), time.UnixMilli(next).UTC())
+				}
+			}
+		}
+	}
+	// Read whole: the first publish, the one after the base out of step
+	// and those until the base in step again.
+	if want := []int{0, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25}; !slices.Equal(whole, want) {
+		t.Errorf("the ledger was read whole at minutes %v, want %v", whole, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/durable"
 	"plug.directory/prober/site/feed"
 )
@@ -88,6 +89,10 @@ type meta struct {
 	ListBad  int                    `json:"list_bad,omitempty"` // bad rows of the ranked list as last read
 	Sums     map[string]uint64      `json:"sums,omitempty"`     // file about every server, by base name -> FNV-64a as written (writer.putSum)
 	Index    []indexPart            `json:"-"`                  // index.json's parts, in id order (writeIndex); in binary (encodeParts)
+	// Ledger is the base of the planner's ledger last read whole, when
+	// its records were in the order of Order, one a row: the next run
+	// reads only its delta (readLedger). nil: read it whole.
+	Ledger *spool.LedgerMark `json:"ledger,omitempty"`
 }
 
 // journalMark is how much of a journal was folded in.
