@@ -214,12 +214,6 @@ func appendNullInt(b []byte, v *int64) []byte {
 	return strconv.AppendInt(b, *v, 10)
 }
 
-func appendTime(b []byte, t Time) []byte {
-	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, TimeLayout)
-	return append(b, '"')
-}
-
 // appendString appends s quoted; one with a byte encoding/json escapes
 // (a quote, a backslash, a control character, <, > or &, or any byte
 // past ASCII, which it may) is quoted by encoding/json itself.

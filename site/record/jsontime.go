@@ -19,10 +19,14 @@ type Time struct{ time.Time }
 
 // MarshalJSON writes t as TimeLayout.
 func (t Time) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(TimeLayout)+2)
+	return appendTime(make([]byte, 0, len(TimeLayout)+2), t), nil
+}
+
+// appendTime appends t as MarshalJSON writes it.
+func appendTime(b []byte, t Time) []byte {
 	b = append(b, '"')
 	b = t.UTC().AppendFormat(b, TimeLayout)
-	return append(b, '"'), nil
+	return append(b, '"')
 }
 
 // UnmarshalJSON reads an RFC 3339 time.
