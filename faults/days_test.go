@@ -1,10 +1,13 @@
 package faults
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,7 +25,9 @@ import (
 // TestDaysOfMinutes runs the prober's minutes over days on an injected
 // clock, as cron would, for 40 servers on 10 hosts: each minute planned
 // (planner.PlanMinute, as plan does), run with the fold, compaction and
-// scrub after it (runner.Run), and published every hour. Then each
+// scrub after it (runner.Run), and published every hour, each server's
+// next check as the planner's ledger names it (the site reading the
+// ledger's delta alone while its base stays: 49 of the 50). Then each
 // directory of the data directory is held to its bound: plans/ to the
 // minutes of spool.PlanKeep, run/minutes/ to its 48 hours, journal/
 // emptied by the folds, state/ to a snapshot and 60 deltas, a day of
@@ -47,6 +52,9 @@ func TestDaysOfMinutes(t *testing.T) {
 	check := runner.CheckerFunc(func(_ context.Context, c data.PlannedCheck) data.Result {
 		return data.Result{ID: c.ID, URL: c.URL, Host: c.Host, Reason: c.Reason, Status: data.Working, Duration: time.Second}
 	})
+	var logs bytes.Buffer
+	debug := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	publishes, byDelta := 0, 0
 	start := minute0.Truncate(24 * time.Hour).Add(22 * time.Hour) // 22:00: the first midnight comes early
 	for m := start; m.Before(start.Add(length)); m = m.Add(time.Minute) {
 		if _, err := planner.PlanMinute(t.Context(), planner.Config{Servers: list, Data: dir, Minute: m,
@@ -58,12 +66,24 @@ func TestDaysOfMinutes(t *testing.T) {
 			t.Fatalf("run %s: %v", m, err)
 		}
 		if m.Minute() == 0 {
+			logs.Reset()
 			if _, err := site.Publish(t.Context(), site.Config{Contact: "probe@example.org", DataDir: dir, ServersPath: list, OutDir: out,
-				Now: func() time.Time { return m.Add(90 * time.Second) }, Logger: quiet, Workers: 2, NoHTML: true}); err != nil {
+				Now: func() time.Time { return m.Add(90 * time.Second) }, Logger: debug, Workers: 2, NoHTML: true}); err != nil {
 				t.Fatalf("publish %s: %v", m, err)
 			}
+			publishes++
+			if strings.Contains(logs.String(), "read the ledger's changes since its base") {
+				byDelta++
+			}
+			nextChecksAsPlanned(t, dir, out, m.Add(90*time.Second))
 		}
 	}
+	// The site read the ledger whole at the first publish and after a
+	// new base only: the planner's hourly deltas in between are read alone.
+	if byDelta < publishes*3/4 {
+		t.Errorf("the ledger's delta read alone at %d publishes of %d", byDelta, publishes)
+	}
+	t.Logf("the ledger's delta read alone at %d publishes of %d", byDelta, publishes)
 	last := start.Add(length - time.Minute)
 	today := data.Dir(dir).ResultDay(last)
 
@@ -157,4 +177,35 @@ func TestDaysOfMinutes(t *testing.T) {
 		t.Errorf("the state after %s: %v %v", length, err, bad)
 	}
 	t.Logf("files after %s of minutes: %v", length, count)
+}
+
+// nextChecksAsPlanned fails t unless each server's published file gives
+// the next check the planner's ledger names (rule P1), for every one
+// planned after now: a publish reads the ledger's delta alone while its
+// base stays, and must miss none of the records a plan changed.
+func nextChecksAsPlanned(t *testing.T, dir, out string, now time.Time) {
+	t.Helper()
+	l, err := spool.ReadLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range l.Servers {
+		if !time.Unix(s.NextDue, 0).After(now) {
+			continue // due already: a file says when it estimates
+		}
+		b, err := os.ReadFile(filepath.Join(out, "servers", s.ID+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			NextCheck     time.Time `json:"next_check"`
+			NextCheckFrom string    `json:"next_check_from"`
+		}
+		if err := json.Unmarshal(b, &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.NextCheckFrom != "plan" || f.NextCheck.Unix() != s.NextDue {
+			t.Fatalf("at %s, %s's file says its next check is %s from %q; the ledger says %s", now, s.ID, f.NextCheck, f.NextCheckFrom, time.Unix(s.NextDue, 0).UTC())
+		}
+	}
 }
