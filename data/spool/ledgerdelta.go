@@ -257,15 +257,28 @@ func deltaIndexes(path string, b *ledgerBase) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	var held []int
+	_, err = deltaRecords(text, sum, b, func(i int, _ string) bool { held = append(held, i); return true })
+	return held, err
+}
+
+// deltaRecords reads the records of the delta file text, whose CRC-32C is
+// sum, of the base b (openDelta), and calls set with each one's index and
+// payload; set returns false for a payload of an unknown reason code,
+// which is damage. Not ok, set not called, for a delta of a base before b.
+func deltaRecords(text string, sum uint32, b *ledgerBase, set func(i int, p string) bool) (ok bool, err error) {
 	d, ok, err := openDelta(text, sum, b)
 	if !ok || err != nil {
-		return nil, err
+		return false, err
 	}
 	d.Varint() // Created and LastMinute: not a server's
 	d.Varint()
-	var held []int
-	readRecords(d, b.n, func(i int, _ string) { held = append(held, i) })
-	return held, d.Err()
+	readRecords(d, b.n, func(i int, p string) {
+		if !set(i, p) {
+			d.Fail("reason")
+		}
+	})
+	return true, d.Err()
 }
 
 // readStarts decodes starts that appendStarts encoded after kept.

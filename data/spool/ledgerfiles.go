@@ -83,13 +83,10 @@ func EachLedgerServer(dir string, each func(s *LedgerServer)) (LedgerMark, error
 	var changed []int
 	var payloads []string
 	if f.hasDelta {
-		d, ok, err := openDelta(f.delta, f.dsum, b)
-		if err == nil && ok {
-			d.Varint() // Created and LastMinute: not a server's
-			d.Varint()
-			readRecords(d, b.n, func(i int, p string) { changed, payloads = append(changed, i), append(payloads, p) })
-			err = d.Err()
-		}
+		_, err := deltaRecords(f.delta, f.dsum, b, func(i int, p string) bool {
+			changed, payloads = append(changed, i), append(payloads, p)
+			return true
+		})
 		if err != nil {
 			return LedgerMark{}, fmt.Errorf("read ledger %s: %w", f.deltaPath, err)
 		}
@@ -171,24 +168,15 @@ func eachChangeOnce(d data.Dir, mark LedgerMark, each func(i int, s *LedgerServe
 	if derr != nil {
 		return false, false, fmt.Errorf("read ledger: %w", derr)
 	}
-	dd, ok, err := openDelta(delta, dsum, b)
-	if err != nil {
-		return false, false, fmt.Errorf("read ledger %s: %w", d.LedgerDelta(), err)
-	}
-	if !ok {
-		return true, false, nil // of the base before: the base holds it all
-	}
-	dd.Varint() // Created and LastMinute: not a server's
-	dd.Varint()
+	// A delta of the base before is passed over: the base holds it all.
 	var s LedgerServer
-	readRecords(dd, b.n, func(i int, p string) {
+	if _, err := deltaRecords(delta, dsum, b, func(i int, p string) bool {
 		if !decodePayload(&s, p) {
-			dd.Fail("reason")
-			return
+			return false
 		}
 		each(i, &s)
-	})
-	if err := dd.Err(); err != nil {
+		return true
+	}); err != nil {
 		return false, false, fmt.Errorf("read ledger %s: %w", d.LedgerDelta(), err)
 	}
 	return true, false, nil
