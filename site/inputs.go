@@ -198,6 +198,9 @@ func (p *publication) readLedger() {
 			p.log.Debug("read the ledger's changes since its base", "changed", len(plans))
 			return
 		}
+		if err != nil {
+			p.log.Debug("reading the ledger whole: its delta could not be read alone", "err", err)
+		}
 		plans = plans[:0]
 	}
 	m.Ledger = nil
