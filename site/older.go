@@ -2,7 +2,6 @@ package site
 
 import (
 	"cmp"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,10 +43,6 @@ import (
 // before (olderJSONPath) is read when there is no .bin, and removed once the
 // .bin is durable.
 const olderMagic = "plug.directory site older checks log v1\n"
-
-// olderHeader is the bytes before a record's payload: its length and the
-// length's checksum.
-const olderHeader = 8
 
 // Bits of a check's flags byte: which of its optional numbers follow.
 const (
@@ -122,10 +117,8 @@ func olderRecord(e *durable.Encoder, cut int64, cs []record.PastCheck) {
 // olderFrame appends to e the record of payload: its length, the length's
 // checksum, the payload and its checksum.
 func olderFrame(e *durable.Encoder, payload []byte) {
-	var h [olderHeader]byte
-	binary.LittleEndian.PutUint32(h[:4], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(h[:4], durable.Castagnoli))
-	e.Raw(h[:])
+	var h [durable.RecordHead]byte
+	e.Raw(durable.AppendRecordHead(h[:0], len(payload)))
 	e.Raw(payload)
 	e.Uint32(crc32.Checksum(payload, durable.Castagnoli))
 }
@@ -192,30 +185,23 @@ func readOlder(b []byte) (olderLog, error) {
 	if len(b) < len(olderMagic) || string(b[:len(olderMagic)]) != olderMagic {
 		return olderLog{}, fmt.Errorf("%w: not a %q file", errOlderCorrupt, olderMagic)
 	}
-	log := olderLog{end: int64(len(olderMagic))}
-	for off := len(olderMagic); off < len(b); {
-		if len(b)-off < olderHeader {
-			break // cut short: never written
-		}
-		h := b[off : off+olderHeader]
-		if crc32.Checksum(h[:4], durable.Castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
-			return olderLog{}, fmt.Errorf("%w: bad record length at byte %d", errOlderCorrupt, off)
-		}
-		n := int(binary.LittleEndian.Uint32(h[:4]))
-		if n > len(b)-off-olderHeader-4 {
-			break // cut short: never written
-		}
-		rec := b[off+olderHeader : off+olderHeader+n+4] // the payload and its checksum
-		d, err := durable.NewDecoder(string(rec), crc32.Checksum(rec, durable.Castagnoli), "", errOlderCorrupt)
+	log := olderLog{}
+	// A record is its payload and the payload's checksum, which its length
+	// leaves out.
+	end, err := durable.EachRecord(string(b), len(olderMagic), 4, errOlderCorrupt, func(off int, rec string) error {
+		d, err := durable.NewDecoder(rec, crc32.Checksum([]byte(rec), durable.Castagnoli), "", errOlderCorrupt)
 		if err == nil {
 			err = log.apply(d)
 		}
 		if err != nil {
-			return olderLog{}, fmt.Errorf("the record at byte %d: %w", off, err)
+			return fmt.Errorf("the record at byte %d: %w", off, err)
 		}
-		off += olderHeader + n + 4
-		log.end = int64(off)
+		return nil
+	})
+	if err != nil {
+		return olderLog{}, err
 	}
+	log.end = int64(end)
 	return log, nil
 }
 

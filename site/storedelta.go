@@ -190,8 +190,7 @@ func (s *store) record(cands []int, rowBytes func(i int) []byte) (rec []byte, em
 	}
 	e.Sum(0)
 	body := e.Bytes()
-	frame := binary.LittleEndian.AppendUint32(make([]byte, 0, 8+len(body)), uint32(len(body)))
-	frame = binary.LittleEndian.AppendUint32(frame, crc32.Checksum(frame, durable.Castagnoli))
+	frame := durable.AppendRecordHead(make([]byte, 0, durable.RecordHead+len(body)), len(body))
 	return append(frame, body...), false, true
 }
 
@@ -275,21 +274,14 @@ func (s *store) applyLog(text string) error {
 		return nil // another base's
 	}
 	rows := map[int]string{}
-	off := logHeader
-	for len(text)-off >= 8 { // fewer: a record cut short
-		head := []byte(text[off : off+8])
-		n := int(binary.LittleEndian.Uint32(head))
-		if binary.LittleEndian.Uint32(head[4:]) != crc32.Checksum(head[:4], durable.Castagnoli) {
-			return fmt.Errorf("%w: length of the record at byte %d", errCorrupt, off)
-		}
-		if len(text)-off-8 < n {
-			break // cut short
-		}
-		body := text[off+8 : off+8+n]
+	off, err := durable.EachRecord(text, logHeader, 0, errCorrupt, func(off int, body string) error {
 		if err := s.applyRecord(body, rows); err != nil {
 			return fmt.Errorf("record at byte %d: %w", off, err)
 		}
-		off += 8 + n
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	s.log.fresh, s.log.end, s.log.rows = false, int64(off), rows
 	s.log.parts = slices.Clone(s.Meta.Index)

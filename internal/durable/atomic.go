@@ -1,8 +1,9 @@
 // Package durable is the file plumbing every store of the prober and the
 // site share: files replaced atomically (atomic.go), locks (lock.go),
 // damaged files set aside (damaged.go), the checksummed binary codec of the
-// prober's own files (codec.go) and JSON lines that carry their own
-// checksum (linecrc.go). Every function either leaves a file whole or says
+// prober's own files (codec.go), the records of the logs appended to in
+// place (records.go) and JSON lines that carry their own checksum
+// (linecrc.go). Every function either leaves a file whole or says
 // it is damaged, hence the name. It is internal: it is no promise to anyone
 // outside the module, and it depends on no package of the prober.
 package durable
