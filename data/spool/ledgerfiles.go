@@ -127,13 +127,7 @@ func (b *ledgerBase) mark() LedgerMark { return LedgerMark{Seq: b.seq, Sum: b.su
 // reads the whole ledger (EachLedgerServer). A damaged delta is an error.
 func EachLedgerChange(dir string, mark LedgerMark, each func(i int, s *LedgerServer)) (ok bool, err error) {
 	d := data.Dir(dir)
-	for range ledgerReads {
-		ok, replaced, err := eachChangeOnce(d, mark, each)
-		if !replaced {
-			return ok, err
-		}
-	}
-	return false, fmt.Errorf("read ledger %s: replaced %d times while it was read", d.Ledger(), ledgerReads)
+	return readAgainIfReplaced(d, func() (bool, bool, error) { return eachChangeOnce(d, mark, each) })
 }
 
 // eachChangeOnce is EachLedgerChange of the base at hand; replaced reports
@@ -158,6 +152,7 @@ func eachChangeOnce(d data.Dir, mark LedgerMark, each func(i int, s *LedgerServe
 	if b.mark() != mark {
 		return false, false, nil
 	}
+	betweenReads()
 	delta, dsum, derr := durable.ReadSummed(d.LedgerDelta())
 	if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) {
 		return false, true, nil
@@ -193,13 +188,21 @@ type ledgerFiles struct {
 // readLedgerFiles reads the base and the delta of the ledger of d, again
 // when the base was replaced while it read them: nil when there is none.
 func readLedgerFiles(d data.Dir) (*ledgerFiles, error) {
+	return readAgainIfReplaced(d, func() (*ledgerFiles, bool, error) { return readLedgerOnce(d) })
+}
+
+// readAgainIfReplaced calls once, a read of the ledger of d that reports
+// whether its base was replaced meanwhile, until it was not, at most
+// ledgerReads times.
+func readAgainIfReplaced[T any](d data.Dir, once func() (v T, replaced bool, err error)) (T, error) {
 	for range ledgerReads {
-		f, replaced, err := readLedgerOnce(d)
+		v, replaced, err := once()
 		if !replaced {
-			return f, err
+			return v, err
 		}
 	}
-	return nil, fmt.Errorf("read ledger %s: replaced %d times while it was read", d.Ledger(), ledgerReads)
+	var zero T
+	return zero, fmt.Errorf("read ledger %s: replaced %d times while it was read", d.Ledger(), ledgerReads)
 }
 
 // decode decodes the files read into a ledger.

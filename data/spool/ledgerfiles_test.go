@@ -333,6 +333,44 @@ func TestLedgerReadWhileWritten(t *testing.T) {
 	}
 }
 
+// TestLedgerChangesReadWhileWritten: a plan that writes a new base while
+// EachLedgerChange reads its delta makes it read again and say the base is
+// another (each not called); one that writes only a delta meanwhile is
+// read as it is then.
+func TestLedgerChangesReadWhileWritten(t *testing.T) {
+	for _, newBase := range []bool{true, false} {
+		t.Run(fmt.Sprintf("new_base=%v", newBase), func(t *testing.T) {
+			l := genLedger(300, 30, 1_780_003_600)
+			d := plansDir(t, l)
+			mark, err := EachLedgerServer(string(d), func(*LedgerServer) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func(f func()) { betweenReads = f }(betweenReads)
+			betweenReads = func() {
+				betweenReads = func() {}
+				if newBase {
+					l.Servers = l.Servers[1:]
+				}
+				l.Servers[7].NextDue += 60
+				if err := WriteLedger(string(d), l); err != nil {
+					t.Error(err)
+				}
+			}
+			var got []int
+			ok, err := EachLedgerChange(string(d), mark, func(i int, s *LedgerServer) {
+				if s.NextDue != l.Servers[i].NextDue {
+					t.Errorf("record %d: next check %d, the ledger written says %d", i, s.NextDue, l.Servers[i].NextDue)
+				}
+				got = append(got, i)
+			})
+			if err != nil || ok == newBase || !newBase && !slices.Equal(got, []int{7}) || newBase && got != nil {
+				t.Errorf("EachLedgerChange: ok %v, %v, records %v", ok, err, got)
+			}
+		})
+	}
+}
+
 // TestKeepLedgerAsideBounded: each damaged ledger kept aside stays for
 // inspection, the last ledgerAsideKeep of each file; a ledger damaged
 // every day does not fill plans/.
