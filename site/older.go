@@ -188,8 +188,8 @@ func readOlder(b []byte) (olderLog, error) {
 	log := olderLog{}
 	// A record is its payload and the payload's checksum, which its length
 	// leaves out.
-	end, err := durable.EachRecord(string(b), len(olderMagic), 4, errOlderCorrupt, func(off int, rec string) error {
-		d, err := durable.NewDecoder(rec, crc32.Checksum([]byte(rec), durable.Castagnoli), "", errOlderCorrupt)
+	end, err := durable.EachRecord(b, len(olderMagic), 4, errOlderCorrupt, func(off int, rec []byte) error {
+		d, err := durable.NewDecoder(string(rec), crc32.Checksum(rec, durable.Castagnoli), "", errOlderCorrupt)
 		if err == nil {
 			err = log.apply(d)
 		}

@@ -27,10 +27,11 @@ func AppendRecordHead(b []byte, n int) []byte {
 // EachRecord calls each with the offset and the bytes of every whole
 // record of text from off on, a record being the length its head says and
 // extra bytes more (a checksum of its own that the length leaves out), and
-// returns where the last whole record ends: where the next is appended. It
+// returns where the last whole record ends: where the next is appended
+// (text as a string or as bytes, as its reader holds it: not copied). It
 // stops at a record cut short, fails with an error wrapping damaged at a
 // length whose checksum fails, and returns each's error as it is.
-func EachRecord(text string, off, extra int, damaged error, each func(off int, rec string) error) (end int, err error) {
+func EachRecord[T ~string | ~[]byte](text T, off, extra int, damaged error, each func(off int, rec T) error) (end int, err error) {
 	for len(text)-off >= RecordHead {
 		h := text[off : off+RecordHead]
 		if binary.LittleEndian.Uint32([]byte(h[4:])) != crc32.Checksum([]byte(h[:4]), Castagnoli) {
