@@ -185,13 +185,16 @@ func readOlder(b []byte) (olderLog, error) {
 	if len(b) < len(olderMagic) || string(b[:len(olderMagic)]) != olderMagic {
 		return olderLog{}, fmt.Errorf("%w: not a %q file", errOlderCorrupt, olderMagic)
 	}
-	log := olderLog{}
+	// The file is copied once, for the checks' reasons to be cut from.
+	text := string(b)
+	var r olderReader
 	// A record is its payload and the payload's checksum, which its length
 	// leaves out.
 	end, err := durable.EachRecord(b, len(olderMagic), 4, errOlderCorrupt, func(off int, rec []byte) error {
-		d, err := durable.NewDecoder(string(rec), crc32.Checksum(rec, durable.Castagnoli), "", errOlderCorrupt)
+		start := off + durable.RecordHead
+		d, err := durable.NewDecoder(text[start:start+len(rec)], crc32.Checksum(rec, durable.Castagnoli), "", errOlderCorrupt)
 		if err == nil {
-			err = log.apply(d)
+			err = r.apply(d)
 		}
 		if err != nil {
 			return fmt.Errorf("the record at byte %d: %w", off, err)
@@ -201,30 +204,48 @@ func readOlder(b []byte) (olderLog, error) {
 	if err != nil {
 		return olderLog{}, err
 	}
-	log.end = int64(end)
-	return log, nil
+	return olderLog{checks: r.checks, end: int64(end)}, nil
 }
 
+// olderReader holds the checks of the records of an older-checks file
+// read so far.
+type olderReader struct {
+	checks []record.PastCheck
+	// nums and phases are the blocks the checks' numbers and phases point
+	// into, with room left for the next records: an allocation every few
+	// dozen records of a check or two, not six a check.
+	nums   []int64
+	phases []record.Phases
+}
+
+// olderBlock is the fewest checks a block of numbers and phases is made
+// for.
+const olderBlock = 64
+
 // apply applies one record, read by d: its cut, then its checks, which
-// must come after those kept.
-func (log *olderLog) apply(d *durable.Decoder) error {
+// must come after those kept. The checks cut are left behind, not moved
+// over: a file holds some 500 records, each of which cuts the oldest
+// check of a month of them.
+func (r *olderReader) apply(d *durable.Decoder) error {
 	cut := d.Varint()
 	n := d.Count(4) // a gap, a status, an empty detail and the flags at least
 	if d.Err() != nil {
 		return d.Err()
 	}
-	k, _ := slices.BinarySearchFunc(log.checks, cut, func(c record.PastCheck, at int64) int { return cmp.Compare(c.At, at) })
-	log.checks = slices.Delete(log.checks, 0, k)
-	log.checks = slices.Grow(log.checks, n)
-	// Each check's numbers and phases point into two blocks, not an
-	// allocation each: six a check, where a server has some 670.
-	nums, phases := make([]int64, 0, 5*n), make([]record.Phases, 0, n)
+	k, _ := slices.BinarySearchFunc(r.checks, cut, func(c record.PastCheck, at int64) int { return cmp.Compare(c.At, at) })
+	r.checks = slices.Grow(r.checks[k:], n)
+	if cap(r.nums)-len(r.nums) < 5*n {
+		r.nums = make([]int64, 0, 5*max(n, olderBlock))
+	}
+	if cap(r.phases)-len(r.phases) < n {
+		r.phases = make([]record.Phases, 0, max(n, olderBlock))
+	}
 	var last int64
 	for range n {
 		var c record.PastCheck
 		last += d.Varint()
 		c.At = last
-		if k := len(log.checks); k > 0 && c.At <= log.checks[k-1].At {
+		if k := len(r.checks); k > 0 && c.At <= r.checks[k-1].At {
 			d.Fail("order of checks")
 			break
 		}
@@ -244,18 +265,18 @@ func (log *olderLog) apply(d *durable.Decoder) error {
 			if flags&bit == 0 {
 				return nil
 			}
-			nums = append(nums, d.Varint())
-			return &nums[len(nums)-1]
+			r.nums = append(r.nums, d.Varint())
+			return &r.nums[len(r.nums)-1]
 		}
 		c.LatencyMS = num(olderLatency)
 		if flags&olderPhases != 0 {
-			phases = append(phases, record.Phases{DNSMS: num(olderDNS), ConnectMS: num(olderConnect), TLSMS: num(olderTLS), WaitMS: num(olderWait)})
-			c.Phases = &phases[len(phases)-1]
+			r.phases = append(r.phases, record.Phases{DNSMS: num(olderDNS), ConnectMS: num(olderConnect), TLSMS: num(olderTLS), WaitMS: num(olderWait)})
+			c.Phases = &r.phases[len(r.phases)-1]
 		}
 		if d.Err() != nil {
 			break
 		}
-		log.checks = append(log.checks, c)
+		r.checks = append(r.checks, c)
 	}
 	return d.Close()
 }

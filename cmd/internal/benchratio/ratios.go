@@ -24,6 +24,7 @@ var baselines = []baseline{
 	{"runner/fleet", "BenchmarkStart", "BenchmarkStartBaseline"},
 	{"site", "BenchmarkPublishIncremental", "BenchmarkBaselineIndexRewrite"},
 	{"site", "BenchmarkPublishFull", "BenchmarkBaselineIndexRewrite"},
+	{"site", "BenchmarkReadOlder", "BenchmarkBaselineReadOlder"},
 	{"site/record", "BenchmarkColumns", "BenchmarkBaselineColumns"},
 }
 
