@@ -2,7 +2,6 @@ package site
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -412,8 +411,8 @@ func (p *publication) loadSummary(id string) (*record.Summary, records, error) {
 	if err != nil {
 		return nil, rec, fmt.Errorf("read published file of %s: %w", id, err)
 	}
-	var f record.ServerFile
-	if err := json.Unmarshal(b, &f); err != nil {
+	f, err := record.ReadServerFile(b)
+	if err != nil {
 		return nil, rec, &undecodable{path, err}
 	}
 	s := record.SummaryOf(f)

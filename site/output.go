@@ -182,10 +182,11 @@ func (p *publication) renderOne(i int) error {
 	}
 	f, expires := record.ServerFileOf(l, s, p.now)
 	f.Badges = badge.LinksOf(id)
-	jb, err := marshalFile(f)
+	jb, err := record.MarshalServerFile(f)
 	if err != nil {
 		return err
 	}
+	jb = append(jb, '\n')
 	s.Prune(p.now) // after render: a rebuild's older checks make its daily series
 	out := p.cfg.OutDir
 	rel := filepath.FromSlash(id)

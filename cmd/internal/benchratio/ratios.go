@@ -26,6 +26,7 @@ var baselines = []baseline{
 	{"site", "BenchmarkPublishFull", "BenchmarkBaselineIndexRewrite"},
 	{"site", "BenchmarkReadOlder", "BenchmarkBaselineReadOlder"},
 	{"site/record", "BenchmarkColumns", "BenchmarkBaselineColumns"},
+	{"site/record", "BenchmarkServerFile", "BenchmarkBaselineServerFile"},
 }
 
 // result is one benchmark's line: its metrics by unit ("ns/op", "B/op",

@@ -1,0 +1,222 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// A server's file is read and written by encoding/json, but for its two
+// columns (history and daily), some two-thirds of its bytes, which are
+// read and written by hand (columns.go). Given them by a MarshalJSON,
+// encoding/json passes over each of their bytes again to check and
+// compact them; reading, it passes over each twice before UnmarshalJSON
+// is called, to check the whole text and to find where they end. Here
+// encoding/json writes and reads the rest of the file alone, and the
+// columns are put into, or cut from, its text by the members of the
+// file's object (membersOf).
+
+// member is one member of a JSON object, where membersOf found it: its key
+// as written between its quotes, where it starts (its key's opening
+// quote), and where its value starts and ends.
+type member struct {
+	key             []byte
+	at, start, stop int
+}
+
+// membersOf returns the members of the JSON object b, read for its
+// structure only: what a string, number or literal holds is left to the
+// reader of each value. ok is false for a text that is not one object,
+// whitespace aside, of members separated as JSON separates them.
+func membersOf(b []byte) (ms []member, ok bool) {
+	i := skipSpace(b, 0)
+	if i == len(b) || b[i] != '{' {
+		return nil, false
+	}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		return nil, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		at := i
+		i, ok = skipString(b, i)
+		if !ok {
+			return nil, false
+		}
+		key := b[at+1 : i-1]
+		if i = skipSpace(b, i); i == len(b) || b[i] != ':' {
+			return nil, false
+		}
+		start := skipSpace(b, i+1)
+		if i, ok = skipValue(b, start); !ok {
+			return nil, false
+		}
+		ms = append(ms, member{key, at, start, i})
+		if i = skipSpace(b, i); i == len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return ms, skipSpace(b, i+1) == len(b)
+		default:
+			return nil, false
+		}
+	}
+}
+
+// skipSpace returns the index of the first byte of b from i on that is not
+// JSON's whitespace, or len(b).
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string that starts at b[i].
+func skipString(b []byte, i int) (int, bool) {
+	if i == len(b) || b[i] != '"' {
+		return 0, false
+	}
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1, true
+		}
+	}
+	return 0, false
+}
+
+// skipValue returns the index after the value that starts at b[i]: a
+// string, an object or a list to the bracket that closes it, anything
+// else up to the next separator or whitespace.
+func skipValue(b []byte, i int) (int, bool) {
+	if i == len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				j, ok := skipString(b, i)
+				if !ok {
+					return 0, false
+				}
+				i = j - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for ; j < len(b); j++ {
+		if c := b[j]; c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			break
+		}
+	}
+	return j, j > i
+}
+
+// The keys of the columns in a server's file.
+var (
+	historyKey = []byte("history")
+	dailyKey   = []byte("daily")
+)
+
+// ReadServerFile reads a server's file as json.Unmarshal reads it into a
+// ServerFile: the same text is read the same or refused with the same
+// error. The columns are cut from the text when each is one member of
+// the file's object, and no other key could be read as theirs (encoding/
+// json matches a key to a field as bytes.EqualFold does, after its
+// escapes); any other text, or an error, is read by json.Unmarshal whole.
+func ReadServerFile(b []byte) (ServerFile, error) {
+	if f, ok := readServerFileByMembers(b); ok {
+		return f, nil
+	}
+	var f ServerFile
+	return f, json.Unmarshal(b, &f)
+}
+
+// readServerFileByMembers reads b as ReadServerFile does, its columns by
+// hand and the rest with encoding/json, or returns false.
+func readServerFileByMembers(b []byte) (f ServerFile, ok bool) {
+	ms, ok := membersOf(b)
+	if !ok {
+		return f, false
+	}
+	var hist, daily *member
+	size := 2
+	for i := range ms {
+		m := &ms[i]
+		switch {
+		case hist == nil && bytes.Equal(m.key, historyKey):
+			hist = m
+		case daily == nil && bytes.Equal(m.key, dailyKey):
+			daily = m
+		case bytes.IndexByte(m.key, '\\') >= 0 || bytes.EqualFold(m.key, historyKey) || bytes.EqualFold(m.key, dailyKey):
+			return f, false
+		default:
+			size += m.stop - m.at + 1
+		}
+	}
+	if hist == nil || daily == nil {
+		return f, false
+	}
+	rest := make([]byte, 1, size)
+	rest[0] = '{'
+	for i := range ms {
+		if m := &ms[i]; m != hist && m != daily {
+			if len(rest) > 1 {
+				rest = append(rest, ',')
+			}
+			rest = append(rest, b[m.at:m.stop]...)
+		}
+	}
+	rest = append(rest, '}')
+	if json.Unmarshal(rest, &f) != nil || f.History.UnmarshalJSON(b[hist.start:hist.stop]) != nil || f.Daily.UnmarshalJSON(b[daily.start:daily.stop]) != nil {
+		return ServerFile{}, false
+	}
+	return f, true
+}
+
+// MarshalServerFile returns json.Marshal(f), byte for byte: encoding/json
+// writes f without its columns, and they are written by hand in their
+// place.
+func MarshalServerFile(f ServerFile) ([]byte, error) {
+	hist, daily := f.History, f.Daily
+	f.History, f.Daily = nil, nil
+	b, err := json.Marshal(f)
+	if err != nil {
+		return nil, fmt.Errorf("encode server file %s: %w", f.ID, err)
+	}
+	ms, ok := membersOf(b)
+	var hm, dm *member
+	for i := range ms {
+		switch m := &ms[i]; {
+		case bytes.Equal(m.key, historyKey):
+			hm = m
+		case bytes.Equal(m.key, dailyKey):
+			dm = m
+		}
+	}
+	if !ok || hm == nil || dm == nil || hm.stop > dm.start {
+		return nil, fmt.Errorf("encode server file %s: its history and daily series not found in that order", f.ID)
+	}
+	hc, dc := columnsOf(hist), dailyColumnsOf(daily)
+	out := make([]byte, 0, len(b)+200+130*len(hist)+400+60*len(dc.Day))
+	out = hc.appendJSON(append(out, b[:hm.start]...))
+	out = dc.appendJSON(append(out, b[hm.stop:dm.start]...))
+	return append(out, b[dm.stop:]...), nil
+}
