@@ -90,7 +90,7 @@ func benchState(tb testing.TB, f *fixture, servers []data.Server) {
 	}
 	st.Rows = make([]row, len(servers))
 	for i, s := range servers { // ids are zero-padded: already sorted
-		st.Rows[i] = row{ID: s.ID, Rank: s.Rank, URLSum: spool.URLHash(s.URL), Status: data.Pending, Uptime7d: -1, Tools: -1,
+		st.Rows[i] = row{ID: s.ID, Rank: s.Rank, URLSum: spool.URLHash(s.URL), status: statusIndex(data.Pending), Uptime7d: -1, Tools: -1,
 			PlanNext: fixNow.Add(time.Duration(i%86400)*time.Second).Unix() * 1000}
 	}
 	st.sortOrder()
@@ -388,7 +388,7 @@ func BenchmarkBaselineIndexRewrite(b *testing.B) {
 	st := newStore()
 	st.Rows = make([]row, *benchServers)
 	for i := range st.Rows {
-		st.Rows[i] = row{ID: fmt.Sprintf("srv%07d", i), Rank: i + 1, Status: data.Working,
+		st.Rows[i] = row{ID: fmt.Sprintf("srv%07d", i), Rank: i + 1, status: statusIndex(data.Working),
 			LastCheck: fixNow.Add(-time.Hour).UnixMilli(), Uptime7d: 9950, Tools: 3}
 	}
 	st.sortOrder()

@@ -365,7 +365,7 @@ func rowOf(f record.ServerFile) record.IndexRow {
 
 // indexRow returns the public index row of a stored row.
 func (r row) indexRow() record.IndexRow {
-	ir := record.IndexRow{ID: r.ID, Rank: r.Rank, Status: r.Status}
+	ir := record.IndexRow{ID: r.ID, Rank: r.Rank, Status: r.Status()}
 	if r.Tools >= 0 {
 		n := int(r.Tools)
 		ir.Tools = &n
@@ -399,7 +399,7 @@ func appendIndexRow(b []byte, r *row) []byte {
 	b = append(b, `,"rank":`...)
 	b = strconv.AppendInt(b, int64(r.Rank), 10)
 	b = append(b, `,"status":"`...)
-	b = append(b, r.Status...)
+	b = append(b, r.Status()...)
 	b = append(b, `","last_check":`...)
 	if r.LastCheck == 0 {
 		b = append(b, "null"...)
@@ -527,18 +527,15 @@ func encodeIndex(st *store) []byte {
 // rowTotals returns, in one pass over every row (a million each minute),
 // the count per status (in the order of data.Outcomes), the protocol
 // totals, how many servers have tool problems, and how many rows' facts
-// are not read yet. A status is found by comparing it with the few
-// outcomes, not by hashing it: a row's status is one of their strings,
-// so the comparison is mostly of pointers.
+// are not read yet. A row's status and protocol version are numbers:
+// they are counted by them, not hashed.
 func rowTotals(st *store) ([]int, record.ProtocolTotals, int, int) {
 	var t record.ProtocolTotals
 	problems, pending := 0, 0
-	counts, byVersion := make([]int, len(data.Outcomes)), map[string]int{}
+	counts, byVersion := make([]int, len(data.Outcomes)), map[uint32]int{}
 	for i := range st.Rows {
 		r := &st.Rows[i]
-		if k := slices.Index(data.Outcomes, r.Status); k >= 0 {
-			counts[k]++
-		}
+		counts[r.status]++
 		switch {
 		case r.Problems < 0:
 			pending++
@@ -549,13 +546,13 @@ func rowTotals(st *store) ([]int, record.ProtocolTotals, int, int) {
 		if r.Speaks {
 			t.Speaks20260728++
 		}
-		if r.Protocol != "" {
-			byVersion[r.Protocol]++
+		if r.protocol != 0 {
+			byVersion[r.protocol]++
 		}
 	}
 	t.Versions = []record.VersionTotal{}
 	for v, n := range byVersion {
-		t.Versions = append(t.Versions, record.VersionTotal{Version: v, Count: n})
+		t.Versions = append(t.Versions, record.VersionTotal{Version: protocolName(v), Count: n})
 	}
 	slices.SortFunc(t.Versions, func(a, b record.VersionTotal) int { return strings.Compare(b.Version, a.Version) })
 	return counts, t, problems, pending
@@ -599,5 +596,5 @@ func (r *row) setFacts(f record.ServerFile) {
 	if lr := f.LastResult; lr != nil {
 		problems = int32(len(lr.ToolProblems))
 	}
-	r.Protocol, r.Speaks, r.Problems = proto, speaks, problems
+	r.protocol, r.Speaks, r.Problems = protocolNumber(proto), speaks, problems
 }

@@ -107,12 +107,12 @@ func (p *publication) readLists() error {
 	slices.SortFunc(byID, func(a, b data.Server) int { return strings.Compare(a.ID, b.ID) })
 	rows := make([]row, len(byID))
 	for i, s := range byID {
-		r := row{ID: s.ID, Rank: s.Rank, URLSum: spool.URLHash(s.URL), Paused: paused(s.ID), Status: data.Pending, Uptime7d: -1, Tools: -1, Problems: -1}
+		r := row{ID: s.ID, Rank: s.Rank, URLSum: spool.URLHash(s.URL), Paused: paused(s.ID), status: pendingStatus, Uptime7d: -1, Tools: -1, Problems: -1}
 		if j := st.find(s.ID); j >= 0 {
 			old := st.Rows[j]
-			r.Status, r.LastCheck, r.Uptime7d, r.Tools = old.Status, old.LastCheck, old.Uptime7d, old.Tools
+			r.status, r.LastCheck, r.Uptime7d, r.Tools = old.status, old.LastCheck, old.Uptime7d, old.Tools
 			r.PlanNext, r.Expires, r.EffCad = old.PlanNext, old.Expires, old.EffCad
-			r.Protocol, r.Speaks, r.Problems = old.Protocol, old.Speaks, old.Problems
+			r.protocol, r.Speaks, r.Problems = old.protocol, old.Speaks, old.Problems
 			if old.Rank != r.Rank || old.URLSum != r.URLSum || old.Paused != r.Paused {
 				p.cand[s.ID] = true // and its part of the index (writeIndex)
 			}

@@ -274,7 +274,8 @@ func (p *publication) renderOne(i int) error {
 		}
 	}
 	ir := rowOf(f)
-	r.Status, r.Tools = ir.Status, -1
+	r.Tools = -1
+	r.setStatus(ir.Status)
 	if ir.Tools != nil {
 		r.Tools = int64(*ir.Tools)
 	}

@@ -159,8 +159,8 @@ func TestStoreV2(t *testing.T) {
 		t.Fatalf("v2 rows read as %+v, meta %+v", s.Rows, s.Meta)
 	}
 	for _, r := range s.Rows {
-		if r.Problems != -1 || r.Protocol != "" {
-			t.Errorf("%s: facts %q %d; want not read yet (-1)", r.ID, r.Protocol, r.Problems)
+		if r.Problems != -1 || r.Protocol() != "" {
+			t.Errorf("%s: facts %q %d; want not read yet (-1)", r.ID, r.Protocol(), r.Problems)
 		}
 	}
 
@@ -172,7 +172,7 @@ func TestStoreV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range st.Rows {
-		st.Rows[i].Protocol, st.Rows[i].Speaks, st.Rows[i].Problems = "", false, -1 // as a v2 record loads
+		st.Rows[i].protocol, st.Rows[i].Speaks, st.Rows[i].Problems = 0, false, -1 // as a v2 record loads
 	}
 	enc, err := st.encode()
 	if err != nil {

@@ -22,14 +22,14 @@ func TestIndexRowEncoding(t *testing.T) {
 		return tm.UnixMilli()
 	}
 	rows := []row{
-		{ID: "alpha", Rank: 1, Status: data.Working, LastCheck: ms("2026-12-02T11:00:17Z"), Uptime7d: 9945, Tools: 2},
-		{ID: "bravo", Rank: 2000, Status: data.Failing, LastCheck: ms("2026-12-02T11:00:17.12Z"), Uptime7d: 10000, Tools: 0},
-		{ID: "charlie", Rank: 3, Status: data.Pending, Uptime7d: -1},
-		{ID: "delta", Rank: 4, Status: data.Refused, LastCheck: ms("2026-01-02T03:04:05.001Z"), Uptime7d: 0},
-		{ID: "echo", Rank: 5, Status: data.NeedsKey, LastCheck: ms("2026-01-02T03:04:05.5Z"), Uptime7d: 3333},
-		{ID: "io.github.owner/name", Rank: 6, Status: data.Paused, LastCheck: ms("1999-12-31T23:59:59.999Z"), Uptime7d: 9950},
-		{ID: `quote"and\back<tag>&`, Rank: 7, Status: data.NotCheckable, Uptime7d: 1},
-		{ID: "ünïcode", Rank: 8, Status: data.Working, Uptime7d: 10},
+		{ID: "alpha", Rank: 1, status: statusIndex(data.Working), LastCheck: ms("2026-12-02T11:00:17Z"), Uptime7d: 9945, Tools: 2},
+		{ID: "bravo", Rank: 2000, status: statusIndex(data.Failing), LastCheck: ms("2026-12-02T11:00:17.12Z"), Uptime7d: 10000, Tools: 0},
+		{ID: "charlie", Rank: 3, status: statusIndex(data.Pending), Uptime7d: -1},
+		{ID: "delta", Rank: 4, status: statusIndex(data.Refused), LastCheck: ms("2026-01-02T03:04:05.001Z"), Uptime7d: 0},
+		{ID: "echo", Rank: 5, status: statusIndex(data.NeedsKey), LastCheck: ms("2026-01-02T03:04:05.5Z"), Uptime7d: 3333},
+		{ID: "io.github.owner/name", Rank: 6, status: statusIndex(data.Paused), LastCheck: ms("1999-12-31T23:59:59.999Z"), Uptime7d: 9950},
+		{ID: `quote"and\back<tag>&`, Rank: 7, status: statusIndex(data.NotCheckable), Uptime7d: 1},
+		{ID: "ünïcode", Rank: 8, status: statusIndex(data.Working), Uptime7d: 10},
 	}
 	for _, r := range rows {
 		want, err := json.Marshal(r.indexRow())

@@ -38,8 +38,8 @@ const (
 type row struct {
 	ID        string
 	Rank      int
-	URLSum    uint64       // FNV-64a of its address, to notice a new one
-	Status    data.Outcome // status shown
+	URLSum    uint64 // FNV-64a of its address, to notice a new one
+	status    uint8  // status shown, its index in data.Outcomes (Status)
 	Paused    bool
 	Speaks    bool  // it speaks 2026-07-28 (see Protocol below)
 	Problems  int32 // its tool problems; -1 while its facts are not read yet
@@ -50,11 +50,12 @@ type row struct {
 	Expires   int64 // when its files change without new input, Unix ms; 0 never
 	EffCad    int64 // cadence its host's caps stretch it to, seconds; 0 when not stretched
 
-	// Protocol, Speaks and Problems are its facts for index.json's
-	// counts, as its file last published them: the protocol
-	// version negotiated, whether it speaks 2026-07-28, its number of tool
-	// problems. (Speaks and Problems sit beside Paused, in its padding.)
-	Protocol string
+	// protocol, Speaks and Problems are its facts for index.json's
+	// counts, as its file last published them: the protocol version
+	// negotiated (its number: protocolNumber), whether it speaks
+	// 2026-07-28, its number of tool problems. (They sit beside Paused, in
+	// its padding.)
+	protocol uint32
 
 	// HTMLSum and StripSum are the FNV-64a of its page and strip as
 	// written (writer.putSum), so that a publish need not read them back
@@ -63,6 +64,23 @@ type row struct {
 	// when what they show changes.
 	HTMLSum, StripSum uint64
 }
+
+// Protocol returns the protocol version the row's server last spoke, ""
+// when none.
+func (r *row) Protocol() string { return protocolName(r.protocol) }
+
+// Status returns the status the row shows.
+func (r *row) Status() data.Outcome { return data.Outcomes[r.status] }
+
+// setStatus sets the status the row shows; one not listed in
+// data.Outcomes is kept as the first, as a record keeps it.
+func (r *row) setStatus(o data.Outcome) { r.status = statusIndex(o) }
+
+// statusIndex returns the index of o in data.Outcomes, 0 when not listed.
+func statusIndex(o data.Outcome) uint8 { return uint8(max(slices.Index(data.Outcomes, o), 0)) }
+
+// pendingStatus is the status of a row not checked yet.
+var pendingStatus = statusIndex(data.Pending)
 
 // fileSig tells whether an input file changed since the last run.
 type fileSig struct {
@@ -236,7 +254,7 @@ func encodeRow(e *durable.Encoder, r *row) {
 	e.String(r.ID)
 	e.Uvarint(uint64(r.Rank))
 	e.Uint64(r.URLSum)
-	st := byte(max(slices.Index(data.Outcomes, r.Status), 0)) // a status not listed is stored as the first
+	st := r.status
 	if r.Paused {
 		st |= 0x80
 	}
@@ -244,7 +262,7 @@ func encodeRow(e *durable.Encoder, r *row) {
 	for _, v := range []int64{r.LastCheck, r.Uptime7d, r.Tools, r.PlanNext, r.Expires, r.EffCad} {
 		e.Varint(v)
 	}
-	e.String(r.Protocol)
+	e.String(r.Protocol())
 	e.Byte(boolByte(r.Speaks))
 	e.Varint(int64(r.Problems))
 	e.Uint64(r.HTMLSum)
@@ -253,7 +271,7 @@ func encodeRow(e *durable.Encoder, r *row) {
 
 // decodeRow reads a row encodeRow wrote into r, or that of an older
 // layout: v2 without its facts, v3 without its hashes. A bad status fails d.
-func decodeRow(d *durable.Decoder, r *row, v2, v3 bool) {
+func decodeRow(d *durable.Decoder, r *row, v2, v3 bool, pc *protocolCache) {
 	r.ID = d.String()
 	r.Rank = int(d.Uvarint())
 	r.URLSum = d.Uint64()
@@ -263,7 +281,7 @@ func decodeRow(d *durable.Decoder, r *row, v2, v3 bool) {
 		d.Fail("status")
 		return
 	}
-	r.Status = data.Outcomes[st&0x7f]
+	r.status = st & 0x7f
 	for _, p := range []*int64{&r.LastCheck, &r.Uptime7d, &r.Tools, &r.PlanNext, &r.Expires, &r.EffCad} {
 		*p = d.Varint()
 	}
@@ -271,7 +289,7 @@ func decodeRow(d *durable.Decoder, r *row, v2, v3 bool) {
 		r.Problems = -1
 		return
 	}
-	r.Protocol = d.String()
+	r.protocol = pc.number(d.String())
 	r.Speaks = d.Byte() != 0
 	r.Problems = int32(d.Varint())
 	if !v3 {
@@ -335,8 +353,9 @@ func decodeStore(text string, sum uint32) (*store, error) {
 	s.Rows = make([]row, n)
 	s.baseRows = d.Offset()
 	s.baseEnds = make([]uint32, n)
+	var pc protocolCache
 	for i := range s.Rows {
-		decodeRow(d, &s.Rows[i], v2, v3)
+		decodeRow(d, &s.Rows[i], v2, v3, &pc)
 		if d.Err() != nil {
 			break
 		}

@@ -327,6 +327,7 @@ func (s *store) applyRecord(body string, rows map[int]string) error {
 // bytes, over s.Rows, and calls each with a row's index and where its
 // bytes start and end in d. A row of another server fails d.
 func (s *store) decodeRows(d *durable.Decoder, each func(i, from, to int)) {
+	var pc protocolCache
 	for range d.Count(12) {
 		i := d.Uvarint()
 		if i >= uint64(len(s.Rows)) {
@@ -335,7 +336,7 @@ func (s *store) decodeRows(d *durable.Decoder, each func(i, from, to int)) {
 		}
 		from := d.Offset()
 		var r row
-		if decodeRow(d, &r, false, false); d.Err() != nil {
+		if decodeRow(d, &r, false, false, &pc); d.Err() != nil {
 			return
 		}
 		if r.ID != s.Rows[i].ID {

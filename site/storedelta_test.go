@@ -172,7 +172,7 @@ func logStore(t *testing.T) string {
 	dir := t.TempDir()
 	st := newStore()
 	for i := range 3000 {
-		st.Rows = append(st.Rows, row{ID: fmt.Sprintf("s%05d", i), Rank: i + 1, Status: data.Working, LastCheck: int64(i), Uptime7d: -1, Tools: -1})
+		st.Rows = append(st.Rows, row{ID: fmt.Sprintf("s%05d", i), Rank: i + 1, status: statusIndex(data.Working), LastCheck: int64(i), Uptime7d: -1, Tools: -1})
 	}
 	st.sortOrder()
 	st.Meta.Index = []indexPart{{First: "s00000", Rows: 1000, Sum: 1}, {First: "s01000", Rows: 2000, Sum: 2}}
@@ -218,7 +218,7 @@ func TestStoreLog(t *testing.T) {
 		change  func(s *store)
 		grows   bool
 	}{
-		{"rows_and_a_part", []int{3, 7}, func(s *store) { s.Rows[3].LastCheck, s.Rows[7].Status = 99, data.Failing; s.Meta.Index[1].Sum = 3 }, true},
+		{"rows_and_a_part", []int{3, 7}, func(s *store) { s.Rows[3].LastCheck = 99; s.Rows[7].setStatus(data.Failing); s.Meta.Index[1].Sum = 3 }, true},
 		{"one_back_one_new_and_meta", []int{3, 5}, func(s *store) { s.Rows[3].LastCheck = 3; s.Rows[5].Tools = 2; s.Meta.ListBad = 4 }, true},
 		{"touched_unchanged", []int{100, 200}, func(*store) {}, false},
 		{"cut_short_then_written_over", []int{9}, func(s *store) { s.Rows[9].Uptime7d = 9000 }, true},
@@ -282,7 +282,7 @@ func TestRecordOfPartsV4(t *testing.T) {
 	dir := t.TempDir()
 	st := newStore()
 	for i := range 300 {
-		st.Rows = append(st.Rows, row{ID: fmt.Sprintf("s%05d", i), Rank: i + 1, Status: data.Working, Uptime7d: -1, Tools: -1})
+		st.Rows = append(st.Rows, row{ID: fmt.Sprintf("s%05d", i), Rank: i + 1, status: statusIndex(data.Working), Uptime7d: -1, Tools: -1})
 	}
 	st.sortOrder()
 	st.Meta.Index = []indexPart{{First: "s00000", Rows: 100, Sum: 1}, {First: "s00100", Rows: 200, Sum: 2}}
