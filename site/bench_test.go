@@ -88,11 +88,13 @@ func benchState(tb testing.TB, f *fixture, servers []data.Server) {
 	if st.Meta.Paused, err = sigOf(f.paused); err != nil {
 		tb.Fatal(err)
 	}
-	st.Rows = make([]row, len(servers))
+	rows, ids := make([]row, len(servers)), make([]string, len(servers))
 	for i, s := range servers { // ids are zero-padded: already sorted
-		st.Rows[i] = row{ID: s.ID, Rank: s.Rank, URLSum: spool.URLHash(s.URL), status: statusIndex(data.Pending), Uptime7d: -1, Tools: -1,
+		ids[i] = s.ID
+		rows[i] = row{Rank: s.Rank, URLSum: spool.URLHash(s.URL), status: statusIndex(data.Pending), Uptime7d: -1, Tools: -1,
 			PlanNext: fixNow.Add(time.Duration(i%86400)*time.Second).Unix() * 1000}
 	}
+	st.setRows(rows, ids)
 	st.sortOrder()
 	enc, err := st.encode()
 	if err != nil {
@@ -386,11 +388,12 @@ func BenchmarkPublishFull(b *testing.B) {
 func BenchmarkBaselineIndexRewrite(b *testing.B) {
 	f := newFixture(b)
 	st := newStore()
-	st.Rows = make([]row, *benchServers)
-	for i := range st.Rows {
-		st.Rows[i] = row{ID: fmt.Sprintf("srv%07d", i), Rank: i + 1, status: statusIndex(data.Working),
-			LastCheck: fixNow.Add(-time.Hour).UnixMilli(), Uptime7d: 9950, Tools: 3}
+	rows, ids := make([]row, *benchServers), make([]string, *benchServers)
+	for i := range rows {
+		ids[i] = fmt.Sprintf("srv%07d", i)
+		rows[i] = row{Rank: i + 1, status: statusIndex(data.Working), LastCheck: fixNow.Add(-time.Hour).UnixMilli(), Uptime7d: 9950, Tools: 3}
 	}
+	st.setRows(rows, ids)
 	st.sortOrder()
 	w := newWriter(f.out)
 	b.ReportAllocs()
@@ -423,7 +426,8 @@ func encodeWholeIndex(st *store) [][]byte {
 					pb = append(pb, ',')
 				}
 				pb = append(pb, '\n')
-				pb = appendIndexRow(pb, &st.Rows[st.Order[i]])
+				r := &st.Rows[st.Order[i]]
+				pb = appendIndexRow(pb, st.id(r), r)
 			}
 			parts[c] = pb
 		})

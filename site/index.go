@@ -130,7 +130,7 @@ func recordedParts(st *store) []partSpan {
 	spans := make([]partSpan, len(st.Meta.Index))
 	lo := 0
 	for k, op := range st.Meta.Index {
-		if op.Rows <= 0 || lo+op.Rows > len(st.Rows) || st.Rows[lo].ID != op.First {
+		if op.Rows <= 0 || lo+op.Rows > len(st.Rows) || st.id(&st.Rows[lo]) != op.First {
 			return nil
 		}
 		spans[k] = partSpan{lo: lo, hi: lo + op.Rows, sum: op.Sum}
@@ -148,7 +148,7 @@ func laidOutParts(st *store) []partSpan {
 	n := len(st.Rows)
 	starts := []int{0}
 	for i, last := 1, 0; i < n; i++ {
-		if d := i - last; d >= 4*indexPartRows || d >= indexPartRows/2 && startsPart(st.Rows[i].ID) {
+		if d := i - last; d >= 4*indexPartRows || d >= indexPartRows/2 && startsPart(st.id(&st.Rows[i])) {
 			starts, last = append(starts, i), i
 		}
 	}
@@ -162,7 +162,7 @@ func laidOutParts(st *store) []partSpan {
 		if k+1 < len(starts) {
 			hi = starts[k+1]
 		}
-		op, ok := old[st.Rows[lo].ID]
+		op, ok := old[st.id(&st.Rows[lo])]
 		spans[k] = partSpan{lo: lo, hi: hi, sum: op.Sum, dirty: !ok || op.Rows != hi-lo}
 	}
 	return spans
@@ -177,7 +177,7 @@ func encodePart(st *store, lo, hi int) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, '\n')
-		b = appendIndexRow(b, &st.Rows[i])
+		b = appendIndexRow(b, st.id(&st.Rows[i]), &st.Rows[i])
 	}
 	return append(b, "\n]}\n"...)
 }
@@ -220,7 +220,7 @@ func (p *publication) writeIndex(sweep bool) error {
 	record := make([]indexPart, len(spans))
 	for k, s := range spans {
 		keep[partName(s.sum)+".json"] = true
-		record[k] = indexPart{First: st.Rows[s.lo].ID, Rows: s.hi - s.lo, Sum: s.sum}
+		record[k] = indexPart{First: st.id(&st.Rows[s.lo]), Rows: s.hi - s.lo, Sum: s.sum}
 	}
 	var gone []string
 	for _, op := range st.Meta.Index {
@@ -295,7 +295,7 @@ func partsOf(st *store) []record.IndexPart {
 	lo := 0
 	for k, op := range st.Meta.Index {
 		hi := lo + op.Rows
-		parts[k] = record.IndexPart{Path: partPath(op.Sum), First: op.First, Last: st.Rows[hi-1].ID, Rows: op.Rows, Hash: partName(op.Sum)}
+		parts[k] = record.IndexPart{Path: partPath(op.Sum), First: op.First, Last: st.id(&st.Rows[hi-1]), Rows: op.Rows, Hash: partName(op.Sum)}
 		lo = hi
 	}
 	return parts
@@ -363,9 +363,9 @@ func rowOf(f record.ServerFile) record.IndexRow {
 	return r
 }
 
-// indexRow returns the public index row of a stored row.
-func (r row) indexRow() record.IndexRow {
-	ir := record.IndexRow{ID: r.ID, Rank: r.Rank, Status: r.Status()}
+// indexRow returns the public index row of the stored row r of id.
+func (r *row) indexRow(id string) record.IndexRow {
+	ir := record.IndexRow{ID: id, Rank: r.Rank, Status: r.Status()}
 	if r.Tools >= 0 {
 		n := int(r.Tools)
 		ir.Tools = &n
@@ -390,12 +390,12 @@ func plainJSON(s string) bool {
 	return true
 }
 
-// appendIndexRow appends the JSON of a stored row exactly as
-// json.Marshal(r.indexRow()) writes it, without its reflection: index.json
-// has a row per listed server, a million of them.
-func appendIndexRow(b []byte, r *row) []byte {
+// appendIndexRow appends the JSON of the stored row r of id exactly as
+// json.Marshal(r.indexRow(id)) writes it, without its reflection:
+// index.json has a row per listed server, a million of them.
+func appendIndexRow(b []byte, id string, r *row) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, r.ID)
+	b = appendJSONString(b, id)
 	b = append(b, `,"rank":`...)
 	b = strconv.AppendInt(b, int64(r.Rank), 10)
 	b = append(b, `,"status":"`...)
@@ -575,12 +575,12 @@ func (p *publication) backfillFacts() {
 	p.st.factsPending = false
 	n := 0
 	for i := range p.st.Rows {
-		if r := &p.st.Rows[i]; r.Problems < 0 && !p.cand[r.ID] {
+		if r := &p.st.Rows[i]; r.Problems < 0 && !p.cand[p.st.id(r)] {
 			if n == factsBackfill {
 				p.st.factsPending = true
 				return
 			}
-			p.cand[r.ID] = true
+			p.cand[p.st.id(r)] = true
 			n++
 		}
 	}

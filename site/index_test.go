@@ -276,19 +276,20 @@ func TestIndexPartsReadBack(t *testing.T) {
 // most the bounds next to it.
 func TestLayoutPartsDependsOnTheIdsAlone(t *testing.T) {
 	t.Parallel()
-	st := newStore()
+	var ids []string
 	for _, s := range indexServers(5000) {
-		st.Rows = append(st.Rows, row{ID: s.ID})
+		ids = append(ids, s.ID)
 	}
 	firsts := func() []string {
+		st := storeOf(ids)
 		var out []string
 		for _, s := range layoutParts(st, nil, true) {
-			out = append(out, st.Rows[s.lo].ID)
+			out = append(out, st.id(&st.Rows[s.lo]))
 		}
 		return out
 	}
 	before := firsts()
-	st.Rows = slices.Insert(st.Rows, 2500, row{ID: "s02499a"})
+	ids = slices.Insert(ids, 2500, "s02499a")
 	after := firsts()
 	moved := 0
 	for _, id := range after {
@@ -307,15 +308,16 @@ func TestLayoutPartsDependsOnTheIdsAlone(t *testing.T) {
 // laid out again.
 func TestLayoutPartsFromTheRecord(t *testing.T) {
 	t.Parallel()
-	st := newStore()
+	var ids []string
 	for _, s := range indexServers(5000) {
-		st.Rows = append(st.Rows, row{ID: s.ID})
+		ids = append(ids, s.ID)
 	}
+	st := storeOf(ids)
 	laid := layoutParts(st, nil, true)
 	for k, s := range laid {
-		st.Meta.Index = append(st.Meta.Index, indexPart{First: st.Rows[s.lo].ID, Rows: s.hi - s.lo, Sum: uint64(k + 1)})
+		st.Meta.Index = append(st.Meta.Index, indexPart{First: ids[s.lo], Rows: s.hi - s.lo, Sum: uint64(k + 1)})
 	}
-	cand := map[string]bool{st.Rows[0].ID: true, st.Rows[2600].ID: true, "gone": true}
+	cand := map[string]bool{ids[0]: true, ids[2600]: true, "gone": true}
 	want := layoutParts(st, cand, true)
 	if got := layoutParts(st, cand, false); !slices.Equal(got, want) {
 		t.Errorf("from the record: %d parts, laid out: %d, or others", len(got), len(want))
@@ -329,8 +331,18 @@ func TestLayoutPartsFromTheRecord(t *testing.T) {
 	if dirty != 2 {
 		t.Errorf("%d parts dirty, want those of the 2 candidates listed", dirty)
 	}
-	st.Rows = slices.Insert(st.Rows, 2500, row{ID: "s02499a"})
+	index := st.Meta.Index
+	st = storeOf(slices.Insert(ids, 2500, "s02499a"))
+	st.Meta.Index = index
 	if recordedParts(st) != nil {
 		t.Error("a record that does not cover the rows was taken")
 	}
+}
+
+// storeOf returns a store of a row for each of ids, in their order, and
+// nothing else.
+func storeOf(ids []string) *store {
+	st := newStore()
+	st.setRows(make([]row, len(ids)), ids)
+	return st
 }

@@ -105,9 +105,10 @@ func (p *publication) readLists() error {
 		p.cand[id] = true
 	}
 	slices.SortFunc(byID, func(a, b data.Server) int { return strings.Compare(a.ID, b.ID) })
-	rows := make([]row, len(byID))
+	rows, ids := make([]row, len(byID)), make([]string, len(byID))
 	for i, s := range byID {
-		r := row{ID: s.ID, Rank: s.Rank, URLSum: spool.URLHash(s.URL), Paused: paused(s.ID), status: pendingStatus, Uptime7d: -1, Tools: -1, Problems: -1}
+		ids[i] = s.ID
+		r := row{Rank: s.Rank, URLSum: spool.URLHash(s.URL), Paused: paused(s.ID), status: pendingStatus, Uptime7d: -1, Tools: -1, Problems: -1}
 		if j := st.find(s.ID); j >= 0 {
 			old := st.Rows[j]
 			r.status, r.LastCheck, r.Uptime7d, r.Tools = old.status, old.LastCheck, old.Uptime7d, old.Tools
@@ -121,12 +122,13 @@ func (p *publication) readLists() error {
 		}
 		rows[i] = r
 	}
-	for _, old := range st.Rows {
-		if _, ok := p.servers[old.ID]; !ok {
-			p.removed = append(p.removed, old.ID)
+	for i := range st.Rows {
+		id := st.id(&st.Rows[i])
+		if _, ok := p.servers[id]; !ok {
+			p.removed = append(p.removed, id)
 		}
 	}
-	st.Rows = rows
+	st.setRows(rows, ids)
 	st.sortOrder()
 	st.Meta.List, st.Meta.Paused = listSig, pausedSig
 	return nil
@@ -186,7 +188,7 @@ func (p *publication) readLedger() {
 		for _, c := range plans {
 			r := &p.st.Rows[c.row]
 			r.PlanNext, r.EffCad = c.next, c.eff
-			p.cand[r.ID] = true
+			p.cand[p.st.id(r)] = true
 		}
 	}
 	m := &p.st.Meta
@@ -209,7 +211,7 @@ func (p *publication) readLedger() {
 	k, inStep := 0, true
 	mark, err := spool.EachLedgerServer(p.cfg.DataDir, func(e *spool.LedgerServer) {
 		i := -1
-		if k < len(p.st.Order) && p.st.Rows[p.st.Order[k]].ID == e.ID {
+		if k < len(p.st.Order) && p.st.id(&p.st.Rows[p.st.Order[k]]) == e.ID {
 			i = int(p.st.Order[k])
 		} else {
 			i, inStep = p.st.find(e.ID), false

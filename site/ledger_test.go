@@ -150,20 +150,21 @@ func TestLedgerReadByDelta(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range st.Rows {
+		for i, r := range st.Rows {
+			id := st.id(&st.Rows[i])
 			var next, eff int64
-			if s, ok := truth[r.ID]; ok && s.URLHash == r.URLSum {
+			if s, ok := truth[id]; ok && s.URLHash == r.URLSum {
 				next = s.NextDue * 1000
 				if c := s.EffectiveCadence(); c > data.Tier(r.Rank) {
 					eff = int64(c / time.Second)
 				}
 			}
 			if r.PlanNext != next || r.EffCad != eff {
-				t.Fatalf("minute %d: %s's next check %d, effective cadence %d; the ledger says %d, %d", minute, r.ID, r.PlanNext, r.EffCad, next, eff)
+				t.Fatalf("minute %d: %s's next check %d, effective cadence %d; the ledger says %d, %d", minute, id, r.PlanNext, r.EffCad, next, eff)
 			}
 			if next > f.now.UnixMilli() { // a plan in the past is not published as one
-				if g := readServerFile(t, f, r.ID); record.ValueOf(g.NextCheckFrom) != "plan" || g.NextCheck.UnixMilli() != next {
-					t.Fatalf("minute %d: %s's file says its next check is %v from %q; the ledger says %v", minute, r.ID, g.NextCheck, record.ValueOf(g.NextCheckFrom), time.UnixMilli(next).UTC())
+				if g := readServerFile(t, f, id); record.ValueOf(g.NextCheckFrom) != "plan" || g.NextCheck.UnixMilli() != next {
+					t.Fatalf("minute %d: %s's file says its next check is %v from %q; the ledger says %v", minute, id, g.NextCheck, record.ValueOf(g.NextCheckFrom), time.UnixMilli(next).UTC())
 				}
 			}
 		}

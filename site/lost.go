@@ -101,7 +101,7 @@ func (p *publication) findLost() {
 	}
 	start := window(p.now, n, len(rows))
 	for j := range n {
-		id := rows[(start+j)%len(rows)].ID
+		id := p.st.id(&rows[(start+j)%len(rows)])
 		if p.cand[id] {
 			continue
 		}

@@ -113,7 +113,7 @@ func (p *publication) renderRows(ctx context.Context, ids []int) {
 					return
 				}
 				if err := p.renderOne(ids[i]); err != nil {
-					p.unpublished(ids[i], p.st.Rows[ids[i]].ID, err) // its files cost it only
+					p.unpublished(ids[i], p.st.id(&p.st.Rows[ids[i]]), err) // its files cost it only
 				}
 			}
 		})
@@ -125,7 +125,7 @@ func (p *publication) renderRows(ctx context.Context, ids []int) {
 // record and writes its files. Each call touches only its own row.
 func (p *publication) renderOne(i int) error {
 	r := &p.st.Rows[i]
-	id := r.ID
+	id := p.st.id(r)
 	s, rec, err := p.loadSummary(id)
 	var bad *undecodable
 	switch {
@@ -438,7 +438,8 @@ func (p *publication) previewIndex() (record.IndexFile, bool) {
 	}
 	f := indexHead(p.st)
 	for _, o := range p.st.Order[:min(n, len(p.st.Order))] {
-		f.Rows = append(f.Rows, p.st.Rows[o].indexRow())
+		r := &p.st.Rows[o]
+		f.Rows = append(f.Rows, r.indexRow(p.st.id(r)))
 	}
 	return f, len(p.st.Order) > n
 }
@@ -495,11 +496,12 @@ func (p *publication) writeFeed() error {
 // is read, once, after a damage.
 func (p *publication) feedFromFiles() []feed.Entry {
 	var es []feed.Entry
-	for _, r := range p.st.Rows {
-		if _, ok := p.feedNew[r.ID]; ok {
+	for i := range p.st.Rows {
+		id := p.st.id(&p.st.Rows[i])
+		if _, ok := p.feedNew[id]; ok {
 			continue
 		}
-		es = append(es, feed.EntriesOf(r.ID, p.publishedIncidents(r.ID), feed.ServerLen)...)
+		es = append(es, feed.EntriesOf(id, p.publishedIncidents(id), feed.ServerLen)...)
 		if len(es) > 2*feed.Len {
 			es = feed.Merge(es, nil, nil) // the newest Len: bounded at a million servers
 		}

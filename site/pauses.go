@@ -31,18 +31,19 @@ func (p *publication) recordPauses() error {
 		p.bad(b)
 	}
 	var changes []lists.PauseChange
-	for _, r := range p.st.Rows {
-		cs := pauses[r.ID]
+	for i := range p.st.Rows {
+		r, id := &p.st.Rows[i], p.st.id(&p.st.Rows[i])
+		cs := pauses[id]
 		if paused := len(cs) > 0 && cs[len(cs)-1].Paused; paused != r.Paused {
-			c := lists.PauseChange{ID: r.ID, Paused: r.Paused, At: record.TruncMS(p.now)}
+			c := lists.PauseChange{ID: id, Paused: r.Paused, At: record.TruncMS(p.now)}
 			if r.Paused && len(cs) == 0 {
 				// Paused before there was a record: since when its file says.
-				if at, ok := p.publishedPauseStart(r.ID); ok {
+				if at, ok := p.publishedPauseStart(id); ok {
 					c.At = at
 				}
 			}
 			changes = append(changes, c)
-			pauses[r.ID] = append(cs, c)
+			pauses[id] = append(cs, c)
 		}
 	}
 	p.pauses = pauses

@@ -155,12 +155,12 @@ func TestStoreV2(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a v2 site record: %v", err)
 	}
-	if len(s.Rows) != 2 || s.Rows[0].ID != "alpha" || s.Rows[0].Tools != 2 || s.Rows[0].EffCad != 7200 || !s.Rows[1].Paused || s.Meta.List.Size != 120 {
+	if len(s.Rows) != 2 || s.id(&s.Rows[0]) != "alpha" || s.Rows[0].Tools != 2 || s.Rows[0].EffCad != 7200 || !s.Rows[1].Paused || s.Meta.List.Size != 120 {
 		t.Fatalf("v2 rows read as %+v, meta %+v", s.Rows, s.Meta)
 	}
-	for _, r := range s.Rows {
+	for i, r := range s.Rows {
 		if r.Problems != -1 || r.Protocol() != "" {
-			t.Errorf("%s: facts %q %d; want not read yet (-1)", r.ID, r.Protocol(), r.Problems)
+			t.Errorf("%s: facts %q %d; want not read yet (-1)", s.id(&s.Rows[i]), r.Protocol(), r.Problems)
 		}
 	}
 

@@ -253,8 +253,8 @@ func (p *publication) run(ctx context.Context) error {
 			p.bad(err)
 		}
 		p.states = states
-		for _, r := range st.Rows {
-			p.cand[r.ID] = true
+		for i := range st.Rows {
+			p.cand[st.id(&st.Rows[i])] = true
 		}
 	}
 	p.phase("lists")
@@ -288,9 +288,9 @@ func (p *publication) run(ctx context.Context) error {
 	p.phase("results")
 	p.backfillFacts()
 	nowMS := p.now.UnixMilli()
-	for _, r := range st.Rows {
-		if r.Expires != 0 && r.Expires <= nowMS {
-			p.cand[r.ID] = true
+	for i := range st.Rows {
+		if r := &st.Rows[i]; r.Expires != 0 && r.Expires <= nowMS {
+			p.cand[st.id(r)] = true
 		}
 	}
 	if !p.stats.Rebuilt {

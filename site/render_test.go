@@ -21,23 +21,26 @@ func TestIndexRowEncoding(t *testing.T) {
 		}
 		return tm.UnixMilli()
 	}
-	rows := []row{
-		{ID: "alpha", Rank: 1, status: statusIndex(data.Working), LastCheck: ms("2026-12-02T11:00:17Z"), Uptime7d: 9945, Tools: 2},
-		{ID: "bravo", Rank: 2000, status: statusIndex(data.Failing), LastCheck: ms("2026-12-02T11:00:17.12Z"), Uptime7d: 10000, Tools: 0},
-		{ID: "charlie", Rank: 3, status: statusIndex(data.Pending), Uptime7d: -1},
-		{ID: "delta", Rank: 4, status: statusIndex(data.Refused), LastCheck: ms("2026-01-02T03:04:05.001Z"), Uptime7d: 0},
-		{ID: "echo", Rank: 5, status: statusIndex(data.NeedsKey), LastCheck: ms("2026-01-02T03:04:05.5Z"), Uptime7d: 3333},
-		{ID: "io.github.owner/name", Rank: 6, status: statusIndex(data.Paused), LastCheck: ms("1999-12-31T23:59:59.999Z"), Uptime7d: 9950},
-		{ID: `quote"and\back<tag>&`, Rank: 7, status: statusIndex(data.NotCheckable), Uptime7d: 1},
-		{ID: "ünïcode", Rank: 8, status: statusIndex(data.Working), Uptime7d: 10},
+	rows := []struct {
+		id string
+		r  row
+	}{
+		{"alpha", row{Rank: 1, status: statusIndex(data.Working), LastCheck: ms("2026-12-02T11:00:17Z"), Uptime7d: 9945, Tools: 2}},
+		{"bravo", row{Rank: 2000, status: statusIndex(data.Failing), LastCheck: ms("2026-12-02T11:00:17.12Z"), Uptime7d: 10000, Tools: 0}},
+		{"charlie", row{Rank: 3, status: statusIndex(data.Pending), Uptime7d: -1}},
+		{"delta", row{Rank: 4, status: statusIndex(data.Refused), LastCheck: ms("2026-01-02T03:04:05.001Z"), Uptime7d: 0}},
+		{"echo", row{Rank: 5, status: statusIndex(data.NeedsKey), LastCheck: ms("2026-01-02T03:04:05.5Z"), Uptime7d: 3333}},
+		{"io.github.owner/name", row{Rank: 6, status: statusIndex(data.Paused), LastCheck: ms("1999-12-31T23:59:59.999Z"), Uptime7d: 9950}},
+		{`quote"and\back<tag>&`, row{Rank: 7, status: statusIndex(data.NotCheckable), Uptime7d: 1}},
+		{"ünïcode", row{Rank: 8, status: statusIndex(data.Working), Uptime7d: 10}},
 	}
-	for _, r := range rows {
-		want, err := json.Marshal(r.indexRow())
+	for _, c := range rows {
+		want, err := json.Marshal(c.r.indexRow(c.id))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendIndexRow(nil, &r); string(got) != string(want) {
-			t.Errorf("row %s:\n got %s\nwant %s", r.ID, got, want)
+		if got := appendIndexRow(nil, c.id, &c.r); string(got) != string(want) {
+			t.Errorf("row %s:\n got %s\nwant %s", c.id, got, want)
 		}
 	}
 }

@@ -34,27 +34,29 @@ const (
 
 // row is what the site remembers of one server between runs: enough to
 // write its index row and to know when its files must be rendered again
-// without loading its summary.
+// without loading its summary. It holds no pointer: the collector would
+// follow each of a million rows' at every cycle. Its id is where it is in
+// its store's ids (store.id), its status and protocol version numbers.
 type row struct {
-	ID        string
-	Rank      int
-	URLSum    uint64 // FNV-64a of its address, to notice a new one
-	status    uint8  // status shown, its index in data.Outcomes (Status)
-	Paused    bool
-	Speaks    bool  // it speaks 2026-07-28 (see Protocol below)
-	Problems  int32 // its tool problems; -1 while its facts are not read yet
-	LastCheck int64 // start of the last check, Unix ms; 0 when never checked
-	Uptime7d  int64 // hundredths of a percent; -1 when nothing counted
-	Tools     int64 // tool count of the last check if it listed them; -1 when unknown
-	PlanNext  int64 // next start a plan file names, Unix ms; 0 when none
-	Expires   int64 // when its files change without new input, Unix ms; 0 never
-	EffCad    int64 // cadence its host's caps stretch it to, seconds; 0 when not stretched
+	idAt, idLen uint32
+	Rank        int
+	URLSum      uint64 // FNV-64a of its address, to notice a new one
+	status      uint8  // status shown, its index in data.Outcomes (Status)
+	Paused      bool
+	Speaks      bool  // it speaks 2026-07-28 (see Protocol below)
+	Problems    int32 // its tool problems; -1 while its facts are not read yet
+	LastCheck   int64 // start of the last check, Unix ms; 0 when never checked
+	Uptime7d    int64 // hundredths of a percent; -1 when nothing counted
+	Tools       int64 // tool count of the last check if it listed them; -1 when unknown
+	PlanNext    int64 // next start a plan file names, Unix ms; 0 when none
+	Expires     int64 // when its files change without new input, Unix ms; 0 never
+	EffCad      int64 // cadence its host's caps stretch it to, seconds; 0 when not stretched
 
 	// protocol, Speaks and Problems are its facts for index.json's
 	// counts, as its file last published them: the protocol version
 	// negotiated (its number: protocolNumber), whether it speaks
-	// 2026-07-28, its number of tool problems. (They sit beside Paused, in
-	// its padding.)
+	// 2026-07-28, its number of tool problems. (Speaks and Problems sit
+	// beside Paused, in its padding.)
 	protocol uint32
 
 	// HTMLSum and StripSum are the FNV-64a of its page and strip as
@@ -124,6 +126,7 @@ type store struct {
 	Meta  meta
 	Rows  []row    // sorted by id
 	Order []uint32 // indexes of Rows sorted by rank, ties by id
+	ids   string   // the text the rows' ids are cut from (id): the base's, or the ids end to end (setRows)
 
 	// factsPending: rows whose facts are not read yet may be left (a
 	// record of storeMagicV2), for backfillFacts.
@@ -147,9 +150,28 @@ func newStore() *store {
 	return &store{Meta: meta{Journals: map[string]journalMark{}, Parts: map[string]int64{}, Plans: map[string]fileSig{}, Sums: map[string]uint64{}}}
 }
 
+// id returns the id of r, a row of s.
+func (s *store) id(r *row) string { return s.ids[r.idAt : r.idAt+r.idLen] }
+
+// setRows makes rows, sorted by id, the rows of s, rows[i] the row of
+// ids[i], with their ids end to end in s.ids.
+func (s *store) setRows(rows []row, ids []string) {
+	n := 0
+	for _, id := range ids {
+		n += len(id)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, id := range ids {
+		rows[i].idAt, rows[i].idLen = uint32(b.Len()), uint32(len(id))
+		b.WriteString(id)
+	}
+	s.Rows, s.ids = rows, b.String()
+}
+
 // find returns the index of the row of id, or -1.
 func (s *store) find(id string) int {
-	i, ok := slices.BinarySearchFunc(s.Rows, id, func(r row, id string) int { return strings.Compare(r.ID, id) })
+	i, ok := slices.BinarySearchFunc(s.Rows, id, func(r row, id string) int { return strings.Compare(s.id(&r), id) })
 	if !ok {
 		return -1
 	}
@@ -166,7 +188,7 @@ func (s *store) sortOrder() {
 		if d := s.Rows[a].Rank - s.Rows[b].Rank; d != 0 {
 			return d
 		}
-		return strings.Compare(s.Rows[a].ID, s.Rows[b].ID)
+		return strings.Compare(s.id(&s.Rows[a]), s.id(&s.Rows[b]))
 	})
 }
 
@@ -190,7 +212,7 @@ func (s *store) encode() (encoded, error) {
 	rows := durable.NewEncoder("", len(s.Rows)*80)
 	ends := make([]uint32, len(s.Rows))
 	for i := range s.Rows {
-		encodeRow(rows, &s.Rows[i])
+		s.encodeRow(rows, &s.Rows[i])
 		ends[i] = uint32(rows.Len())
 	}
 	order := durable.NewEncoder("", len(s.Order)*3)
@@ -226,9 +248,10 @@ func encodeParts(parts []indexPart) []byte {
 	return e.Bytes()
 }
 
-// decodeParts reads what encodeParts wrote of parts over rows; parts that
-// do not cover the rows fail d.
-func decodeParts(d *durable.Decoder, rows []row) []indexPart {
+// decodeParts reads what encodeParts wrote of parts over the rows of s;
+// parts that do not cover the rows fail d.
+func (s *store) decodeParts(d *durable.Decoder) []indexPart {
+	rows := s.Rows
 	n := d.Count(9)
 	parts := make([]indexPart, 0, n)
 	lo := 0
@@ -239,7 +262,7 @@ func decodeParts(d *durable.Decoder, rows []row) []indexPart {
 			d.Fail("index parts")
 			return nil
 		}
-		parts = append(parts, indexPart{First: rows[lo].ID, Rows: int(k), Sum: sum})
+		parts = append(parts, indexPart{First: s.id(&rows[lo]), Rows: int(k), Sum: sum})
 		lo += int(k)
 	}
 	if n > 0 && lo != len(rows) {
@@ -249,9 +272,9 @@ func decodeParts(d *durable.Decoder, rows []row) []indexPart {
 	return parts
 }
 
-// encodeRow appends the row r.
-func encodeRow(e *durable.Encoder, r *row) {
-	e.String(r.ID)
+// encodeRow appends the row r of s.
+func (s *store) encodeRow(e *durable.Encoder, r *row) {
+	e.String(s.id(r))
 	e.Uvarint(uint64(r.Rank))
 	e.Uint64(r.URLSum)
 	st := r.status
@@ -270,16 +293,18 @@ func encodeRow(e *durable.Encoder, r *row) {
 }
 
 // decodeRow reads a row encodeRow wrote into r, or that of an older
-// layout: v2 without its facts, v3 without its hashes. A bad status fails d.
-func decodeRow(d *durable.Decoder, r *row, v2, v3 bool, pc *protocolCache) {
-	r.ID = d.String()
+// layout: v2 without its facts, v3 without its hashes, and returns its id,
+// which r has where it is in d's text. A bad status fails d.
+func decodeRow(d *durable.Decoder, r *row, v2, v3 bool, pc *protocolCache) (id string) {
+	id = d.String()
+	r.idAt, r.idLen = uint32(d.Offset()-len(id)), uint32(len(id))
 	r.Rank = int(d.Uvarint())
 	r.URLSum = d.Uint64()
 	st := d.Byte()
 	r.Paused = st&0x80 != 0
 	if int(st&0x7f) >= len(data.Outcomes) {
 		d.Fail("status")
-		return
+		return id
 	}
 	r.status = st & 0x7f
 	for _, p := range []*int64{&r.LastCheck, &r.Uptime7d, &r.Tools, &r.PlanNext, &r.Expires, &r.EffCad} {
@@ -287,7 +312,7 @@ func decodeRow(d *durable.Decoder, r *row, v2, v3 bool, pc *protocolCache) {
 	}
 	if v2 {
 		r.Problems = -1
-		return
+		return id
 	}
 	r.protocol = pc.number(d.String())
 	r.Speaks = d.Byte() != 0
@@ -295,6 +320,7 @@ func decodeRow(d *durable.Decoder, r *row, v2, v3 bool, pc *protocolCache) {
 	if !v3 {
 		r.HTMLSum, r.StripSum = d.Uint64(), d.Uint64()
 	}
+	return id
 }
 
 // decodeMeta reads the JSON of meta, its maps never nil, and the record
@@ -350,7 +376,7 @@ func decodeStore(text string, sum uint32) (*store, error) {
 		}
 	}
 	n := d.Count(11)
-	s.Rows = make([]row, n)
+	s.Rows, s.ids = make([]row, n), text
 	s.baseRows = d.Offset()
 	s.baseEnds = make([]uint32, n)
 	var pc protocolCache
@@ -374,7 +400,7 @@ func decodeStore(text string, sum uint32) (*store, error) {
 	}
 	s.baseOrder = text[orderStart:d.Offset()]
 	if !v2 && !v3 && !v4 {
-		s.Meta.Index = decodeParts(d, s.Rows)
+		s.Meta.Index = s.decodeParts(d)
 	}
 	if err := d.Close(); err != nil {
 		return nil, err

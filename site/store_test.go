@@ -104,3 +104,20 @@ func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
 
 // crc32c returns the CRC-32C of b, as durable.ReadSummed sums a file.
 func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+
+// TestRowHoldsNoPointer: a row holds no string, slice, map or pointer. The
+// collector follows each pointer of each row at every cycle of a publish,
+// a million rows at a million servers: an id, a status and a version as
+// strings made a full collection of a million rows 28 ms of CPU on one
+// core, 1 without.
+func TestRowHoldsNoPointer(t *testing.T) {
+	t.Parallel()
+	typ := reflect.TypeFor[row]()
+	for i := range typ.NumField() {
+		switch f := typ.Field(i); f.Type.Kind() {
+		case reflect.Bool, reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint32, reflect.Uint64:
+		default:
+			t.Errorf("row.%s is a %s", f.Name, f.Type)
+		}
+	}
+}

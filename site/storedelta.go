@@ -84,7 +84,7 @@ func (s *store) save(w *writer, dataDir string, touched []int) error {
 		}
 		rec, empty, ok = s.record(cands, func(i int) []byte {
 			e := durable.NewEncoder("", 96)
-			encodeRow(e, &s.Rows[i])
+			s.encodeRow(e, &s.Rows[i])
 			return e.Bytes()
 		})
 	default:
@@ -170,8 +170,8 @@ func (s *store) record(cands []int, rowBytes func(i int) []byte) (rec []byte, em
 			continue
 		}
 		// The same server, or the rows are others: a new base.
-		id := binary.AppendUvarint(nil, uint64(len(s.Rows[i].ID)))
-		if !strings.HasPrefix(base, string(id)+s.Rows[i].ID) {
+		id := s.id(&s.Rows[i])
+		if !strings.HasPrefix(base, string(binary.AppendUvarint(nil, uint64(len(id))))+id) {
 			return nil, false, false
 		}
 		rows.Uvarint(uint64(i))
@@ -336,13 +336,15 @@ func (s *store) decodeRows(d *durable.Decoder, each func(i, from, to int)) {
 		}
 		from := d.Offset()
 		var r row
-		if decodeRow(d, &r, false, false, &pc); d.Err() != nil {
+		id := decodeRow(d, &r, false, false, &pc)
+		if d.Err() != nil {
 			return
 		}
-		if r.ID != s.Rows[i].ID {
+		if id != s.id(&s.Rows[i]) {
 			d.Fail("row id")
 			return
 		}
+		r.idAt, r.idLen = s.Rows[i].idAt, s.Rows[i].idLen // in s.ids, not in d's text
 		s.Rows[i] = r
 		each(int(i), from, d.Offset())
 	}

@@ -257,13 +257,13 @@ func TestStoreV3(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a v3 site record: %v", err)
 	}
-	if len(s.Rows) != 2 || s.Rows[0].ID != "alpha" || s.Rows[0].Protocol() != "2025-11-25" || !s.Rows[0].Speaks || s.Rows[0].Problems != 1 ||
+	if len(s.Rows) != 2 || s.id(&s.Rows[0]) != "alpha" || s.Rows[0].Protocol() != "2025-11-25" || !s.Rows[0].Speaks || s.Rows[0].Problems != 1 ||
 		!s.Rows[1].Paused || s.Rows[1].Problems != 0 || s.factsPending {
 		t.Fatalf("v3 rows read as %+v", s.Rows)
 	}
-	for _, r := range s.Rows {
+	for i, r := range s.Rows {
 		if r.HTMLSum != 0 || r.StripSum != 0 {
-			t.Errorf("%s: hashes %x %x; want unknown (0)", r.ID, r.HTMLSum, r.StripSum)
+			t.Errorf("%s: hashes %x %x; want unknown (0)", s.id(&s.Rows[i]), r.HTMLSum, r.StripSum)
 		}
 	}
 }
