@@ -161,7 +161,8 @@ func benchIncremental(b *testing.B, html bool) {
 	ledger := benchLedger(servers)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var cpu time.Duration
-	var peakHeap uint64
+	var peakHeap, peakRSS uint64
+	var allocs, allocated uint64
 	cfg := f.config()
 	cfg.Workers, cfg.NoHTML = 16, !html
 	if testing.Verbose() {
@@ -202,7 +203,6 @@ func benchIncremental(b *testing.B, html bool) {
 	var rendered int
 	var wrote, copied int64
 	copyDir := filepath.Join(b.TempDir(), "copy")
-	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
@@ -220,26 +220,21 @@ func benchIncremental(b *testing.B, html bool) {
 			b.Fatal(err)
 		}
 		lookedFor(b, f, servers, checked)
-		runtime.GC()
-		cpu0, w0 := cpuTime(), writtenBytes()
-		stopHeap := watchHeap(&peakHeap)
 		b.StartTimer()
-		st, err := Publish(context.Background(), cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
+		pub := publishApart(b, cfg)
 		b.StopTimer()
-		stopHeap()
-		cpu += cpuTime() - cpu0
-		wrote += writtenBytes() - w0
+		cpu += pub.CPU
+		wrote += pub.Written
+		peakHeap, peakRSS = max(peakHeap, pub.PeakHeap), max(peakRSS, pub.PeakRSS)
+		allocs, allocated = allocs+pub.Allocs, allocated+pub.Allocated
 		c, n := copyChanged(b, f.out, copyDir, changed, html)
 		copyCPU += c
 		copied += n
 		b.StartTimer()
-		if st.Rebuilt {
+		if pub.Rebuilt {
 			b.Fatal("rebuilt: the benchmark's state was not taken")
 		}
-		rendered += st.Rendered
+		rendered += pub.Rendered
 	}
 	b.ReportMetric(float64(rendered)/float64(b.N), "rendered/op")
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "CPU-ms/op")
@@ -249,7 +244,92 @@ func benchIncremental(b *testing.B, html bool) {
 		b.ReportMetric(float64(wrote)/float64(copied), "x-copy-bytes")
 	}
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
-	reportPeakRSS(b)
+	b.ReportMetric(float64(peakRSS)/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(allocated)/(1<<20)/float64(b.N), "alloc-MB/op")
+	b.ReportMetric(float64(allocs)/float64(b.N), "mallocs/op")
+}
+
+// apart is what a publish in a process of its own (publishApart) did and
+// cost: whether it rebuilt the site and how many servers it rendered, the
+// CPU and peak resident memory of its process, and, as it measured them,
+// its peak heap, the bytes it passed to write calls and its allocations.
+type apart struct {
+	Rebuilt           bool
+	Rendered          int
+	CPU               time.Duration
+	PeakRSS, PeakHeap uint64
+	Allocs, Allocated uint64
+	Written           int64
+	Err               string
+}
+
+// publishApart publishes cfg in a process of its own, as cron runs each
+// minute's: this test binary again, running TestPublishApart. In the
+// benchmark's process a publish would start with the set-up's heap
+// (a million servers' list and ledger, 300 MB): the collector would
+// leave it alone until its heap doubled, where a publish's process starts
+// with an empty heap and collects as it grows.
+func publishApart(b *testing.B, cfg Config) apart {
+	c, err := json.Marshal(apartConfig{DataDir: cfg.DataDir, ServersPath: cfg.ServersPath, PausedPath: cfg.PausedPath, OutDir: cfg.OutDir,
+		Now: cfg.Now(), Workers: cfg.Workers, NoHTML: cfg.NoHTML, Contact: cfg.Contact})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPublishApart$", "-test.count=1", "-test.v=false")
+	cmd.Env = append(os.Environ(), apartEnv+"="+string(c))
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("publish apart: %v: %s%s", err, out.String(), errOut.String())
+	}
+	var a apart
+	if err := json.NewDecoder(strings.NewReader(out.String())).Decode(&a); err != nil || a.Err != "" {
+		b.Fatalf("publish apart: %v%s: %s", err, a.Err, out.String())
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	a.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return a
+}
+
+// apartEnv carries a publish's configuration to TestPublishApart.
+const apartEnv = "SITE_PUBLISH_APART"
+
+// apartConfig is the part of a Config a publish apart is given.
+type apartConfig struct {
+	DataDir, ServersPath, PausedPath, OutDir string
+	Now                                      time.Time
+	Workers                                  int
+	NoHTML                                   bool
+	Contact                                  string
+}
+
+// TestPublishApart is a publish started by publishApart, in a process of
+// its own; it is skipped otherwise. It prints what it did and measured
+// as JSON.
+func TestPublishApart(t *testing.T) {
+	c := os.Getenv(apartEnv)
+	if c == "" {
+		t.Skip("a benchmark's publish, in a process of its own: run by BenchmarkPublishIncremental")
+	}
+	var ac apartConfig
+	if err := json.Unmarshal([]byte(c), &ac); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{DataDir: ac.DataDir, ServersPath: ac.ServersPath, PausedPath: ac.PausedPath, OutDir: ac.OutDir,
+		Now: func() time.Time { return ac.Now }, Logger: slog.New(slog.DiscardHandler), Workers: ac.Workers, NoHTML: ac.NoHTML, Contact: ac.Contact}
+	var a apart
+	stopHeap := watchHeap(&a.PeakHeap)
+	st, err := Publish(context.Background(), cfg)
+	stopHeap()
+	if err != nil {
+		a.Err = err.Error()
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	a.Rebuilt, a.Rendered, a.Allocs, a.Allocated, a.Written, a.PeakRSS = st.Rebuilt, st.Rendered, ms.Mallocs, ms.TotalAlloc, writtenBytes(), ownPeakRSS()
+	if err := json.NewEncoder(os.Stdout).Encode(a); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // journalMany writes rs as one finished run's journal, appended from many
@@ -333,6 +413,24 @@ func writtenBytes() int64 {
 		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
 			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			return n
+		}
+	}
+	return 0
+}
+
+// ownPeakRSS returns the process's peak resident memory (Linux
+// /proc/self/status VmHWM), 0 where it cannot be read. A child's rusage
+// would not do: its Maxrss counts the parent's memory it shared until
+// it ran its program.
+func ownPeakRSS() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
 		}
 	}
 	return 0
