@@ -34,6 +34,7 @@ var (
 	benchServers = flag.Int("bench.servers", 1_000_000, "servers listed in the publish benchmarks")
 	benchChanged = flag.Int("bench.changed", 1_000, "servers with a new result per run in BenchmarkPublishIncremental")
 	benchChecks  = flag.Int("bench.checks", 1, "checks, an hour apart, each server checked in BenchmarkPublishIncremental has before timing (720: a month of an hourly server)")
+	benchProfile = flag.String("bench.profile", "", "`DIR` where BenchmarkPublishIncremental writes the CPU profile of each timed publish (minute-N.prof; read them together with go tool pprof)")
 )
 
 // benchList writes a ranked list of n servers, twenty on a host.
@@ -221,7 +222,7 @@ func benchIncremental(b *testing.B, html bool) {
 		}
 		lookedFor(b, f, servers, checked)
 		b.StartTimer()
-		pub := publishApart(b, cfg)
+		pub := publishApart(b, cfg, i)
 		b.StopTimer()
 		cpu += pub.CPU
 		wrote += pub.Written
@@ -263,19 +264,24 @@ type apart struct {
 	Err               string
 }
 
-// publishApart publishes cfg in a process of its own, as cron runs each
-// minute's: this test binary again, running TestPublishApart. In the
+// publishApart publishes cfg, the benchmark's minute-th, in a process of
+// its own, as cron runs each minute's: this test binary again, running
+// TestPublishApart (profiled with -bench.profile). In the
 // benchmark's process a publish would start with the set-up's heap
 // (a million servers' list and ledger, 300 MB): the collector would
 // leave it alone until its heap doubled, where a publish's process starts
 // with an empty heap and collects as it grows.
-func publishApart(b *testing.B, cfg Config) apart {
+func publishApart(b *testing.B, cfg Config, minute int) apart {
 	c, err := json.Marshal(apartConfig{DataDir: cfg.DataDir, ServersPath: cfg.ServersPath, PausedPath: cfg.PausedPath, OutDir: cfg.OutDir,
 		Now: cfg.Now(), Workers: cfg.Workers, NoHTML: cfg.NoHTML, Contact: cfg.Contact})
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestPublishApart$", "-test.count=1", "-test.v=false")
+	args := []string{"-test.run=^TestPublishApart$", "-test.count=1", "-test.v=false"}
+	if *benchProfile != "" {
+		args = append(args, "-test.cpuprofile="+filepath.Join(*benchProfile, fmt.Sprintf("minute-%d.prof", minute)))
+	}
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), apartEnv+"="+string(c))
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
