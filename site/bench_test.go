@@ -410,33 +410,25 @@ func copyChanged(b *testing.B, out, to string, changed map[string]bool, html boo
 
 // writtenBytes returns the bytes the process has passed to write calls
 // (Linux /proc/self/io wchar), 0 where it cannot be read.
-func writtenBytes() int64 {
-	b, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
+func writtenBytes() int64 { return int64(procSelf("io", "wchar:")) }
 
 // ownPeakRSS returns the process's peak resident memory (Linux
 // /proc/self/status VmHWM), 0 where it cannot be read. A child's rusage
 // would not do: its Maxrss counts the parent's memory it shared until
 // it ran its program.
-func ownPeakRSS() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
+func ownPeakRSS() uint64 { return procSelf("status", "VmHWM:") << 10 }
+
+// procSelf returns the number on the line of /proc/self/file that starts
+// with key (a unit after it left out), 0 where it cannot be read.
+func procSelf(file, key string) uint64 {
+	b, err := os.ReadFile("/proc/self/" + file)
 	if err != nil {
 		return 0
 	}
 	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
+		if v, ok := strings.CutPrefix(line, key); ok {
+			n, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
 		}
 	}
 	return 0
