@@ -90,13 +90,7 @@ func TestColumnsReadAsEncodingJSON(t *testing.T) {
 	taken, tried := 0, 0
 	for _, b := range [][]byte{canon[1], canon[4]} { // three checks; the last five days
 		for i := range b {
-			variants := [][]byte{slices.Concat(b[:i], b[i+1:]), slices.Concat(b[:i], []byte(" "), b[i:])}
-			for _, c := range []byte(" 0159-.eE\"\\,[]{}:nul\xff") {
-				v := bytes.Clone(b)
-				v[i] = c
-				variants = append(variants, v)
-			}
-			for _, v := range variants {
+			for _, v := range oneByteChanged(b, i, " 0159-.eE\"\\,[]{}:nul\xff") {
 				taken += readBoth(t, v)
 				tried += 2
 			}
@@ -106,6 +100,18 @@ func TestColumnsReadAsEncodingJSON(t *testing.T) {
 	if taken == 0 {
 		t.Error("the hand reader took no input with a byte changed: not even a space or another digit")
 	}
+}
+
+// oneByteChanged returns b with its i-th byte removed, with a space
+// before it, and with it replaced by each byte of with.
+func oneByteChanged(b []byte, i int, with string) [][]byte {
+	vs := [][]byte{slices.Concat(b[:i], b[i+1:]), slices.Concat(b[:i], []byte(" "), b[i:])}
+	for _, c := range []byte(with) {
+		v := bytes.Clone(b)
+		v[i] = c
+		vs = append(vs, v)
+	}
+	return vs
 }
 
 // TestColumnsReadOtherForms: forms the hand reader leaves to

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -87,13 +86,7 @@ func TestServerFileReadAsEncodingJSON(t *testing.T) {
 	taken, tried := 0, 0
 	b := files[filepath.Join("..", "testdata", "golden", "servers", "delta.json")] // a reason, a check and a day counted
 	for i := range b {
-		variants := [][]byte{slices.Concat(b[:i], b[i+1:]), slices.Concat(b[:i], []byte(" "), b[i:])}
-		for _, c := range []byte("0\"\\,]}") {
-			v := bytes.Clone(b)
-			v[i] = c
-			variants = append(variants, v)
-		}
-		for _, v := range variants {
+		for _, v := range oneByteChanged(b, i, "0\"\\,]}") {
 			if readServerBoth(t, v) {
 				taken++
 			}
