@@ -55,6 +55,7 @@ type protocolCache struct {
 	n       int
 }
 
+// number returns protocolNumber(v).
 func (c *protocolCache) number(v string) uint32 {
 	for i := range c.n {
 		if c.names[i] == v {
