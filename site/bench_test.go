@@ -246,8 +246,8 @@ func benchIncremental(b *testing.B, html bool) {
 	}
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(peakRSS)/(1<<20), "peak-RSS-MB")
-	b.ReportMetric(float64(allocated)/(1<<20)/float64(b.N), "alloc-MB/op")
-	b.ReportMetric(float64(allocs)/float64(b.N), "mallocs/op")
+	b.ReportMetric(float64(allocated)/float64(b.N), "B/op")
+	b.ReportMetric(float64(allocs)/float64(b.N), "allocs/op")
 }
 
 // apart is what a publish in a process of its own (publishApart) did and
