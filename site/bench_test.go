@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -200,6 +201,9 @@ func benchIncremental(b *testing.B, html bool) {
 	if st, err := Publish(context.Background(), cfg); err != nil || st.Rebuilt || st.Rendered > 2*pool {
 		b.Fatalf("warm-up publish: %+v, %v", st, err)
 	}
+	for j := range pool {
+		ageOlder(b, f.dir, servers[j*stride].ID, j*7919%(*benchChecks))
+	}
 	var copyCPU time.Duration
 	var rendered int
 	var wrote, copied int64
@@ -335,6 +339,47 @@ func TestPublishApart(t *testing.T) {
 	a.Rebuilt, a.Rendered, a.Allocs, a.Allocated, a.Written, a.PeakRSS = st.Rebuilt, st.Rendered, ms.Mallocs, ms.TotalAlloc, writtenBytes(), ownPeakRSS()
 	if err := json.NewEncoder(os.Stdout).Encode(a); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ageOlder rewrites the older-checks file of the server id, if it has
+// one, as renders of a check each leave it: its checks as they are, the
+// file written anew k renders ago or since (olderChange), a record
+// appended for each render after. The warm-up publish wrote each one
+// anew, where a server checked for months has one written anew some
+// hundreds of renders ago; the pool's servers get k from 0 to
+// -bench.checks, as a fleet's files are of every age.
+func ageOlder(b *testing.B, dataDir, id string, k int) {
+	path := olderPath(dataDir, id)
+	text, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	now, err := readOlder(text)
+	if err != nil || len(now.checks) == 0 {
+		b.Fatalf("older checks of %s: %d, %v", id, len(now.checks), err)
+	}
+	n := len(now.checks)
+	// k earlier checks an hour apart, cut one a render as the checks as
+	// they are now come in.
+	all := append(hourly(now.checks[0].At-int64(k)*3_600_000, k), now.checks...)
+	file := encodeOlder(all[:n])
+	old := olderLog{checks: all[:n], end: int64(len(file))}
+	for j := 1; j <= k; j++ {
+		rec, whole := olderChange(old, all[j:n+j])
+		if !whole {
+			rec = append(file[:old.end], rec...)
+		}
+		file, old = rec, olderLog{checks: all[j : n+j], end: int64(len(rec))}
+	}
+	if back, err := readOlder(file); err != nil || !slices.EqualFunc(back.checks, now.checks, samePastCheck) {
+		b.Fatalf("older checks of %s aged: %d checks read back of %d (%v)", id, len(back.checks), n, err)
+	}
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		b.Fatal(err)
 	}
 }
 
