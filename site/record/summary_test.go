@@ -1,7 +1,9 @@
 package record
 
 import (
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"plug.directory/prober/data"
@@ -30,6 +32,33 @@ func TestMergeChecks(t *testing.T) {
 	} {
 		if got := MergeChecks(tc.a, tc.b); !slices.Equal(got, tc.out) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.out)
+		}
+	}
+}
+
+// TestMergeChecksAsSorted: two ascending lists, with starts in common,
+// repeated within one, runs of either, merge as the two lists one after
+// the other sorted (stably) and their repeats dropped: the first list's
+// check wins, and the first of a list's repeats.
+func TestMergeChecksAsSorted(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(35, 7))
+	list := func(o data.Outcome) []PastCheck {
+		cs := make([]PastCheck, rng.IntN(12))
+		at := int64(rng.IntN(4))
+		for i := range cs {
+			at += int64(rng.IntN(3)) // 0: a repeat
+			cs[i] = PastCheck{At: at, Status: o, Detail: strconv.Itoa(i)}
+		}
+		return cs
+	}
+	for n := range 5000 {
+		a, b := list(data.Working), list(data.Failing)
+		want := slices.Concat(a, b)
+		slices.SortStableFunc(want, func(x, y PastCheck) int { return cmpInt(x.At, y.At) })
+		want = slices.CompactFunc(want, func(x, y PastCheck) bool { return x.At == y.At })
+		if got := MergeChecks(a, b); !slices.Equal(got, want) {
+			t.Fatalf("case %d: %v and %v merge as %v, want %v", n, a, b, got, want)
 		}
 	}
 }
