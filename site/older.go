@@ -2,6 +2,7 @@ package site
 
 import (
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -187,9 +188,19 @@ func readOlder(b []byte) (olderLog, error) {
 	}
 	// The file is copied once, for the checks' reasons to be cut from.
 	text := string(b)
-	var r olderReader
 	// A record is its payload and the payload's checksum, which its length
-	// leaves out.
+	// leaves out. The records' counts are read first, so that the checks,
+	// their numbers and phases are made once: as they came, a month of
+	// checks grew some three times, and its numbers went in a block each
+	// few dozen records.
+	total := 0
+	if _, err := durable.EachRecord(b, len(olderMagic), 4, errOlderCorrupt, func(_ int, rec []byte) error {
+		total += olderCount(rec)
+		return nil
+	}); err != nil {
+		return olderLog{}, err
+	}
+	r := olderReader{checks: make([]record.PastCheck, 0, total), nums: make([]int64, 0, 5*total), phases: make([]record.Phases, 0, total)}
 	end, err := durable.EachRecord(b, len(olderMagic), 4, errOlderCorrupt, func(off int, rec []byte) error {
 		start := off + durable.RecordHead
 		d, err := durable.NewDecoder(text[start:start+len(rec)], crc32.Checksum(rec, durable.Castagnoli), "", errOlderCorrupt)
@@ -207,20 +218,33 @@ func readOlder(b []byte) (olderLog, error) {
 	return olderLog{checks: r.checks, end: int64(end)}, nil
 }
 
+// olderCount returns how many checks the record rec says it holds, at
+// most one each four of its bytes (as apply reads it: the least a check
+// takes), 0 when it cannot say: apply, which checks the record's
+// checksum, finds what is wrong.
+func olderCount(rec []byte) int {
+	_, k := binary.Varint(rec)
+	if k <= 0 {
+		return 0
+	}
+	n, m := binary.Uvarint(rec[k:])
+	if m <= 0 {
+		return 0
+	}
+	return int(min(n, uint64(len(rec)/4)))
+}
+
 // olderReader holds the checks of the records of an older-checks file
 // read so far.
 type olderReader struct {
 	checks []record.PastCheck
 	// nums and phases are the blocks the checks' numbers and phases point
-	// into, with room left for the next records: an allocation every few
-	// dozen records of a check or two, not six a check.
+	// into, with room left for the next records, not an allocation each:
+	// made for the file's checks (olderCount), a new one only for a record
+	// that holds more than it says.
 	nums   []int64
 	phases []record.Phases
 }
-
-// olderBlock is the fewest checks a block of numbers and phases is made
-// for.
-const olderBlock = 64
 
 // apply applies one record, read by d: its cut, then its checks, which
 // must come after those kept. The checks cut are left behind, not moved
@@ -235,10 +259,10 @@ func (r *olderReader) apply(d *durable.Decoder) error {
 	k, _ := slices.BinarySearchFunc(r.checks, cut, func(c record.PastCheck, at int64) int { return cmp.Compare(c.At, at) })
 	r.checks = slices.Grow(r.checks[k:], n)
 	if cap(r.nums)-len(r.nums) < 5*n {
-		r.nums = make([]int64, 0, 5*max(n, olderBlock))
+		r.nums = make([]int64, 0, 5*n)
 	}
 	if cap(r.phases)-len(r.phases) < n {
-		r.phases = make([]record.Phases, 0, max(n, olderBlock))
+		r.phases = make([]record.Phases, 0, n)
 	}
 	var last int64
 	for range n {
