@@ -25,108 +25,97 @@ type member struct {
 }
 
 // membersOf returns the members of the JSON object b, read for its
-// structure only: what a string, number or literal holds is left to the
-// reader of each value. ok is false for a text that is not one object,
-// whitespace aside, of members separated as JSON separates them.
+// structure only (the columns' scanner, skipValue): what a string, number
+// or literal holds is left to the reader of each value. ok is false for a
+// text that is not one object, whitespace aside, of members separated as
+// JSON separates them.
 func membersOf(b []byte) (ms []member, ok bool) {
-	i := skipSpace(b, 0)
-	if i == len(b) || b[i] != '{' {
+	s := scanner{b: b, ok: true}
+	s.expect('{')
+	if s.ws() == '}' {
+		s.i++
+		return nil, s.end()
+	}
+	for s.ok {
+		s.ws()
+		at := s.i
+		s.skipString()
+		key := b[at+1 : max(s.i-1, at+1)]
+		s.expect(':')
+		s.ws()
+		start := s.i
+		s.skipValue()
+		ms = append(ms, member{key, at, start, s.i})
+		if s.ws() != ',' {
+			break
+		}
+		s.i++
+	}
+	s.expect('}')
+	if !s.end() {
 		return nil, false
 	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
-		return nil, skipSpace(b, i+1) == len(b)
-	}
-	for {
-		at := i
-		i, ok = skipString(b, i)
-		if !ok {
-			return nil, false
-		}
-		key := b[at+1 : i-1]
-		if i = skipSpace(b, i); i == len(b) || b[i] != ':' {
-			return nil, false
-		}
-		start := skipSpace(b, i+1)
-		if i, ok = skipValue(b, start); !ok {
-			return nil, false
-		}
-		ms = append(ms, member{key, at, start, i})
-		if i = skipSpace(b, i); i == len(b) {
-			return nil, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return ms, skipSpace(b, i+1) == len(b)
-		default:
-			return nil, false
-		}
-	}
+	return ms, true
 }
 
-// skipSpace returns the index of the first byte of b from i on that is not
-// JSON's whitespace, or len(b).
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
+// skipString passes over a string, escapes and all, what it holds unread.
+func (s *scanner) skipString() {
+	if s.ws() != '"' {
+		s.ok = false
+		return
 	}
-	return i
-}
-
-// skipString returns the index after the string that starts at b[i].
-func skipString(b []byte, i int) (int, bool) {
-	if i == len(b) || b[i] != '"' {
-		return 0, false
-	}
-	for i++; i < len(b); i++ {
-		switch b[i] {
+	for i := s.i + 1; i < len(s.b); i++ {
+		switch s.b[i] {
 		case '\\':
 			i++
 		case '"':
-			return i + 1, true
+			s.i = i + 1
+			return
 		}
 	}
-	return 0, false
+	s.ok = false
 }
 
-// skipValue returns the index after the value that starts at b[i]: a
-// string, an object or a list to the bracket that closes it, anything
-// else up to the next separator or whitespace.
-func skipValue(b []byte, i int) (int, bool) {
-	if i == len(b) {
-		return 0, false
+// skipValue passes over a value: a string, an object or a list to what
+// closes it, anything else up to the next separator or whitespace.
+func (s *scanner) skipValue() {
+	c := s.ws()
+	if !s.ok || s.i == len(s.b) {
+		s.ok = false
+		return
 	}
-	switch b[i] {
+	switch c {
 	case '"':
-		return skipString(b, i)
+		s.skipString()
 	case '{', '[':
 		depth := 0
-		for ; i < len(b); i++ {
-			switch b[i] {
+		for i := s.i; i < len(s.b); i++ {
+			switch s.b[i] {
 			case '"':
-				j, ok := skipString(b, i)
-				if !ok {
-					return 0, false
+				s.i = i
+				if s.skipString(); !s.ok {
+					return
 				}
-				i = j - 1
+				i = s.i - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
 				if depth--; depth == 0 {
-					return i + 1, true
+					s.i = i + 1
+					return
 				}
 			}
 		}
-		return 0, false
-	}
-	j := i
-	for ; j < len(b); j++ {
-		if c := b[j]; c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			break
+		s.ok = false
+	default:
+		i := s.i
+		for ; i < len(s.b); i++ {
+			if c := s.b[i]; c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+				break
+			}
 		}
+		s.ok, s.i = i > s.i, i
 	}
-	return j, j > i
 }
 
 // The keys of the columns in a server's file.
