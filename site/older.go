@@ -239,9 +239,10 @@ func olderCount(rec []byte) int {
 type olderReader struct {
 	checks []record.PastCheck
 	// nums and phases are the blocks the checks' numbers and phases point
-	// into, with room left for the next records, not an allocation each:
-	// made for the file's checks (olderCount), a new one only for a record
-	// that holds more than it says.
+	// into, not an allocation each. They, and checks, are made for every
+	// check the records hold (olderCount), which apply never reads past
+	// (d.Count): appending never moves them. (Were one moved, a check's
+	// pointers would still hold its numbers, in the block before.)
 	nums   []int64
 	phases []record.Phases
 }
@@ -257,13 +258,7 @@ func (r *olderReader) apply(d *durable.Decoder) error {
 		return d.Err()
 	}
 	k, _ := slices.BinarySearchFunc(r.checks, cut, func(c record.PastCheck, at int64) int { return cmp.Compare(c.At, at) })
-	r.checks = slices.Grow(r.checks[k:], n)
-	if cap(r.nums)-len(r.nums) < 5*n {
-		r.nums = make([]int64, 0, 5*n)
-	}
-	if cap(r.phases)-len(r.phases) < n {
-		r.phases = make([]record.Phases, 0, n)
-	}
+	r.checks = r.checks[k:]
 	var last int64
 	for range n {
 		var c record.PastCheck
