@@ -193,13 +193,13 @@ func readOlder(b []byte) (olderLog, error) {
 	// their numbers and phases are made once: as they came, a month of
 	// checks grew some three times, and its numbers went in a block each
 	// few dozen records.
+	// A damaged length stops the count: the read after it reports the
+	// first damage of the file, that length or a record before it.
 	total := 0
-	if _, err := durable.EachRecord(b, len(olderMagic), 4, errOlderCorrupt, func(_ int, rec []byte) error {
+	_, _ = durable.EachRecord(b, len(olderMagic), 4, errOlderCorrupt, func(_ int, rec []byte) error {
 		total += olderCount(rec)
 		return nil
-	}); err != nil {
-		return olderLog{}, err
-	}
+	})
 	r := olderReader{checks: make([]record.PastCheck, 0, total), nums: make([]int64, 0, 5*total), phases: make([]record.Phases, 0, total)}
 	end, err := durable.EachRecord(b, len(olderMagic), 4, errOlderCorrupt, func(off int, rec []byte) error {
 		start := off + durable.RecordHead

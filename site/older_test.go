@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -165,6 +166,17 @@ func TestOlderDamage(t *testing.T) { // not parallel: it counts allocations
 				t.Fatalf("byte %d of %d flipped by %#x: read as checks", i, len(file), x)
 			}
 		}
+	}
+	// Two damages: the first is the one named.
+	var offs []int
+	if _, err := durable.EachRecord(file, len(olderMagic), 4, errOlderCorrupt, func(off int, _ []byte) error { offs = append(offs, off); return nil }); err != nil || len(offs) != 3 {
+		t.Fatalf("%d records, %v; want 3", len(offs), err)
+	}
+	twice := bytes.Clone(file)
+	twice[offs[0]+durable.RecordHead+1] ^= 0xff // a check of the first record
+	twice[offs[2]] ^= 0xff                      // the last record's length
+	if _, err := readOlder(twice); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("record at byte %d:", offs[0])) {
+		t.Errorf("a record and a later length damaged: %v; want the record at byte %d named", err, offs[0])
 	}
 	before, err := readOlder(file[:len(file)-1]) // the last record cut short
 	if err != nil || !slices.EqualFunc(before.checks, cs[5:55], samePastCheck) {
