@@ -186,9 +186,16 @@ func encodePart(st *store, lo, hi int) []byte {
 // stages index.json; the parts it replaced, and after a killed publish or
 // in a rebuild every other file under index/, are removed once the head
 // and the record naming the new ones moved. The record's parts become the
-// new ones.
+// new ones. A part the record does not name is created in place
+// (writer.create): the index.json in place names only parts of the
+// record, or of a publish killed after it moved index.json and before the
+// record, whose files are there and are replaced.
 func (p *publication) writeIndex(sweep bool) error {
 	st, out := p.st, p.cfg.OutDir
+	named := make(map[uint64]bool, len(st.Meta.Index))
+	for _, op := range st.Meta.Index {
+		named[op.Sum] = true
+	}
 	spans := layoutParts(st, p.cand, p.servers != nil || sweep)
 	p.checkParts(spans)
 	var wg sync.WaitGroup
@@ -201,7 +208,11 @@ func (p *publication) writeIndex(sweep bool) error {
 				b := encodePart(st, s.lo, s.hi)
 				if sum := fnv64a(b); sum != s.sum {
 					s.sum = sum
-					errs[k] = p.w.write(filepath.Join(out, filepath.FromSlash(partPath(sum))), b)
+					write := p.w.create
+					if named[sum] {
+						write = p.w.write
+					}
+					errs[k] = write(filepath.Join(out, filepath.FromSlash(partPath(sum))), b)
 				}
 			}
 		})

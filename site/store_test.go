@@ -1,13 +1,17 @@
 package site
 
 import (
+	"bytes"
+	"context"
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
@@ -118,6 +122,85 @@ func TestRowHoldsNoPointer(t *testing.T) {
 		case reflect.Bool, reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint32, reflect.Uint64:
 		default:
 			t.Errorf("row.%s is a %s", f.Name, f.Type)
+		}
+	}
+}
+
+// TestPublishWritesOverPartsAKilledPublishLeft: index parts not named yet
+// are created in place, with no temporary file or rename (writer.create);
+// a publish killed while it wrote them leaves them half written under
+// their names. The next publish writes whole those it makes again and
+// removes the others, and its site is the one a publish that was never
+// killed makes, the files its servers' results change included (rule P3).
+func TestPublishWritesOverPartsAKilledPublishLeft(t *testing.T) {
+	t.Parallel()
+	f := newStandard(t)
+	f.MustPublish()
+	f.now = f.now.Add(time.Minute)
+	f.results(result(srvWorking, f.now.Add(-30*time.Second), data.Failing, "HTTP 502"))
+	parts := func(out string) map[string]bool {
+		names := map[string]bool{}
+		es, err := os.ReadDir(filepath.Join(out, indexDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			names[e.Name()] = true
+		}
+		return names
+	}
+	before := parts(f.out)
+
+	// The same minute, never killed, counting the renames into index/.
+	root := filepath.Join(t.TempDir(), "unkilled")
+	testutil.CopyTree(t, filepath.Dir(f.dir), root)
+	g := fixtureIn(t, root)
+	g.now, g.journal = f.now, f.journal
+	cfg := g.config()
+	var renamed atomic.Int64
+	cfg.calls.Rename = func(from, to string) error {
+		if filepath.Base(filepath.Dir(to)) == indexDir {
+			renamed.Add(1)
+		}
+		return os.Rename(from, to)
+	}
+	if _, err := Publish(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	want := testutil.MustTree(t, g.out)
+	var made []string
+	for name := range parts(g.out) {
+		if !before[name] {
+			made = append(made, name)
+		}
+	}
+	if len(made) == 0 {
+		t.Fatal("the new result changed no part")
+	}
+	if n := renamed.Load(); n != 0 {
+		t.Errorf("%d parts renamed into index/; want each of the %d new ones created in place", n, len(made))
+	}
+
+	// What a kill while the parts were written leaves: the mark, each new
+	// part half written, and one the next publish does not make.
+	if _, err := beginPublish(f.dir, f.out); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range append(made, partName(0xdead)+".json") {
+		if err := os.WriteFile(filepath.Join(f.out, indexDir, name), []byte(`{"rows":[`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.MustPublish()
+	got := testutil.MustTree(t, f.out)
+	for rel, b := range want {
+		if !bytes.Equal(got[rel], b) {
+			t.Errorf("%s differs from the publish never killed: %.80q", rel, got[rel])
+		}
+	}
+	for rel := range got {
+		if _, ok := want[rel]; !ok {
+			t.Errorf("%s left, not in the site of the publish never killed", rel)
 		}
 	}
 }

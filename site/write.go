@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -205,6 +206,32 @@ func (w *writer) write(path string, b []byte) error {
 		replace = w.calls.CreateFile
 	}
 	if err := replace(path, 0o644, w.each, writePieces(path, b)); err != nil {
+		return err
+	}
+	w.touched(path)
+	w.written.Add(1)
+	return nil
+}
+
+// create writes path, a new file that nothing published names (a part of
+// the index, named by the hash of its bytes), in place: no temporary file
+// and no rename, half the calls of write. Nothing reads it before flush
+// has made it durable and moved the index that names it into place; one
+// a killed publish left half written is written over by the next publish
+// that makes it, or removed by the one after the kill (writeIndex's
+// sweep). A path that exists already is written as write does.
+func (w *writer) create(path string, b []byte) error {
+	if _, fresh := w.afresh(path); fresh {
+		return w.write(path, b)
+	}
+	if err := w.mkdir(path); err != nil {
+		return err
+	}
+	err := w.calls.CreateNew(path, 0o644, w.each, writePieces(path, b))
+	if errors.Is(err, fs.ErrExist) {
+		return w.write(path, b)
+	}
+	if err != nil {
 		return err
 	}
 	w.touched(path)

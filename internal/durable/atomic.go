@@ -206,8 +206,22 @@ func (fs Files) WriteTemp(path string, perm os.FileMode, syncFile bool, write fu
 // flush makes it whole (a directory written afresh, moved into place
 // after one flush of it all), with write, fsynced when syncFile is set:
 // no temporary file, no rename. On error path is removed.
-func (fs Files) CreateFile(path string, perm os.FileMode, syncFile bool, write func(io.Writer) error) (err error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+func (fs Files) CreateFile(path string, perm os.FileMode, syncFile bool, write func(io.Writer) error) error {
+	return fs.create(path, os.O_TRUNC, perm, syncFile, write)
+}
+
+// CreateNew is CreateFile of a path that does not exist yet: a file under
+// a name nothing names until a later flush (a part of the site's index,
+// named by the hash of its bytes). When path exists it writes nothing,
+// leaves the file as it is and returns an error wrapping fs.ErrExist.
+func (fs Files) CreateNew(path string, perm os.FileMode, syncFile bool, write func(io.Writer) error) error {
+	return fs.create(path, os.O_EXCL, perm, syncFile, write)
+}
+
+// create is CreateFile and CreateNew: path opened with os.O_CREATE and
+// flag, its mode set to perm whatever the umask, as ReplaceFile's is.
+func (fs Files) create(path string, flag int, perm os.FileMode, syncFile bool, write func(io.Writer) error) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, perm)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -216,6 +230,10 @@ func (fs Files) CreateFile(path string, perm os.FileMode, syncFile bool, write f
 			os.Remove(path)
 		}
 	}()
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	return fs.fill(f, path, syncFile, write)
 }
 

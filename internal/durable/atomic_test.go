@@ -2,6 +2,8 @@ package durable
 
 import (
 	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -64,6 +66,35 @@ func TestAtomicWrites(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(path); string(b) != "first" {
 			t.Errorf("file holds %q, want the first", b)
+		}
+	})
+	t.Run("create_new_in_place", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "f")
+		var log []string
+		write := func(b string) func(io.Writer) error {
+			return func(w io.Writer) error { _, err := io.WriteString(w, b); return err }
+		}
+		if err := calls(&log).CreateNew(path, 0o604, false, write("first")); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o604 {
+			t.Errorf("created %v, %v; want mode 0604", fi, err)
+		}
+		if names, _ := os.ReadDir(dir); len(names) != 1 || len(log) != 0 {
+			t.Errorf("files %v and calls %v; want the file alone, no rename, no sync", names, log)
+		}
+		if err := (Files{}).CreateNew(path, 0o644, false, write("second")); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("over a file: err %v, want ErrExist", err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != "first" {
+			t.Errorf("over a file: it holds %q, want the first", b)
+		}
+		if err := diskFull.CreateNew(filepath.Join(dir, "g"), 0o644, false, write("new")); !errors.Is(err, syscall.ENOSPC) {
+			t.Errorf("disk full: err %v, want ENOSPC", err)
+		}
+		if names, _ := os.ReadDir(dir); len(names) != 1 {
+			t.Errorf("disk full: left %v", names)
 		}
 	})
 }
