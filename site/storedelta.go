@@ -273,15 +273,25 @@ func (s *store) applyLog(text string) error {
 	if text[len(logMagic):logHeader-4] != s.base[len(s.base)-4:] {
 		return nil // another base's
 	}
-	rows := map[int]string{}
+	rows, last := map[int]string{}, 0
 	off, err := durable.EachRecord(text, logHeader, 0, errCorrupt, func(off int, body string) error {
 		if err := s.applyRecord(body, rows); err != nil {
 			return fmt.Errorf("record at byte %d: %w", off, err)
 		}
+		last = off
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if last > 0 {
+		// Each record holds meta whole: the last one's is read.
+		m, err := decodeMeta(s.log.meta)
+		if err != nil {
+			return fmt.Errorf("record at byte %d: %w", last, err)
+		}
+		m.Index = s.Meta.Index
+		s.Meta = m
 	}
 	s.log.fresh, s.log.end, s.log.rows = false, int64(off), rows
 	s.log.parts = slices.Clone(s.Meta.Index)
@@ -294,17 +304,14 @@ func (s *store) applyLog(text string) error {
 }
 
 // applyRecord applies one record of the log to s, noting in rows the
-// bytes of each row it sets.
+// bytes of each row it sets, but its meta: its JSON becomes s.log.meta,
+// which applyLog reads once, the last record's.
 func (s *store) applyRecord(body string, rows map[int]string) error {
 	d, err := durable.NewDecoder(body, crc32.Checksum([]byte(body), durable.Castagnoli), "", errCorrupt)
 	if err != nil {
 		return err
 	}
 	mj := d.String()
-	m, err := decodeMeta(mj)
-	if d.Err() == nil && err != nil {
-		return err
-	}
 	s.decodeRows(d, func(i, from, to int) { rows[i] = body[from:to] })
 	parts := s.Meta.Index
 	for range d.Count(9) {
@@ -318,8 +325,7 @@ func (s *store) applyRecord(body string, rows map[int]string) error {
 	if err := d.Close(); err != nil {
 		return err
 	}
-	m.Index = parts
-	s.Meta, s.log.meta = m, mj
+	s.log.meta = mj
 	return nil
 }
 
