@@ -35,7 +35,7 @@ var (
 	benchServers = flag.Int("bench.servers", 1_000_000, "servers listed in the publish benchmarks")
 	benchChanged = flag.Int("bench.changed", 1_000, "servers with a new result per run in BenchmarkPublishIncremental")
 	benchChecks  = flag.Int("bench.checks", 1, "checks, an hour apart, each server checked in BenchmarkPublishIncremental has before timing (720: a month of an hourly server)")
-	benchProfile = flag.String("bench.profile", "", "`DIR` where BenchmarkPublishIncremental writes the CPU profile of each timed publish (minute-N.prof; read them together with go tool pprof)")
+	benchProfile = flag.String("bench.profile", "", "`DIR` where BenchmarkPublishIncremental writes the CPU and memory profiles of each timed publish (minute-N.prof, minute-N.mem; read them together with go tool pprof)")
 )
 
 // benchList writes a ranked list of n servers, twenty on a host.
@@ -283,7 +283,8 @@ func publishApart(b *testing.B, cfg Config, minute int) apart {
 	}
 	args := []string{"-test.run=^TestPublishApart$", "-test.count=1", "-test.v=false"}
 	if *benchProfile != "" {
-		args = append(args, "-test.cpuprofile="+filepath.Join(*benchProfile, fmt.Sprintf("minute-%d.prof", minute)))
+		args = append(args, "-test.cpuprofile="+filepath.Join(*benchProfile, fmt.Sprintf("minute-%d.prof", minute)),
+			"-test.memprofile="+filepath.Join(*benchProfile, fmt.Sprintf("minute-%d.mem", minute)))
 	}
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), apartEnv+"="+string(c))

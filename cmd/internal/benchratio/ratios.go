@@ -25,6 +25,7 @@ var baselines = []baseline{
 	{"site", "BenchmarkPublishIncremental", "BenchmarkBaselineIndexRewrite"},
 	{"site", "BenchmarkPublishFull", "BenchmarkBaselineIndexRewrite"},
 	{"site", "BenchmarkReadOlder", "BenchmarkBaselineReadOlder"},
+	{"site", "BenchmarkLoadStore", "BenchmarkBaselineLoadStore"},
 	{"site/record", "BenchmarkColumns", "BenchmarkBaselineColumns"},
 	{"site/record", "BenchmarkServerFile", "BenchmarkBaselineServerFile"},
 }
