@@ -1,6 +1,7 @@
 package site
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,9 +25,13 @@ import (
 // files, loads with them unknown (0): a server's files are read back to
 // compare the next time it is rendered. A file of storeMagicV4 has the
 // record of index.json's parts in the JSON of its meta, where v5 has it
-// in binary after the rank order (encodeParts).
+// in binary after the rank order (encodeParts). Up to v5 a row was its
+// numbers as varints, read one after the other; v6 writes them at a fixed
+// width (rowWidth), read at known places, a quarter of the CPU. A record
+// of a layout before v6 is read and written anew as v6 by the next save.
 const (
-	storeMagic   = "plug.directory site state v5\n"
+	storeMagic   = "plug.directory site state v6\n"
+	storeMagicV5 = "plug.directory site state v5\n"
 	storeMagicV4 = "plug.directory site state v4\n"
 	storeMagicV3 = "plug.directory site state v3\n"
 	storeMagicV2 = "plug.directory site state v2\n"
@@ -132,18 +137,27 @@ type store struct {
 	// record of storeMagicV2), for backfillFacts.
 	factsPending bool
 	// base is what the record was read from (storedelta.go): state.bin's
-	// text, "" when none, where its meta is, where its first row starts
-	// and each row ends, its order's bytes and its index's parts. A
-	// publish appends to the log of what changed since (state-delta.bin)
-	// the rows, meta and parts that changed, or writes a new base, or
-	// nothing when nothing changed.
+	// text, "" when none, its meta, its number of rows, where they are
+	// (of a v6 base), its order's bytes and its index's parts; old when it
+	// is of a layout before v6. A publish appends to the log of what
+	// changed since (state-delta.bin) the rows, meta and parts that
+	// changed, or writes a new base, or nothing when nothing changed.
 	base      string
 	baseMeta  string
-	baseRows  int
-	baseEnds  []uint32
+	baseN     int
+	baseRows  rowsText
 	baseOrder string
 	baseIndex []indexPart
+	old       bool
 	log       logRead
+}
+
+// rowsText is where the rows of a v6 base are in its text (rowsSection):
+// the protocol versions they name, from 1, and the text of their ids,
+// where each ends, each one's version and numbers.
+type rowsText struct {
+	versions                   []string
+	ids, ends, versionOf, nums string
 }
 
 func newStore() *store {
@@ -193,12 +207,13 @@ func (s *store) sortOrder() {
 }
 
 // encoded is the site's record encoded, in the parts a delta compares
-// with its base: the JSON of meta, the rows side by side and where each
-// ends, the rank order, the record of the index's parts.
+// with its base: the JSON of meta, the number of rows, the rows (their
+// protocol versions' table, ids and numbers: rowsSection), the rank
+// order, the record of the index's parts.
 type encoded struct {
 	meta  []byte
+	n     int
 	rows  []byte
-	ends  []uint32
 	order []byte
 	parts []byte
 }
@@ -209,26 +224,67 @@ func (s *store) encode() (encoded, error) {
 	if err != nil {
 		return encoded{}, fmt.Errorf("encode site state: %w", err)
 	}
-	rows := durable.NewEncoder("", len(s.Rows)*80)
-	ends := make([]uint32, len(s.Rows))
+	return encoded{meta: mb, n: len(s.Rows), rows: s.rowsSection(), order: s.orderSection(), parts: encodeParts(s.Meta.Index)}, nil
+}
+
+// rowsSection returns the rows of state.bin: the protocol versions they
+// name (their number, then each one, a row naming the first as 1, none as
+// 0), their ids end to end, then for each row where its id ends in them
+// (four bytes), then each one's version (four bytes), then each one's
+// numbers, rowWidth bytes (appendFixed).
+func (s *store) rowsSection() []byte {
+	var names []string
+	index := map[uint32]uint32{0: 0}
+	idBytes := 0
 	for i := range s.Rows {
-		s.encodeRow(rows, &s.Rows[i])
-		ends[i] = uint32(rows.Len())
+		r := &s.Rows[i]
+		if _, ok := index[r.protocol]; !ok {
+			names = append(names, r.Protocol())
+			index[r.protocol] = uint32(len(names))
+		}
+		idBytes += int(r.idLen)
 	}
-	order := durable.NewEncoder("", len(s.Order)*3)
+	n := len(s.Rows)
+	e := durable.NewEncoder("", 16+len(names)*12+idBytes+n*(8+rowWidth))
+	e.Uvarint(uint64(len(names)))
+	for _, v := range names {
+		e.String(v)
+	}
+	e.Uvarint(uint64(idBytes))
+	for i := range s.Rows {
+		e.Raw([]byte(s.id(&s.Rows[i])))
+	}
+	b, end := e.Bytes(), uint32(0)
+	for i := range s.Rows {
+		end += s.Rows[i].idLen
+		b = binary.LittleEndian.AppendUint32(b, end)
+	}
+	for i := range s.Rows {
+		b = binary.LittleEndian.AppendUint32(b, index[s.Rows[i].protocol])
+	}
+	for i := range s.Rows {
+		b = appendFixed(b, &s.Rows[i])
+	}
+	return b
+}
+
+// orderSection returns the rank order of state.bin: each index four
+// bytes.
+func (s *store) orderSection() []byte {
+	b := make([]byte, 0, 4*len(s.Order))
 	for _, o := range s.Order {
-		order.Uvarint(uint64(o))
+		b = binary.LittleEndian.AppendUint32(b, o)
 	}
-	return encoded{meta: mb, rows: rows.Bytes(), ends: ends, order: order.Bytes(), parts: encodeParts(s.Meta.Index)}, nil
+	return b
 }
 
 // file returns state.bin with data's codec: magic, the JSON of meta, the
-// number of rows and the rows in a compact binary form, the rank order,
-// the record of the index's parts and the checksum.
+// number of rows and the rows (rowsSection), the rank order, the record
+// of the index's parts and the checksum.
 func (enc encoded) file() []byte {
 	e := durable.NewEncoder(storeMagic, len(enc.meta)+len(enc.rows)+len(enc.order)+len(enc.parts)+16)
 	e.String(string(enc.meta))
-	e.Uvarint(uint64(len(enc.ends)))
+	e.Uvarint(uint64(enc.n))
 	e.Raw(enc.rows)
 	e.Raw(enc.order)
 	e.Raw(enc.parts)
@@ -272,29 +328,83 @@ func (s *store) decodeParts(d *durable.Decoder) []indexPart {
 	return parts
 }
 
-// encodeRow appends the row r of s.
-func (s *store) encodeRow(e *durable.Encoder, r *row) {
-	e.String(s.id(r))
-	e.Uvarint(uint64(r.Rank))
-	e.Uint64(r.URLSum)
+// rowWidth is the bytes of a row's numbers (appendFixed).
+const rowWidth = 86
+
+// appendFixed appends the numbers of r, little-endian: its rank, address
+// hash, last check, uptime, tools, next plan, expiry, cadence and its
+// files' hashes (eight bytes each), its tool problems (four), its status
+// with 0x80 when paused, whether it speaks 2026-07-28 (a byte each).
+func appendFixed(b []byte, r *row) []byte {
+	for _, v := range [...]uint64{uint64(r.Rank), r.URLSum, uint64(r.LastCheck), uint64(r.Uptime7d), uint64(r.Tools),
+		uint64(r.PlanNext), uint64(r.Expires), uint64(r.EffCad), r.HTMLSum, r.StripSum} {
+		b = binary.LittleEndian.AppendUint64(b, v)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(r.Problems))
 	st := r.status
 	if r.Paused {
 		st |= 0x80
 	}
-	e.Byte(st)
-	for _, v := range []int64{r.LastCheck, r.Uptime7d, r.Tools, r.PlanNext, r.Expires, r.EffCad} {
-		e.Varint(v)
-	}
-	e.String(r.Protocol())
-	e.Byte(boolByte(r.Speaks))
-	e.Varint(int64(r.Problems))
-	e.Uint64(r.HTMLSum)
-	e.Uint64(r.StripSum)
+	return append(b, st, boolByte(r.Speaks))
 }
 
-// decodeRow reads a row encodeRow wrote into r, or that of an older
-// layout: v2 without its facts, v3 without its hashes, and returns its id,
+// decodeFixed reads what appendFixed wrote, rowWidth bytes of b, into r,
+// and reports whether its status is one of data.Outcomes.
+func decodeFixed(b string, r *row) bool {
+	b = b[:rowWidth]
+	r.Rank = int(le64(b[0:]))
+	r.URLSum = le64(b[8:])
+	r.LastCheck = int64(le64(b[16:]))
+	r.Uptime7d = int64(le64(b[24:]))
+	r.Tools = int64(le64(b[32:]))
+	r.PlanNext = int64(le64(b[40:]))
+	r.Expires = int64(le64(b[48:]))
+	r.EffCad = int64(le64(b[56:]))
+	r.HTMLSum = le64(b[64:])
+	r.StripSum = le64(b[72:])
+	r.Problems = int32(le32(b[80:]))
+	st := b[84]
+	r.Paused, r.status = st&0x80 != 0, st&0x7f
+	r.Speaks = b[85] != 0
+	return int(r.status) < len(data.Outcomes)
+}
+
+// le64 and le32 read the first eight and four bytes of b, little-endian.
+func le64(b string) uint64 {
+	_ = b[7]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+func le32(b string) uint32 {
+	_ = b[3]
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// appendLogRow appends the row r of s as the log holds it: its id and
+// protocol version (strings), its numbers (appendFixed).
+func (s *store) appendLogRow(e *durable.Encoder, r *row) {
+	e.String(s.id(r))
+	e.String(r.Protocol())
+	e.Raw(appendFixed(make([]byte, 0, rowWidth), r))
+}
+
+// decodeLogRow reads a row appendLogRow wrote into r, and returns its id,
 // which r has where it is in d's text. A bad status fails d.
+func decodeLogRow(d *durable.Decoder, r *row, pc *protocolCache) (id string) {
+	id = d.String()
+	r.idAt, r.idLen = uint32(d.Offset()-len(id)), uint32(len(id))
+	r.protocol = pc.number(d.String())
+	if b := d.Raw(rowWidth); d.Err() == nil && !decodeFixed(b, r) {
+		d.Fail("status")
+	}
+	return id
+}
+
+// decodeRow reads a row of the layout before v6, as varints (in state.bin
+// up to v5, and in a log v1), into r: v2 without its facts, v3 without
+// its hashes, and returns its id, which r has where it is in d's text. A
+// bad status fails d.
 func decodeRow(d *durable.Decoder, r *row, v2, v3 bool, pc *protocolCache) (id string) {
 	id = d.String()
 	r.idAt, r.idLen = uint32(d.Offset()-len(id)), uint32(len(id))
@@ -352,17 +462,15 @@ func decodeMeta(b string) (meta, error) {
 
 var errCorrupt = errors.New("corrupt site state")
 
-// decodeStore reads what encode wrote, from the file's text and its
-// CRC-32C as durable.ReadSummed returns them. Errors wrap errCorrupt.
+// decodeStore reads what encode wrote, or a record of a layout before,
+// from the file's text and its CRC-32C as durable.ReadSummed returns them.
+// Errors wrap errCorrupt.
 func decodeStore(text string, sum uint32) (*store, error) {
-	magic, v2, v3, v4 := storeMagic, strings.HasPrefix(text, storeMagicV2), strings.HasPrefix(text, storeMagicV3), strings.HasPrefix(text, storeMagicV4)
-	switch {
-	case v2:
-		magic = storeMagicV2
-	case v3:
-		magic = storeMagicV3
-	case v4:
-		magic = storeMagicV4
+	magic := storeMagic
+	for _, m := range []string{storeMagicV5, storeMagicV4, storeMagicV3, storeMagicV2} {
+		if strings.HasPrefix(text, m) {
+			magic = m
+		}
 	}
 	d, err := durable.NewDecoder(text, sum, magic, errCorrupt)
 	if err != nil {
@@ -375,17 +483,74 @@ func decodeStore(text string, sum uint32) (*store, error) {
 			return nil, err
 		}
 	}
+	s.ids, s.old = text, magic != storeMagic
+	if s.old {
+		s.decodeOldRows(d, magic)
+	} else {
+		s.decodeRowsText(d)
+	}
+	if magic == storeMagic || magic == storeMagicV5 {
+		s.Meta.Index = s.decodeParts(d)
+	}
+	if err := d.Close(); err != nil {
+		return nil, err
+	}
+	s.base, s.baseN, s.baseIndex = text, len(s.Rows), slices.Clone(s.Meta.Index)
+	s.log = logRead{fresh: true, meta: s.baseMeta, parts: s.baseIndex}
+	return s, nil
+}
+
+// decodeRowsText reads the rows and the rank order of a v6 base into s:
+// the rows at a fixed width, each read at its place (rowsSection).
+func (s *store) decodeRowsText(d *durable.Decoder) {
+	n := d.Count(12 + rowWidth)
+	var rt rowsText
+	for range d.Count(1) {
+		rt.versions = append(rt.versions, d.String())
+	}
+	rt.ids = d.String()
+	idsAt := d.Offset() - len(rt.ids)
+	rt.ends, rt.versionOf, rt.nums = d.Raw(4*n), d.Raw(4*n), d.Raw(rowWidth*n)
+	order := d.Raw(4 * n)
+	if d.Err() != nil {
+		return
+	}
+	numbers := make([]uint32, len(rt.versions)+1)
+	for k, v := range rt.versions {
+		numbers[k+1] = protocolNumber(v)
+	}
+	s.Rows, s.Order = make([]row, n), make([]uint32, n)
+	from := uint32(0)
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		end, v := le32(rt.ends[4*i:]), le32(rt.versionOf[4*i:])
+		if end < from || int(end) > len(rt.ids) || int(v) >= len(numbers) || !decodeFixed(rt.nums[i*rowWidth:], r) {
+			d.Fail("row")
+			return
+		}
+		r.idAt, r.idLen, r.protocol = uint32(idsAt)+from, end-from, numbers[v]
+		s.factsPending = s.factsPending || r.Problems < 0
+		from = end
+		if s.Order[i] = le32(order[4*i:]); int(s.Order[i]) >= n {
+			d.Fail("order")
+			return
+		}
+	}
+	s.baseRows, s.baseOrder = rt, order
+}
+
+// decodeOldRows reads the rows and the rank order of a base of a layout
+// before v6 (decodeRow) into s.
+func (s *store) decodeOldRows(d *durable.Decoder, magic string) {
+	v2, v3 := magic == storeMagicV2, magic == storeMagicV3
 	n := d.Count(11)
-	s.Rows, s.ids = make([]row, n), text
-	s.baseRows = d.Offset()
-	s.baseEnds = make([]uint32, n)
+	s.Rows = make([]row, n)
 	var pc protocolCache
 	for i := range s.Rows {
 		decodeRow(d, &s.Rows[i], v2, v3, &pc)
 		if d.Err() != nil {
 			break
 		}
-		s.baseEnds[i] = uint32(d.Offset())
 		s.factsPending = s.factsPending || s.Rows[i].Problems < 0
 	}
 	orderStart := d.Offset()
@@ -398,16 +563,7 @@ func decodeStore(text string, sum uint32) (*store, error) {
 		}
 		s.Order[i] = uint32(o)
 	}
-	s.baseOrder = text[orderStart:d.Offset()]
-	if !v2 && !v3 && !v4 {
-		s.Meta.Index = s.decodeParts(d)
-	}
-	if err := d.Close(); err != nil {
-		return nil, err
-	}
-	s.base, s.baseIndex = text, slices.Clone(s.Meta.Index)
-	s.log = logRead{fresh: true, meta: s.baseMeta, parts: s.baseIndex}
-	return s, nil
+	s.baseOrder = s.ids[orderStart:d.Offset()]
 }
 
 // loadStore reads DATA/site/state.bin and the delta written since

@@ -3,6 +3,8 @@ package site
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
@@ -202,5 +204,43 @@ func TestPublishWritesOverPartsAKilledPublishLeft(t *testing.T) {
 		if _, ok := want[rel]; !ok {
 			t.Errorf("%s left, not in the site of the publish never killed", rel)
 		}
+	}
+}
+
+// TestStoreRowsOutOfRange: a record whose checksum holds but whose rows
+// say what no encode writes (a status not listed, an id past the ids, a
+// protocol version not in the table, a rank order past the rows) is
+// damaged, named by what is wrong, never read as rows or a panic.
+func TestStoreRowsOutOfRange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, want string
+		rows       func(st *store)   // spoils the rows before they are encoded
+		bytes      func(rows []byte) // spoils their bytes (rowsSection) after
+	}{
+		{"status", "bad row", func(st *store) { st.Rows[1].status = 0x7f }, nil},
+		{"order", "bad order", func(st *store) { st.Order[2] = 3 }, nil},
+		{"id_end", "bad row", nil, func(rows []byte) { binary.LittleEndian.PutUint32(rows[len(rows)-3*(8+rowWidth)+4:], 1<<20) }},
+		{"version", "bad row", nil, func(rows []byte) { binary.LittleEndian.PutUint32(rows[len(rows)-3*(4+rowWidth):], 2) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := storeOf([]string{"alpha", "bravo", "charlie"})
+			st.Rows[0].protocol = protocolNumber("2025-11-25")
+			st.sortOrder()
+			if tc.rows != nil {
+				tc.rows(st)
+			}
+			enc, err := st.encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.bytes != nil {
+				tc.bytes(enc.rows)
+			}
+			b := enc.file()
+			if _, err := decodeStore(string(b), crc32c(b)); !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("decoded with %v; want %q", err, tc.want)
+			}
+		})
 	}
 }

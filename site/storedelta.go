@@ -22,8 +22,8 @@ import (
 // last four bytes of the base it applies to (its checksum) and the
 // CRC-32C of both; then a record a publish, each its length and the
 // CRC-32C of that (four bytes each), then the JSON of meta whole, the
-// number of rows and each row that changed, as its index and encodeRow's
-// bytes, the number of the index's parts whose hash changed and each
+// number of rows and each row that changed, as its index and
+// appendLogRow's bytes, the number of the index's parts whose hash changed and each
 // one's index and hash, and the CRC-32C of the record. A publish killed
 // while it appended leaves a record cut short, which the next one reads
 // as never written and writes over; a record whole but whose checksum
@@ -32,9 +32,11 @@ import (
 // out anew, is written as a new base instead, and the log removed after
 // it. A delta of deltaMagicV1, the layout before the log (every row
 // changed since the base, the parts in its meta's JSON), is read, and
-// replaced by a log at the next publish.
+// so is a log of logMagicV1, whose rows are of the layout before v6
+// (decodeRow): the next publish writes a new base of either.
 const (
-	logMagic     = "plug.directory site state log v1\n"
+	logMagic     = "plug.directory site state log v2\n"
+	logMagicV1   = "plug.directory site state log v1\n"
 	deltaMagicV1 = "plug.directory site state delta v1\n"
 )
 
@@ -74,32 +76,27 @@ func deltaPath(dataDir string) string { return filepath.Join(dataDir, "site", "s
 func (s *store) save(w *writer, dataDir string, touched []int) error {
 	var enc encoded
 	rec, empty, ok := []byte(nil), false, false
+	logRow := func(i int) []byte {
+		e := durable.NewEncoder("", 128)
+		s.appendLogRow(e, &s.Rows[i])
+		return e.Bytes()
+	}
 	switch {
-	case s.base == "":
+	case s.base == "" || s.old:
 	case touched != nil:
 		// A fresh log says every row that differs from the base.
 		cands := touched
 		if s.log.fresh {
 			cands = mergeSorted(touched, s.log.set)
 		}
-		rec, empty, ok = s.record(cands, func(i int) []byte {
-			e := durable.NewEncoder("", 96)
-			s.encodeRow(e, &s.Rows[i])
-			return e.Bytes()
-		})
+		rec, empty, ok = s.record(cands, logRow)
 	default:
 		var err error
 		if enc, err = s.encode(); err != nil {
 			return err
 		}
-		if len(enc.ends) == len(s.baseEnds) && string(enc.order) == s.baseOrder {
-			rec, empty, ok = s.record(seq(0, len(enc.ends)), func(i int) []byte {
-				from := uint32(0)
-				if i > 0 {
-					from = enc.ends[i-1]
-				}
-				return enc.rows[from:enc.ends[i]]
-			})
+		if enc.n == s.baseN && string(enc.order) == s.baseOrder {
+			rec, empty, ok = s.record(seq(0, enc.n), logRow)
 		}
 	}
 	limit := int64(max(len(s.base)/deltaShare, deltaMin))
@@ -200,13 +197,24 @@ func (s *store) logHead() []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, durable.Castagnoli))
 }
 
-// baseRow returns the bytes of row i in the base.
+// baseRow returns the bytes of row i of the base, a v6 one, as the log
+// holds a row (appendLogRow).
 func (s *store) baseRow(i int) string {
-	from := uint32(s.baseRows)
+	rt := &s.baseRows
+	from := uint32(0)
 	if i > 0 {
-		from = s.baseEnds[i-1]
+		from = le32(rt.ends[4*(i-1):])
 	}
-	return s.base[from:s.baseEnds[i]]
+	version := ""
+	if v := le32(rt.versionOf[4*i:]); v > 0 {
+		version = rt.versions[v-1]
+	}
+	id := rt.ids[from:le32(rt.ends[4*i:])]
+	e := durable.NewEncoder("", 2*binary.MaxVarintLen64+len(id)+len(version)+rowWidth)
+	e.String(id)
+	e.String(version)
+	e.Raw([]byte(rt.nums[i*rowWidth : (i+1)*rowWidth]))
+	return string(e.Bytes())
 }
 
 // mergeSorted returns the union of two ascending lists of indexes.
@@ -264,7 +272,8 @@ func (s *store) readDelta(dataDir string) error {
 
 // applyLog applies the records of the log text to s.
 func (s *store) applyLog(text string) error {
-	if len(text) < logHeader || !strings.HasPrefix(text, logMagic) {
+	v1 := strings.HasPrefix(text, logMagicV1)
+	if len(text) < logHeader || !v1 && !strings.HasPrefix(text, logMagic) {
 		return fmt.Errorf("%w: not a log", errCorrupt)
 	}
 	if binary.LittleEndian.Uint32([]byte(text[logHeader-4:logHeader])) != crc32.Checksum([]byte(text[:logHeader-4]), durable.Castagnoli) {
@@ -275,7 +284,7 @@ func (s *store) applyLog(text string) error {
 	}
 	rows, last := map[int]string{}, 0
 	off, err := durable.EachRecord(text, logHeader, 0, errCorrupt, func(off int, body string) error {
-		if err := s.applyRecord(body, rows); err != nil {
+		if err := s.applyRecord(body, v1, rows); err != nil {
 			return fmt.Errorf("record at byte %d: %w", off, err)
 		}
 		last = off
@@ -305,14 +314,15 @@ func (s *store) applyLog(text string) error {
 
 // applyRecord applies one record of the log to s, noting in rows the
 // bytes of each row it sets, but its meta: its JSON becomes s.log.meta,
-// which applyLog reads once, the last record's.
-func (s *store) applyRecord(body string, rows map[int]string) error {
+// which applyLog reads once, the last record's. v1: the record is of a
+// log v1, its rows of the layout before v6.
+func (s *store) applyRecord(body string, v1 bool, rows map[int]string) error {
 	d, err := durable.NewDecoder(body, crc32.Checksum([]byte(body), durable.Castagnoli), "", errCorrupt)
 	if err != nil {
 		return err
 	}
 	mj := d.String()
-	s.decodeRows(d, func(i, from, to int) { rows[i] = body[from:to] })
+	s.decodeRows(d, v1, func(i, from, to int) { rows[i] = body[from:to] })
 	parts := s.Meta.Index
 	for range d.Count(9) {
 		k, sum := d.Uvarint(), d.Uint64()
@@ -329,10 +339,11 @@ func (s *store) applyRecord(body string, rows map[int]string) error {
 	return nil
 }
 
-// decodeRows reads a number of rows, each its index and encodeRow's
-// bytes, over s.Rows, and calls each with a row's index and where its
-// bytes start and end in d. A row of another server fails d.
-func (s *store) decodeRows(d *durable.Decoder, each func(i, from, to int)) {
+// decodeRows reads a number of rows, each its index and appendLogRow's
+// bytes (decodeRow's when old: a log v1 or a delta v1), over s.Rows, and
+// calls each with a row's index and where its bytes start and end in d.
+// A row of another server fails d.
+func (s *store) decodeRows(d *durable.Decoder, old bool, each func(i, from, to int)) {
 	var pc protocolCache
 	for range d.Count(12) {
 		i := d.Uvarint()
@@ -342,7 +353,12 @@ func (s *store) decodeRows(d *durable.Decoder, each func(i, from, to int)) {
 		}
 		from := d.Offset()
 		var r row
-		id := decodeRow(d, &r, false, false, &pc)
+		var id string
+		if old {
+			id = decodeRow(d, &r, false, false, &pc)
+		} else {
+			id = decodeLogRow(d, &r, &pc)
+		}
 		if d.Err() != nil {
 			return
 		}
@@ -357,7 +373,7 @@ func (s *store) decodeRows(d *durable.Decoder, each func(i, from, to int)) {
 }
 
 // applyDelta applies a delta of the layout before the log, deltaMagicV1,
-// whose CRC-32C is sum, to s: the next publish replaces it by a log.
+// whose CRC-32C is sum, to s: the next publish writes a new base.
 func (s *store) applyDelta(text string, sum uint32) error {
 	d, err := durable.NewDecoder(text, sum, deltaMagicV1, errCorrupt)
 	if err != nil {
@@ -371,7 +387,7 @@ func (s *store) applyDelta(text string, sum uint32) error {
 		return err
 	}
 	var set []int
-	s.decodeRows(d, func(i, _, _ int) { set = append(set, i) })
+	s.decodeRows(d, true, func(i, _, _ int) { set = append(set, i) })
 	if err := d.Close(); err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package site
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -276,68 +275,80 @@ func TestStoreLog(t *testing.T) {
 	}
 }
 
-// TestRecordOfPartsV4: a record of the layout before (state.bin v4 and a
-// delta v1, the parts in the JSON of their meta) reads as it was written,
-// and its next save writes a log; a record whose parts do not cover its
-// rows is damaged.
-func TestRecordOfPartsV4(t *testing.T) {
+// TestRecordOfEarlierLayouts: a record of a layout before (state.bin v4
+// and a delta v1, the parts in the JSON of their meta; state.bin v5 and a
+// log v1, its rows as varints), as those builds wrote them, reads as it
+// was written, and its next save writes a new base of this layout and
+// removes the delta; a record whose parts do not cover its rows is
+// damaged.
+func TestRecordOfEarlierLayouts(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	st := newStore()
-	rows, ids := make([]row, 300), make([]string, 300)
-	for i := range rows {
-		ids[i], rows[i] = fmt.Sprintf("s%05d", i), row{Rank: i + 1, status: statusIndex(data.Working), Uptime7d: -1, Tools: -1}
-	}
-	st.setRows(rows, ids)
-	st.sortOrder()
-	st.Meta.Index = []indexPart{{First: "s00000", Rows: 100, Sum: 1}, {First: "s00100", Rows: 200, Sum: 2}}
-	// legacy returns meta's JSON with the parts in it, as v4 wrote it.
-	legacy := func(m meta) string {
-		b, err := json.Marshal(struct {
-			meta
-			Index []indexPart `json:"index,omitempty"`
-		}{m, m.Index})
-		if err != nil {
-			t.Fatal(err)
+	// v4 returns the record testdata/state-v4*.bin hold.
+	v4 := func() *store {
+		st := newStore()
+		rows, ids := make([]row, 300), make([]string, 300)
+		for i := range rows {
+			ids[i], rows[i] = fmt.Sprintf("s%05d", i), row{Rank: i + 1, status: statusIndex(data.Working), Uptime7d: -1, Tools: -1}
 		}
-		return string(b)
+		st.setRows(rows, ids)
+		st.Rows[150].LastCheck = 7
+		st.Meta.Index = []indexPart{{First: "s00000", Rows: 100, Sum: 1}, {First: "s00100", Rows: 200, Sum: 3}}
+		return st
 	}
-	enc, err := st.encode()
-	if err != nil {
-		t.Fatal(err)
+	// v5 returns the record testdata/state-v5*.bin hold.
+	v5 := func() *store {
+		st := newStore()
+		rows, ids := make([]row, 5), make([]string, 5)
+		for i := range rows {
+			ids[i] = fmt.Sprintf("s%05d", i)
+			rows[i] = row{Rank: 5 - i, URLSum: uint64(i) * 0x9e3779b97f4a7c15, status: statusIndex(data.Working), LastCheck: 1764669617000 + int64(i),
+				Uptime7d: 9950, Tools: int64(i), PlanNext: 1764673217000, Expires: 1764700000000, EffCad: 7200 * int64(i%2),
+				protocol: protocolNumber("2025-11-25"), Speaks: i%2 == 0, Problems: int32(i % 3), HTMLSum: 11 + uint64(i), StripSum: 22 + uint64(i)}
+		}
+		rows[2].Paused, rows[2].status = true, statusIndex(data.Paused)
+		rows[4].protocol, rows[4].Problems, rows[4].Tools, rows[4].Uptime7d = 0, 0, -1, -1
+		rows[3].LastCheck, rows[3].protocol = 1764669999000, protocolNumber("2026-07-28")
+		st.setRows(rows, ids)
+		st.Meta.Index = []indexPart{{First: "s00000", Rows: 2, Sum: 1}, {First: "s00002", Rows: 3, Sum: 3}}
+		st.Meta.ListBad = 2
+		return st
 	}
-	e := durable.NewEncoder(storeMagicV4, 0)
-	e.String(legacy(st.Meta))
-	e.Uvarint(uint64(len(st.Rows)))
-	e.Raw(enc.rows)
-	e.Raw(enc.order)
-	v4 := e.Finish()
-	// A delta v1 over it: a row and the hash of a part changed.
-	st.Rows[150].LastCheck = 7
-	st.Meta.Index[1].Sum = 3
-	e = durable.NewEncoder(deltaMagicV1, 0)
-	e.Raw(v4[len(v4)-4:])
-	e.String(legacy(st.Meta))
-	e.Uvarint(1)
-	e.Uvarint(150)
-	st.encodeRow(e, &st.Rows[150])
-	if err := os.MkdirAll(filepath.Join(dir, "site"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name, base, delta string // written by 59c5fe9's encode and save
+		want              func() *store
+	}{
+		{"v4_and_delta_v1", "state-v4.bin", "state-v4-delta-v1.bin", v4},
+		{"v5_and_log_v1", "state-v5.bin", "state-v5-log-v1.bin", v5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, "site"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for from, to := range map[string]string{tc.base: data.Dir(dir).SiteStore(), tc.delta: deltaPath(dir)} {
+				if err := os.WriteFile(to, []byte(mustRead(t, filepath.Join("testdata", from))), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := tc.want()
+			got := mustLoadStore(t, dir)
+			if !reflect.DeepEqual(got.Meta.Index, want.Meta.Index) || !sameRows(got, want) || got.Meta.ListBad != want.Meta.ListBad {
+				t.Fatalf("read as parts %+v, rows %+v", got.Meta.Index, got.Rows)
+			}
+			got.Rows[1].LastCheck = 8
+			saveStore(t, got, dir, []int{1})
+			if b := mustRead(t, data.Dir(dir).SiteStore()); !strings.HasPrefix(b, storeMagic) {
+				t.Errorf("saved over a %s base: state.bin starts %q", tc.name, b[:min(len(b), len(storeMagic))])
+			}
+			if _, err := os.Stat(deltaPath(dir)); !os.IsNotExist(err) {
+				t.Errorf("saved over a %s base: the delta left (%v)", tc.name, err)
+			}
+			if again := mustLoadStore(t, dir); !sameRows(again, got) || !reflect.DeepEqual(again.Meta.Index, want.Meta.Index) {
+				t.Errorf("the new base read back: parts %+v", again.Meta.Index)
+			}
+		})
 	}
-	os.WriteFile(data.Dir(dir).SiteStore(), v4, 0o644)
-	os.WriteFile(deltaPath(dir), e.Finish(), 0o644)
-	got := mustLoadStore(t, dir)
-	if !reflect.DeepEqual(got.Meta.Index, st.Meta.Index) || !sameRows(got, st) {
-		t.Fatalf("v4 and v1 read: parts %+v", got.Meta.Index)
-	}
-	got.Rows[20].LastCheck = 8
-	saveStore(t, got, dir, []int{20})
-	if log := mustRead(t, deltaPath(dir)); !strings.HasPrefix(log, logMagic) || strings.Contains(log, `"index"`) {
-		t.Errorf("saved over a v4 base: not a log without the parts in its meta: %q", log)
-	}
-	if again := mustLoadStore(t, dir); !sameRows(again, got) || !reflect.DeepEqual(again.Meta.Index, st.Meta.Index) {
-		t.Errorf("the log over a v4 base read back: parts %+v", again.Meta.Index)
-	}
+	st := v4()
 	st.Meta.Index[1].Rows = 199
 	if _, err := decodeStore(string(mustStoreFile(t, st)), durable.CRCResidue); !errors.Is(err, errCorrupt) {
 		t.Errorf("parts that do not cover the rows: %v", err)
