@@ -137,12 +137,14 @@ type store struct {
 	// record of storeMagicV2), for backfillFacts.
 	factsPending bool
 	// base is what the record was read from (storedelta.go): state.bin's
-	// text, "" when none, its meta, its number of rows, where they are
-	// (of a v6 base), its order's bytes and its index's parts; old when it
-	// is of a layout before v6. A publish appends to the log of what
-	// changed since (state-delta.bin) the rows, meta and parts that
-	// changed, or writes a new base, or nothing when nothing changed.
-	base      string
+	// checksum (its last four bytes, "" when there is none) and size, its
+	// meta, its number of rows, where they are (of a v6 base), its
+	// order's bytes and its index's parts; old when it is of a layout
+	// before v6. A publish appends to the log of what changed since
+	// (state-delta.bin) the rows, meta and parts that changed, or writes
+	// a new base, or nothing when nothing changed.
+	baseSum   string
+	baseSize  int64
 	baseMeta  string
 	baseN     int
 	baseRows  rowsText
@@ -152,12 +154,13 @@ type store struct {
 	log       logRead
 }
 
-// rowsText is where the rows of a v6 base are in its text (rowsSection):
-// the protocol versions they name, from 1, and the text of their ids,
-// where each ends, each one's version and numbers.
+// rowsText is what is kept of the rows of a v6 base (rowsSection): the
+// protocol versions they name, from 1, the text of their ids, where each
+// ends and each one's version, and where their numbers are in the file.
 type rowsText struct {
-	versions                   []string
-	ids, ends, versionOf, nums string
+	versions             []string
+	ids, ends, versionOf string
+	numsAt               int64
 }
 
 func newStore() *store {
@@ -350,7 +353,7 @@ func appendFixed(b []byte, r *row) []byte {
 
 // decodeFixed reads what appendFixed wrote, rowWidth bytes of b, into r,
 // and reports whether its status is one of data.Outcomes.
-func decodeFixed(b string, r *row) bool {
+func decodeFixed[T string | []byte](b T, r *row) bool {
 	b = b[:rowWidth]
 	r.Rank = int(le64(b[0:]))
 	r.URLSum = le64(b[8:])
@@ -370,13 +373,13 @@ func decodeFixed(b string, r *row) bool {
 }
 
 // le64 and le32 read the first eight and four bytes of b, little-endian.
-func le64(b string) uint64 {
+func le64[T string | []byte](b T) uint64 {
 	_ = b[7]
 	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
-func le32(b string) uint32 {
+func le32[T string | []byte](b T) uint32 {
 	_ = b[3]
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
@@ -462,9 +465,9 @@ func decodeMeta(b string) (meta, error) {
 
 var errCorrupt = errors.New("corrupt site state")
 
-// decodeStore reads what encode wrote, or a record of a layout before,
-// from the file's text and its CRC-32C as durable.ReadSummed returns them.
-// Errors wrap errCorrupt.
+// decodeStore reads a base of a layout before v6 (readStore reads one of
+// v6), from the file's text and its CRC-32C as durable.ReadSummed returns
+// them. Errors wrap errCorrupt.
 func decodeStore(text string, sum uint32) (*store, error) {
 	magic := storeMagic
 	for _, m := range []string{storeMagicV5, storeMagicV4, storeMagicV3, storeMagicV2} {
@@ -483,60 +486,18 @@ func decodeStore(text string, sum uint32) (*store, error) {
 			return nil, err
 		}
 	}
-	s.ids, s.old = text, magic != storeMagic
-	if s.old {
-		s.decodeOldRows(d, magic)
-	} else {
-		s.decodeRowsText(d)
-	}
-	if magic == storeMagic || magic == storeMagicV5 {
+	s.ids, s.old = text, true
+	s.decodeOldRows(d, magic)
+	if magic == storeMagicV5 {
 		s.Meta.Index = s.decodeParts(d)
 	}
 	if err := d.Close(); err != nil {
 		return nil, err
 	}
-	s.base, s.baseN, s.baseIndex = text, len(s.Rows), slices.Clone(s.Meta.Index)
+	s.baseSum, s.baseSize = text[len(text)-4:], int64(len(text))
+	s.baseN, s.baseIndex = len(s.Rows), slices.Clone(s.Meta.Index)
 	s.log = logRead{fresh: true, meta: s.baseMeta, parts: s.baseIndex}
 	return s, nil
-}
-
-// decodeRowsText reads the rows and the rank order of a v6 base into s:
-// the rows at a fixed width, each read at its place (rowsSection).
-func (s *store) decodeRowsText(d *durable.Decoder) {
-	n := d.Count(12 + rowWidth)
-	var rt rowsText
-	for range d.Count(1) {
-		rt.versions = append(rt.versions, d.String())
-	}
-	rt.ids = d.String()
-	idsAt := d.Offset() - len(rt.ids)
-	rt.ends, rt.versionOf, rt.nums = d.Raw(4*n), d.Raw(4*n), d.Raw(rowWidth*n)
-	order := d.Raw(4 * n)
-	if d.Err() != nil {
-		return
-	}
-	numbers := make([]uint32, len(rt.versions)+1)
-	for k, v := range rt.versions {
-		numbers[k+1] = protocolNumber(v)
-	}
-	s.Rows, s.Order = make([]row, n), make([]uint32, n)
-	from := uint32(0)
-	for i := range s.Rows {
-		r := &s.Rows[i]
-		end, v := le32(rt.ends[4*i:]), le32(rt.versionOf[4*i:])
-		if end < from || int(end) > len(rt.ids) || int(v) >= len(numbers) || !decodeFixed(rt.nums[i*rowWidth:], r) {
-			d.Fail("row")
-			return
-		}
-		r.idAt, r.idLen, r.protocol = uint32(idsAt)+from, end-from, numbers[v]
-		s.factsPending = s.factsPending || r.Problems < 0
-		from = end
-		if s.Order[i] = le32(order[4*i:]); int(s.Order[i]) >= n {
-			d.Fail("order")
-			return
-		}
-	}
-	s.baseRows, s.baseOrder = rt, order
 }
 
 // decodeOldRows reads the rows and the rank order of a base of a layout
@@ -571,14 +532,19 @@ func (s *store) decodeOldRows(d *durable.Decoder, magic string) {
 // is a damaged one, with the error naming it.
 func loadStore(dataDir string) (*store, error) {
 	path := data.Dir(dataDir).SiteStore()
-	text, sum, err := durable.ReadSummed(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read site state: %w", err)
 	}
-	s, err := decodeStore(text, sum)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read site state: %w", err)
+	}
+	s, err := readStore(f, fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("read site state %s: %w", path, err)
 	}

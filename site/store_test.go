@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
-	"plug.directory/prober/internal/durable"
 	"plug.directory/prober/internal/testutil"
 )
 
@@ -29,11 +27,8 @@ func TestStore(t *testing.T) {
 	f.MustPublish()
 	want := testutil.MustTree(t, f.out)
 	path := data.Dir(f.dir).SiteStore()
-	text, sum, err := durable.ReadSummed(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := decodeStore(text, sum)
+	text := mustRead(t, path)
+	st, err := decodeText(text)
 	if err != nil || len(st.Rows) != len(fixServers) {
 		t.Fatalf("decode: %v; want %d rows", err, len(fixServers))
 	}
@@ -51,7 +46,7 @@ func TestStore(t *testing.T) {
 			b := []byte(text)
 			i := rng.IntN(len(b))
 			b[i] ^= byte(1 + rng.IntN(255))
-			if _, err := decodeStore(string(b), crc32c(b)); err == nil {
+			if _, err := decodeText(string(b)); err == nil {
 				t.Fatalf("byte %d flipped: decoded without an error", i)
 			}
 		}
@@ -108,8 +103,6 @@ func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
 	}
 }
 
-// crc32c returns the CRC-32C of b, as durable.ReadSummed sums a file.
-func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
 // TestRowHoldsNoPointer: a row holds no string, slice, map or pointer. The
 // collector follows each pointer of each row at every cycle of a publish,
@@ -238,9 +231,15 @@ func TestStoreRowsOutOfRange(t *testing.T) {
 				tc.bytes(enc.rows)
 			}
 			b := enc.file()
-			if _, err := decodeStore(string(b), crc32c(b)); !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), tc.want) {
+			if _, err := decodeText(string(b)); !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("decoded with %v; want %q", err, tc.want)
 			}
 		})
 	}
+}
+
+// decodeText reads the record of the text of a state.bin, as loadStore
+// reads its file.
+func decodeText(text string) (*store, error) {
+	return readStore(strings.NewReader(text), int64(len(text)))
 }

@@ -81,25 +81,31 @@ func (s *store) save(w *writer, dataDir string, touched []int) error {
 		s.appendLogRow(e, &s.Rows[i])
 		return e.Bytes()
 	}
+	var cands []int
 	switch {
-	case s.base == "" || s.old:
+	case s.baseSum == "" || s.old:
 	case touched != nil:
 		// A fresh log says every row that differs from the base.
-		cands := touched
+		cands = touched
 		if s.log.fresh {
 			cands = mergeSorted(touched, s.log.set)
 		}
-		rec, empty, ok = s.record(cands, logRow)
 	default:
 		var err error
 		if enc, err = s.encode(); err != nil {
 			return err
 		}
 		if enc.n == s.baseN && string(enc.order) == s.baseOrder {
-			rec, empty, ok = s.record(seq(0, enc.n), logRow)
+			cands = seq(0, enc.n)
 		}
 	}
-	limit := int64(max(len(s.base)/deltaShare, deltaMin))
+	if cands != nil {
+		// A base that cannot be read again is written anew.
+		if nums, err := s.baseNumbers(dataDir, cands); err == nil {
+			rec, empty, ok = s.record(cands, logRow, nums)
+		}
+	}
+	limit := max(s.baseSize/deltaShare, deltaMin)
 	switch {
 	case !ok:
 	case empty && s.log.fresh && s.log.exists:
@@ -119,10 +125,8 @@ func (s *store) save(w *writer, dataDir string, touched []int) error {
 			return err
 		}
 	}
-	if b := enc.file(); string(b) != s.base {
-		if err := w.stage(data.Dir(dataDir).SiteStore(), b); err != nil {
-			return err
-		}
+	if err := w.stage(data.Dir(dataDir).SiteStore(), enc.file()); err != nil {
+		return err
 	}
 	if s.log.exists {
 		w.stageRemove(deltaPath(dataDir))
@@ -135,7 +139,7 @@ func (s *store) save(w *writer, dataDir string, touched []int) error {
 // fresh log, and the parts whose hash changed; empty when it would say
 // nothing new. ok is false when no record can say it: a row of another
 // server, or the parts laid out otherwise than the base's.
-func (s *store) record(cands []int, rowBytes func(i int) []byte) (rec []byte, empty, ok bool) {
+func (s *store) record(cands []int, rowBytes func(i int) []byte, nums func(i int) string) (rec []byte, empty, ok bool) {
 	parts := s.Meta.Index
 	if len(parts) != len(s.baseIndex) {
 		return nil, false, false
@@ -158,17 +162,16 @@ func (s *store) record(cands []int, rowBytes func(i int) []byte) (rec []byte, em
 	rows := durable.NewEncoder("", len(cands)*96)
 	n := 0
 	for _, i := range cands {
-		b, base := rowBytes(i), s.baseRow(i)
+		b := rowBytes(i)
 		ref, ok := s.log.rows[i]
 		if !ok {
-			ref = base
+			ref = s.baseRow(i, nums(i))
 		}
 		if string(b) == ref {
 			continue
 		}
 		// The same server, or the rows are others: a new base.
-		id := s.id(&s.Rows[i])
-		if !strings.HasPrefix(base, string(binary.AppendUvarint(nil, uint64(len(id))))+id) {
+		if i >= s.baseN || s.baseID(i) != s.id(&s.Rows[i]) {
 			return nil, false, false
 		}
 		rows.Uvarint(uint64(i))
@@ -193,28 +196,85 @@ func (s *store) record(cands []int, rowBytes func(i int) []byte) (rec []byte, em
 
 // logHead returns the header of a log of the base.
 func (s *store) logHead() []byte {
-	b := append([]byte(logMagic), s.base[len(s.base)-4:]...)
+	b := append([]byte(logMagic), s.baseSum...)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, durable.Castagnoli))
 }
 
-// baseRow returns the bytes of row i of the base, a v6 one, as the log
-// holds a row (appendLogRow).
-func (s *store) baseRow(i int) string {
+// baseID returns the id of row i of the base, a v6 one.
+func (s *store) baseID(i int) string {
 	rt := &s.baseRows
 	from := uint32(0)
 	if i > 0 {
 		from = le32(rt.ends[4*(i-1):])
 	}
+	return rt.ids[from:le32(rt.ends[4*i:])]
+}
+
+// baseRow returns the bytes of row i of the base, a v6 one, whose
+// numbers are nums, as the log holds a row (appendLogRow); "" for a row
+// past the base's.
+func (s *store) baseRow(i int, nums string) string {
+	if i >= s.baseN {
+		return ""
+	}
+	rt := &s.baseRows
 	version := ""
 	if v := le32(rt.versionOf[4*i:]); v > 0 {
 		version = rt.versions[v-1]
 	}
-	id := rt.ids[from:le32(rt.ends[4*i:])]
+	id := s.baseID(i)
 	e := durable.NewEncoder("", 2*binary.MaxVarintLen64+len(id)+len(version)+rowWidth)
 	e.String(id)
 	e.String(version)
-	e.Raw([]byte(rt.nums[i*rowWidth : (i+1)*rowWidth]))
+	e.Raw([]byte(nums))
 	return string(e.Bytes())
+}
+
+// baseNumbers returns the numbers of the rows cands of the base (a v6
+// one), which readStore did not keep, read again from its file, state.bin
+// under dataDir: a read a row, or the whole of them when cands are more
+// than one row in 64 (a save that compares every row). Rows the log sets
+// are not read: record compares them with the log's. A file that is not
+// the base read (its size and checksum; the site's lock keeps other
+// publishes out, not a hand) is an error.
+func (s *store) baseNumbers(dataDir string, cands []int) (func(i int) string, error) {
+	f, err := os.Open(data.Dir(dataDir).SiteStore())
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sum := make([]byte, 4)
+	if fi, err := f.Stat(); err != nil || fi.Size() != s.baseSize {
+		return nil, fmt.Errorf("read site state: not the base read")
+	}
+	if _, err := f.ReadAt(sum, s.baseSize-4); err != nil || string(sum) != s.baseSum {
+		return nil, fmt.Errorf("read site state: not the base read")
+	}
+	at := s.baseRows.numsAt
+	if len(cands) > s.baseN/64 {
+		all := make([]byte, s.baseN*rowWidth)
+		if _, err := f.ReadAt(all, at); err != nil {
+			return nil, err
+		}
+		return func(i int) string {
+			if i >= s.baseN {
+				return ""
+			}
+			return string(all[i*rowWidth : (i+1)*rowWidth])
+		}, nil
+	}
+	nums := map[int]string{}
+	b := make([]byte, rowWidth)
+	for _, i := range cands {
+		if _, inLog := s.log.rows[i]; inLog || i >= s.baseN {
+			continue
+		}
+		if _, err := f.ReadAt(b, at+int64(i*rowWidth)); err != nil {
+			return nil, err
+		}
+		nums[i] = string(b)
+	}
+	return func(i int) string { return nums[i] }, nil
 }
 
 // mergeSorted returns the union of two ascending lists of indexes.
@@ -279,7 +339,7 @@ func (s *store) applyLog(text string) error {
 	if binary.LittleEndian.Uint32([]byte(text[logHeader-4:logHeader])) != crc32.Checksum([]byte(text[:logHeader-4]), durable.Castagnoli) {
 		return fmt.Errorf("%w: log header", errCorrupt)
 	}
-	if text[len(logMagic):logHeader-4] != s.base[len(s.base)-4:] {
+	if text[len(logMagic):logHeader-4] != s.baseSum {
 		return nil // another base's
 	}
 	rows, last := map[int]string{}, 0
@@ -379,7 +439,7 @@ func (s *store) applyDelta(text string, sum uint32) error {
 	if err != nil {
 		return err
 	}
-	if d.Raw(4) != s.base[len(s.base)-4:] {
+	if d.Raw(4) != s.baseSum {
 		return nil // another base's
 	}
 	m, err := decodeMeta(d.String())

@@ -114,6 +114,13 @@ func NewDecoder(text string, sum uint32, magic string, damaged error) (*Decoder,
 	return &Decoder{s: text[:len(text)-4], off: len(magic), damaged: damaged}, nil
 }
 
+// NewPieceDecoder returns a Decoder of text, a piece of a file read a part
+// at a time whose checksum its reader checks: offsets in its errors are
+// from the piece's start.
+func NewPieceDecoder(text string, damaged error) *Decoder {
+	return &Decoder{s: text, damaged: damaged}
+}
+
 // ReadSummed reads the file at path into one string and returns it with
 // its CRC-32C, computed as it is read, for NewDecoder. Errors are os.Open's
 // and the read's, unwrapped.
