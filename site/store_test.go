@@ -103,7 +103,6 @@ func TestPublishRemovesTemporaryFilesOfAKilledPublish(t *testing.T) {
 	}
 }
 
-
 // TestRowHoldsNoPointer: a row holds no string, slice, map or pointer. The
 // collector follows each pointer of each row at every cycle of a publish,
 // a million rows at a million servers: an id, a status and a version as

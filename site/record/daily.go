@@ -2,6 +2,8 @@ package record
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -70,16 +72,15 @@ func (s *Summary) daily(end, added time.Time) []Day {
 			a.phases.add(c.Phases)
 		}
 	}
-	stored := make(map[string]Day, len(s.Days))
-	for _, d := range s.Days {
-		stored[d.Date] = d
-	}
 	out := make([]Day, DailyLen)
+	dates := string(appendDates(make([]byte, 0, DailyLen*len(time.DateOnly)), time.UnixMilli(first).UTC(), DailyLen))
 	for i := range out {
 		start := first + int64(i)*dayMS
-		d := Day{Date: time.UnixMilli(start).UTC().Format(time.DateOnly), Listed: added.IsZero() || added.UnixMilli() < start+dayMS}
+		d := Day{Date: dates[i*len(time.DateOnly) : (i+1)*len(time.DateOnly)], Listed: added.IsZero() || added.UnixMilli() < start+dayMS}
 		if start < s.Complete {
-			if old, ok := stored[d.Date]; ok {
+			// s.Days are in order of their dates (DailySeries).
+			if k, ok := slices.BinarySearchFunc(s.Days, d.Date, func(o Day, date string) int { return strings.Compare(o.Date, date) }); ok {
+				old := s.Days[k]
 				old.Listed = d.Listed || old.Counted > 0
 				d = old
 			}
@@ -123,4 +124,27 @@ func (s *Summary) medianLatency(now time.Time, w time.Duration) *int64 {
 	}
 	slices.Sort(lat)
 	return nearestRank(lat, 50)
+}
+
+// appendDates appends the n dates (time.DateOnly) of the days from the
+// day of from (UTC) on, one after the other: what appending each day's
+// Format does, without parsing the layout and normalizing a date a day
+// (90 days a server rendered).
+func appendDates(b []byte, from time.Time, n int) []byte {
+	y, m, d := from.UTC().Date()
+	for range n {
+		if y < 1000 || y > 9999 {
+			b = time.Date(y, m, d, 0, 0, 0, 0, time.UTC).AppendFormat(b, time.DateOnly)
+		} else {
+			b = strconv.AppendInt(b, int64(y), 10)
+			b = append(b, '-', byte('0'+m/10), byte('0'+m%10), '-', byte('0'+d/10), byte('0'+d%10))
+		}
+		if d++; d > daysIn(y, m) {
+			d, m = 1, m+1
+			if m > time.December {
+				y, m = y+1, time.January
+			}
+		}
+	}
+	return b
 }

@@ -133,11 +133,7 @@ func (s *DailySeries) UnmarshalJSON(b []byte) error {
 	out := make(DailySeries, c.Days)
 	// The days' dates are cut from one string, and their percents and
 	// phases from one block each: 90 days were some 700 allocations.
-	dates := make([]byte, 0, c.Days*len(time.DateOnly))
-	for i := range out {
-		dates = from.AddDate(0, 0, i).AppendFormat(dates, time.DateOnly)
-	}
-	all := string(dates)
+	all := string(appendDates(make([]byte, 0, c.Days*len(time.DateOnly)), from, c.Days))
 	for i := range out {
 		out[i] = Day{Date: all[i*len(time.DateOnly) : (i+1)*len(time.DateOnly)], Listed: true}
 	}

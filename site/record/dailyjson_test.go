@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDailySeriesColumns writes a series in columns, the days with
@@ -112,5 +113,29 @@ func TestDailySeriesEarlierForms(t *testing.T) {
 				t.Errorf("%s read as %d days, err %v", c.in, len(s), err)
 			}
 		})
+	}
+}
+
+// TestAppendDates: the dates of consecutive days are those time.Format
+// writes of each, across months, leap days, years and the years outside
+// four digits.
+func TestAppendDates(t *testing.T) {
+	t.Parallel()
+	for _, from := range []time.Time{
+		time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC),
+		time.Date(2028, 2, 27, 23, 59, 0, 0, time.UTC), // a leap day
+		time.Date(2100, 2, 28, 0, 0, 0, 0, time.UTC),   // no leap day
+		time.Date(2000, 2, 28, 0, 0, 0, 0, time.UTC),   // a leap day
+		time.Date(999, 12, 30, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 30, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 3, 29, 1, 0, 0, 0, time.FixedZone("CEST", 2*3600)), // 28 March in UTC
+	} {
+		var want []byte
+		for i := range 400 {
+			want = from.UTC().AddDate(0, 0, i).AppendFormat(want, time.DateOnly)
+		}
+		if got := appendDates(nil, from, 400); string(got) != string(want) {
+			t.Errorf("from %v: %.40q..., want %.40q...", from, got, want)
+		}
 	}
 }
