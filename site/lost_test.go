@@ -311,11 +311,18 @@ func cutShort(t *testing.T, path string) {
 // deleted from the output, its server with nothing new, is found by the
 // window of files each publish looks for and written again, the bytes it
 // had, named in the log, without a rebuild; with a window of one server a
-// publish, within as many minutes as there are servers.
+// publish, within as many minutes as there are servers. So is a file of a
+// directory deleted whole.
 func TestPublishMissingFileRepaired(t *testing.T) {
 	t.Parallel()
-	for _, rel := range serverSet(srvKey.ID)[1:] {
-		t.Run(filepath.Base(filepath.Dir(rel)), func(t *testing.T) {
+	rels := serverSet(srvKey.ID)[1:]
+	for k, rel := range append(rels, rels[1]) {
+		whole := k == len(rels)
+		name := filepath.Base(filepath.Dir(rel))
+		if whole {
+			name += "_directory"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			f := newStandard(t)
 			f.MustPublish()
@@ -324,7 +331,13 @@ func TestPublishMissingFileRepaired(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustRemove(t, path)
+			if whole {
+				if err := os.RemoveAll(filepath.Dir(path)); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				mustRemove(t, path)
+			}
 			var logs bytes.Buffer
 			cfg := f.config()
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
