@@ -34,8 +34,8 @@ import (
 // numbers as varints: some 14 bytes a check. A render that adds a check and
 // lets one age out appends one record of some 30 bytes; one whose checks
 // are not the last ones and some more (a new address, a rebuild), or whose
-// file would grow past twice what it holds written anew, writes the file
-// anew, one record.
+// file would grow past a quarter more than what it holds written anew
+// (olderSlack), writes the file anew, one record.
 //
 // A record cut short (fewer bytes than its header or than its length says)
 // is one a killed publish was appending: read as never written, and written
@@ -44,6 +44,17 @@ import (
 // before (olderJSONPath) is read when there is no .bin, and removed once the
 // .bin is durable.
 const olderMagic = "plug.directory site older checks log v1\n"
+
+// olderSlack is, in quarters, the most an older-checks file weighs
+// against what it holds written anew: past it, it is written anew. Each
+// render reads every record: a month of hourly checks written anew is
+// some 8 KB, and a render appends some 32 bytes, so that five quarters
+// make a render read 32 records on average, where twice (the slack
+// before 2026-12-07) made it read 128, a fifth of the CPU of a render of
+// such a server; the file is written anew every 64 renders where it was
+// every 255, some 100 bytes a render more (a minute at 25,000 servers
+// wrote 0.5 % more).
+const olderSlack = 5
 
 // Bits of a check's flags byte: which of its optional numbers follow.
 const (
@@ -153,7 +164,7 @@ func olderChange(old olderLog, cs []record.PastCheck) (b []byte, whole bool) {
 	}
 	e := durable.NewEncoder("", 32)
 	olderRecord(e, cut, cs[len(kept):])
-	if old.end+int64(e.Len()) > 2*int64(len(fresh)) { // past twice what it holds: written anew
+	if old.end+int64(e.Len()) > int64(len(fresh))*olderSlack/4 { // written anew
 		return fresh, true
 	}
 	return e.Bytes(), false

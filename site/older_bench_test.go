@@ -8,9 +8,9 @@ import (
 // steadyOlderLog returns an older-checks file as a server checked hourly
 // leaves it just before it is written anew: a month of checks, then a
 // record a render (one check in, one out) until the next would take the
-// file past twice what it holds (olderChange). Each record drops the
-// oldest check, so a reader that moved the checks it keeps down at
-// each record did some 500 times a month of checks' work.
+// file past what olderChange lets it weigh (olderSlack). Each record drops
+// the oldest check, so a reader that moved the checks it keeps down at
+// each record did a month of checks' work as many times.
 func steadyOlderLog(tb testing.TB) (log, fresh []byte) {
 	tb.Helper()
 	all := hourly(fixNow.Add(-90*24*time.Hour).UnixMilli(), 3000)
@@ -30,8 +30,8 @@ func steadyOlderLog(tb testing.TB) (log, fresh []byte) {
 }
 
 // BenchmarkReadOlder reads an older-checks file of a month of hourly
-// checks and some 500 records appended since it was written anew, the
-// most it holds (steadyOlderLog); BenchmarkBaselineReadOlder reads the
+// checks and the records appended since it was written anew, the most it
+// holds (steadyOlderLog); BenchmarkBaselineReadOlder reads the
 // same checks written anew, one record: the ratio is what the records
 // cost a render that reads them.
 func BenchmarkReadOlder(b *testing.B) {
