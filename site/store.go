@@ -138,9 +138,9 @@ type store struct {
 	factsPending bool
 	// base is what the record was read from (storedelta.go): state.bin's
 	// checksum (its last four bytes, "" when there is none) and size, its
-	// meta, its number of rows, where they are (of a v6 base), its
-	// order's bytes and its index's parts; old when it is of a layout
-	// before v6. A publish appends to the log of what changed since
+	// meta, its number of rows, where they are and its order's bytes (of
+	// a v6 base: one of a layout before, old, is written anew whole), and
+	// its index's parts. A publish appends to the log of what changed since
 	// (state-delta.bin) the rows, meta and parts that changed, or writes
 	// a new base, or nothing when nothing changed.
 	baseSum   string
@@ -494,10 +494,16 @@ func decodeStore(text string, sum uint32) (*store, error) {
 	if err := d.Close(); err != nil {
 		return nil, err
 	}
-	s.baseSum, s.baseSize = text[len(text)-4:], int64(len(text))
+	s.readAsBase(text[len(text)-4:], int64(len(text)))
+	return s, nil
+}
+
+// readAsBase notes that s is the base it was read as, a file of size
+// bytes whose checksum (its last four bytes) is sum, with no log read yet.
+func (s *store) readAsBase(sum string, size int64) {
+	s.baseSum, s.baseSize = sum, size
 	s.baseN, s.baseIndex = len(s.Rows), slices.Clone(s.Meta.Index)
 	s.log = logRead{fresh: true, meta: s.baseMeta, parts: s.baseIndex}
-	return s, nil
 }
 
 // decodeOldRows reads the rows and the rank order of a base of a layout
@@ -514,7 +520,6 @@ func (s *store) decodeOldRows(d *durable.Decoder, magic string) {
 		}
 		s.factsPending = s.factsPending || s.Rows[i].Problems < 0
 	}
-	orderStart := d.Offset()
 	s.Order = make([]uint32, n)
 	for i := range s.Order {
 		o := d.Uvarint()
@@ -524,7 +529,6 @@ func (s *store) decodeOldRows(d *durable.Decoder, magic string) {
 		}
 		s.Order[i] = uint32(o)
 	}
-	s.baseOrder = s.ids[orderStart:d.Offset()]
 }
 
 // loadStore reads DATA/site/state.bin and the delta written since

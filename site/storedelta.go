@@ -165,7 +165,7 @@ func (s *store) record(cands []int, rowBytes func(i int) []byte, nums func(i int
 		b := rowBytes(i)
 		ref, ok := s.log.rows[i]
 		if !ok {
-			ref = s.baseRow(i, nums(i))
+			ref = s.baseRow(i, nums)
 		}
 		if string(b) == ref {
 			continue
@@ -211,9 +211,9 @@ func (s *store) baseID(i int) string {
 }
 
 // baseRow returns the bytes of row i of the base, a v6 one, whose
-// numbers are nums, as the log holds a row (appendLogRow); "" for a row
-// past the base's.
-func (s *store) baseRow(i int, nums string) string {
+// numbers nums returns, as the log holds a row (appendLogRow); "" for a
+// row past the base's.
+func (s *store) baseRow(i int, nums func(i int) string) string {
 	if i >= s.baseN {
 		return ""
 	}
@@ -226,7 +226,7 @@ func (s *store) baseRow(i int, nums string) string {
 	e := durable.NewEncoder("", 2*binary.MaxVarintLen64+len(id)+len(version)+rowWidth)
 	e.String(id)
 	e.String(version)
-	e.Raw([]byte(nums))
+	e.Raw([]byte(nums(i)))
 	return string(e.Bytes())
 }
 
@@ -256,12 +256,7 @@ func (s *store) baseNumbers(dataDir string, cands []int) (func(i int) string, er
 		if _, err := f.ReadAt(all, at); err != nil {
 			return nil, err
 		}
-		return func(i int) string {
-			if i >= s.baseN {
-				return ""
-			}
-			return string(all[i*rowWidth : (i+1)*rowWidth])
-		}, nil
+		return func(i int) string { return string(all[i*rowWidth : (i+1)*rowWidth]) }, nil
 	}
 	nums := map[int]string{}
 	b := make([]byte, rowWidth)

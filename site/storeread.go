@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"slices"
 	"strings"
 
 	"plug.directory/prober/internal/durable"
@@ -155,9 +154,7 @@ func (h *streamed) store() (*store, error) {
 	if err := d.Close(); err != nil {
 		return nil, err
 	}
-	s.baseSum, s.baseSize = tail[len(tail)-4:], h.off
-	s.baseN, s.baseIndex = len(s.Rows), slices.Clone(s.Meta.Index)
-	s.log = logRead{fresh: true, meta: s.baseMeta, parts: s.baseIndex}
+	s.readAsBase(tail[len(tail)-4:], h.off)
 	return s, nil
 }
 

@@ -196,16 +196,20 @@ func (w *writer) same(path string, b []byte) bool {
 
 // write replaces path with b, known to differ, without an fsync (but
 // where there is no syncfs): flush makes it durable.
-func (w *writer) write(path string, b []byte) error {
+func (w *writer) write(path string, b []byte) error { return w.writeBy(path, b, w.calls.ReplaceFile) }
+
+// writeBy writes path with b by put (Files.ReplaceFile or CreateNew), or
+// by Files.CreateFile in a directory written afresh: nobody reads it
+// before its tree moves into place.
+func (w *writer) writeBy(path string, b []byte, put func(string, os.FileMode, bool, func(io.Writer) error) error) error {
 	path, fresh := w.afresh(path)
 	if err := w.mkdir(path); err != nil {
 		return err
 	}
-	replace := w.calls.ReplaceFile
-	if fresh { // nobody reads it before its tree moves into place
-		replace = w.calls.CreateFile
+	if fresh {
+		put = w.calls.CreateFile
 	}
-	if err := replace(path, 0o644, w.each, writePieces(path, b)); err != nil {
+	if err := put(path, 0o644, w.each, writePieces(path, b)); err != nil {
 		return err
 	}
 	w.touched(path)
@@ -221,22 +225,10 @@ func (w *writer) write(path string, b []byte) error {
 // that makes it, or removed by the one after the kill (writeIndex's
 // sweep). A path that exists already is written as write does.
 func (w *writer) create(path string, b []byte) error {
-	if _, fresh := w.afresh(path); fresh {
-		return w.write(path, b)
-	}
-	if err := w.mkdir(path); err != nil {
+	if err := w.writeBy(path, b, w.calls.CreateNew); !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	err := w.calls.CreateNew(path, 0o644, w.each, writePieces(path, b))
-	if errors.Is(err, fs.ErrExist) {
-		return w.write(path, b)
-	}
-	if err != nil {
-		return err
-	}
-	w.touched(path)
-	w.written.Add(1)
-	return nil
+	return w.write(path, b)
 }
 
 // appendAt writes b into path at offset at, the file cut there first,
