@@ -458,6 +458,7 @@ func (p *publication) noteFeed(id string, es []feed.Entry) {
 // made again from the servers' files.
 func (p *publication) writeFeed() error {
 	var old []feed.Entry
+	asWritten := false // old is the record as written, feed.atom made from it
 	if !p.stats.Rebuilt {
 		name := filepath.Base(feedPath(p.cfg.DataDir))
 		sum := p.st.Meta.Sums[name]
@@ -470,12 +471,19 @@ func (p *publication) writeFeed() error {
 			old = p.feedFromFiles()
 			delete(p.st.Meta.Sums, name) // written again, whatever it holds
 		}
+		asWritten = err == nil && sum != 0 && p.st.Meta.Sums["feed.atom"] != 0
 	}
 	gone := make(map[string]bool, len(p.removed))
 	for _, id := range p.removed {
 		gone[id] = true
 	}
 	es := feed.Merge(old, p.feedNew, gone)
+	if asWritten && len(es) > 0 && slices.Equal(es, old) && !p.readBackTurn("feed.atom") {
+		// Most minutes change no status, and a feed with entries is
+		// the bytes of its entries (it was updated at its newest): the
+		// files are as written. Not encoded again, but in their turn.
+		return nil
+	}
 	b, err := feed.Directory(es, p.now)
 	if err != nil {
 		return err
@@ -528,6 +536,12 @@ func (p *publication) putShared(path string, b []byte) error {
 // as many minutes though what it holds does not change.
 var sharedFiles = []string{"checks.html", "checks.txt", "feed.atom", "index.html", "index.json", "probe.json", "site.css", "site.js", "status.json"}
 
+// readBackTurn reports whether the shared file name is the one read back
+// this minute (sharedFiles).
+func (p *publication) readBackTurn(name string) bool {
+	return name == sharedFiles[window(p.now, 1, len(sharedFiles))]
+}
+
 // sharedChanged is writer.changed of a shared file by the hash the site's
 // record keeps of it, but for the file whose turn it is (sharedFiles): that
 // one is read back and compared, and written again, named in the log, when
@@ -535,7 +549,7 @@ var sharedFiles = []string{"checks.html", "checks.txt", "feed.atom", "index.html
 func (p *publication) sharedChanged(path string, b []byte) (bool, uint64) {
 	name := filepath.Base(path)
 	known := p.st.Meta.Sums[name]
-	if known == 0 || name != sharedFiles[window(p.now, 1, len(sharedFiles))] {
+	if known == 0 || !p.readBackTurn(name) {
 		return p.w.changed(path, b, known)
 	}
 	changed, sum := p.w.changed(path, b, 0)
