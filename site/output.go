@@ -148,6 +148,7 @@ func (p *publication) renderOne(i int) error {
 		s.Complete = p.oldest.UnixMilli() // every check since was read
 	case loaded:
 		s.Complete = p.now.Add(-record.MonthWindow).UnixMilli() // what the last run kept
+		s.KeepPublishedDays()
 	}
 	if st, ok := p.states[id]; ok && s.State.LastCheck.IsZero() {
 		// Rebuilding: the state knows what is older than the history, at

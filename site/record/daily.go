@@ -17,12 +17,23 @@ const dayMS = int64(24 * time.Hour / time.Millisecond)
 // added (zero: unknown, taken as listed). A day from the time the summary's
 // checks are complete on (s.Complete) is counted from its checks; an
 // earlier one is taken from the series published before (s.Days), as it
-// was counted while its checks were kept. A day is listed from the day of
-// added on, and so is any day with counted checks whatever added says: a
-// server removed and listed again has a later added, and the days it was
-// checked before were listed days.
+// was counted while its checks were kept, and so is a later one none of
+// whose checks is new (KeepPublishedDays): a server checked hourly has 30
+// days of checks, and a render of a new one counts one day again. A day is
+// listed from the day of added on, and so is any day with counted checks
+// whatever added says: a server removed and listed again has a later
+// added, and the days it was checked before were listed days.
 func (s *Summary) daily(end, added time.Time) []Day {
 	first := end.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(DailyLen - 1)).UnixMilli()
+	// A day is counted again from its checks when it starts from
+	// Complete on and ends after the earliest check added since its
+	// days were published (KeepPublishedDays); any other is kept.
+	kept := func(start int64) bool { return start < s.Complete || start+dayMS <= s.newFrom }
+	from := first
+	for from < first+DailyLen*dayMS && kept(from) {
+		from += dayMS
+	}
+	checks := s.Checks[firstAt(s.Checks, from):]
 	type acc struct {
 		counted, answered int
 		lat               []int64
@@ -38,7 +49,7 @@ func (s *Summary) daily(end, added time.Time) []Day {
 	// five samples each, appended without growing a slice.
 	var answered [DailyLen]int
 	total := 0
-	for _, c := range s.Checks {
+	for _, c := range checks {
 		if i, ok := day(c); ok && c.Status.Answered() {
 			answered[i]++
 			total++
@@ -57,7 +68,7 @@ func (s *Summary) daily(end, added time.Time) []Day {
 			a.phases = phaseSamples{dns: carve(n), connect: carve(n), tls: carve(n), wait: carve(n)}
 		}
 	}
-	for _, c := range s.Checks {
+	for _, c := range checks {
 		i, ok := day(c)
 		if !ok {
 			continue
@@ -77,7 +88,7 @@ func (s *Summary) daily(end, added time.Time) []Day {
 	for i := range out {
 		start := first + int64(i)*dayMS
 		d := Day{Date: dates[i*len(time.DateOnly) : (i+1)*len(time.DateOnly)], Listed: added.IsZero() || added.UnixMilli() < start+dayMS}
-		if start < s.Complete {
+		if kept(start) {
 			// s.Days are in order of their dates (DailySeries).
 			if k, ok := slices.BinarySearchFunc(s.Days, d.Date, func(o Day, date string) int { return strings.Compare(o.Date, date) }); ok {
 				old := s.Days[k]

@@ -36,9 +36,13 @@ type Summary struct {
 	// all of them). Days and Spans from before it are kept as published;
 	// from it on they are derived from Checks.
 	Complete int64
-	Days     []Day  // the daily series as published
-	Spans    []Span // its statuses over time, oldest first
-	Tools    ToolDefinitions
+	// newFrom is the start of the earliest check Apply added since the
+	// summary was read with its days as published (KeepPublishedDays),
+	// math.MaxInt64 while none; 0 when not so read.
+	newFrom int64
+	Days    []Day  // the daily series as published
+	Spans   []Span // its statuses over time, oldest first
+	Tools   ToolDefinitions
 	// Cert is the last certificate a check saw, and
 	// CertWarnings the warnings its certificates were given, oldest first.
 	Cert         *certSeen
@@ -93,6 +97,7 @@ func (s *Summary) Apply(r data.Result) bool {
 		return false
 	}
 	s.Checks = slices.Insert(s.Checks, i, PastCheck{At: at, Status: r.Status, Detail: r.Detail, LatencyMS: latencyOf(r), Phases: phasesOf(r.Timings)})
+	s.newFrom = min(s.newFrom, at)
 	s.State.Apply(r)
 	s.noteCert(r)
 	s.noteProtocol(r)
@@ -101,6 +106,13 @@ func (s *Summary) Apply(r data.Result) bool {
 	}
 	return true
 }
+
+// KeepPublishedDays notes that the summary was read from its server's
+// published file and older checks, which hold every check its daily series
+// was counted from: until Apply adds a check the days are kept as
+// published, and from the day of the earliest one it adds on they are
+// counted again. A summary started afresh (a new address) counts them all.
+func (s *Summary) KeepPublishedDays() { s.newFrom = math.MaxInt64 }
 
 // Prune drops checks older than the longest uptime window, keeping at least
 // the last HistoryLen.
