@@ -13,6 +13,7 @@ import (
 	"html/template"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"plug.directory/prober/data"
@@ -121,7 +122,11 @@ func timeHTML(pt record.Time) template.HTML {
 	return template.HTML(`<time datetime="` + t.Format(record.TimeLayout) + `">` + t.Format("2006-01-02 15:04:05 UTC") + `</time>`)
 }
 
-var htmlTmpl = template.Must(template.New("").Funcs(htmlFuncs).ParseFS(htmlFiles, "*.html.tmpl"))
+// htmlTmpl parses the pages' templates when a page is first made, not at
+// start: a publish that writes no pages (-no-html) does not pay for it.
+var htmlTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(htmlFuncs).ParseFS(htmlFiles, "*.html.tmpl"))
+})
 
 // serverPage is what the page of one server shows: its published file, and
 // the way back to the top of the site.
@@ -143,7 +148,7 @@ func AppendServer(b []byte, f record.ServerFile) ([]byte, error) {
 	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/")), CertExpired: data.DetailCertExpired}
 	p.Base = f.ID[strings.LastIndexByte(f.ID, '/')+1:]
 	buf := bytes.NewBuffer(b)
-	if err := htmlTmpl.ExecuteTemplate(buf, "server.html.tmpl", p); err != nil {
+	if err := htmlTmpl().ExecuteTemplate(buf, "server.html.tmpl", p); err != nil {
 		return b, fmt.Errorf("render server page %s: %w", f.ID, err)
 	}
 	return buf.Bytes(), nil
@@ -251,7 +256,7 @@ func (p indexPage) Running() bool {
 // index.json, and the status of the checks.
 func Index(f record.IndexFile, cut bool, st record.Status) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := htmlTmpl.ExecuteTemplate(&buf, "index.html.tmpl", indexPage{IndexFile: f, Cut: cut, Status: st}); err != nil {
+	if err := htmlTmpl().ExecuteTemplate(&buf, "index.html.tmpl", indexPage{IndexFile: f, Cut: cut, Status: st}); err != nil {
 		return nil, fmt.Errorf("render index page: %w", err)
 	}
 	return buf.Bytes(), nil
@@ -264,7 +269,7 @@ func Checks(text []byte) ([]byte, error) {
 		Meta   pageMeta
 		Blocks []checks.Block
 	}{pageMeta{Title: "Our checks · plug.directory", Description: "What plug.directory's checks of MCP servers send, from where and how often, and how to stop them."}, checks.Blocks(text)}
-	if err := htmlTmpl.ExecuteTemplate(&buf, "checks.html.tmpl", p); err != nil {
+	if err := htmlTmpl().ExecuteTemplate(&buf, "checks.html.tmpl", p); err != nil {
 		return nil, fmt.Errorf("render checks page: %w", err)
 	}
 	return buf.Bytes(), nil
