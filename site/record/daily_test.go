@@ -13,10 +13,11 @@ import (
 
 // TestDailyKeptAsPublished: a server's daily series read back from its
 // published file, with the checks its older checks hold, and then given
-// new checks is the series counted afresh from every check (P: the daily
-// series a server's file publishes): a day none of whose checks is new is
-// kept as published, and a day with a new check, a late one for an
-// earlier day included, is counted again. A new address counts every day.
+// new checks is the series counted afresh from every check (rule P1: the
+// uptime a server's file publishes, day by day): a day none of whose
+// checks is new is kept as published, and a day with a new check, a late
+// one for an earlier day included, is counted again. A new address counts
+// every day.
 func TestDailyKeptAsPublished(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(35, 90))
@@ -82,8 +83,8 @@ func TestDailyKeptAsPublished(t *testing.T) {
 			for _, res := range news {
 				r.Apply(res)
 			}
-			f, _ := ServerFileOf(l, r, now)
-			return f
+			out, _ := ServerFileOf(l, r, now)
+			return out
 		}
 		got, want := render(true), render(false)
 		if !reflect.DeepEqual(got.Daily, want.Daily) {
