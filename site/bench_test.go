@@ -568,7 +568,7 @@ func encodeWholeIndex(st *store) [][]byte {
 					pb = append(pb, ',')
 				}
 				pb = append(pb, '\n')
-				r := &st.Rows[st.Order[i]]
+				r := &st.all()[st.Order[i]]
 				pb = appendIndexRow(pb, st.id(r), r)
 			}
 			parts[c] = pb

@@ -67,8 +67,8 @@ type indexPart struct {
 	Sum   uint64 `json:"s"`
 }
 
-// partSpan is a part while a publish lays them out: its rows,
-// st.Rows[lo:hi].
+// partSpan is a part while a publish lays them out: its rows, lo to
+// hi-1.
 type partSpan struct {
 	lo, hi int
 	sum    uint64 // as written; 0 when never
@@ -97,14 +97,14 @@ func startsPart(id string) bool {
 	return h%(indexPartRows/2) == 0
 }
 
-// layoutParts returns the parts of st.Rows, dirty where their rows may
+// layoutParts returns the parts of st's rows, dirty where their rows may
 // differ from those of the record's part that starts at the same id: of
 // another count, or one of them rendered this run (cand). relisted says
 // the rows may not be those the record's parts were laid out over (the
 // lists were read); when they are, the parts are the record's, found
 // without a look at every id.
 func layoutParts(st *store, cand map[string]bool, relisted bool) []partSpan {
-	n := len(st.Rows)
+	n := st.n()
 	if n == 0 {
 		return nil
 	}
@@ -124,31 +124,31 @@ func layoutParts(st *store, cand map[string]bool, relisted bool) []partSpan {
 	return spans
 }
 
-// recordedParts returns the record's parts over st.Rows, nil when they do
+// recordedParts returns the record's parts over st's rows, nil when they do
 // not cover them, each row once, starting at the ids they name.
 func recordedParts(st *store) []partSpan {
 	spans := make([]partSpan, len(st.Meta.Index))
 	lo := 0
 	for k, op := range st.Meta.Index {
-		if op.Rows <= 0 || lo+op.Rows > len(st.Rows) || st.id(&st.Rows[lo]) != op.First {
+		if op.Rows <= 0 || lo+op.Rows > st.n() || st.idOf(lo) != op.First {
 			return nil
 		}
 		spans[k] = partSpan{lo: lo, hi: lo + op.Rows, sum: op.Sum}
 		lo += op.Rows
 	}
-	if lo != len(st.Rows) {
+	if lo != st.n() {
 		return nil
 	}
 	return spans
 }
 
-// laidOutParts returns the parts of st.Rows as the ids lay them out,
+// laidOutParts returns the parts of st's rows as the ids lay them out,
 // dirty where the record has no part of the same first id and count.
 func laidOutParts(st *store) []partSpan {
-	n := len(st.Rows)
+	n := st.n()
 	starts := []int{0}
 	for i, last := 1, 0; i < n; i++ {
-		if d := i - last; d >= 4*indexPartRows || d >= indexPartRows/2 && startsPart(st.id(&st.Rows[i])) {
+		if d := i - last; d >= 4*indexPartRows || d >= indexPartRows/2 && startsPart(st.idOf(i)) {
 			starts, last = append(starts, i), i
 		}
 	}
@@ -162,13 +162,13 @@ func laidOutParts(st *store) []partSpan {
 		if k+1 < len(starts) {
 			hi = starts[k+1]
 		}
-		op, ok := old[st.id(&st.Rows[lo])]
+		op, ok := old[st.idOf(lo)]
 		spans[k] = partSpan{lo: lo, hi: hi, sum: op.Sum, dirty: !ok || op.Rows != hi-lo}
 	}
 	return spans
 }
 
-// encodePart returns the part of the rows st.Rows[lo:hi].
+// encodePart returns the part of the rows lo to hi-1, decoded.
 func encodePart(st *store, lo, hi int) []byte {
 	b := make([]byte, 0, 16+(hi-lo)*112)
 	b = append(b, `{"rows":[`...)
@@ -177,7 +177,8 @@ func encodePart(st *store, lo, hi int) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, '\n')
-		b = appendIndexRow(b, st.id(&st.Rows[i]), &st.Rows[i])
+		r := st.row(i)
+		b = appendIndexRow(b, st.id(r), r)
 	}
 	return append(b, "\n]}\n"...)
 }
@@ -198,6 +199,15 @@ func (p *publication) writeIndex(sweep bool) error {
 	}
 	spans := layoutParts(st, p.cand, p.servers != nil || sweep)
 	p.checkParts(spans)
+	// Their workers read the rows of the parts to write: decoded first.
+	for _, s := range spans {
+		if s.dirty {
+			st.loadRange(s.lo, s.hi)
+		}
+	}
+	if err := st.err(); err != nil {
+		return err
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(spans))
 	next := make(chan int)
@@ -231,7 +241,7 @@ func (p *publication) writeIndex(sweep bool) error {
 	record := make([]indexPart, len(spans))
 	for k, s := range spans {
 		keep[partName(s.sum)+".json"] = true
-		record[k] = indexPart{First: st.id(&st.Rows[s.lo]), Rows: s.hi - s.lo, Sum: s.sum}
+		record[k] = indexPart{First: st.idOf(s.lo), Rows: s.hi - s.lo, Sum: s.sum}
 	}
 	var gone []string
 	for _, op := range st.Meta.Index {
@@ -306,7 +316,7 @@ func partsOf(st *store) []record.IndexPart {
 	lo := 0
 	for k, op := range st.Meta.Index {
 		hi := lo + op.Rows
-		parts[k] = record.IndexPart{Path: partPath(op.Sum), First: op.First, Last: st.id(&st.Rows[hi-1]), Rows: op.Rows, Hash: partName(op.Sum)}
+		parts[k] = record.IndexPart{Path: partPath(op.Sum), First: op.First, Last: st.idOf(hi - 1), Rows: op.Rows, Hash: partName(op.Sum)}
 		lo = hi
 	}
 	return parts
@@ -498,7 +508,7 @@ func appendMilliTime(b []byte, ms int64) []byte {
 // indexHead returns index.json without its rows: the count of servers and
 // the totals per status.
 func indexHead(st *store) record.IndexFile {
-	head := record.IndexFile{Servers: len(st.Rows)}
+	head := record.IndexFile{Servers: st.n()}
 	counts, protocols, problems, pending := rowTotals(st)
 	head.Protocols, head.ToolProblems, head.FactsPending = protocols, problems, pending
 	for k, o := range data.Outcomes {
@@ -536,34 +546,39 @@ func encodeIndex(st *store) []byte {
 }
 
 // rowTotals returns, in one pass over every row (a million each minute),
-// the count per status (in the order of data.Outcomes), the protocol
-// totals, how many servers have tool problems, and how many rows' facts
-// are not read yet. A row's status and protocol version are numbers:
-// they are counted by them, not hashed.
+// decoded or not (factsOf), the count per status (in the order of
+// data.Outcomes), the protocol totals, how many servers have tool
+// problems, and how many rows' facts are not read yet. A row's status and
+// protocol version are numbers: they are counted by them, not hashed.
 func rowTotals(st *store) ([]int, record.ProtocolTotals, int, int) {
 	var t record.ProtocolTotals
 	problems, pending := 0, 0
-	counts, byVersion := make([]int, len(data.Outcomes)), map[uint32]int{}
-	for i := range st.Rows {
-		r := &st.Rows[i]
+	counts, byVersion := make([]int, len(data.Outcomes)), []int{} // by protocol number
+	for i := range st.n() {
+		r := st.factsOf(i)
 		counts[r.status]++
 		switch {
-		case r.Problems < 0:
+		case r.problems < 0:
 			pending++
 			continue
-		case r.Problems > 0:
+		case r.problems > 0:
 			problems++
 		}
-		if r.Speaks {
+		if r.speaks {
 			t.Speaks20260728++
 		}
-		if r.protocol != 0 {
-			byVersion[r.protocol]++
+		if p := int(r.protocol); p != 0 {
+			if p >= len(byVersion) {
+				byVersion = append(byVersion, make([]int, p+1-len(byVersion))...)
+			}
+			byVersion[p]++
 		}
 	}
 	t.Versions = []record.VersionTotal{}
 	for v, n := range byVersion {
-		t.Versions = append(t.Versions, record.VersionTotal{Version: protocolName(v), Count: n})
+		if n > 0 {
+			t.Versions = append(t.Versions, record.VersionTotal{Version: protocolName(uint32(v)), Count: n})
+		}
 	}
 	slices.SortFunc(t.Versions, func(a, b record.VersionTotal) int { return strings.Compare(b.Version, a.Version) })
 	return counts, t, problems, pending
@@ -585,13 +600,13 @@ func (p *publication) backfillFacts() {
 	}
 	p.st.factsPending = false
 	n := 0
-	for i := range p.st.Rows {
-		if r := &p.st.Rows[i]; r.Problems < 0 && !p.cand[p.st.id(r)] {
+	for i := range p.st.n() {
+		if id := p.st.idOf(i); p.st.factsOf(i).problems < 0 && !p.cand[id] {
 			if n == factsBackfill {
 				p.st.factsPending = true
 				return
 			}
-			p.cand[p.st.id(r)] = true
+			p.cand[id] = true
 			n++
 		}
 	}

@@ -284,7 +284,7 @@ func TestLayoutPartsDependsOnTheIdsAlone(t *testing.T) {
 		st := storeOf(ids)
 		var out []string
 		for _, s := range layoutParts(st, nil, true) {
-			out = append(out, st.id(&st.Rows[s.lo]))
+			out = append(out, st.id(&st.all()[s.lo]))
 		}
 		return out
 	}

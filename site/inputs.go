@@ -38,6 +38,10 @@ func (p *publication) readLists() error {
 		p.stats.ListBadUnread = st.Meta.ListBad // still in the list, not read again
 		return nil
 	}
+	// Every row is compared with the list's.
+	if err := st.loadAll(); err != nil {
+		return err
+	}
 	// Held to the last good list plan took: a list cut short unpublishes
 	// no server.
 	servers, bad, stale, err := lists.ListGuard{Dir: p.cfg.DataDir, ReadOnly: true}.Read(p.cfg.ServersPath)
@@ -65,7 +69,7 @@ func (p *publication) readLists() error {
 	}
 	oldPaused := func(id string) bool {
 		i := st.find(id)
-		return i >= 0 && st.Rows[i].Paused
+		return i >= 0 && st.rows[i].Paused
 	}
 	paused := oldPaused
 	if p.cfg.PausedPath != "" {
@@ -110,7 +114,7 @@ func (p *publication) readLists() error {
 		ids[i] = s.ID
 		r := row{Rank: s.Rank, URLSum: spool.URLHash(s.URL), Paused: paused(s.ID), status: pendingStatus, Uptime7d: -1, Tools: -1, Problems: -1}
 		if j := st.find(s.ID); j >= 0 {
-			old := st.Rows[j]
+			old := st.rows[j]
 			r.status, r.LastCheck, r.Uptime7d, r.Tools = old.status, old.LastCheck, old.Uptime7d, old.Tools
 			r.PlanNext, r.Expires, r.EffCad = old.PlanNext, old.Expires, old.EffCad
 			r.protocol, r.Speaks, r.Problems = old.protocol, old.Speaks, old.Problems
@@ -122,8 +126,8 @@ func (p *publication) readLists() error {
 		}
 		rows[i] = r
 	}
-	for i := range st.Rows {
-		id := st.id(&st.Rows[i])
+	for i := range st.rows {
+		id := st.id(&st.rows[i])
 		if _, ok := p.servers[id]; !ok {
 			p.removed = append(p.removed, id)
 		}
@@ -167,26 +171,27 @@ func (p *publication) readLedger() {
 	}
 	var plans []plan
 	set := func(i int, next, eff int64) {
-		if r := &p.st.Rows[i]; next != r.PlanNext || eff != r.EffCad {
+		if r := p.st.row(i); next != r.PlanNext || eff != r.EffCad {
 			plans = append(plans, plan{i, next, eff})
 		}
 	}
 	// of applies the record e to row i: its next check, unless it is of
 	// another address (a record the planner has not renewed yet).
 	of := func(i int, e *spool.LedgerServer) {
-		if e.URLHash != p.st.Rows[i].URLSum {
+		r := p.st.row(i)
+		if e.URLHash != r.URLSum {
 			set(i, 0, 0)
 			return
 		}
 		var eff int64
-		if c := e.EffectiveCadence(); c > data.Tier(p.st.Rows[i].Rank) {
+		if c := e.EffectiveCadence(); c > data.Tier(r.Rank) {
 			eff = int64(c / time.Second)
 		}
 		set(i, e.NextDue*1000, eff)
 	}
 	apply := func() {
 		for _, c := range plans {
-			r := &p.st.Rows[c.row]
+			r := p.st.row(c.row)
 			r.PlanNext, r.EffCad = c.next, c.eff
 			p.cand[p.st.id(r)] = true
 		}
@@ -205,19 +210,24 @@ func (p *publication) readLedger() {
 		plans = plans[:0]
 	}
 	m.Ledger = nil
-	planned := make([]bool, len(p.st.Rows))
+	// Read whole, the ledger is compared with every row.
+	if err := p.st.loadAll(); err != nil {
+		p.bad(err)
+		return
+	}
+	planned := make([]bool, p.st.n())
 	// The ledger keeps its records in the order of the ranked list, as
 	// Order does: most are found in step, without a search.
 	k, inStep := 0, true
 	mark, err := spool.EachLedgerServer(p.cfg.DataDir, func(e *spool.LedgerServer) {
 		i := -1
-		if k < len(p.st.Order) && p.st.id(&p.st.Rows[p.st.Order[k]]) == e.ID {
+		if k < len(p.st.Order) && p.st.idOf(int(p.st.Order[k])) == e.ID {
 			i = int(p.st.Order[k])
 		} else {
 			i, inStep = p.st.find(e.ID), false
 		}
 		k++
-		if i < 0 || e.URLHash != p.st.Rows[i].URLSum {
+		if i < 0 || e.URLHash != p.st.rows[i].URLSum {
 			return
 		}
 		planned[i] = true

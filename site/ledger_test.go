@@ -146,12 +146,12 @@ func TestLedgerReadByDelta(t *testing.T) {
 		if _, err := spool.EachLedgerServer(f.dir, func(s *spool.LedgerServer) { truth[s.ID] = *s }); err != nil {
 			t.Fatal(err)
 		}
-		st, err := loadStore(f.dir)
+		st, err := loadStore(f.dir, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, r := range st.Rows {
-			id := st.id(&st.Rows[i])
+		for i, r := range st.all() {
+			id := st.id(&st.all()[i])
 			var next, eff int64
 			if s, ok := truth[id]; ok && s.URLHash == r.URLSum {
 				next = s.NextDue * 1000

@@ -90,16 +90,16 @@ func recordLost(id, path string, err error) error {
 // missing another file is made a candidate to repair, all its files
 // written again where they differ from what is there.
 func (p *publication) findLost() {
-	rows := p.st.Rows
+	rows := p.st.n()
 	n := p.cfg.lookFor
 	if n == 0 {
 		n = filesLookedFor
 	}
-	n = min(n, len(rows))
+	n = min(n, rows)
 	if n == 0 {
 		return
 	}
-	start := window(p.now, n, len(rows))
+	start := window(p.now, n, rows)
 	// Each file is looked for in its directory opened once (os.Root): a
 	// third less CPU than a stat of its whole path, 1,800 a minute.
 	roots := map[string]*os.Root{}
@@ -125,7 +125,7 @@ func (p *publication) findLost() {
 		return err
 	}
 	for j := range n {
-		id := p.st.id(&rows[(start+j)%len(rows)])
+		id := p.st.idOf((start + j) % rows)
 		if p.cand[id] {
 			continue
 		}

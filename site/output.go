@@ -26,10 +26,10 @@ import (
 
 // renderAll renders every candidate server, in parallel. A server whose
 // files cannot be written costs itself only (unpublished); the error is
-// that of ctx.
+// that of ctx, or of a row of the site's record that could not be read.
 func (p *publication) renderAll(ctx context.Context) error {
-	// Rows are found before the workers start: they write rows' fields
-	// while others would search them.
+	// Rows are found and decoded before the workers start: they write
+	// rows' fields while others would search them.
 	ids := make([]int, 0, len(p.cand))
 	for id := range p.cand {
 		if i := p.st.find(id); i >= 0 {
@@ -38,6 +38,9 @@ func (p *publication) renderAll(ctx context.Context) error {
 	}
 	slices.Sort(ids)
 	p.stats.Rendered, p.rendered = len(ids), ids
+	if err := p.st.loadRows(ids); err != nil {
+		return err
+	}
 	if p.spill == nil {
 		p.renderRows(ctx, ids)
 		return ctx.Err()
@@ -113,7 +116,7 @@ func (p *publication) renderRows(ctx context.Context, ids []int) {
 					return
 				}
 				if err := p.renderOne(ids[i]); err != nil {
-					p.unpublished(ids[i], p.st.id(&p.st.Rows[ids[i]]), err) // its files cost it only
+					p.unpublished(ids[i], p.st.idOf(ids[i]), err) // its files cost it only
 				}
 			}
 		})
@@ -124,7 +127,7 @@ func (p *publication) renderRows(ctx context.Context, ids []int) {
 // renderOne folds the pending results of the server of row i into its
 // record and writes its files. Each call touches only its own row.
 func (p *publication) renderOne(i int) error {
-	r := &p.st.Rows[i]
+	r := p.st.row(i) // decoded before the workers start (renderRows)
 	id := p.st.id(r)
 	s, rec, err := p.loadSummary(id)
 	var bad *undecodable
@@ -439,7 +442,7 @@ func (p *publication) previewIndex() (record.IndexFile, bool) {
 	}
 	f := indexHead(p.st)
 	for _, o := range p.st.Order[:min(n, len(p.st.Order))] {
-		r := &p.st.Rows[o]
+		r := p.st.row(int(o))
 		f.Rows = append(f.Rows, r.indexRow(p.st.id(r)))
 	}
 	return f, len(p.st.Order) > n
@@ -505,8 +508,8 @@ func (p *publication) writeFeed() error {
 // is read, once, after a damage.
 func (p *publication) feedFromFiles() []feed.Entry {
 	var es []feed.Entry
-	for i := range p.st.Rows {
-		id := p.st.id(&p.st.Rows[i])
+	for i := range p.st.n() {
+		id := p.st.idOf(i)
 		if _, ok := p.feedNew[id]; ok {
 			continue
 		}

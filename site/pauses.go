@@ -30,13 +30,24 @@ func (p *publication) recordPauses() error {
 	for _, b := range bad {
 		p.bad(b)
 	}
+	// A row is compared when it is paused, or its record says it is: no
+	// other can differ from its record, and a minute reads no id more.
+	compare := p.st.pausedRows()
+	for id, cs := range pauses {
+		if len(cs) > 0 && cs[len(cs)-1].Paused {
+			if i := p.st.find(id); i >= 0 {
+				compare = append(compare, i)
+			}
+		}
+	}
+	slices.Sort(compare)
 	var changes []lists.PauseChange
-	for i := range p.st.Rows {
-		r, id := &p.st.Rows[i], p.st.id(&p.st.Rows[i])
+	for _, i := range slices.Compact(compare) {
+		id, now := p.st.idOf(i), p.st.factsOf(i).paused
 		cs := pauses[id]
-		if paused := len(cs) > 0 && cs[len(cs)-1].Paused; paused != r.Paused {
-			c := lists.PauseChange{ID: id, Paused: r.Paused, At: record.TruncMS(p.now)}
-			if r.Paused && len(cs) == 0 {
+		if paused := len(cs) > 0 && cs[len(cs)-1].Paused; paused != now {
+			c := lists.PauseChange{ID: id, Paused: now, At: record.TruncMS(p.now)}
+			if now && len(cs) == 0 {
 				// Paused before there was a record: since when its file says.
 				if at, ok := p.publishedPauseStart(id); ok {
 					c.At = at

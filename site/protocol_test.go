@@ -155,24 +155,24 @@ func TestStoreV2(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a v2 site record: %v", err)
 	}
-	if len(s.Rows) != 2 || s.id(&s.Rows[0]) != "alpha" || s.Rows[0].Tools != 2 || s.Rows[0].EffCad != 7200 || !s.Rows[1].Paused || s.Meta.List.Size != 120 {
-		t.Fatalf("v2 rows read as %+v, meta %+v", s.Rows, s.Meta)
+	if len(s.all()) != 2 || s.id(&s.all()[0]) != "alpha" || s.all()[0].Tools != 2 || s.all()[0].EffCad != 7200 || !s.all()[1].Paused || s.Meta.List.Size != 120 {
+		t.Fatalf("v2 rows read as %+v, meta %+v", s.all(), s.Meta)
 	}
-	for i, r := range s.Rows {
+	for i, r := range s.all() {
 		if r.Problems != -1 || r.Protocol() != "" {
-			t.Errorf("%s: facts %q %d; want not read yet (-1)", s.id(&s.Rows[i]), r.Protocol(), r.Problems)
+			t.Errorf("%s: facts %q %d; want not read yet (-1)", s.id(&s.all()[i]), r.Protocol(), r.Problems)
 		}
 	}
 
 	f := newStandard(t)
 	f.MustPublish()
 	want := readIndex(t, f)
-	st, err := loadStore(f.dir)
+	st, err := loadStore(f.dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range st.Rows {
-		st.Rows[i].protocol, st.Rows[i].Speaks, st.Rows[i].Problems = 0, false, -1 // as a v2 record loads
+	for i := range st.all() {
+		st.all()[i].protocol, st.all()[i].Speaks, st.all()[i].Problems = 0, false, -1 // as a v2 record loads
 	}
 	enc, err := st.encode()
 	if err != nil {
@@ -185,7 +185,7 @@ func TestStoreV2(t *testing.T) {
 	factsBackfill = 3
 	// Each run reads at least 3 rows' facts, and only 3 on top of those it
 	// renders anyway (none in the first run).
-	before := len(st.Rows)
+	before := len(st.all())
 	for run := 0; before > 0; run++ {
 		if run == 3 {
 			t.Fatalf("%d rows still pending after 3 runs", before)

@@ -46,6 +46,10 @@ type Config struct {
 	// lookFor is the servers whose files a publish looks for
 	// beyond those it renders (findLost); 0 means filesLookedFor.
 	lookFor int
+	// decodeAll decodes every row of the site's record as it is read,
+	// as a publish did before it decoded only those it touches, for a
+	// test to compare the two.
+	decodeAll bool
 }
 
 // Validate reports a missing required field.
@@ -109,6 +113,7 @@ type Stats struct {
 	Unchanged int     // files rendered but left alone, identical
 	Removed   int     // files removed: those of servers no longer listed, and records no longer needed
 	Results   int     // results folded in
+	RowsRead  int     // rows of the site's record decoded: those the run touched, every one when it read the lists
 	Rebuilt   bool    // no site state was found: every server was rendered
 	Bad       []error // inputs skipped: bad list rows, corrupt journal lines or Parquet files
 	// Unpublished are the servers whose files could not be written or
@@ -166,7 +171,7 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 		return p.stats, err
 	}
 	p.log.Info("published", "servers", p.stats.Servers, "rendered", p.stats.Rendered, "written", p.stats.Written,
-		"unchanged", p.stats.Unchanged, "removed", p.stats.Removed, "results", p.stats.Results, "bad", len(p.stats.Bad),
+		"unchanged", p.stats.Unchanged, "removed", p.stats.Removed, "results", p.stats.Results, "rows_read", p.stats.RowsRead, "bad", len(p.stats.Bad),
 		"unpublished", len(p.stats.Unpublished), "took", p.stats.Took)
 	return p.stats, nil
 }
@@ -213,9 +218,17 @@ func (p *publication) bad(err error) {
 
 func (p *publication) run(ctx context.Context) error {
 	p.phase("")
-	st, err := loadStore(p.cfg.DataDir)
+	st, err := loadStore(p.cfg.DataDir, p.now.UnixMilli())
 	if err != nil {
 		p.bad(fmt.Errorf("%w; rebuilding the site", err))
+	}
+	if st != nil {
+		defer st.close()
+		if p.cfg.decodeAll {
+			if err := st.loadAll(); err != nil {
+				return err
+			}
+		}
 	}
 	if _, err := os.Stat(filepath.Join(p.cfg.OutDir, "index.json")); err != nil && st != nil {
 		// The published files are the records: without them, rebuild.
@@ -240,7 +253,7 @@ func (p *publication) run(ctx context.Context) error {
 	if err := p.readLists(); err != nil {
 		return err
 	}
-	p.stats.Servers = len(st.Rows)
+	p.stats.Servers = st.n()
 	if err := p.recordPauses(); err != nil {
 		return err
 	}
@@ -253,8 +266,8 @@ func (p *publication) run(ctx context.Context) error {
 			p.bad(err)
 		}
 		p.states = states
-		for i := range st.Rows {
-			p.cand[st.id(&st.Rows[i])] = true
+		for i := range st.n() {
+			p.cand[st.idOf(i)] = true
 		}
 	}
 	p.phase("lists")
@@ -263,7 +276,7 @@ func (p *publication) run(ctx context.Context) error {
 	if p.stats.Rebuilt {
 		// The whole history is read: held on disk by batch of servers,
 		// not in memory (spill.go).
-		sp, err := newSpill(p.cfg.DataDir, len(st.Rows), p.cfg.rebuildBatch)
+		sp, err := newSpill(p.cfg.DataDir, st.n(), p.cfg.rebuildBatch)
 		if err != nil {
 			return err
 		}
@@ -287,9 +300,11 @@ func (p *publication) run(ctx context.Context) error {
 	}
 	p.phase("results")
 	p.backfillFacts()
+	// The rows that expire by now were decoded as the record was read
+	// (readStore): the others are not looked at.
 	nowMS := p.now.UnixMilli()
-	for i := range st.Rows {
-		if r := &st.Rows[i]; r.Expires != 0 && r.Expires <= nowMS {
+	for i := range st.decoded() {
+		if r := st.row(i); r.Expires != 0 && r.Expires <= nowMS {
 			p.cand[st.id(r)] = true
 		}
 	}
@@ -350,6 +365,7 @@ func (p *publication) run(ctx context.Context) error {
 	if err := st.save(p.w, p.cfg.DataDir, touched); err != nil {
 		return err
 	}
+	p.stats.RowsRead = st.decodedRows()
 	err = p.w.flush()
 	p.phase("flush")
 	return err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"plug.directory/prober/data"
@@ -129,9 +130,10 @@ type journalMark struct {
 // store is the content of DATA/site/state.bin.
 type store struct {
 	Meta  meta
-	Rows  []row    // sorted by id
-	Order []uint32 // indexes of Rows sorted by rank, ties by id
-	ids   string   // the text the rows' ids are cut from (id): the base's, or the ids end to end (setRows)
+	rows  []row     // sorted by id; nil while the base's are read lazily (lazy: row, storerows.go)
+	Order []uint32  // indexes of rows sorted by rank, ties by id
+	ids   string    // the text the rows' ids are cut from (id): the base's, or the ids end to end (setRows)
+	lazy  *lazyRows // the base's rows not all decoded yet; nil when every row is
 
 	// factsPending: rows whose facts are not read yet may be left (a
 	// record of storeMagicV2), for backfillFacts.
@@ -167,7 +169,7 @@ func newStore() *store {
 	return &store{Meta: meta{Journals: map[string]journalMark{}, Parts: map[string]int64{}, Plans: map[string]fileSig{}, Sums: map[string]uint64{}}}
 }
 
-// id returns the id of r, a row of s.
+// id returns the id of r, a decoded row of s (idOf: any row).
 func (s *store) id(r *row) string { return s.ids[r.idAt : r.idAt+r.idLen] }
 
 // setRows makes rows, sorted by id, the rows of s, rows[i] the row of
@@ -183,29 +185,30 @@ func (s *store) setRows(rows []row, ids []string) {
 		rows[i].idAt, rows[i].idLen = uint32(b.Len()), uint32(len(id))
 		b.WriteString(id)
 	}
-	s.Rows, s.ids = rows, b.String()
+	s.close()
+	s.rows, s.ids, s.lazy = rows, b.String(), nil
 }
 
 // find returns the index of the row of id, or -1.
 func (s *store) find(id string) int {
-	i, ok := slices.BinarySearchFunc(s.Rows, id, func(r row, id string) int { return strings.Compare(s.id(&r), id) })
+	i, ok := sort.Find(s.n(), func(i int) int { return strings.Compare(id, s.idOf(i)) })
 	if !ok {
 		return -1
 	}
 	return i
 }
 
-// sortOrder recomputes Order from Rows.
+// sortOrder recomputes Order from the rows, every one decoded.
 func (s *store) sortOrder() {
-	s.Order = make([]uint32, len(s.Rows))
+	s.Order = make([]uint32, s.n())
 	for i := range s.Order {
 		s.Order[i] = uint32(i)
 	}
 	slices.SortFunc(s.Order, func(a, b uint32) int {
-		if d := s.Rows[a].Rank - s.Rows[b].Rank; d != 0 {
+		if d := s.rows[a].Rank - s.rows[b].Rank; d != 0 {
 			return d
 		}
-		return strings.Compare(s.id(&s.Rows[a]), s.id(&s.Rows[b]))
+		return strings.Compare(s.id(&s.rows[a]), s.id(&s.rows[b]))
 	})
 }
 
@@ -221,13 +224,17 @@ type encoded struct {
 	parts []byte
 }
 
-// encode encodes the store's parts (file assembles them).
+// encode encodes the store's parts (file assembles them), every row
+// decoded.
 func (s *store) encode() (encoded, error) {
+	if err := s.loadAll(); err != nil {
+		return encoded{}, err
+	}
 	mb, err := json.Marshal(s.Meta)
 	if err != nil {
 		return encoded{}, fmt.Errorf("encode site state: %w", err)
 	}
-	return encoded{meta: mb, n: len(s.Rows), rows: s.rowsSection(), order: s.orderSection(), parts: encodeParts(s.Meta.Index)}, nil
+	return encoded{meta: mb, n: s.n(), rows: s.rowsSection(), order: s.orderSection(), parts: encodeParts(s.Meta.Index)}, nil
 }
 
 // rowsSection returns the rows of state.bin: the protocol versions they
@@ -239,34 +246,34 @@ func (s *store) rowsSection() []byte {
 	var names []string
 	index := map[uint32]uint32{0: 0}
 	idBytes := 0
-	for i := range s.Rows {
-		r := &s.Rows[i]
+	for i := range s.rows {
+		r := &s.rows[i]
 		if _, ok := index[r.protocol]; !ok {
 			names = append(names, r.Protocol())
 			index[r.protocol] = uint32(len(names))
 		}
 		idBytes += int(r.idLen)
 	}
-	n := len(s.Rows)
+	n := s.n()
 	e := durable.NewEncoder("", 16+len(names)*12+idBytes+n*(8+rowWidth))
 	e.Uvarint(uint64(len(names)))
 	for _, v := range names {
 		e.String(v)
 	}
 	e.Uvarint(uint64(idBytes))
-	for i := range s.Rows {
-		e.Raw([]byte(s.id(&s.Rows[i])))
+	for i := range s.rows {
+		e.Raw([]byte(s.id(&s.rows[i])))
 	}
 	b, end := e.Bytes(), uint32(0)
-	for i := range s.Rows {
-		end += s.Rows[i].idLen
+	for i := range s.rows {
+		end += s.rows[i].idLen
 		b = binary.LittleEndian.AppendUint32(b, end)
 	}
-	for i := range s.Rows {
-		b = binary.LittleEndian.AppendUint32(b, index[s.Rows[i].protocol])
+	for i := range s.rows {
+		b = binary.LittleEndian.AppendUint32(b, index[s.rows[i].protocol])
 	}
-	for i := range s.Rows {
-		b = appendFixed(b, &s.Rows[i])
+	for i := range s.rows {
+		b = appendFixed(b, &s.rows[i])
 	}
 	return b
 }
@@ -310,21 +317,21 @@ func encodeParts(parts []indexPart) []byte {
 // decodeParts reads what encodeParts wrote of parts over the rows of s;
 // parts that do not cover the rows fail d.
 func (s *store) decodeParts(d *durable.Decoder) []indexPart {
-	rows := s.Rows
+	rows := s.n()
 	n := d.Count(9)
 	parts := make([]indexPart, 0, n)
 	lo := 0
 	for range n {
 		k := d.Uvarint()
 		sum := d.Uint64()
-		if k == 0 || k > uint64(len(rows)-lo) {
+		if k == 0 || k > uint64(rows-lo) {
 			d.Fail("index parts")
 			return nil
 		}
-		parts = append(parts, indexPart{First: s.id(&rows[lo]), Rows: int(k), Sum: sum})
+		parts = append(parts, indexPart{First: s.idOf(lo), Rows: int(k), Sum: sum})
 		lo += int(k)
 	}
-	if n > 0 && lo != len(rows) {
+	if n > 0 && lo != rows {
 		d.Fail("index parts")
 		return nil
 	}
@@ -502,7 +509,7 @@ func decodeStore(text string, sum uint32) (*store, error) {
 // bytes whose checksum (its last four bytes) is sum, with no log read yet.
 func (s *store) readAsBase(sum string, size int64) {
 	s.baseSum, s.baseSize = sum, size
-	s.baseN, s.baseIndex = len(s.Rows), slices.Clone(s.Meta.Index)
+	s.baseN, s.baseIndex = s.n(), slices.Clone(s.Meta.Index)
 	s.log = logRead{fresh: true, meta: s.baseMeta, parts: s.baseIndex}
 }
 
@@ -511,14 +518,14 @@ func (s *store) readAsBase(sum string, size int64) {
 func (s *store) decodeOldRows(d *durable.Decoder, magic string) {
 	v2, v3 := magic == storeMagicV2, magic == storeMagicV3
 	n := d.Count(11)
-	s.Rows = make([]row, n)
+	s.rows = make([]row, n)
 	var pc protocolCache
-	for i := range s.Rows {
-		decodeRow(d, &s.Rows[i], v2, v3, &pc)
+	for i := range s.rows {
+		decodeRow(d, &s.rows[i], v2, v3, &pc)
 		if d.Err() != nil {
 			break
 		}
-		s.factsPending = s.factsPending || s.Rows[i].Problems < 0
+		s.factsPending = s.factsPending || s.rows[i].Problems < 0
 	}
 	s.Order = make([]uint32, n)
 	for i := range s.Order {
@@ -532,9 +539,11 @@ func (s *store) decodeOldRows(d *durable.Decoder, magic string) {
 }
 
 // loadStore reads DATA/site/state.bin and the delta written since
-// (applyDelta). A missing one is (nil, nil): the site is built afresh; so
-// is a damaged one, with the error naming it.
-func loadStore(dataDir string) (*store, error) {
+// (applyDelta), decoding of its rows those that expire by due, Unix ms
+// (readStore): the store keeps the file open to decode the others when
+// asked, until close. A missing one is (nil, nil): the site is built
+// afresh; so is a damaged one, with the error naming it.
+func loadStore(dataDir string, due int64) (*store, error) {
 	path := data.Dir(dataDir).SiteStore()
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -543,16 +552,23 @@ func loadStore(dataDir string) (*store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read site state: %w", err)
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("read site state: %w", err)
 	}
-	s, err := readStore(f, fi.Size())
+	s, err := readStore(f, fi.Size(), due)
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("read site state %s: %w", path, err)
 	}
+	if s.lazy == nil {
+		f.Close()
+	} else {
+		s.lazy.file = f
+	}
 	if err := s.readDelta(dataDir); err != nil {
+		s.close()
 		return nil, err
 	}
 	return s, nil

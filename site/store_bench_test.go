@@ -25,8 +25,8 @@ func benchStoreFile(tb testing.TB, n int) []byte {
 	st := storeOf(ids)
 	now := fixNow.UnixMilli()
 	up := statusIndex(data.Working)
-	for i := range st.Rows {
-		r := &st.Rows[i]
+	for i := range st.all() {
+		r := &st.all()[i]
 		r.Rank, r.URLSum, r.status = n-i, rnd.Uint64(), up
 		r.LastCheck = now - rnd.Int64N(3_600_000)
 		r.Uptime7d, r.Tools, r.Problems = 9000+rnd.Int64N(1000), rnd.Int64N(40), int32(rnd.IntN(3))
@@ -68,7 +68,7 @@ func benchLoadStore(b *testing.B, decode bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, err = readStore(f, int64(len(file)))
+		_, err = readStore(f, int64(len(file)), 0)
 		f.Close()
 		if err != nil {
 			b.Fatal(err)

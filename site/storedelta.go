@@ -74,11 +74,14 @@ func deltaPath(dataDir string) string { return filepath.Join(dataDir, "site", "s
 // rendered): the others are neither encoded nor compared. nil means any
 // row may have changed, and their order.
 func (s *store) save(w *writer, dataDir string, touched []int) error {
+	if err := s.err(); err != nil {
+		return err // a row could not be read: it would be saved as zero
+	}
 	var enc encoded
 	rec, empty, ok := []byte(nil), false, false
 	logRow := func(i int) []byte {
 		e := durable.NewEncoder("", 128)
-		s.appendLogRow(e, &s.Rows[i])
+		s.appendLogRow(e, s.row(i))
 		return e.Bytes()
 	}
 	var cands []int
@@ -171,7 +174,7 @@ func (s *store) record(cands []int, rowBytes func(i int) []byte, nums func(i int
 			continue
 		}
 		// The same server, or the rows are others: a new base.
-		if i >= s.baseN || s.baseID(i) != s.id(&s.Rows[i]) {
+		if i >= s.baseN || s.baseID(i) != s.idOf(i) {
 			return nil, false, false
 		}
 		rows.Uvarint(uint64(i))
@@ -202,12 +205,26 @@ func (s *store) logHead() []byte {
 
 // baseID returns the id of row i of the base, a v6 one.
 func (s *store) baseID(i int) string {
-	rt := &s.baseRows
-	from := uint32(0)
+	from, end := s.baseSpan(i)
+	return s.baseRows.ids[from:end]
+}
+
+// baseSpan returns where the id of row i of the base, a v6 one, starts
+// and ends in its ids.
+func (s *store) baseSpan(i int) (from, end uint32) {
+	ends := s.baseRows.ends
 	if i > 0 {
-		from = le32(rt.ends[4*(i-1):])
+		from = endAt(ends, i-1)
 	}
-	return rt.ids[from:le32(rt.ends[4*i:])]
+	return from, endAt(ends, i)
+}
+
+// endAt returns the i-th of ends, four bytes each, little-endian: a
+// function of its own, not le32, so that it is inlined where a million
+// ids are cut a minute.
+func endAt(ends string, i int) uint32 {
+	b := ends[4*i : 4*i+4]
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
 // baseRow returns the bytes of row i of the base, a v6 one, whose
@@ -321,7 +338,7 @@ func (s *store) readDelta(dataDir string) error {
 		return fmt.Errorf("read site state delta %s: %w", path, err)
 	}
 	// The rows it set may have had their facts read, or not.
-	s.factsPending = slices.ContainsFunc(s.Rows, func(r row) bool { return r.Problems < 0 })
+	s.factsPending = s.anyFactsPending()
 	return nil
 }
 
@@ -395,14 +412,14 @@ func (s *store) applyRecord(body string, v1 bool, rows map[int]string) error {
 }
 
 // decodeRows reads a number of rows, each its index and appendLogRow's
-// bytes (decodeRow's when old: a log v1 or a delta v1), over s.Rows, and
+// bytes (decodeRow's when old: a log v1 or a delta v1), over s's rows, and
 // calls each with a row's index and where its bytes start and end in d.
 // A row of another server fails d.
 func (s *store) decodeRows(d *durable.Decoder, old bool, each func(i, from, to int)) {
 	var pc protocolCache
 	for range d.Count(12) {
 		i := d.Uvarint()
-		if i >= uint64(len(s.Rows)) {
+		if i >= uint64(s.n()) {
 			d.Fail("row index")
 			return
 		}
@@ -417,12 +434,11 @@ func (s *store) decodeRows(d *durable.Decoder, old bool, each func(i, from, to i
 		if d.Err() != nil {
 			return
 		}
-		if id != s.id(&s.Rows[i]) {
+		if id != s.idOf(int(i)) {
 			d.Fail("row id")
 			return
 		}
-		r.idAt, r.idLen = s.Rows[i].idAt, s.Rows[i].idLen // in s.ids, not in d's text
-		s.Rows[i] = r
+		s.put(int(i), r) // its id in s.ids, not in d's text
 		each(int(i), from, d.Offset())
 	}
 }

@@ -32,7 +32,7 @@ func compact(t *testing.T, f *fixture) {
 // mustLoadStore reads the site's record of the data directory dir.
 func mustLoadStore(t *testing.T, dir string) *store {
 	t.Helper()
-	st, err := loadStore(dir)
+	st, err := loadStore(dir, 0)
 	if err != nil || st == nil {
 		t.Fatalf("read the site's record: %v", err)
 	}
@@ -119,7 +119,7 @@ func TestStoreDelta(t *testing.T) {
 	t.Run("another_base_not_applied", func(t *testing.T) {
 		// A crash between a new base and the removal of the delta.
 		st := mustLoadStore(t, f.dir)
-		st.Rows[0].LastCheck = 1
+		st.all()[0].LastCheck = 1
 		other, err := decodeText(string(mustStoreFile(t, st)))
 		if err != nil {
 			t.Fatal(err)
@@ -127,7 +127,7 @@ func TestStoreDelta(t *testing.T) {
 		if err := other.applyLog(mustRead(t, deltaPath(f.dir))); err != nil {
 			t.Fatal(err)
 		}
-		if other.Rows[0].LastCheck != 1 || !other.log.fresh {
+		if other.all()[0].LastCheck != 1 || !other.log.fresh {
 			t.Error("a delta of another base was applied")
 		}
 	})
@@ -142,7 +142,7 @@ func TestStoreDelta(t *testing.T) {
 			if err := os.WriteFile(deltaPath(g.dir), c, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := loadStore(g.dir); err == nil {
+			if _, err := loadStore(g.dir, 0); err == nil {
 				t.Fatalf("byte %d flipped: the delta read", i)
 			}
 		}
@@ -220,10 +220,10 @@ func TestStoreLog(t *testing.T) {
 		change  func(s *store)
 		grows   bool
 	}{
-		{"rows_and_a_part", []int{3, 7}, func(s *store) { s.Rows[3].LastCheck = 99; s.Rows[7].setStatus(data.Failing); s.Meta.Index[1].Sum = 3 }, true},
-		{"one_back_one_new_and_meta", []int{3, 5}, func(s *store) { s.Rows[3].LastCheck = 3; s.Rows[5].Tools = 2; s.Meta.ListBad = 4 }, true},
+		{"rows_and_a_part", []int{3, 7}, func(s *store) { s.all()[3].LastCheck = 99; s.all()[7].setStatus(data.Failing); s.Meta.Index[1].Sum = 3 }, true},
+		{"one_back_one_new_and_meta", []int{3, 5}, func(s *store) { s.all()[3].LastCheck = 3; s.all()[5].Tools = 2; s.Meta.ListBad = 4 }, true},
 		{"touched_unchanged", []int{100, 200}, func(*store) {}, false},
-		{"cut_short_then_written_over", []int{9}, func(s *store) { s.Rows[9].Uptime7d = 9000 }, true},
+		{"cut_short_then_written_over", []int{9}, func(s *store) { s.all()[9].Uptime7d = 9000 }, true},
 	} {
 		if step.name == "cut_short_then_written_over" {
 			// A kill while a record was appended: part of one.
@@ -264,7 +264,7 @@ func TestStoreLog(t *testing.T) {
 	}
 	st := mustLoadStore(t, a)
 	for i := range 2000 {
-		st.Rows[i].LastCheck = -1
+		st.all()[i].LastCheck = -1
 	}
 	saveStore(t, st, a, seq(0, 2000))
 	if _, err := os.Stat(deltaPath(a)); !os.IsNotExist(err) || mustRead(t, data.Dir(a).SiteStore()) == base {
@@ -291,7 +291,7 @@ func TestRecordOfEarlierLayouts(t *testing.T) {
 			ids[i], rows[i] = fmt.Sprintf("s%05d", i), row{Rank: i + 1, status: statusIndex(data.Working), Uptime7d: -1, Tools: -1}
 		}
 		st.setRows(rows, ids)
-		st.Rows[150].LastCheck = 7
+		st.all()[150].LastCheck = 7
 		st.Meta.Index = []indexPart{{First: "s00000", Rows: 100, Sum: 1}, {First: "s00100", Rows: 200, Sum: 3}}
 		return st
 	}
@@ -333,9 +333,9 @@ func TestRecordOfEarlierLayouts(t *testing.T) {
 			want := tc.want()
 			got := mustLoadStore(t, dir)
 			if !reflect.DeepEqual(got.Meta.Index, want.Meta.Index) || !sameRows(got, want) || got.Meta.ListBad != want.Meta.ListBad {
-				t.Fatalf("read as parts %+v, rows %+v", got.Meta.Index, got.Rows)
+				t.Fatalf("read as parts %+v, rows %+v", got.Meta.Index, got.all())
 			}
-			got.Rows[1].LastCheck = 8
+			got.all()[1].LastCheck = 8
 			saveStore(t, got, dir, []int{1})
 			if b := mustRead(t, data.Dir(dir).SiteStore()); !strings.HasPrefix(b, storeMagic) {
 				t.Errorf("saved over a %s base: state.bin starts %q", tc.name, b[:min(len(b), len(storeMagic))])
@@ -358,7 +358,7 @@ func TestRecordOfEarlierLayouts(t *testing.T) {
 // sameRows reports whether a and b have the same rows, ids and all:
 // where a row's id is in its store's text is the store's own.
 func sameRows(a, b *store) bool {
-	return slices.EqualFunc(a.Rows, b.Rows, func(x, y row) bool {
+	return slices.EqualFunc(a.all(), b.all(), func(x, y row) bool {
 		idX, idY := a.id(&x), b.id(&y)
 		x.idAt, x.idLen, y.idAt, y.idLen = 0, 0, 0, 0
 		return idX == idY && x == y
@@ -379,11 +379,11 @@ func TestStoreReadsItsBaseAgain(t *testing.T) {
 		t.Errorf("the record holds %d bytes of text for %d of ids", len(st.ids), 3000*len("s00000"))
 	}
 	other := mustLoadStore(t, dir)
-	other.Rows[5].LastCheck = -5
+	other.all()[5].LastCheck = -5
 	if err := durable.WriteFileAtomic(data.Dir(dir).SiteStore(), mustStoreFile(t, other), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st.Rows[9].LastCheck = 99
+	st.all()[9].LastCheck = 99
 	saveStore(t, st, dir, []int{9})
 	if _, err := os.Stat(deltaPath(dir)); !os.IsNotExist(err) {
 		t.Errorf("a log written over a base other than the one read (%v)", err)

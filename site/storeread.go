@@ -9,22 +9,25 @@ import (
 	"io"
 	"strings"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
 
 // readStore reads state.bin, size bytes of r. A base of v6 is read a
 // block at a time: its ids, where each ends and each one's protocol
-// version are kept (some 18 bytes a row), its numbers are decoded into
-// the rows 64 KB at a time and not kept, so that a publish at 100,000
-// servers holds their rows but not the 11 MB of the file (baseNumbers
-// reads again the numbers of the few rows a save compares). A base of a
-// layout before v6 is read whole (decodeStore). Its checksum is checked
+// version are kept (some 18 bytes a row), and a byte of each row's facts;
+// its numbers are checked 64 KB at a time and not kept, but those of the
+// rows whose files expire by due (Unix ms), decoded: any other row is
+// decoded from r when first asked for (storerows.go), so that a publish
+// at 100,000 servers holds neither the 11 MB of the file nor the 10 MB of
+// its rows decoded. A base of a layout before v6 is read and decoded
+// whole (decodeStore). Its checksum is checked
 // once all is read, and that error comes first: a damaged file is named
 // as such, whatever its bytes made of what was read before. Errors wrap
 // errCorrupt, but the reader's own.
-func readStore(r io.Reader, size int64) (*store, error) {
+func readStore(r io.ReaderAt, size, due int64) (*store, error) {
 	crc := crc32.New(durable.Castagnoli)
-	br := bufio.NewReaderSize(io.TeeReader(r, crc), 64<<10)
+	br := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(r, 0, size), crc), 64<<10)
 	if magic, err := br.Peek(len(storeMagic)); err != nil || string(magic) != storeMagic {
 		var text strings.Builder
 		text.Grow(int(size))
@@ -34,7 +37,7 @@ func readStore(r io.Reader, size int64) (*store, error) {
 		return decodeStore(text.String(), crc.Sum32())
 	}
 	h := &streamed{r: br, left: size}
-	s, err := h.store()
+	s, err := h.store(r, due)
 	if _, cerr := io.Copy(io.Discard, br); cerr != nil {
 		return nil, cerr
 	}
@@ -111,8 +114,8 @@ func (h *streamed) fail(err error) error {
 	}
 }
 
-// store reads the base after its magic.
-func (h *streamed) store() (*store, error) {
+// store reads the base after its magic; r and due are rows'.
+func (h *streamed) store(r io.ReaderAt, due int64) (*store, error) {
 	h.off, h.left = int64(len(storeMagic)), h.left-int64(len(storeMagic))
 	if _, err := h.r.Discard(len(storeMagic)); err != nil {
 		return nil, h.fail(err)
@@ -139,7 +142,7 @@ func (h *streamed) store() (*store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.rows(s, rt, int(n)); err != nil {
+	if err := h.rows(s, rt, int(n), r, due); err != nil {
 		return nil, err
 	}
 	tail, err := h.text(uint64(max(h.left, 0)))
@@ -200,13 +203,19 @@ func cmpErr(err, other error) error {
 }
 
 // rows reads the numbers of the n rows of rt and their rank order into
-// s, a block at a time.
-func (h *streamed) rows(s *store, rt rowsText, n int) error {
+// s, a block at a time: each row is checked and its facts kept
+// (storerows.go), and it is decoded only when its files expire by due,
+// Unix ms, for the minute that reads s to render it; any other row is
+// decoded from at, the file read, when it is asked for.
+func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64) error {
 	numbers := make([]uint32, len(rt.versions)+1)
 	for k, v := range rt.versions {
 		numbers[k+1] = protocolNumber(v)
 	}
-	s.ids, s.Rows, s.Order = rt.ids, make([]row, n), make([]uint32, n)
+	s.ids, s.Order = rt.ids, make([]uint32, n)
+	s.baseRows = rt
+	lazy := &lazyRows{at: at, numsAt: rt.numsAt, facts: make([]byte, n), protocol: make([]uint32, n), slot: make([]int32, n)}
+	s.lazy = lazy
 	block := make([]byte, (64<<10)/rowWidth*rowWidth)
 	from := uint32(0)
 	for lo := 0; lo < n; lo += len(block) / rowWidth {
@@ -215,14 +224,18 @@ func (h *streamed) rows(s *store, rt rowsText, n int) error {
 			return h.fail(err)
 		}
 		for j := 0; j < len(b)/rowWidth; j++ {
-			i := lo + j
-			r := &s.Rows[i]
+			i, nums := lo+j, b[j*rowWidth:(j+1)*rowWidth]
 			end, v := le32(rt.ends[4*i:]), le32(rt.versionOf[4*i:])
-			if end < from || int(end) > len(rt.ids) || int(v) >= len(numbers) || !decodeFixed(b[j*rowWidth:], r) {
+			st := nums[84]
+			if end < from || int(end) > len(rt.ids) || int(v) >= len(numbers) || int(st&0x7f) >= len(data.Outcomes) {
 				return fmt.Errorf("bad row at byte %d", h.off+int64(j*rowWidth))
 			}
-			r.idAt, r.idLen, r.protocol = from, end-from, numbers[v]
-			s.factsPending = s.factsPending || r.Problems < 0
+			problems := int32(le32(nums[80:]))
+			lazy.facts[i], lazy.protocol[i] = factsByte(st&0x7f, st&0x80 != 0, nums[85] != 0, problems), numbers[v]
+			s.factsPending = s.factsPending || problems < 0
+			if exp := int64(le64(nums[48:])); exp != 0 && exp <= due {
+				s.decodeBase(i, nums)
+			}
 			from = end
 		}
 		h.off, h.left = h.off+int64(len(b)), h.left-int64(len(b))
@@ -236,6 +249,6 @@ func (h *streamed) rows(s *store, rt rowsText, n int) error {
 			return fmt.Errorf("bad order at byte %d", h.off-int64(len(order))+int64(4*i))
 		}
 	}
-	s.baseRows, s.baseOrder = rt, order
+	s.baseOrder = order
 	return nil
 }

@@ -29,7 +29,7 @@ type Unpublished struct {
 func (p *publication) unpublished(i int, id string, err error) {
 	p.log.Error("server's files not written; the other servers are published", "id", id, "err", err)
 	if i >= 0 {
-		p.st.Rows[i].Expires = p.now.UnixMilli() // each row is its worker's own
+		p.st.row(i).Expires = p.now.UnixMilli() // each row is its worker's own, decoded before it started
 	}
 	p.failMu.Lock()
 	p.stats.Unpublished = append(p.stats.Unpublished, Unpublished{ID: id, Err: err})

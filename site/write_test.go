@@ -221,8 +221,8 @@ func TestPublishReadsNothingBack(t *testing.T) {
 	// record knows no hash.
 	clean := f.clone(t)
 	st := mustLoadStore(t, clean.dir)
-	for i := range st.Rows {
-		st.Rows[i].HTMLSum, st.Rows[i].StripSum = 0, 0
+	for i := range st.all() {
+		st.all()[i].HTMLSum, st.all()[i].StripSum = 0, 0
 	}
 	st.Meta.Sums = map[string]uint64{}
 	if err := durable.WriteFileAtomic(data.Dir(clean.dir).SiteStore(), mustStoreFile(t, st), 0o644); err != nil {
@@ -257,13 +257,13 @@ func TestStoreV3(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a v3 site record: %v", err)
 	}
-	if len(s.Rows) != 2 || s.id(&s.Rows[0]) != "alpha" || s.Rows[0].Protocol() != "2025-11-25" || !s.Rows[0].Speaks || s.Rows[0].Problems != 1 ||
-		!s.Rows[1].Paused || s.Rows[1].Problems != 0 || s.factsPending {
-		t.Fatalf("v3 rows read as %+v", s.Rows)
+	if len(s.all()) != 2 || s.id(&s.all()[0]) != "alpha" || s.all()[0].Protocol() != "2025-11-25" || !s.all()[0].Speaks || s.all()[0].Problems != 1 ||
+		!s.all()[1].Paused || s.all()[1].Problems != 0 || s.factsPending {
+		t.Fatalf("v3 rows read as %+v", s.all())
 	}
-	for i, r := range s.Rows {
+	for i, r := range s.all() {
 		if r.HTMLSum != 0 || r.StripSum != 0 {
-			t.Errorf("%s: hashes %x %x; want unknown (0)", s.id(&s.Rows[i]), r.HTMLSum, r.StripSum)
+			t.Errorf("%s: hashes %x %x; want unknown (0)", s.id(&s.all()[i]), r.HTMLSum, r.StripSum)
 		}
 	}
 }

@@ -1,0 +1,300 @@
+package site
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"slices"
+)
+
+// A minute that does not read the lists touches a few hundred of the
+// record's rows: those its results, its ledger's changes and its expiries
+// name, and the index parts they are in. Its rows are not decoded whole:
+// readStore reads state.bin through once, to check it and to keep of each
+// row what every minute needs of all (its id, where it ends and its
+// protocol version, as before, and a byte of facts: rowFacts), and
+// decodes the rows due by the minute's time. Any other row is decoded
+// from the file, kept open, the first time it is asked for (store.row).
+// A process starts with an empty heap: a million rows decoded are 104 MB
+// of memory written, and its pages faulted in, whatever the minute does.
+// The rows decoded are kept side by side (lazyRows.dense), not at their
+// places among every row's, where the few a minute touches would fault in
+// a page each.
+
+// lazyRows is what a store keeps of the rows of its base, a v6 state.bin
+// read lazily, while any is not decoded yet.
+type lazyRows struct {
+	file     io.Closer   // state.bin, closed by close; nil for a reader that needs none
+	at       io.ReaderAt // the base as read: its rows' numbers are at numsAt
+	numsAt   int64
+	facts    []byte   // a row's facts (factsByte), while it is not decoded
+	protocol []uint32 // a row's protocol version, its number (protocolNumber)
+	slot     []int32  // a row: 1 + where it is in dense once decoded, 0 before
+	dense    [][]row  // the rows decoded, denseChunk a chunk: a row's address stays until loadAll
+	decoded  int      // rows decoded
+	err      error    // the first read that failed
+}
+
+// denseChunk is the rows of a chunk of lazyRows.dense.
+const denseChunk = 512
+
+// place returns where row i is decoded to, giving it a place first if it
+// has none.
+func (b *lazyRows) place(i int) *row {
+	if k := b.slot[i]; k != 0 {
+		return &b.dense[(k-1)/denseChunk][(k-1)%denseChunk]
+	}
+	k := b.decoded
+	if k%denseChunk == 0 {
+		b.dense = append(b.dense, make([]row, denseChunk))
+	}
+	b.decoded++
+	b.slot[i] = int32(k + 1)
+	return &b.dense[k/denseChunk][k%denseChunk]
+}
+
+// factsByte packs what index.json counts and the pause record compares of
+// a row: its status (data.Outcomes has fewer than 16), paused, speaks
+// 2026-07-28, and its tool problems as none, some or not read yet.
+func factsByte(status uint8, paused, speaks bool, problems int32) byte {
+	b := status & 0x0f
+	if paused {
+		b |= 0x10
+	}
+	if speaks {
+		b |= 0x20
+	}
+	switch {
+	case problems < 0:
+		b |= 0x80
+	case problems > 0:
+		b |= 0x40
+	}
+	return b
+}
+
+// rowFacts are the facts of a row, decoded or not (store.factsOf).
+type rowFacts struct {
+	status   uint8
+	paused   bool
+	speaks   bool
+	problems int32 // -1 not read yet, 1 for some when the row is not decoded
+	protocol uint32
+}
+
+// n returns the number of rows.
+func (s *store) n() int {
+	if s.lazy != nil {
+		return len(s.lazy.slot)
+	}
+	return len(s.rows)
+}
+
+// isLoaded reports whether row i is decoded.
+func (s *store) isLoaded(i int) bool {
+	return s.lazy == nil || s.lazy.slot[i] != 0
+}
+
+// row returns row i, decoded from the base's file if it is not yet; a
+// failed read is kept for err, and the row returned is zero. A publish
+// decodes the rows its workers render before they start (loadRows): row
+// writes s only for a row not decoded yet.
+func (s *store) row(i int) *row {
+	b := s.lazy
+	if b == nil {
+		return &s.rows[i]
+	}
+	if b.slot[i] == 0 {
+		s.loadRange(i, i+1)
+		if b.slot[i] == 0 {
+			return &row{} // not read: err says why
+		}
+	}
+	return b.place(i)
+}
+
+// loadRows decodes the rows is, in ascending order, that are not yet;
+// adjacent ones are read at once.
+func (s *store) loadRows(is []int) error {
+	for k := 0; k < len(is); {
+		j := k + 1
+		for j < len(is) && is[j] == is[j-1]+1 {
+			j++
+		}
+		s.loadRange(is[k], is[j-1]+1)
+		k = j
+	}
+	return s.err()
+}
+
+// loadRange decodes rows lo to hi-1 that are not yet, reading their
+// numbers from the base's file at once.
+func (s *store) loadRange(lo, hi int) {
+	b := s.lazy
+	if b == nil || b.err != nil {
+		return
+	}
+	for lo < hi && s.isLoaded(lo) {
+		lo++
+	}
+	for hi > lo && s.isLoaded(hi-1) {
+		hi--
+	}
+	if lo == hi {
+		return
+	}
+	buf := make([]byte, (hi-lo)*rowWidth)
+	if _, err := b.at.ReadAt(buf, b.numsAt+int64(lo)*rowWidth); err != nil {
+		b.err = fmt.Errorf("read site state: rows %d to %d: %w", lo, hi-1, err)
+		return
+	}
+	for i := lo; i < hi; i++ {
+		if !s.isLoaded(i) {
+			s.decodeBase(i, buf[(i-lo)*rowWidth:])
+		}
+	}
+}
+
+// decodeBase decodes row i of the base from its numbers nums, checked
+// when the file was read (streamed.rows), and marks it decoded.
+func (s *store) decodeBase(i int, nums []byte) {
+	s.put(i, row{})
+	r := s.lazy.place(i)
+	decodeFixed(nums, r)
+	r.protocol = s.lazy.protocol[i]
+}
+
+// put sets row i to r, of the same id, and marks it decoded.
+func (s *store) put(i int, r row) {
+	b := s.lazy
+	if b == nil {
+		r.idAt, r.idLen = s.rows[i].idAt, s.rows[i].idLen
+		s.rows[i] = r
+		return
+	}
+	from, end := s.baseSpan(i)
+	r.idAt, r.idLen = from, end-from
+	*b.place(i) = r
+}
+
+// loadAll decodes every row into s.rows, for what reads or changes all
+// of them (the lists read, the ledger read whole, a new base written),
+// and closes the base's file. A row's address from row before is not
+// the row's after.
+func (s *store) loadAll() error {
+	b := s.lazy
+	if b == nil {
+		return nil
+	}
+	const block = (64 << 10) / rowWidth
+	for lo := 0; lo < s.n(); lo += block {
+		s.loadRange(lo, min(lo+block, s.n()))
+	}
+	if err := s.err(); err != nil {
+		return err
+	}
+	rows := make([]row, s.n())
+	for i := range rows {
+		rows[i] = *b.place(i)
+	}
+	if b.file != nil {
+		b.file.Close()
+	}
+	s.rows, s.lazy = rows, nil
+	return nil
+}
+
+// err returns the first read of a row that failed.
+func (s *store) err() error {
+	if s.lazy == nil {
+		return nil
+	}
+	return s.lazy.err
+}
+
+// decodedRows returns how many rows were decoded: every one when none is
+// left to decode.
+func (s *store) decodedRows() int {
+	if s.lazy == nil {
+		return s.n()
+	}
+	return s.lazy.decoded
+}
+
+// close closes the base's file, once the publish is done: its rows not
+// decoded are then decoded no more.
+func (s *store) close() {
+	if b := s.lazy; b != nil {
+		if b.file != nil {
+			b.file.Close()
+			b.file = nil
+		}
+		if b.err == nil {
+			b.err = errors.New("read site state: closed with rows not decoded")
+		}
+	}
+}
+
+// idOf returns the id of row i, decoded or not.
+func (s *store) idOf(i int) string {
+	if s.lazy != nil {
+		return s.baseID(i)
+	}
+	return s.id(&s.rows[i])
+}
+
+// factsOf returns the facts of row i, decoded or not.
+func (s *store) factsOf(i int) rowFacts {
+	if l := s.lazy; l != nil && l.slot[i] == 0 {
+		b := l.facts[i]
+		return rowFacts{status: b & 0x0f, paused: b&0x10 != 0, speaks: b&0x20 != 0, problems: int32(b>>6&1) - int32(b>>7), protocol: l.protocol[i]}
+	}
+	r := s.row(i)
+	return rowFacts{status: r.status, paused: r.Paused, speaks: r.Speaks, problems: r.Problems, protocol: r.protocol}
+}
+
+// pausedRows returns the indexes of the rows paused, decoded or not, in
+// ascending order.
+func (s *store) pausedRows() []int {
+	var out []int
+	for i := range s.n() {
+		if s.factsOf(i).paused {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// decoded yields the indexes of the rows decoded, in ascending order:
+// every row when none is left to decode.
+func (s *store) decoded() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if s.lazy == nil {
+			for i := range s.rows {
+				if !yield(i) {
+					return
+				}
+			}
+			return
+		}
+		for i, k := range s.lazy.slot {
+			if k != 0 && !yield(i) {
+				return
+			}
+		}
+	}
+}
+
+// anyFactsPending reports whether a row's facts are not read yet.
+func (s *store) anyFactsPending() bool {
+	if s.lazy == nil {
+		return slices.ContainsFunc(s.rows, func(r row) bool { return r.Problems < 0 })
+	}
+	for i, f := range s.lazy.facts {
+		if k := s.lazy.slot[i]; k == 0 && f&0x80 != 0 || k != 0 && s.row(i).Problems < 0 {
+			return true
+		}
+	}
+	return false
+}
