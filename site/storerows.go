@@ -33,6 +33,7 @@ type lazyRows struct {
 	slot     []int32  // a row: 1 + where it is in dense once decoded, 0 before
 	dense    [][]row  // the rows decoded, denseChunk a chunk: a row's address stays until loadAll
 	decoded  int      // rows decoded
+	buf      []byte   // the numbers read last (loadRange), reused
 	err      error    // the first read that failed
 }
 
@@ -144,7 +145,10 @@ func (s *store) loadRange(lo, hi int) {
 	if lo == hi {
 		return
 	}
-	buf := make([]byte, (hi-lo)*rowWidth)
+	if n := (hi - lo) * rowWidth; cap(b.buf) < n {
+		b.buf = make([]byte, n)
+	}
+	buf := b.buf[:(hi-lo)*rowWidth]
 	if _, err := b.at.ReadAt(buf, b.numsAt+int64(lo)*rowWidth); err != nil {
 		b.err = fmt.Errorf("read site state: rows %d to %d: %w", lo, hi-1, err)
 		return
