@@ -214,16 +214,16 @@ func (s *store) baseID(i int) string {
 func (s *store) baseSpan(i int) (from, end uint32) {
 	ends := s.baseRows.ends
 	if i > 0 {
-		from = endAt(ends, i-1)
+		from = u32At(ends, i-1)
 	}
-	return from, endAt(ends, i)
+	return from, u32At(ends, i)
 }
 
-// endAt returns the i-th of ends, four bytes each, little-endian: a
-// function of its own, not le32, so that it is inlined where a million
-// ids are cut a minute.
-func endAt(ends string, i int) uint32 {
-	b := ends[4*i : 4*i+4]
+// u32At returns the i-th of the numbers of text, four bytes each,
+// little-endian: a function of its own, not le32, so that it is inlined
+// where a million ids are cut a minute.
+func u32At(text string, i int) uint32 {
+	b := text[4*i : 4*i+4]
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 

@@ -214,7 +214,7 @@ func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64)
 	}
 	s.ids, s.Order = rt.ids, make([]uint32, n)
 	s.baseRows = rt
-	lazy := &lazyRows{at: at, numsAt: rt.numsAt, facts: make([]byte, n), protocol: make([]uint32, n), slot: make([]int32, n)}
+	lazy := &lazyRows{at: at, numsAt: rt.numsAt, numbers: numbers, facts: make([]byte, n), slot: make([]int32, n)}
 	s.lazy = lazy
 	block := make([]byte, (64<<10)/rowWidth*rowWidth)
 	from := uint32(0)
@@ -225,15 +225,15 @@ func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64)
 		}
 		for j := 0; j < len(b)/rowWidth; j++ {
 			i, nums := lo+j, b[j*rowWidth:(j+1)*rowWidth]
-			end, v := le32(rt.ends[4*i:]), le32(rt.versionOf[4*i:])
+			end, v := u32At(rt.ends, i), u32At(rt.versionOf, i)
 			st := nums[84]
 			if end < from || int(end) > len(rt.ids) || int(v) >= len(numbers) || int(st&0x7f) >= len(data.Outcomes) {
 				return fmt.Errorf("bad row at byte %d", h.off+int64(j*rowWidth))
 			}
-			problems := int32(le32(nums[80:]))
-			lazy.facts[i], lazy.protocol[i] = factsByte(st&0x7f, st&0x80 != 0, nums[85] != 0, problems), numbers[v]
+			problems := int32(binary.LittleEndian.Uint32(nums[80:]))
+			lazy.facts[i] = factsByte(st&0x7f, st&0x80 != 0, nums[85] != 0, problems)
 			s.factsPending = s.factsPending || problems < 0
-			if exp := int64(le64(nums[48:])); exp != 0 && exp <= due {
+			if exp := int64(binary.LittleEndian.Uint64(nums[48:])); exp != 0 && exp <= due {
 				s.decodeBase(i, nums)
 			}
 			from = end

@@ -25,16 +25,16 @@ import (
 // lazyRows is what a store keeps of the rows of its base, a v6 state.bin
 // read lazily, while any is not decoded yet.
 type lazyRows struct {
-	file     io.Closer   // state.bin, closed by close; nil for a reader that needs none
-	at       io.ReaderAt // the base as read: its rows' numbers are at numsAt
-	numsAt   int64
-	facts    []byte   // a row's facts (factsByte), while it is not decoded
-	protocol []uint32 // a row's protocol version, its number (protocolNumber)
-	slot     []int32  // a row: 1 + where it is in dense once decoded, 0 before
-	dense    [][]row  // the rows decoded, denseChunk a chunk: a row's address stays until loadAll
-	decoded  int      // rows decoded
-	buf      []byte   // the numbers read last (loadRange), reused
-	err      error    // the first read that failed
+	file    io.Closer   // state.bin, closed by close; nil for a reader that needs none
+	at      io.ReaderAt // the base as read: its rows' numbers are at numsAt
+	numsAt  int64
+	facts   []byte   // a row's facts (factsByte), while it is not decoded
+	numbers []uint32 // the protocol numbers (protocolNumber) of the base's versions, by their index there
+	slot    []int32  // a row: 1 + where it is in dense once decoded, 0 before
+	dense   [][]row  // the rows decoded, denseChunk a chunk: a row's address stays until loadAll
+	decoded int      // rows decoded
+	buf     []byte   // the numbers read last (loadRange), reused
+	err     error    // the first read that failed
 }
 
 // denseChunk is the rows of a chunk of lazyRows.dense.
@@ -166,7 +166,13 @@ func (s *store) decodeBase(i int, nums []byte) {
 	s.put(i, row{})
 	r := s.lazy.place(i)
 	decodeFixed(nums, r)
-	r.protocol = s.lazy.protocol[i]
+	r.protocol = s.baseProtocol(i)
+}
+
+// baseProtocol returns the number of the protocol version of row i of
+// the base.
+func (s *store) baseProtocol(i int) uint32 {
+	return s.lazy.numbers[u32At(s.baseRows.versionOf, i)]
 }
 
 // put sets row i to r, of the same id, and marks it decoded.
@@ -252,7 +258,7 @@ func (s *store) idOf(i int) string {
 func (s *store) factsOf(i int) rowFacts {
 	if l := s.lazy; l != nil && l.slot[i] == 0 {
 		b := l.facts[i]
-		return rowFacts{status: b & 0x0f, paused: b&0x10 != 0, speaks: b&0x20 != 0, problems: int32(b>>6&1) - int32(b>>7), protocol: l.protocol[i]}
+		return rowFacts{status: b & 0x0f, paused: b&0x10 != 0, speaks: b&0x20 != 0, problems: int32(b>>6&1) - int32(b>>7), protocol: s.baseProtocol(i)}
 	}
 	r := s.row(i)
 	return rowFacts{status: r.status, paused: r.Paused, speaks: r.Speaks, problems: r.Problems, protocol: r.protocol}
