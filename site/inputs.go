@@ -118,6 +118,7 @@ func (p *publication) readLists() error {
 			r.status, r.LastCheck, r.Uptime7d, r.Tools = old.status, old.LastCheck, old.Uptime7d, old.Tools
 			r.PlanNext, r.Expires, r.EffCad = old.PlanNext, old.Expires, old.EffCad
 			r.protocol, r.Speaks, r.Problems = old.protocol, old.Speaks, old.Problems
+			r.HTMLSum, r.StripSum = old.HTMLSum, old.StripSum // its files are as they were
 			if old.Rank != r.Rank || old.URLSum != r.URLSum || old.Paused != r.Paused {
 				p.cand[s.ID] = true // and its part of the index (writeIndex)
 			}
