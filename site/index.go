@@ -545,43 +545,23 @@ func encodeIndex(st *store) []byte {
 	return append(b, "\n]}\n"...)
 }
 
-// rowTotals returns, in one pass over every row (a million each minute),
-// decoded or not (factsOf), the count per status (in the order of
+// rowTotals returns the count per status (in the order of
 // data.Outcomes), the protocol totals, how many servers have tool
-// problems, and how many rows' facts are not read yet. A row's status and
-// protocol version are numbers: they are counted by them, not hashed.
+// problems, and how many rows' facts are not read yet: of every row, the
+// base's as counted when it was read and then the rows decoded since
+// (store.counts), not a pass over a million rows each minute. A row's
+// status and protocol version are numbers: they are counted by them, not
+// hashed.
 func rowTotals(st *store) ([]int, record.ProtocolTotals, int, int) {
-	var t record.ProtocolTotals
-	problems, pending := 0, 0
-	counts, byVersion := make([]int, len(data.Outcomes)), []int{} // by protocol number
-	for i := range st.n() {
-		r := st.factsOf(i)
-		counts[r.status]++
-		switch {
-		case r.problems < 0:
-			pending++
-			continue
-		case r.problems > 0:
-			problems++
-		}
-		if r.speaks {
-			t.Speaks20260728++
-		}
-		if p := int(r.protocol); p != 0 {
-			if p >= len(byVersion) {
-				byVersion = append(byVersion, make([]int, p+1-len(byVersion))...)
-			}
-			byVersion[p]++
-		}
-	}
-	t.Versions = []record.VersionTotal{}
-	for v, n := range byVersion {
+	c := st.counts()
+	t := record.ProtocolTotals{Speaks20260728: c.speaks, Versions: []record.VersionTotal{}}
+	for v, n := range c.versions {
 		if n > 0 {
 			t.Versions = append(t.Versions, record.VersionTotal{Version: protocolName(uint32(v)), Count: n})
 		}
 	}
 	slices.SortFunc(t.Versions, func(a, b record.VersionTotal) int { return strings.Compare(b.Version, a.Version) })
-	return counts, t, problems, pending
+	return c.status[:len(data.Outcomes)], t, c.problems, c.pending
 }
 
 // factsBackfill is how many rows whose facts are not read yet (a site

@@ -232,6 +232,10 @@ func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64)
 			}
 			problems := int32(binary.LittleEndian.Uint32(nums[80:]))
 			lazy.facts[i] = factsByte(st&0x7f, st&0x80 != 0, nums[85] != 0, problems)
+			lazy.base.add(s.baseFacts(i), 1)
+			if st&0x80 != 0 {
+				lazy.paused = append(lazy.paused, i)
+			}
 			s.factsPending = s.factsPending || problems < 0
 			if exp := int64(binary.LittleEndian.Uint64(nums[48:])); exp != 0 && exp <= due {
 				s.decodeBase(i, nums)

@@ -28,13 +28,15 @@ type lazyRows struct {
 	file    io.Closer   // state.bin, closed by close; nil for a reader that needs none
 	at      io.ReaderAt // the base as read: its rows' numbers are at numsAt
 	numsAt  int64
-	facts   []byte   // a row's facts (factsByte), while it is not decoded
-	numbers []uint32 // the protocol numbers (protocolNumber) of the base's versions, by their index there
-	slot    []int32  // a row: 1 + where it is in dense once decoded, 0 before
-	dense   [][]row  // the rows decoded, denseChunk a chunk: a row's address stays until loadAll
-	decoded int      // rows decoded
-	buf     []byte   // the numbers read last (loadRange), reused
-	err     error    // the first read that failed
+	facts   []byte    // a row's facts (factsByte), while it is not decoded
+	numbers []uint32  // the protocol numbers (protocolNumber) of the base's versions, by their index there
+	slot    []int32   // a row: 1 + where it is in dense once decoded, 0 before
+	dense   [][]row   // the rows decoded, denseChunk a chunk: a row's address stays until loadAll
+	decoded int       // rows decoded
+	base    rowCounts // every row of the base counted as read (its facts before it is decoded)
+	paused  []int     // the rows of the base paused, in ascending order
+	buf     []byte    // the numbers read last (loadRange), reused
+	err     error     // the first read that failed
 }
 
 // denseChunk is the rows of a chunk of lazyRows.dense.
@@ -82,6 +84,55 @@ type rowFacts struct {
 	speaks   bool
 	problems int32 // -1 not read yet, 1 for some when the row is not decoded
 	protocol uint32
+}
+
+// rowCounts is what index.json's head counts of a store's rows
+// (rowTotals).
+type rowCounts struct {
+	status                    [16]int // by status index (data.Outcomes)
+	pending, problems, speaks int
+	versions                  []int // by protocol number; the facts of a row not read yet count nothing but its status
+}
+
+// add counts a row of facts f k times (-1 takes one away).
+func (c *rowCounts) add(f rowFacts, k int) {
+	c.status[f.status] += k
+	switch {
+	case f.problems < 0:
+		c.pending += k
+		return
+	case f.problems > 0:
+		c.problems += k
+	}
+	if f.speaks {
+		c.speaks += k
+	}
+	if p := int(f.protocol); p != 0 {
+		if p >= len(c.versions) {
+			c.versions = append(c.versions, make([]int, p+1-len(c.versions))...)
+		}
+		c.versions[p] += k
+	}
+}
+
+// counts returns the counts of every row: counted whole when none is left
+// to decode, else the base's as read, each row decoded since taken away
+// as the base had it and counted as it is.
+func (s *store) counts() rowCounts {
+	var c rowCounts
+	if s.lazy == nil {
+		for i := range s.rows {
+			c.add(s.factsOf(i), 1)
+		}
+		return c
+	}
+	c = s.lazy.base
+	c.versions = slices.Clone(c.versions)
+	for i := range s.decoded() {
+		c.add(s.baseFacts(i), -1)
+		c.add(s.factsOf(i), 1)
+	}
+	return c
 }
 
 // n returns the number of rows.
@@ -257,18 +308,36 @@ func (s *store) idOf(i int) string {
 // factsOf returns the facts of row i, decoded or not.
 func (s *store) factsOf(i int) rowFacts {
 	if l := s.lazy; l != nil && l.slot[i] == 0 {
-		b := l.facts[i]
-		return rowFacts{status: b & 0x0f, paused: b&0x10 != 0, speaks: b&0x20 != 0, problems: int32(b>>6&1) - int32(b>>7), protocol: s.baseProtocol(i)}
+		return s.baseFacts(i)
 	}
 	r := s.row(i)
 	return rowFacts{status: r.status, paused: r.Paused, speaks: r.Speaks, problems: r.Problems, protocol: r.protocol}
 }
 
+// baseFacts returns the facts of row i as the base has them (a store
+// read lazily).
+func (s *store) baseFacts(i int) rowFacts {
+	b := s.lazy.facts[i]
+	return rowFacts{status: b & 0x0f, paused: b&0x10 != 0, speaks: b&0x20 != 0, problems: int32(b>>6&1) - int32(b>>7), protocol: s.baseProtocol(i)}
+}
+
 // pausedRows returns the indexes of the rows paused, decoded or not, in
-// ascending order.
+// ascending order: of a store read lazily, those of the base paused and
+// those decoded, looked at again.
 func (s *store) pausedRows() []int {
 	var out []int
-	for i := range s.n() {
+	if s.lazy == nil {
+		for i := range s.rows {
+			if s.rows[i].Paused {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	look := slices.Collect(s.decoded())
+	look = append(look, s.lazy.paused...)
+	slices.Sort(look)
+	for _, i := range slices.Compact(look) {
 		if s.factsOf(i).paused {
 			out = append(out, i)
 		}
@@ -297,14 +366,4 @@ func (s *store) decoded() iter.Seq[int] {
 }
 
 // anyFactsPending reports whether a row's facts are not read yet.
-func (s *store) anyFactsPending() bool {
-	if s.lazy == nil {
-		return slices.ContainsFunc(s.rows, func(r row) bool { return r.Problems < 0 })
-	}
-	for i, f := range s.lazy.facts {
-		if k := s.lazy.slot[i]; k == 0 && f&0x80 != 0 || k != 0 && s.row(i).Problems < 0 {
-			return true
-		}
-	}
-	return false
-}
+func (s *store) anyFactsPending() bool { return s.counts().pending > 0 }

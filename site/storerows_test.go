@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/testutil"
+	"plug.directory/prober/site/record"
 )
 
 // TestRowsDecodedWhereTouched holds a publish that decodes only the rows
@@ -165,7 +167,9 @@ func statOf(t *testing.T, path string) string {
 // TestStoreRowsDecodedWhenAsked: a record read decodes the rows whose
 // files expire by the time it is given and no other; a row asked for is
 // decoded from the file, what every row's id and facts say is the same
-// decoded or not, and every row decoded at last is the row written. A
+// decoded or not, as are the rows paused and what index.json counts of
+// them, after decoded rows changed, and every row decoded at last is the
+// row written. A
 // read of the file that fails after (a disk error) is kept: the row asked
 // for is not taken as decoded, and the record is not saved.
 func TestStoreRowsDecodedWhenAsked(t *testing.T) {
@@ -210,12 +214,37 @@ func TestStoreRowsDecodedWhenAsked(t *testing.T) {
 			t.Fatalf("row %d not decoded (%v): %s %+v; want %s %+v", i, st.isLoaded(i), st.idOf(i), f, ids[i], *w)
 		}
 	}
+	var paused []int
+	for i := range want.rows {
+		if want.rows[i].Paused {
+			paused = append(paused, i)
+		}
+	}
+	if got := st.pausedRows(); !slices.Equal(got, paused) {
+		t.Fatalf("%d rows paused, not decoded; want %d", len(got), len(paused))
+	}
 	for _, i := range []int{0, 17, 18, n - 1} {
 		r := *st.row(i)
 		if !st.isLoaded(i) || st.id(&r) != ids[i] || r.Rank != i+1 || r.URLSum != want.rows[i].URLSum {
 			t.Errorf("row %d asked for: %s %+v; want %s %+v", i, st.id(&r), r, ids[i], want.rows[i])
 		}
 	}
+	// Decoded rows change what index.json counts: counted as they are,
+	// not as the base had them.
+	for _, i := range []int{17, 18} {
+		r := st.row(i)
+		r.setStatus(data.Failing)
+		r.Paused, r.Problems, r.protocol = !r.Paused, 5, protocolNumber("2024-11-05")
+		want.rows[i] = *r
+	}
+	type totals struct {
+		status                 []int
+		protocols              record.ProtocolTotals
+		problems, factsNotRead int
+	}
+	var lazyTotals totals
+	lazyTotals.status, lazyTotals.protocols, lazyTotals.problems, lazyTotals.factsNotRead = rowTotals(st)
+	lazyTotals.status = slices.Clone(lazyTotals.status)
 	file.fail = true
 	k := slices.IndexFunc(seq(0, n), func(i int) bool { return !st.isLoaded(i) })
 	if r := *st.row(k); st.isLoaded(k) || r.URLSum != 0 || st.err() == nil || !strings.Contains(st.err().Error(), "read site state") {
@@ -227,6 +256,20 @@ func TestStoreRowsDecodedWhenAsked(t *testing.T) {
 	file.fail, st.lazy.err = false, nil
 	if !sameRows(st, want) || st.decodedRows() != n {
 		t.Errorf("the rows decoded at last are not those written (%d decoded)", st.decodedRows())
+	}
+	var whole totals
+	whole.status, whole.protocols, whole.problems, whole.factsNotRead = rowTotals(st)
+	if !reflect.DeepEqual(lazyTotals, whole) {
+		t.Errorf("index.json's counts, rows not decoded:\n%+v\nevery row decoded:\n%+v", lazyTotals, whole)
+	}
+	paused = paused[:0]
+	for i := range want.rows {
+		if want.rows[i].Paused {
+			paused = append(paused, i)
+		}
+	}
+	if got := st.pausedRows(); !slices.Equal(got, paused) {
+		t.Errorf("%d rows paused once every row is decoded; want %d", len(got), len(paused))
 	}
 }
 
