@@ -203,7 +203,7 @@ func cmpErr(err, other error) error {
 }
 
 // rows reads the numbers of the n rows of rt and their rank order into
-// s, a block at a time: each row is checked and its facts kept
+// s, a block at a time: each row is checked, its facts kept and counted
 // (storerows.go), and it is decoded only when its files expire by due,
 // Unix ms, for the minute that reads s to render it; any other row is
 // decoded from at, the file read, when it is asked for.

@@ -13,7 +13,8 @@ import (
 // name, and the index parts they are in. Its rows are not decoded whole:
 // readStore reads state.bin through once, to check it and to keep of each
 // row what every minute needs of all (its id, where it ends and its
-// protocol version, as before, and a byte of facts: rowFacts), and
+// protocol version, as before, and a byte of facts: rowFacts), counts the
+// rows for index.json's totals and notes those paused (rowCounts), and
 // decodes the rows due by the minute's time. Any other row is decoded
 // from the file, kept open, the first time it is asked for (store.row).
 // A process starts with an empty heap: a million rows decoded are 104 MB
