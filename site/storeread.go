@@ -236,7 +236,6 @@ func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64)
 			if st&0x80 != 0 {
 				lazy.paused = append(lazy.paused, i)
 			}
-			s.factsPending = s.factsPending || problems < 0
 			if exp := int64(binary.LittleEndian.Uint64(nums[48:])); exp != 0 && exp <= due {
 				s.decodeBase(i, nums)
 			}
@@ -244,6 +243,7 @@ func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64)
 		}
 		h.off, h.left = h.off+int64(len(b)), h.left-int64(len(b))
 	}
+	s.factsPending = lazy.base.pending > 0
 	order, err := h.text(4 * uint64(n))
 	if err != nil {
 		return err

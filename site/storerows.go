@@ -215,10 +215,10 @@ func (s *store) loadRange(lo, hi int) {
 // decodeBase decodes row i of the base from its numbers nums, checked
 // when the file was read (streamed.rows), and marks it decoded.
 func (s *store) decodeBase(i int, nums []byte) {
-	s.put(i, row{})
-	r := s.lazy.place(i)
-	decodeFixed(nums, r)
+	var r row
+	decodeFixed(nums, &r)
 	r.protocol = s.baseProtocol(i)
+	s.put(i, r)
 }
 
 // baseProtocol returns the number of the protocol version of row i of
