@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -204,10 +205,10 @@ func benchIncremental(b *testing.B, html bool) {
 	for j := range pool {
 		ageOlder(b, f.dir, servers[j*stride].ID, j*7919%(*benchChecks))
 	}
-	var copyCPU time.Duration
+	var copyCPU, atomicCPU time.Duration
 	var rendered int
 	var wrote, copied int64
-	copyDir := filepath.Join(b.TempDir(), "copy")
+	copyDir, atomicDir := filepath.Join(b.TempDir(), "copy"), filepath.Join(b.TempDir(), "atomic")
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
@@ -232,9 +233,11 @@ func benchIncremental(b *testing.B, html bool) {
 		wrote += pub.Written
 		peakHeap, peakRSS = max(peakHeap, pub.PeakHeap), max(peakRSS, pub.PeakRSS)
 		allocs, allocated = allocs+pub.Allocs, allocated+pub.Allocated
-		c, n := copyChanged(b, f.out, copyDir, changed, html)
+		rels := changedFiles(b, f.out, changed, html)
+		c, n := copyChanged(b, f.out, copyDir, rels)
 		copyCPU += c
 		copied += n
+		atomicCPU += replaceApart(b, f.out, atomicDir, rels)
 		b.StartTimer()
 		if pub.Rebuilt {
 			b.Fatal("rebuilt: the benchmark's state was not taken")
@@ -247,6 +250,8 @@ func benchIncremental(b *testing.B, html bool) {
 	if copyCPU > 0 && copied > 0 {
 		b.ReportMetric(float64(cpu)/float64(copyCPU), "x-copy-CPU")
 		b.ReportMetric(float64(wrote)/float64(copied), "x-copy-bytes")
+		b.ReportMetric(float64(atomicCPU)/float64(copyCPU), "atomic-x-copy-CPU")
+		b.ReportMetric(float64(cpu)/float64(atomicCPU), "x-atomic-CPU")
 	}
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(peakRSS)/(1<<20), "peak-RSS-MB")
@@ -410,16 +415,11 @@ func journalMany(b *testing.B, f *fixture, rs []data.Result) {
 	}
 }
 
-// copyChanged copies with `cp --parents` the files a publish rewrites
-// for the servers changed (their file, strip and page, the part of the
-// index each is in) and the index's head and status: the floor of any
-// publish of those changes, measured in the same run so that a publish's
-// cost reads as a ratio (x-copy-CPU, x-copy-bytes). It returns the CPU
-// the copy took and the bytes it wrote (the files' sizes). A command of
-// its own, not a copy in this process, whose CPU would take a share of
-// the garbage collection of the servers set up here: that floor moved
-// from 27 to 50 ms for the same files from one copy to the next.
-func copyChanged(b *testing.B, out, to string, changed map[string]bool, html bool) (time.Duration, int64) {
+// changedFiles returns the files a publish rewrites for the servers
+// changed (their file, strip and page, the part of the index each is in)
+// and the index's head and status, relative to out: what a floor of that
+// publish copies (copyChanged, replaceApart).
+func changedFiles(b *testing.B, out string, changed map[string]bool, html bool) []string {
 	rels := []string{"index.json", "status.json"}
 	var head record.IndexFile
 	hb, err := os.ReadFile(filepath.Join(out, "index.json"))
@@ -441,6 +441,18 @@ func copyChanged(b *testing.B, out, to string, changed map[string]bool, html boo
 			rels = append(rels, filepath.Join("servers", id+".html"))
 		}
 	}
+	return rels
+}
+
+// copyChanged copies the files rels under out with `cp --parents`: the
+// floor of any publish of those changes, measured in the same run so
+// that a publish's cost reads as a ratio (x-copy-CPU, x-copy-bytes). It
+// returns the CPU the copy took and the bytes it wrote (the files'
+// sizes). A command of its own, not a copy in this process, whose CPU
+// would take a share of the garbage collection of the servers set up
+// here: that floor moved from 27 to 50 ms for the same files from one
+// copy to the next.
+func copyChanged(b *testing.B, out, to string, rels []string) (time.Duration, int64) {
 	_, size := weigh(b, out, rels)
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		b.Fatal(err)
@@ -452,6 +464,69 @@ func copyChanged(b *testing.B, out, to string, changed map[string]bool, html boo
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), size
+}
+
+// replaceApart copies the files rels under out to the same paths under
+// to as rule P3 has a publish write them, in a process of its own
+// (TestReplaceApart): each to a temporary file renamed over its path,
+// then one syncfs. It returns the CPU the process took: the floor of a
+// publish of those changes that computes nothing (atomic-x-copy-CPU
+// against the copy, x-atomic-CPU the publish against it).
+func replaceApart(b *testing.B, out, to string, rels []string) time.Duration {
+	c, err := json.Marshal(replaceConfig{From: out, To: to, Rels: rels})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReplaceApart$", "-test.count=1", "-test.v=false")
+	cmd.Env = append(os.Environ(), replaceEnv+"="+string(c))
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("replace apart: %v: %s", err, msg)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// replaceEnv carries what TestReplaceApart copies.
+const replaceEnv = "SITE_REPLACE_APART"
+
+// replaceConfig is what TestReplaceApart copies: the files Rels under
+// From to the same paths under To.
+type replaceConfig struct {
+	From, To string
+	Rels     []string
+}
+
+// TestReplaceApart is the copy replaceApart starts in a process of its
+// own; it is skipped otherwise.
+func TestReplaceApart(t *testing.T) {
+	c := os.Getenv(replaceEnv)
+	if c == "" {
+		t.Skip("a benchmark's floor, in a process of its own: run by BenchmarkPublishIncremental")
+	}
+	var rc replaceConfig
+	if err := json.Unmarshal([]byte(c), &rc); err != nil {
+		t.Fatal(err)
+	}
+	made := map[string]bool{}
+	for _, rel := range rc.Rels {
+		b, err := os.ReadFile(filepath.Join(rc.From, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(rc.To, rel)
+		if dir := filepath.Dir(path); !made[dir] {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			made[dir] = true
+		}
+		if err := durable.ReplaceFile(path, 0o644, false, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := durable.SyncFS(rc.To); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // writtenBytes returns the bytes the process has passed to write calls
