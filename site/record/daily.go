@@ -85,12 +85,12 @@ func (s *Summary) daily(end, added time.Time) []Day {
 	}
 	out := make([]Day, DailyLen)
 	dates := string(appendDates(make([]byte, 0, DailyLen*len(time.DateOnly)), time.UnixMilli(first).UTC(), DailyLen))
+	published := s.publishedDay(first)
 	for i := range out {
 		start := first + int64(i)*dayMS
 		d := Day{Date: dates[i*len(time.DateOnly) : (i+1)*len(time.DateOnly)], Listed: added.IsZero() || added.UnixMilli() < start+dayMS}
 		if kept(start) {
-			// s.Days are in order of their dates (DailySeries).
-			if k, ok := slices.BinarySearchFunc(s.Days, d.Date, func(o Day, date string) int { return strings.Compare(o.Date, date) }); ok {
+			if k, ok := published(i, d.Date); ok {
 				old := s.Days[k]
 				old.Listed = d.Listed || old.Counted > 0
 				d = old
@@ -110,6 +110,26 @@ func (s *Summary) daily(end, added time.Time) []Day {
 		out[i] = d
 	}
 	return out
+}
+
+// publishedDay returns a function that finds the day of s.Days dated
+// date, the i-th from the day starting at first (Unix ms). s.Days are
+// consecutive days in order (DailySeries), so the day is where its first
+// day's date puts it, found without a search; one that is not there (the
+// series is of another form, or the date past it) is searched for.
+func (s *Summary) publishedDay(first int64) func(i int, date string) (int, bool) {
+	offset, known := 0, false
+	if len(s.Days) > 0 {
+		if d0, err := time.Parse(time.DateOnly, s.Days[0].Date); err == nil {
+			offset, known = int((first-d0.UnixMilli())/dayMS), true
+		}
+	}
+	return func(i int, date string) (int, bool) {
+		if k := offset + i; known && k >= 0 && k < len(s.Days) && s.Days[k].Date == date {
+			return k, true
+		}
+		return slices.BinarySearchFunc(s.Days, date, func(o Day, date string) int { return strings.Compare(o.Date, date) })
+	}
 }
 
 // nearestRank returns the p-th percentile of the ascending values by the
