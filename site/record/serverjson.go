@@ -139,45 +139,63 @@ func ReadServerFile(b []byte) (ServerFile, error) {
 }
 
 // readServerFileByMembers reads b as ReadServerFile does, its columns by
-// hand and the rest with encoding/json, or returns false.
+// hand and the rest by hand too (scanRest) or with encoding/json, or
+// returns false.
 func readServerFileByMembers(b []byte) (f ServerFile, ok bool) {
-	ms, ok := membersOf(b)
+	rest, hist, daily, ok := cutColumns(b)
 	if !ok {
 		return f, false
 	}
-	var hist, daily *member
+	if !f.scanRest(rest) {
+		f = ServerFile{}
+		if json.Unmarshal(rest, &f) != nil {
+			return ServerFile{}, false
+		}
+	}
+	if f.History.UnmarshalJSON(hist) != nil || f.Daily.UnmarshalJSON(daily) != nil {
+		return ServerFile{}, false
+	}
+	return f, true
+}
+
+// cutColumns cuts the columns from the object b, a server's file: its
+// other members as an object of their own, in their order, and the
+// values of its history and daily series; false when b is not one object
+// with each column once, under a key no other could be read as.
+func cutColumns(b []byte) (rest, hist, daily []byte, ok bool) {
+	ms, ok := membersOf(b)
+	if !ok {
+		return nil, nil, nil, false
+	}
+	var hm, dm *member
 	size := 2
 	for i := range ms {
 		m := &ms[i]
 		switch {
-		case hist == nil && bytes.Equal(m.key, historyKey):
-			hist = m
-		case daily == nil && bytes.Equal(m.key, dailyKey):
-			daily = m
+		case hm == nil && bytes.Equal(m.key, historyKey):
+			hm = m
+		case dm == nil && bytes.Equal(m.key, dailyKey):
+			dm = m
 		case bytes.IndexByte(m.key, '\\') >= 0 || bytes.EqualFold(m.key, historyKey) || bytes.EqualFold(m.key, dailyKey):
-			return f, false
+			return nil, nil, nil, false
 		default:
 			size += m.stop - m.at + 1
 		}
 	}
-	if hist == nil || daily == nil {
-		return f, false
+	if hm == nil || dm == nil {
+		return nil, nil, nil, false
 	}
-	rest := make([]byte, 1, size)
+	rest = make([]byte, 1, size)
 	rest[0] = '{'
 	for i := range ms {
-		if m := &ms[i]; m != hist && m != daily {
+		if m := &ms[i]; m != hm && m != dm {
 			if len(rest) > 1 {
 				rest = append(rest, ',')
 			}
 			rest = append(rest, b[m.at:m.stop]...)
 		}
 	}
-	rest = append(rest, '}')
-	if json.Unmarshal(rest, &f) != nil || f.History.UnmarshalJSON(b[hist.start:hist.stop]) != nil || f.Daily.UnmarshalJSON(b[daily.start:daily.stop]) != nil {
-		return ServerFile{}, false
-	}
-	return f, true
+	return append(rest, '}'), b[hm.start:hm.stop], b[dm.start:dm.stop], true
 }
 
 // MarshalServerFile returns json.Marshal(f), byte for byte: encoding/json

@@ -1,0 +1,496 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"plug.directory/prober/data"
+)
+
+// The rest of a server's file, all but its columns, is a third of its
+// bytes, but encoding/json spent more on it than on the columns read by
+// hand: a pass to check the text, then each member found by its key and
+// set by reflection. scanRest reads it by hand in the form encoding/json
+// writes it (every member, in the order of the fields, none unknown, none
+// twice); a string's escapes and a number's value are read as
+// encoding/json reads them. Any other form is left to encoding/json, as
+// for the columns, so that what is read, and what is refused, is as it
+// was. A field added to ServerFile or to a type it holds needs its line
+// here: TestServerFileRestByHand fails on a golden file until it has one.
+
+// scanRest reads into f, a zero ServerFile, the members of the object b
+// but its columns (history, daily), as encoding/json writes them; false,
+// f not to be used, for any other form.
+func (f *ServerFile) scanRest(b []byte) bool {
+	s := &scanner{b: b, ok: true}
+	s.expect('{')
+	s.key("id")
+	f.ID = s.text()
+	s.field("url")
+	f.URL = s.textPtr()
+	s.field("rank")
+	f.Rank = int(s.int())
+	s.field("listed_at")
+	f.Listed = s.timePtr()
+	s.field("tier")
+	f.Tier = s.text()
+	s.field("status")
+	f.Status = s.outcome()
+	s.field("label")
+	f.Label = s.text()
+	s.field("reason")
+	f.Detail = s.textPtr()
+	s.field("last_check")
+	f.LastCheck = s.timePtr()
+	s.field("next_check")
+	f.NextCheck = s.timePtr()
+	s.field("next_check_from")
+	f.NextCheckFrom = s.textPtr()
+	s.field("last_answered")
+	f.LastAnswered = s.timePtr()
+	s.field("failing_since")
+	f.FailingSince = s.timePtr()
+	s.field("cadence_seconds")
+	f.CadenceSeconds = s.int()
+	if s.optional("effective_cadence_seconds") {
+		f.EffectiveCad = s.int()
+	}
+	if s.optional("shared_with") {
+		f.SharedWith = s.texts()
+	}
+	s.field("last_result")
+	f.LastResult = scanPtr(s, (*LastResult).scan)
+	s.field("certificate")
+	f.Certificate = scanPtr(s, (*Certificate).scan)
+	s.field("certificate_warnings")
+	f.CertWarnings = scanObjects(s, (*CertWarning).scan)
+	s.field("uptime")
+	f.Uptime.scan(s)
+	s.field("latency_p50_ms_30d")
+	f.LatencyP50 = s.intPtr()
+	s.field("incidents")
+	f.Incidents = scanObjects(s, (*Incident).scan)
+	s.field("tool_definitions")
+	f.ToolDefs.scan(s)
+	s.field("badges")
+	f.Badges.scan(s)
+	s.field("protocol")
+	f.Protocol = scanPtr(s, (*Protocol).scan)
+	s.expect('}')
+	return s.end()
+}
+
+func (r *LastResult) scan(s *scanner) {
+	s.expect('{')
+	s.key("status")
+	r.Status = s.outcome()
+	s.field("label")
+	r.Label = s.text()
+	s.field("reason")
+	r.Detail = s.textPtr()
+	s.field("started")
+	r.Started = s.time()
+	s.field("latency_ms")
+	r.LatencyMS = s.intPtr()
+	s.field("http_status")
+	r.HTTPStatus = intOf(s.intPtr())
+	for _, m := range []struct {
+		key string
+		to  **string
+	}{
+		{"protocol", &r.Protocol}, {"era", &r.Era}, {"transport", &r.Transport},
+		{"server_name", &r.ServerName}, {"server_version", &r.ServerVersion}, {"server_title", &r.ServerTitle},
+		{"server_description", &r.ServerDescription}, {"server_website", &r.ServerWebsite}, {"key_info", &r.KeyInfo},
+	} {
+		s.field(m.key)
+		*m.to = s.textPtr()
+	}
+	s.field("tool_count")
+	r.ToolCount = int(s.int())
+	s.field("tools")
+	r.Tools = s.texts()
+	s.field("timings")
+	r.Timings = scanPtr(s, (*Timings).scan)
+	s.field("tool_problems")
+	r.ToolProblems = scanObjects(s, scanToolProblem)
+	r.supportFields.scan(s)
+	s.expect('}')
+}
+
+// scan reads the members of f within the object of the type that holds
+// it, after a member of that type's.
+func (f *supportFields) scan(s *scanner) {
+	s.field("discover_versions")
+	f.DiscoverVersions = s.texts()
+	s.field("session")
+	f.Session = s.boolPtr()
+	s.field("answers")
+	f.Answers = s.textPtr()
+}
+
+func (t *Timings) scan(s *scanner) {
+	s.expect('{')
+	for i, to := range [4]**int64{&t.DNSMS, &t.ConnectMS, &t.TLSMS, &t.WaitMS} {
+		if i > 0 {
+			s.next()
+		}
+		s.key(phaseKeys[i])
+		*to = s.intPtr()
+	}
+	s.field("first_byte_ms")
+	if !s.null() {
+		t.FirstByteMS = scanList(s, (*scanner).int)
+	}
+	s.field("total_ms")
+	t.TotalMS = s.int()
+	s.expect('}')
+}
+
+func scanToolProblem(p *data.ToolProblem, s *scanner) {
+	s.expect('{')
+	s.key("tool")
+	p.Tool = s.text()
+	s.field("rule")
+	p.Rule = s.text()
+	s.field("message")
+	p.Message = s.text()
+	s.expect('}')
+}
+
+func (c *Certificate) scan(s *scanner) {
+	s.expect('{')
+	s.key("not_after")
+	c.NotAfter = s.time()
+	s.field("issuer")
+	c.Issuer = s.text()
+	s.field("names")
+	c.Names = s.texts()
+	s.field("tls_version")
+	c.TLSVersion = s.textPtr()
+	s.field("seen_at")
+	c.SeenAt = s.time()
+	s.field("days_left")
+	c.DaysLeft = intOf(s.intPtr())
+	s.field("warning")
+	c.Warning = s.bool()
+	s.field("expired")
+	c.Expired = s.bool()
+	s.field("message")
+	c.Message = s.text()
+	s.expect('}')
+}
+
+func (w *CertWarning) scan(s *scanner) {
+	s.expect('{')
+	s.key("at")
+	w.At = s.time()
+	s.field("days_left")
+	w.DaysLeft = int(s.int())
+	s.field("not_after")
+	w.NotAfter = s.time()
+	s.expect('}')
+}
+
+func (u *UptimeSet) scan(s *scanner) {
+	s.expect('{')
+	for i, w := range [3]*Uptime{&u.Day, &u.Week, &u.Month} {
+		if i > 0 {
+			s.next()
+		}
+		s.key([3]string{"last_24h", "last_7d", "last_30d"}[i])
+		s.expect('{')
+		s.key("counted")
+		w.Counted = int(s.int())
+		s.field("answered")
+		w.Answered = int(s.int())
+		s.field("percent")
+		w.Percent = s.floatPtr()
+		s.expect('}')
+	}
+	s.expect('}')
+}
+
+func (in *Incident) scan(s *scanner) {
+	s.expect('{')
+	s.key("status")
+	in.Status = s.outcome()
+	s.field("label")
+	in.Label = s.text()
+	s.field("from")
+	if !s.null() {
+		o := s.outcome()
+		in.From = &o
+	}
+	s.field("reason")
+	in.Detail = s.textPtr()
+	s.field("start")
+	in.Start = s.time()
+	s.field("end")
+	in.End = s.timePtr()
+	s.field("duration_seconds")
+	in.DurationSeconds = s.intPtr()
+	s.expect('}')
+}
+
+func (t *ToolDefinitions) scan(s *scanner) {
+	s.expect('{')
+	s.key("hash")
+	t.Hash = s.textPtr()
+	s.field("seen")
+	t.Seen = s.timePtr()
+	s.field("changed_at")
+	t.ChangedAt = s.timePtr()
+	s.field("changes")
+	t.Changes = scanObjects(s, (*ToolChange).scan)
+	s.expect('}')
+}
+
+func (c *ToolChange) scan(s *scanner) {
+	s.expect('{')
+	s.key("at")
+	c.At = s.time()
+	s.field("from_hash")
+	c.From = s.text()
+	s.field("to_hash")
+	c.To = s.text()
+	s.field("details")
+	c.Details = s.bool()
+	s.field("added")
+	c.Added = s.texts()
+	s.field("removed")
+	c.Removed = s.texts()
+	s.field("changed")
+	c.Changed = scanObjects(s, func(f *ToolFieldChange, s *scanner) {
+		s.expect('{')
+		s.key("name")
+		f.Name = s.text()
+		s.field("fields")
+		f.Fields = s.texts()
+		s.expect('}')
+	})
+	s.expect('}')
+}
+
+func (l *BadgeLinks) scan(s *scanner) {
+	s.expect('{')
+	for i, m := range []struct {
+		key string
+		to  *string
+	}{{"status", &l.Status}, {"uptime_30d", &l.Uptime}, {"latency", &l.Latency}, {"feed", &l.Feed}, {"certificate", &l.Cert}, {"strip", &l.Strip}} {
+		if i > 0 {
+			s.next()
+		}
+		s.key(m.key)
+		*m.to = s.text()
+	}
+	s.expect('}')
+}
+
+func (p *Protocol) scan(s *scanner) {
+	s.expect('{')
+	s.key("version")
+	p.Version = s.text()
+	s.field("era")
+	p.Era = s.text()
+	s.field("transport")
+	p.Transport = s.text()
+	s.field("discover_versions")
+	p.DiscoverVersions = s.texts()
+	s.field("speaks_2026_07_28")
+	p.Speaks20260728 = s.bool()
+	s.field("session")
+	p.Session = s.boolPtr()
+	s.field("answers")
+	p.Answers = s.textPtr()
+	s.field("seen_at")
+	p.SeenAt = s.time()
+	s.expect('}')
+}
+
+// scanPtr reads null as nil, or an object into a new T.
+func scanPtr[T any](s *scanner, scan func(*T, *scanner)) *T {
+	if s.null() {
+		return nil
+	}
+	v := new(T)
+	scan(v, s)
+	return v
+}
+
+// scanObjects reads null as nil, or a list of objects, each into a T.
+func scanObjects[T any](s *scanner, scan func(*T, *scanner)) []T {
+	if s.null() {
+		return nil
+	}
+	return scanList(s, func(s *scanner) T {
+		var v T
+		scan(&v, s)
+		return v
+	})
+}
+
+// intOf converts a number read as an int64, which an int holds here.
+func intOf(v *int64) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
+}
+
+// field reads the comma after a member and the key name of the next.
+func (s *scanner) field(name string) {
+	s.next()
+	s.key(name)
+}
+
+// optional reads the comma and the key name of a member that may not be
+// there (omitempty), and reports whether it was; when it was not, nothing
+// is read.
+func (s *scanner) optional(name string) bool {
+	at, ok := s.i, s.ok
+	s.field(name)
+	if !s.ok {
+		s.i, s.ok = at, ok
+		return false
+	}
+	return ok
+}
+
+// text reads a string as encoding/json reads it: one with an escape is
+// unquoted by encoding/json itself.
+func (s *scanner) text() string {
+	if s.ws() != '"' {
+		s.ok = false
+		return ""
+	}
+	end := bytes.IndexByte(s.b[s.i+1:], '"')
+	if end < 0 || bytes.IndexByte(s.b[s.i+1:s.i+1+end], '\\') >= 0 {
+		at := s.i
+		if s.skipString(); !s.ok {
+			return ""
+		}
+		var v string
+		if json.Unmarshal(s.b[at:s.i], &v) != nil {
+			s.ok = false
+		}
+		return v
+	}
+	return s.string()
+}
+
+// textPtr reads null as nil, or a string.
+func (s *scanner) textPtr() *string {
+	if s.null() {
+		return nil
+	}
+	v := s.text()
+	return &v
+}
+
+// texts reads null as nil, or a list of strings.
+func (s *scanner) texts() []string {
+	if s.null() {
+		return nil
+	}
+	return scanList(s, (*scanner).text)
+}
+
+// outcome reads a code of table O, or "", as data.Outcome's UnmarshalText
+// reads them; any other string is not read.
+func (s *scanner) outcome() data.Outcome {
+	o := data.Outcome(s.text())
+	if !o.Valid() && o != "" {
+		s.ok = false
+	}
+	return o
+}
+
+// timePtr reads null as nil, or a time as time reads it.
+func (s *scanner) timePtr() *Time {
+	if s.null() {
+		return nil
+	}
+	t := s.time()
+	return &t
+}
+
+// intPtr reads null as nil, or an integer as int reads it.
+func (s *scanner) intPtr() *int64 {
+	if s.null() {
+		return nil
+	}
+	v := s.int()
+	return &v
+}
+
+// bool reads true or false.
+func (s *scanner) bool() bool {
+	switch c := s.ws(); {
+	case c == 't' && bytes.HasPrefix(s.b[s.i:], []byte("true")):
+		s.i += 4
+		return true
+	case c == 'f' && bytes.HasPrefix(s.b[s.i:], []byte("false")):
+		s.i += 5
+	default:
+		s.ok = false
+	}
+	return false
+}
+
+// boolPtr reads null as nil, or true or false.
+func (s *scanner) boolPtr() *bool {
+	if s.null() {
+		return nil
+	}
+	v := s.bool()
+	return &v
+}
+
+// floatPtr reads null as nil, or a number of JSON's syntax as
+// encoding/json reads it into a float64.
+func (s *scanner) floatPtr() *float64 {
+	if s.null() {
+		return nil
+	}
+	s.ws()
+	at := s.i
+	digits := func() int {
+		from := s.i
+		for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+			s.i++
+		}
+		return s.i - from
+	}
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	if n := digits(); n == 0 || n > 1 && s.b[s.i-n] == '0' {
+		s.ok = false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if digits() == 0 {
+			s.ok = false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if digits() == 0 {
+			s.ok = false
+		}
+	}
+	if !s.ok {
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(s.b[at:s.i]), 64)
+	if err != nil {
+		s.ok = false
+		return nil
+	}
+	return &v
+}
