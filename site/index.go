@@ -426,7 +426,7 @@ func appendIndexRow(b []byte, id string, r *row) []byte {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '"')
-		b = appendMilliTime(b, r.LastCheck)
+		b = record.AppendTime(b, time.UnixMilli(r.LastCheck))
 		b = append(b, '"')
 	}
 	b = append(b, `,"uptime_7d":`...)
@@ -478,31 +478,6 @@ func appendIndexPart(b []byte, part record.IndexPart) []byte {
 	b = append(b, `,"hash":`...)
 	b = appendJSONString(b, part.Hash)
 	return append(b, '}')
-}
-
-// appendMilliTime appends a Unix millisecond time as TimeLayout, as Time's
-// JSON has it.
-func appendMilliTime(b []byte, ms int64) []byte {
-	t := time.UnixMilli(ms).UTC()
-	y, mo, d := t.Date()
-	if y < 1000 || y > 9999 || ms < 0 {
-		return t.AppendFormat(b, record.TimeLayout)
-	}
-	h, mi, sec := t.Clock()
-	two := func(b []byte, v int) []byte { return append(b, byte('0'+v/10), byte('0'+v%10)) }
-	b = strconv.AppendInt(b, int64(y), 10)
-	b = append(b, '-')
-	b = two(b, int(mo))
-	b = append(b, '-')
-	b = two(b, d)
-	b = append(b, 'T')
-	b = two(b, h)
-	b = append(b, ':')
-	b = two(b, mi)
-	b = append(b, ':')
-	b = two(b, sec)
-	frac := int(ms % 1000)
-	return append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10), 'Z')
 }
 
 // indexHead returns index.json without its rows: the count of servers and

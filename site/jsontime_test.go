@@ -37,7 +37,7 @@ func TestTimeOneForm(t *testing.T) {
 		if err := json.Unmarshal(b, &s); err != nil || !publishedTime.MatchString(s) {
 			t.Errorf("%v: published as %s", tm, b)
 		}
-		if hand := string(appendMilliTime(nil, tm.UnixMilli())); hand != s {
+		if hand := string(record.AppendTime(nil, time.UnixMilli(tm.UnixMilli()))); hand != s {
 			t.Errorf("%v: index rows say %s, files %s", tm, hand, s)
 		}
 		var back record.Time

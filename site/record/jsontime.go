@@ -24,10 +24,27 @@ func (t Time) MarshalJSON() ([]byte, error) {
 
 // appendTime appends t as MarshalJSON writes it.
 func appendTime(b []byte, t Time) []byte {
-	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, TimeLayout)
-	return append(b, '"')
+	return append(AppendTime(append(b, '"'), t.Time), '"')
 }
+
+// AppendTime appends t in UTC as TimeLayout, digit by digit as
+// AppendFormat writes it (a server's file has some 60 times, and
+// AppendFormat was a fifth of writing one), but for a year it writes
+// otherwise.
+func AppendTime(b []byte, t time.Time) []byte {
+	u := t.UTC()
+	y, mo, d := u.Date()
+	if y < 0 || y > 9999 {
+		return u.AppendFormat(b, TimeLayout)
+	}
+	h, mi, s := u.Clock()
+	ms, m := u.Nanosecond()/int(time.Millisecond), int(mo)
+	return append(b, digit(y/1000), digit(y/100), digit(y/10), digit(y), '-', digit(m/10), digit(m), '-', digit(d/10), digit(d),
+		'T', digit(h/10), digit(h), ':', digit(mi/10), digit(mi), ':', digit(s/10), digit(s), '.', digit(ms/100), digit(ms/10), digit(ms), 'Z')
+}
+
+// digit returns the last decimal digit of v, v >= 0.
+func digit(v int) byte { return byte('0' + v%10) }
 
 // UnmarshalJSON reads an RFC 3339 time.
 func (t *Time) UnmarshalJSON(b []byte) error {
