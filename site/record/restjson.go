@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 
 	"plug.directory/prober/data"
@@ -493,4 +494,250 @@ func (s *scanner) floatPtr() *float64 {
 		return nil
 	}
 	return &v
+}
+
+// appendJSON appends f as json.Marshal writes it, byte for byte, its
+// columns hist and daily in their places: the reader's mirror.
+func (f *ServerFile) appendJSON(b []byte, hist *historyColumns, daily *dailyColumns) []byte {
+	b = appendString(append(b, `{"id":`...), f.ID)
+	b = appendTextPtr(append(b, `,"url":`...), f.URL)
+	b = strconv.AppendInt(append(b, `,"rank":`...), int64(f.Rank), 10)
+	b = appendTimePtr(append(b, `,"listed_at":`...), f.Listed)
+	b = appendString(append(b, `,"tier":`...), f.Tier)
+	b = appendString(append(b, `,"status":`...), string(f.Status))
+	b = appendString(append(b, `,"label":`...), f.Label)
+	b = appendTextPtr(append(b, `,"reason":`...), f.Detail)
+	b = appendTimePtr(append(b, `,"last_check":`...), f.LastCheck)
+	b = appendTimePtr(append(b, `,"next_check":`...), f.NextCheck)
+	b = appendTextPtr(append(b, `,"next_check_from":`...), f.NextCheckFrom)
+	b = appendTimePtr(append(b, `,"last_answered":`...), f.LastAnswered)
+	b = appendTimePtr(append(b, `,"failing_since":`...), f.FailingSince)
+	b = strconv.AppendInt(append(b, `,"cadence_seconds":`...), f.CadenceSeconds, 10)
+	if f.EffectiveCad != 0 {
+		b = strconv.AppendInt(append(b, `,"effective_cadence_seconds":`...), f.EffectiveCad, 10)
+	}
+	if len(f.SharedWith) > 0 {
+		b = appendList(append(b, `,"shared_with":`...), f.SharedWith, appendString)
+	}
+	b = appendPtr(append(b, `,"last_result":`...), f.LastResult, (*LastResult).appendJSON)
+	b = appendPtr(append(b, `,"certificate":`...), f.Certificate, (*Certificate).appendJSON)
+	b = appendObjects(append(b, `,"certificate_warnings":`...), f.CertWarnings, (*CertWarning).appendJSON)
+	b = hist.appendJSON(append(b, `,"history":`...))
+	b = f.Uptime.appendJSON(append(b, `,"uptime":`...))
+	b = appendNullInt(append(b, `,"latency_p50_ms_30d":`...), f.LatencyP50)
+	b = daily.appendJSON(append(b, `,"daily":`...))
+	b = appendObjects(append(b, `,"incidents":`...), f.Incidents, (*Incident).appendJSON)
+	b = f.ToolDefs.appendJSON(append(b, `,"tool_definitions":`...))
+	b = f.Badges.appendJSON(append(b, `,"badges":`...))
+	b = appendPtr(append(b, `,"protocol":`...), f.Protocol, (*Protocol).appendJSON)
+	return append(b, '}')
+}
+
+func (r *LastResult) appendJSON(b []byte) []byte {
+	b = appendString(append(b, `{"status":`...), string(r.Status))
+	b = appendString(append(b, `,"label":`...), r.Label)
+	b = appendTextPtr(append(b, `,"reason":`...), r.Detail)
+	b = appendTime(append(b, `,"started":`...), r.Started)
+	b = appendNullInt(append(b, `,"latency_ms":`...), r.LatencyMS)
+	b = appendNullInt(append(b, `,"http_status":`...), int64Of(r.HTTPStatus))
+	b = appendTextPtr(append(b, `,"protocol":`...), r.Protocol)
+	b = appendTextPtr(append(b, `,"era":`...), r.Era)
+	b = appendTextPtr(append(b, `,"transport":`...), r.Transport)
+	b = appendTextPtr(append(b, `,"server_name":`...), r.ServerName)
+	b = appendTextPtr(append(b, `,"server_version":`...), r.ServerVersion)
+	b = appendTextPtr(append(b, `,"server_title":`...), r.ServerTitle)
+	b = appendTextPtr(append(b, `,"server_description":`...), r.ServerDescription)
+	b = appendTextPtr(append(b, `,"server_website":`...), r.ServerWebsite)
+	b = appendTextPtr(append(b, `,"key_info":`...), r.KeyInfo)
+	b = strconv.AppendInt(append(b, `,"tool_count":`...), int64(r.ToolCount), 10)
+	b = appendList(append(b, `,"tools":`...), r.Tools, appendString)
+	b = appendPtr(append(b, `,"timings":`...), r.Timings, (*Timings).appendJSON)
+	b = appendObjects(append(b, `,"tool_problems":`...), r.ToolProblems, appendToolProblem)
+	b = appendList(append(b, `,"discover_versions":`...), r.DiscoverVersions, appendString)
+	b = appendBoolPtr(append(b, `,"session":`...), r.Session)
+	b = appendTextPtr(append(b, `,"answers":`...), r.Answers)
+	return append(b, '}')
+}
+
+func (t *Timings) appendJSON(b []byte) []byte {
+	b = append(b, '{')
+	for i, v := range [4]*int64{t.DNSMS, t.ConnectMS, t.TLSMS, t.WaitMS} {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendNullInt(append(append(append(b, '"'), phaseKeys[i]...), `":`...), v)
+	}
+	b = appendList(append(b, `,"first_byte_ms":`...), t.FirstByteMS, func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) })
+	b = strconv.AppendInt(append(b, `,"total_ms":`...), t.TotalMS, 10)
+	return append(b, '}')
+}
+
+func appendToolProblem(p *data.ToolProblem, b []byte) []byte {
+	b = appendString(append(b, `{"tool":`...), p.Tool)
+	b = appendString(append(b, `,"rule":`...), p.Rule)
+	b = appendString(append(b, `,"message":`...), p.Message)
+	return append(b, '}')
+}
+
+func (c *Certificate) appendJSON(b []byte) []byte {
+	b = appendTime(append(b, `{"not_after":`...), c.NotAfter)
+	b = appendString(append(b, `,"issuer":`...), c.Issuer)
+	b = appendList(append(b, `,"names":`...), c.Names, appendString)
+	b = appendTextPtr(append(b, `,"tls_version":`...), c.TLSVersion)
+	b = appendTime(append(b, `,"seen_at":`...), c.SeenAt)
+	b = appendNullInt(append(b, `,"days_left":`...), int64Of(c.DaysLeft))
+	b = strconv.AppendBool(append(b, `,"warning":`...), c.Warning)
+	b = strconv.AppendBool(append(b, `,"expired":`...), c.Expired)
+	b = appendString(append(b, `,"message":`...), c.Message)
+	return append(b, '}')
+}
+
+func (w *CertWarning) appendJSON(b []byte) []byte {
+	b = appendTime(append(b, `{"at":`...), w.At)
+	b = strconv.AppendInt(append(b, `,"days_left":`...), int64(w.DaysLeft), 10)
+	b = appendTime(append(b, `,"not_after":`...), w.NotAfter)
+	return append(b, '}')
+}
+
+func (u *UptimeSet) appendJSON(b []byte) []byte {
+	b = append(b, '{')
+	for i, w := range [3]*Uptime{&u.Day, &u.Week, &u.Month} {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, '"'), [3]string{"last_24h", "last_7d", "last_30d"}[i]...), `":`...)
+		b = strconv.AppendInt(append(b, `{"counted":`...), int64(w.Counted), 10)
+		b = strconv.AppendInt(append(b, `,"answered":`...), int64(w.Answered), 10)
+		b = appendFloatPtr(append(b, `,"percent":`...), w.Percent)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+func (in *Incident) appendJSON(b []byte) []byte {
+	b = appendString(append(b, `{"status":`...), string(in.Status))
+	b = appendString(append(b, `,"label":`...), in.Label)
+	b = append(b, `,"from":`...)
+	if in.From == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, string(*in.From))
+	}
+	b = appendTextPtr(append(b, `,"reason":`...), in.Detail)
+	b = appendTime(append(b, `,"start":`...), in.Start)
+	b = appendTimePtr(append(b, `,"end":`...), in.End)
+	b = appendNullInt(append(b, `,"duration_seconds":`...), in.DurationSeconds)
+	return append(b, '}')
+}
+
+func (t *ToolDefinitions) appendJSON(b []byte) []byte {
+	b = appendTextPtr(append(b, `{"hash":`...), t.Hash)
+	b = appendTimePtr(append(b, `,"seen":`...), t.Seen)
+	b = appendTimePtr(append(b, `,"changed_at":`...), t.ChangedAt)
+	b = appendObjects(append(b, `,"changes":`...), t.Changes, (*ToolChange).appendJSON)
+	return append(b, '}')
+}
+
+func (c *ToolChange) appendJSON(b []byte) []byte {
+	b = appendTime(append(b, `{"at":`...), c.At)
+	b = appendString(append(b, `,"from_hash":`...), c.From)
+	b = appendString(append(b, `,"to_hash":`...), c.To)
+	b = strconv.AppendBool(append(b, `,"details":`...), c.Details)
+	b = appendList(append(b, `,"added":`...), c.Added, appendString)
+	b = appendList(append(b, `,"removed":`...), c.Removed, appendString)
+	b = appendObjects(append(b, `,"changed":`...), c.Changed, func(f *ToolFieldChange, b []byte) []byte {
+		b = appendString(append(b, `{"name":`...), f.Name)
+		b = appendList(append(b, `,"fields":`...), f.Fields, appendString)
+		return append(b, '}')
+	})
+	return append(b, '}')
+}
+
+func (l *BadgeLinks) appendJSON(b []byte) []byte {
+	b = appendString(append(b, `{"status":`...), l.Status)
+	b = appendString(append(b, `,"uptime_30d":`...), l.Uptime)
+	b = appendString(append(b, `,"latency":`...), l.Latency)
+	b = appendString(append(b, `,"feed":`...), l.Feed)
+	b = appendString(append(b, `,"certificate":`...), l.Cert)
+	b = appendString(append(b, `,"strip":`...), l.Strip)
+	return append(b, '}')
+}
+
+func (p *Protocol) appendJSON(b []byte) []byte {
+	b = appendString(append(b, `{"version":`...), p.Version)
+	b = appendString(append(b, `,"era":`...), p.Era)
+	b = appendString(append(b, `,"transport":`...), p.Transport)
+	b = appendList(append(b, `,"discover_versions":`...), p.DiscoverVersions, appendString)
+	b = strconv.AppendBool(append(b, `,"speaks_2026_07_28":`...), p.Speaks20260728)
+	b = appendBoolPtr(append(b, `,"session":`...), p.Session)
+	b = appendTextPtr(append(b, `,"answers":`...), p.Answers)
+	b = appendTime(append(b, `,"seen_at":`...), p.SeenAt)
+	return append(b, '}')
+}
+
+// appendPtr appends null for nil, or the object v points to.
+func appendPtr[T any](b []byte, v *T, add func(*T, []byte) []byte) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return add(v, b)
+}
+
+// appendObjects appends null for nil, or a list of objects.
+func appendObjects[T any](b []byte, vs []T, add func(*T, []byte) []byte) []byte {
+	if vs == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = add(&vs[i], b)
+	}
+	return append(b, ']')
+}
+
+func appendTextPtr(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendString(b, *s)
+}
+
+func appendTimePtr(b []byte, t *Time) []byte {
+	if t == nil {
+		return append(b, "null"...)
+	}
+	return appendTime(b, *t)
+}
+
+func appendBoolPtr(b []byte, v *bool) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendBool(b, *v)
+}
+
+// appendFloatPtr appends null for nil, or the finite number as
+// encoding/json writes a float64, which writes itself any but a
+// fixed-point one.
+func appendFloatPtr(b []byte, v *float64) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	if a := math.Abs(*v); a != 0 && (a < 1e-6 || a >= 1e21) {
+		q, _ := json.Marshal(*v) // a finite number always encodes
+		return append(b, q...)
+	}
+	return strconv.AppendFloat(b, *v, 'f', -1, 64)
+}
+
+// int64Of converts an int to the int64 it is written as.
+func int64Of(v *int) *int64 {
+	if v == nil {
+		return nil
+	}
+	n := int64(*v)
+	return &n
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 )
 
 // A server's file is read and written by encoding/json, but for its two
@@ -198,32 +199,17 @@ func cutColumns(b []byte) (rest, hist, daily []byte, ok bool) {
 	return append(rest, '}'), b[hm.start:hm.stop], b[dm.start:dm.stop], true
 }
 
-// MarshalServerFile returns json.Marshal(f), byte for byte: encoding/json
-// writes f without its columns, and they are written by hand in their
-// place.
+// MarshalServerFile returns json.Marshal(f), byte for byte, written by
+// hand (ServerFile.appendJSON); an uptime's percent that encoding/json
+// refuses (NaN, an infinity) is refused with its error.
 func MarshalServerFile(f ServerFile) ([]byte, error) {
-	hist, daily := f.History, f.Daily
-	f.History, f.Daily = nil, nil
-	b, err := json.Marshal(f)
-	if err != nil {
-		return nil, fmt.Errorf("encode server file %s: %w", f.ID, err)
-	}
-	ms, ok := membersOf(b)
-	var hm, dm *member
-	for i := range ms {
-		switch m := &ms[i]; {
-		case bytes.Equal(m.key, historyKey):
-			hm = m
-		case bytes.Equal(m.key, dailyKey):
-			dm = m
+	for _, p := range [3]*float64{f.Uptime.Day.Percent, f.Uptime.Week.Percent, f.Uptime.Month.Percent} {
+		if p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0)) {
+			_, err := json.Marshal(f)
+			return nil, fmt.Errorf("encode server file %s: %w", f.ID, err)
 		}
 	}
-	if !ok || hm == nil || dm == nil || hm.stop > dm.start {
-		return nil, fmt.Errorf("encode server file %s: its history and daily series not found in that order", f.ID)
-	}
-	hc, dc := columnsOf(hist), dailyColumnsOf(daily)
-	out := make([]byte, 0, len(b)+200+130*len(hist)+400+60*len(dc.Day))
-	out = hc.appendJSON(append(out, b[:hm.start]...))
-	out = dc.appendJSON(append(out, b[hm.stop:dm.start]...))
-	return append(out, b[dm.stop:]...), nil
+	hc, dc := columnsOf(f.History), dailyColumnsOf(f.Daily)
+	out := make([]byte, 0, 3000+130*len(f.History)+400+60*len(dc.Day))
+	return f.appendJSON(out, &hc, &dc), nil
 }

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -52,14 +53,25 @@ func TestServerFileWrittenAsEncodingJSON(t *testing.T) {
 	full := fs[0]
 	full.ID, full.Label, full.History, full.Daily = odd, odd, h, d
 	full.History[0].Detail = odd
-	fs = append(fs, full, ServerFile{}, ServerFile{ID: "x", History: History{}, Daily: DailySeries{}})
+	var all ServerFile // every field of every type it holds set (TestServerFileRestByHand)
+	fillAll(reflect.ValueOf(&all).Elem(), new(int))
+	all.History, all.Daily = h, d
+	percent := func(v float64) ServerFile {
+		f := fs[0]
+		f.Uptime.Week.Percent = &v
+		return f
+	}
+	fs = append(fs, full, all, ServerFile{}, ServerFile{ID: "x", History: History{}, Daily: DailySeries{}},
+		percent(1e-7), percent(-0.0), percent(2.5e21), percent(math.NaN()), percent(math.Inf(-1)))
 	for i, f := range fs {
-		want, err := json.Marshal(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want, werr := json.Marshal(f)
 		got, err := MarshalServerFile(f)
-		if err != nil || !bytes.Equal(got, want) {
+		switch {
+		case werr != nil:
+			if err == nil || !strings.HasSuffix(err.Error(), werr.Error()) {
+				t.Errorf("file %d (%s) written with the error %v, encoding/json's %v", i, f.ID, err, werr)
+			}
+		case err != nil || !bytes.Equal(got, want):
 			t.Errorf("file %d (%s) written as\n%s\n%v\nencoding/json writes\n%s", i, f.ID, got, err, want)
 		}
 	}
