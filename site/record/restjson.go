@@ -10,15 +10,17 @@ import (
 )
 
 // The rest of a server's file, all but its columns, is a third of its
-// bytes, but encoding/json spent more on it than on the columns read by
-// hand: a pass to check the text, then each member found by its key and
-// set by reflection. scanRest reads it by hand in the form encoding/json
-// writes it (every member, in the order of the fields, none unknown, none
-// twice); a string's escapes and a number's value are read as
-// encoding/json reads them. Any other form is left to encoding/json, as
-// for the columns, so that what is read, and what is refused, is as it
-// was. A field added to ServerFile or to a type it holds needs its line
-// here: TestServerFileRestByHand fails on a golden file until it has one.
+// bytes, but encoding/json spent more on it than on the columns done by
+// hand: reading, a pass to check the text, then each member found by its
+// key and set by reflection; writing, the columns' places found in what
+// it wrote. scanRest reads it by hand in the form encoding/json writes it
+// (every member, in the order of the fields, none unknown, none twice); a
+// string's escapes and a number's value are read as encoding/json reads
+// them. Any other form is left to encoding/json, as for the columns, so
+// that what is read, and what is refused, is as it was. appendJSON, its
+// mirror, writes the whole file. A field added to ServerFile or to a type
+// it holds needs its line in both: TestServerFileRestByHand and
+// TestServerFileWrittenAsEncodingJSON fail until it has them.
 
 // scanRest reads into f, a zero ServerFile, the members of the object b
 // but its columns (history, daily), as encoding/json writes them; false,

@@ -7,15 +7,13 @@ import (
 	"math"
 )
 
-// A server's file is read and written by encoding/json, but for its two
-// columns (history and daily), some two-thirds of its bytes, which are
-// read and written by hand (columns.go). Given them by a MarshalJSON,
-// encoding/json passes over each of their bytes again to check and
-// compact them; reading, it passes over each twice before UnmarshalJSON
-// is called, to check the whole text and to find where they end. Here
-// encoding/json writes and reads the rest of the file alone, and the
-// columns are put into, or cut from, its text by the members of the
-// file's object (membersOf).
+// A server's file is read and written by hand, byte for byte as
+// encoding/json reads and writes it: its two columns (history and daily),
+// some two-thirds of its bytes, in columns.go, the rest in restjson.go.
+// Reading, the columns are cut from the file's text by the members of its
+// object (membersOf), and each part read in the form it is written in;
+// any other form is read by encoding/json, so that what is read, and what
+// is refused, is as it was.
 
 // member is one member of a JSON object, where membersOf found it: its key
 // as written between its quotes, where it starts (its key's opening
