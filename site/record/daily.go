@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -84,7 +85,7 @@ func (s *Summary) daily(end, added time.Time) []Day {
 		}
 	}
 	out := make([]Day, DailyLen)
-	dates := string(appendDates(make([]byte, 0, DailyLen*len(time.DateOnly)), time.UnixMilli(first).UTC(), DailyLen))
+	dates := datesFrom(time.UnixMilli(first))
 	published := s.publishedDay(first)
 	for i := range out {
 		start := first + int64(i)*dayMS
@@ -156,6 +157,31 @@ func (s *Summary) medianLatency(now time.Time, w time.Duration) *int64 {
 	slices.Sort(lat)
 	return nearestRank(lat, 50)
 }
+
+// datesFrom returns the DailyLen dates (time.DateOnly) of the days from
+// the day of from (UTC) on, one after the other. The servers a publish
+// renders have the same days: the dates of the last day asked for are
+// kept, written once rather than once a server, and twice (its series
+// read, then written).
+func datesFrom(from time.Time) string {
+	y, m, d := from.UTC().Date()
+	day := (int64(y)*12+int64(m))*31 + int64(d)
+	if r := lastDates.Load(); r != nil && r.day == day {
+		return r.dates
+	}
+	r := &dateRun{day: day, dates: string(appendDates(make([]byte, 0, DailyLen*len(time.DateOnly)), from, DailyLen))}
+	lastDates.Store(r)
+	return r.dates
+}
+
+// dateRun is what datesFrom returned last: the dates from day, a day
+// numbered by its year, month and day.
+type dateRun struct {
+	day   int64
+	dates string
+}
+
+var lastDates atomic.Pointer[dateRun]
 
 // appendDates appends the n dates (time.DateOnly) of the days from the
 // day of from (UTC) on, one after the other: what appending each day's

@@ -133,7 +133,7 @@ func (s *DailySeries) UnmarshalJSON(b []byte) error {
 	out := make(DailySeries, c.Days)
 	// The days' dates are cut from one string, and their percents and
 	// phases from one block each: 90 days were some 700 allocations.
-	all := string(appendDates(make([]byte, 0, c.Days*len(time.DateOnly)), from, c.Days))
+	all := datesFrom(from)
 	for i := range out {
 		out[i] = Day{Date: all[i*len(time.DateOnly) : (i+1)*len(time.DateOnly)], Listed: true}
 	}

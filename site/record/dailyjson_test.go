@@ -123,6 +123,7 @@ func TestAppendDates(t *testing.T) {
 	t.Parallel()
 	for _, from := range []time.Time{
 		time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), // the next day: not the dates kept
 		time.Date(2028, 2, 27, 23, 59, 0, 0, time.UTC), // a leap day
 		time.Date(2100, 2, 28, 0, 0, 0, 0, time.UTC),   // no leap day
 		time.Date(2000, 2, 28, 0, 0, 0, 0, time.UTC),   // a leap day
@@ -136,6 +137,13 @@ func TestAppendDates(t *testing.T) {
 		}
 		if got := appendDates(nil, from, 400); string(got) != string(want) {
 			t.Errorf("from %v: %.40q..., want %.40q...", from, got, want)
+		}
+		// datesFrom keeps the last day's: asked again, or for another
+		// day, the dates are that day's.
+		for range 2 {
+			if got, want := datesFrom(from), appendDates(nil, from, DailyLen); got != string(want) {
+				t.Errorf("dates from %v: %.40q..., want %.40q...", from, got, want)
+			}
 		}
 	}
 }
