@@ -62,7 +62,7 @@ func TestServerFileWrittenAsEncodingJSON(t *testing.T) {
 		return f
 	}
 	fs = append(fs, full, all, ServerFile{}, ServerFile{ID: "x", History: History{}, Daily: DailySeries{}},
-		percent(1e-7), percent(-0.0), percent(2.5e21), percent(math.NaN()), percent(math.Inf(-1)))
+		percent(1e-7), percent(math.Copysign(0, -1)), percent(2.5e21), percent(math.NaN()), percent(math.Inf(-1)))
 	for i, f := range fs {
 		want, werr := json.Marshal(f)
 		got, err := MarshalServerFile(f)
