@@ -51,6 +51,12 @@ func (c *historyColumns) appendJSON(b []byte) []byte {
 // between tokens; false, c not to be used, for any other form.
 func (c *historyColumns) scan(b []byte) bool {
 	s := &scanner{b: b, ok: true}
+	c.read(s)
+	return s.end()
+}
+
+// read reads c as scan does, from where s is.
+func (c *historyColumns) read(s *scanner) {
 	s.expect('{')
 	s.key("started")
 	c.Started = scanList(s, (*scanner).time)
@@ -87,7 +93,6 @@ func (c *historyColumns) scan(b []byte) bool {
 	}
 	s.expect('}')
 	s.expect('}')
-	return s.end()
 }
 
 // phaseKeys are the keys of the four phases, in the order of the fields
@@ -140,6 +145,12 @@ func (c *dailyColumns) appendJSON(b []byte) []byte {
 // between tokens; false, c not to be used, for any other form.
 func (c *dailyColumns) scan(b []byte) bool {
 	s := &scanner{b: b, ok: true}
+	c.read(s)
+	return s.end()
+}
+
+// read reads c as scan does, from where s is.
+func (c *dailyColumns) read(s *scanner) {
 	s.expect('{')
 	s.key("from")
 	c.From = s.string()
@@ -188,7 +199,6 @@ func (c *dailyColumns) scan(b []byte) bool {
 	}
 	s.expect('}')
 	s.expect('}')
-	return s.end()
 }
 
 // appendList appends vs as a JSON list, each by each; nil as null, as

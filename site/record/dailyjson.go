@@ -113,6 +113,12 @@ func (s *DailySeries) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("read daily series: %w", err)
 		}
 	}
+	return s.fromColumns(&c)
+}
+
+// fromColumns sets s to the days of c, at most DailyLen, each index in
+// the series and every column as long as day.
+func (s *DailySeries) fromColumns(c *dailyColumns) error {
 	if c.Days < 1 || c.Days > DailyLen {
 		return fmt.Errorf("read daily series: %d days, not 1 to %d", c.Days, DailyLen)
 	}

@@ -123,7 +123,7 @@ func TestAppendDates(t *testing.T) {
 	t.Parallel()
 	for _, from := range []time.Time{
 		time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC),
-		time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC), // the next day: not the dates kept
+		time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC),   // the next day: not the dates kept
 		time.Date(2028, 2, 27, 23, 59, 0, 0, time.UTC), // a leap day
 		time.Date(2100, 2, 28, 0, 0, 0, 0, time.UTC),   // no leap day
 		time.Date(2000, 2, 28, 0, 0, 0, 0, time.UTC),   // a leap day

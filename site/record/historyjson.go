@@ -85,6 +85,12 @@ func (h *History) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("read history: %w", err)
 		}
 	}
+	return h.fromColumns(&c)
+}
+
+// fromColumns sets h to the checks of c, columns of the same length, at
+// most HistoryLen.
+func (h *History) fromColumns(c *historyColumns) error {
 	n := len(c.Started)
 	if n > HistoryLen {
 		return fmt.Errorf("read history: %d checks, more than %d", n, HistoryLen)

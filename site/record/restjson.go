@@ -27,6 +27,26 @@ import (
 // f not to be used, for any other form.
 func (f *ServerFile) scanRest(b []byte) bool {
 	s := &scanner{b: b, ok: true}
+	f.read(s, nil, nil)
+	return s.end()
+}
+
+// scanWhole reads the whole of b, a server's file, into f, a zero
+// ServerFile, in the form encoding/json writes it, its columns in their
+// places: one pass, without cutting them from the rest first. False, f
+// not to be used, for any other form, or columns whose checks or days do
+// not hold together.
+func (f *ServerFile) scanWhole(b []byte) bool {
+	s := &scanner{b: b, ok: true}
+	var hist historyColumns
+	var daily dailyColumns
+	f.read(s, &hist, &daily)
+	return s.end() && f.History.fromColumns(&hist) == nil && f.Daily.fromColumns(&daily) == nil
+}
+
+// read reads f's members from s, its columns into hist and daily in their
+// places, or none when they are nil (scanRest).
+func (f *ServerFile) read(s *scanner, hist *historyColumns, daily *dailyColumns) {
 	s.expect('{')
 	s.key("id")
 	f.ID = s.text()
@@ -68,10 +88,18 @@ func (f *ServerFile) scanRest(b []byte) bool {
 	f.Certificate = scanPtr(s, (*Certificate).scan)
 	s.field("certificate_warnings")
 	f.CertWarnings = scanObjects(s, (*CertWarning).scan)
+	if hist != nil {
+		s.field("history")
+		hist.read(s)
+	}
 	s.field("uptime")
 	f.Uptime.scan(s)
 	s.field("latency_p50_ms_30d")
 	f.LatencyP50 = s.intPtr()
+	if daily != nil {
+		s.field("daily")
+		daily.read(s)
+	}
 	s.field("incidents")
 	f.Incidents = scanObjects(s, (*Incident).scan)
 	s.field("tool_definitions")
@@ -81,7 +109,6 @@ func (f *ServerFile) scanRest(b []byte) bool {
 	s.field("protocol")
 	f.Protocol = scanPtr(s, (*Protocol).scan)
 	s.expect('}')
-	return s.end()
 }
 
 func (r *LastResult) scan(s *scanner) {

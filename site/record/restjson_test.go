@@ -14,9 +14,10 @@ import (
 
 // TestServerFileRestByHand: the rest of a server's file, as encoding/json
 // writes it, is read by hand (scanRest), as encoding/json reads it: the
-// golden files (as written and indented), a file of zero values, and a
-// file with every field of every type it holds set, its strings holding
-// what encoding/json escapes. A field added to those types and not to
+// golden files, a file of zero values, and a file with every field of
+// every type it holds set, its strings holding what encoding/json
+// escapes; and so is each whole, columns and all, in one pass
+// (scanWhole). A field added to those types and not to
 // scanRest fails here, not by a publish that quietly reads every file
 // with encoding/json again.
 func TestServerFileRestByHand(t *testing.T) {
@@ -53,6 +54,29 @@ func TestServerFileRestByHand(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: read by hand as\n%+v\nencoding/json reads\n%+v", name, got, want)
+		}
+	}
+	// A whole file, columns and all, is read in one pass.
+	full.History, full.Daily = benchColumns()
+	b, err := json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["full"] = b
+	for name, b := range files {
+		if strings.Contains(name, "upgrade") || name == "zero" {
+			continue // columns of another form: null, lists
+		}
+		var got, want ServerFile
+		if !got.scanWhole(b) {
+			t.Errorf("%s: not read whole in one pass", name)
+			continue
+		}
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: read in one pass as\n%+v\nencoding/json reads\n%+v", name, got, want)
 		}
 	}
 }

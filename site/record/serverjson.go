@@ -125,15 +125,21 @@ var (
 
 // ReadServerFile reads a server's file as json.Unmarshal reads it into a
 // ServerFile: the same text is read the same or refused with the same
-// error. The columns are cut from the text when each is one member of
-// the file's object, and no other key could be read as theirs (encoding/
-// json matches a key to a field as bytes.EqualFold does, after its
-// escapes); any other text, or an error, is read by json.Unmarshal whole.
+// error. A file in the form it is written in is read by hand in one pass
+// (scanWhole). Otherwise the columns are cut from the text when each is
+// one member of the file's object, and no other key could be read as
+// theirs (encoding/json matches a key to a field as bytes.EqualFold does,
+// after its escapes); any other text, or an error, is read by
+// json.Unmarshal whole.
 func ReadServerFile(b []byte) (ServerFile, error) {
+	var f ServerFile
+	if f.scanWhole(b) {
+		return f, nil
+	}
 	if f, ok := readServerFileByMembers(b); ok {
 		return f, nil
 	}
-	var f ServerFile
+	f = ServerFile{}
 	return f, json.Unmarshal(b, &f)
 }
 
