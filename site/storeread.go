@@ -218,6 +218,11 @@ func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64)
 	s.lazy = lazy
 	block := make([]byte, (64<<10)/rowWidth*rowWidth)
 	from := uint32(0)
+	// The rows are counted by their facts byte and their version, and
+	// the counts folded into lazy.base once: some 10 ns a row less.
+	var byFacts [256]int
+	byVersion := make([]int, len(numbers)) // of the rows whose facts are read
+
 	for lo := 0; lo < n; lo += len(block) / rowWidth {
 		b := block[:min(len(block), (n-lo)*rowWidth)]
 		if _, err := io.ReadFull(h.r, b); err != nil {
@@ -231,8 +236,12 @@ func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64)
 				return fmt.Errorf("bad row at byte %d", h.off+int64(j*rowWidth))
 			}
 			problems := int32(binary.LittleEndian.Uint32(nums[80:]))
-			lazy.facts[i] = factsByte(st&0x7f, st&0x80 != 0, nums[85] != 0, problems)
-			lazy.base.add(s.baseFacts(i), 1)
+			fb := factsByte(st&0x7f, st&0x80 != 0, nums[85] != 0, problems)
+			lazy.facts[i] = fb
+			byFacts[fb]++
+			if problems >= 0 {
+				byVersion[v]++
+			}
 			if st&0x80 != 0 {
 				lazy.paused = append(lazy.paused, i)
 			}
@@ -242,6 +251,14 @@ func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64)
 			from = end
 		}
 		h.off, h.left = h.off+int64(len(b)), h.left-int64(len(b))
+	}
+	for fb, k := range byFacts {
+		if k > 0 {
+			lazy.base.add(factsOfByte(byte(fb), 0), k)
+		}
+	}
+	for v, k := range byVersion {
+		lazy.base.addVersion(numbers[v], k)
 	}
 	s.factsPending = lazy.base.pending > 0
 	order, err := h.text(4 * uint64(n))

@@ -108,12 +108,19 @@ func (c *rowCounts) add(f rowFacts, k int) {
 	if f.speaks {
 		c.speaks += k
 	}
-	if p := int(f.protocol); p != 0 {
-		if p >= len(c.versions) {
-			c.versions = append(c.versions, make([]int, p+1-len(c.versions))...)
-		}
-		c.versions[p] += k
+	c.addVersion(f.protocol, k)
+}
+
+// addVersion counts k rows whose facts are read of protocol number p; 0
+// (none) counts nothing.
+func (c *rowCounts) addVersion(p uint32, k int) {
+	if p == 0 {
+		return
 	}
+	if int(p) >= len(c.versions) {
+		c.versions = append(c.versions, make([]int, int(p)+1-len(c.versions))...)
+	}
+	c.versions[p] += k
 }
 
 // counts returns the counts of every row: counted whole when none is left
@@ -317,9 +324,12 @@ func (s *store) factsOf(i int) rowFacts {
 
 // baseFacts returns the facts of row i as the base has them (a store
 // read lazily).
-func (s *store) baseFacts(i int) rowFacts {
-	b := s.lazy.facts[i]
-	return rowFacts{status: b & 0x0f, paused: b&0x10 != 0, speaks: b&0x20 != 0, problems: int32(b>>6&1) - int32(b>>7), protocol: s.baseProtocol(i)}
+func (s *store) baseFacts(i int) rowFacts { return factsOfByte(s.lazy.facts[i], s.baseProtocol(i)) }
+
+// factsOfByte returns the facts of a facts byte (factsByte) and a
+// protocol number.
+func factsOfByte(b byte, protocol uint32) rowFacts {
+	return rowFacts{status: b & 0x0f, paused: b&0x10 != 0, speaks: b&0x20 != 0, problems: int32(b>>6&1) - int32(b>>7), protocol: protocol}
 }
 
 // pausedRows returns the indexes of the rows paused, decoded or not, in
