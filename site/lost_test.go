@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"plug.directory/prober/data"
+	"plug.directory/prober/internal/testutil"
 )
 
 // TestPublishLostRecord: a checked server whose published file (its
@@ -365,6 +366,46 @@ func TestPublishMissingFileRepaired(t *testing.T) {
 			}
 			if !strings.Contains(logs.String(), "a server's file is missing; writing it again") || !strings.Contains(logs.String(), rel) {
 				t.Errorf("the log does not name %s:\n%s", rel, logs.String())
+			}
+		})
+	}
+}
+
+// TestPublishMissingFileRepairedNested: the files of a server whose id
+// has slashes are in directories of their own (servers/acme/tools.json);
+// one of them deleted is found there and written again, its path in the
+// log, as any other.
+func TestPublishMissingFileRepairedNested(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	srv := data.Server{ID: "acme/mcp/tools", Rank: 1, URL: "https://acme.example.com/mcp", Added: fixNow.Add(-90 * 24 * time.Hour)}
+	f.writeServers([]data.Server{srvWorking, srv})
+	f.results(result(srvWorking, fixNow.Add(-time.Hour), data.Working, ""), result(srv, fixNow.Add(-time.Hour), data.Working, ""))
+	f.MustPublish()
+	for _, rel := range serverSet(srv.ID)[1:] { // its record lost is a rebuild: TestPublishLostRecord
+		t.Run(strings.ReplaceAll(rel, "/", "_"), func(t *testing.T) {
+			g := fixtureIn(t, filepath.Join(t.TempDir(), "fixture"))
+			testutil.CopyTree(t, filepath.Dir(f.dir), filepath.Dir(g.dir))
+			g.journal = f.journal
+			path := filepath.Join(g.out, filepath.FromSlash(rel))
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustRemove(t, path)
+			var logs bytes.Buffer
+			cfg := g.config()
+			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			cfg.lookFor = 2 // every server a minute
+			g.now = g.now.Add(time.Minute)
+			if _, err := Publish(context.Background(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s not written again as it was: %v\n%s", rel, err, got)
+			}
+			if !strings.Contains(logs.String(), path) {
+				t.Errorf("the log does not name %s:\n%s", path, logs.String())
 			}
 		})
 	}

@@ -317,12 +317,21 @@ func (p *publication) removeServer(id string) error {
 // publishedFiles are the paths of the files of the server id in the
 // output: its record (serverFile), its page, badges, strip and feed.
 func (p *publication) publishedFiles(id string) []string {
-	out, rel := p.cfg.OutDir, filepath.FromSlash(id)
-	files := []string{p.serverFile(id), filepath.Join(out, "servers", rel+".html")}
-	for _, d := range badge.Dirs {
-		files = append(files, filepath.Join(out, d, rel+".json"))
+	files := make([]string, len(serverFiles))
+	for k, f := range serverFiles {
+		files[k] = filepath.Join(p.cfg.OutDir, f.dir, filepath.FromSlash(id)+f.ext)
 	}
-	return append(files, filepath.Join(out, strip.Dir, rel+".svg"), filepath.Join(out, "feeds", rel+".atom"))
+	return files
+}
+
+// serverFiles are where the files of a server are under the output: a
+// directory, and the extension its id takes there. The first is its
+// record (serverFile), the second its page; then its badges (in the
+// order of badge.Of), its strip and its feed.
+var serverFiles = []struct{ dir, ext string }{
+	{"servers", ".json"}, {"servers", ".html"},
+	{badge.Dirs[0], ".json"}, {badge.Dirs[1], ".json"}, {badge.Dirs[2], ".json"}, {badge.Dirs[3], ".json"},
+	{strip.Dir, ".svg"}, {"feeds", ".atom"},
 }
 
 // serverDirs are the directories of the output that hold a file of each
