@@ -310,18 +310,6 @@ func (p *publication) checkParts(spans []partSpan) {
 	}
 }
 
-// partsOf returns index.json's parts from the record's.
-func partsOf(st *store) []record.IndexPart {
-	parts := make([]record.IndexPart, len(st.Meta.Index))
-	lo := 0
-	for k, op := range st.Meta.Index {
-		hi := lo + op.Rows
-		parts[k] = record.IndexPart{Path: partPath(op.Sum), First: op.First, Last: st.idOf(hi - 1), Rows: op.Rows, Hash: partName(op.Sum)}
-		lo = hi
-	}
-	return parts
-}
-
 var partPathRE = regexp.MustCompile(`^index/[0-9a-f]{16}\.json$`)
 
 // ReadIndex reads index.json under dir and composes it with its parts
@@ -463,21 +451,22 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-// appendIndexPart appends the JSON of a part of index.json exactly as
-// json.Marshal writes it, without its reflection: a line each of the
-// head's thousands, every minute.
-func appendIndexPart(b []byte, part record.IndexPart) []byte {
-	b = append(b, `{"path":`...)
-	b = appendJSONString(b, part.Path)
-	b = append(b, `,"first":`...)
-	b = appendJSONString(b, part.First)
+// appendIndexPart appends the JSON of a part of index.json, the record's
+// part op whose last row's id is last, exactly as json.Marshal writes its
+// record.IndexPart, without its reflection or the strings it
+// holds: a line each of the head's thousands, every minute.
+func appendIndexPart(b []byte, op indexPart, last string) []byte {
+	var sum [8]byte
+	binary.BigEndian.PutUint64(sum[:], op.Sum)
+	b = hex.AppendEncode(append(b, `{"path":"`+indexDir+`/`...), sum[:])
+	b = append(b, `.json","first":`...)
+	b = appendJSONString(b, op.First)
 	b = append(b, `,"last":`...)
-	b = appendJSONString(b, part.Last)
+	b = appendJSONString(b, last)
 	b = append(b, `,"rows":`...)
-	b = strconv.AppendInt(b, int64(part.Rows), 10)
-	b = append(b, `,"hash":`...)
-	b = appendJSONString(b, part.Hash)
-	return append(b, '}')
+	b = strconv.AppendInt(b, int64(op.Rows), 10)
+	b = hex.AppendEncode(append(b, `,"hash":"`...), sum[:])
+	return append(b, `"}`...)
 }
 
 // indexHead returns index.json without its rows: the count of servers and
@@ -510,12 +499,13 @@ func encodeIndex(st *store) []byte {
 	b = append(b, `,"facts_pending":`...)
 	b = strconv.AppendInt(b, int64(head.FactsPending), 10)
 	b = append(b, ",\n\"parts\":["...)
-	for k, part := range partsOf(st) {
+	lo := 0
+	for k, op := range st.Meta.Index {
 		if k > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '\n')
-		b = appendIndexPart(b, part)
+		lo += op.Rows
+		b = appendIndexPart(append(b, '\n'), op, st.idOf(lo-1))
 	}
 	return append(b, "\n]}\n"...)
 }

@@ -46,19 +46,23 @@ func TestIndexRowEncoding(t *testing.T) {
 }
 
 // TestIndexPartEncoding: the hand-written encoder of the head's part lines
-// writes what encoding/json writes for IndexPart.
+// writes what encoding/json writes for their IndexPart.
 func TestIndexPartEncoding(t *testing.T) {
 	t.Parallel()
-	for _, part := range []record.IndexPart{
-		{Path: "index/0123456789abcdef.json", First: "alpha", Last: "io.github.owner/name", Rows: 64, Hash: "0123456789abcdef"},
-		{Path: "index/fedcba9876543210.json", First: `quote"and\back<tag>&`, Last: "ünïcode", Rows: 1, Hash: "fedcba9876543210"},
+	for _, c := range []struct {
+		op   indexPart
+		last string
+	}{
+		{indexPart{First: "alpha", Rows: 64, Sum: 0x0123456789abcdef}, "io.github.owner/name"},
+		{indexPart{First: `quote"and\back<tag>&`, Rows: 1, Sum: 0xfedcba9876543210}, "ünïcode"},
+		{indexPart{First: "a", Rows: 1, Sum: 0}, "a"},
 	} {
-		want, err := json.Marshal(part)
+		want, err := json.Marshal(record.IndexPart{Path: partPath(c.op.Sum), First: c.op.First, Last: c.last, Rows: c.op.Rows, Hash: partName(c.op.Sum)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendIndexPart(nil, part); string(got) != string(want) {
-			t.Errorf("part %s:\n got %s\nwant %s", part.First, got, want)
+		if got := appendIndexPart(nil, c.op, c.last); string(got) != string(want) {
+			t.Errorf("part %s:\n got %s\nwant %s", c.op.First, got, want)
 		}
 	}
 }
