@@ -218,10 +218,7 @@ func appendList[T any](b []byte, vs []T, each func([]byte, T) []byte) []byte {
 }
 
 func appendNullInt(b []byte, v *int64) []byte {
-	if v == nil {
-		return append(b, "null"...)
-	}
-	return strconv.AppendInt(b, *v, 10)
+	return appendNullable(b, v, func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) })
 }
 
 // appendString appends s quoted; one with a byte encoding/json escapes

@@ -51,11 +51,11 @@ func (f *ServerFile) read(s *scanner, hist *historyColumns, daily *dailyColumns)
 	s.key("id")
 	f.ID = s.text()
 	s.field("url")
-	f.URL = s.textPtr()
+	f.URL = nullable(s, (*scanner).text)
 	s.field("rank")
 	f.Rank = int(s.int())
 	s.field("listed_at")
-	f.Listed = s.timePtr()
+	f.Listed = nullable(s, (*scanner).time)
 	s.field("tier")
 	f.Tier = s.text()
 	s.field("status")
@@ -63,17 +63,17 @@ func (f *ServerFile) read(s *scanner, hist *historyColumns, daily *dailyColumns)
 	s.field("label")
 	f.Label = s.text()
 	s.field("reason")
-	f.Detail = s.textPtr()
+	f.Detail = nullable(s, (*scanner).text)
 	s.field("last_check")
-	f.LastCheck = s.timePtr()
+	f.LastCheck = nullable(s, (*scanner).time)
 	s.field("next_check")
-	f.NextCheck = s.timePtr()
+	f.NextCheck = nullable(s, (*scanner).time)
 	s.field("next_check_from")
-	f.NextCheckFrom = s.textPtr()
+	f.NextCheckFrom = nullable(s, (*scanner).text)
 	s.field("last_answered")
-	f.LastAnswered = s.timePtr()
+	f.LastAnswered = nullable(s, (*scanner).time)
 	s.field("failing_since")
-	f.FailingSince = s.timePtr()
+	f.FailingSince = nullable(s, (*scanner).time)
 	s.field("cadence_seconds")
 	f.CadenceSeconds = s.int()
 	if s.optional("effective_cadence_seconds") {
@@ -95,7 +95,7 @@ func (f *ServerFile) read(s *scanner, hist *historyColumns, daily *dailyColumns)
 	s.field("uptime")
 	f.Uptime.scan(s)
 	s.field("latency_p50_ms_30d")
-	f.LatencyP50 = s.intPtr()
+	f.LatencyP50 = nullable(s, (*scanner).int)
 	if daily != nil {
 		s.field("daily")
 		daily.read(s)
@@ -118,13 +118,13 @@ func (r *LastResult) scan(s *scanner) {
 	s.field("label")
 	r.Label = s.text()
 	s.field("reason")
-	r.Detail = s.textPtr()
+	r.Detail = nullable(s, (*scanner).text)
 	s.field("started")
 	r.Started = s.time()
 	s.field("latency_ms")
-	r.LatencyMS = s.intPtr()
+	r.LatencyMS = nullable(s, (*scanner).int)
 	s.field("http_status")
-	r.HTTPStatus = intOf(s.intPtr())
+	r.HTTPStatus = intOf(nullable(s, (*scanner).int))
 	for _, m := range []struct {
 		key string
 		to  **string
@@ -134,7 +134,7 @@ func (r *LastResult) scan(s *scanner) {
 		{"server_description", &r.ServerDescription}, {"server_website", &r.ServerWebsite}, {"key_info", &r.KeyInfo},
 	} {
 		s.field(m.key)
-		*m.to = s.textPtr()
+		*m.to = nullable(s, (*scanner).text)
 	}
 	s.field("tool_count")
 	r.ToolCount = int(s.int())
@@ -154,9 +154,9 @@ func (f *supportFields) scan(s *scanner) {
 	s.field("discover_versions")
 	f.DiscoverVersions = s.texts()
 	s.field("session")
-	f.Session = s.boolPtr()
+	f.Session = nullable(s, (*scanner).bool)
 	s.field("answers")
-	f.Answers = s.textPtr()
+	f.Answers = nullable(s, (*scanner).text)
 }
 
 func (t *Timings) scan(s *scanner) {
@@ -166,7 +166,7 @@ func (t *Timings) scan(s *scanner) {
 			s.next()
 		}
 		s.key(phaseKeys[i])
-		*to = s.intPtr()
+		*to = nullable(s, (*scanner).int)
 	}
 	s.field("first_byte_ms")
 	if !s.null() {
@@ -197,11 +197,11 @@ func (c *Certificate) scan(s *scanner) {
 	s.field("names")
 	c.Names = s.texts()
 	s.field("tls_version")
-	c.TLSVersion = s.textPtr()
+	c.TLSVersion = nullable(s, (*scanner).text)
 	s.field("seen_at")
 	c.SeenAt = s.time()
 	s.field("days_left")
-	c.DaysLeft = intOf(s.intPtr())
+	c.DaysLeft = intOf(nullable(s, (*scanner).int))
 	s.field("warning")
 	c.Warning = s.bool()
 	s.field("expired")
@@ -248,29 +248,26 @@ func (in *Incident) scan(s *scanner) {
 	s.field("label")
 	in.Label = s.text()
 	s.field("from")
-	if !s.null() {
-		o := s.outcome()
-		in.From = &o
-	}
+	in.From = nullable(s, (*scanner).outcome)
 	s.field("reason")
-	in.Detail = s.textPtr()
+	in.Detail = nullable(s, (*scanner).text)
 	s.field("start")
 	in.Start = s.time()
 	s.field("end")
-	in.End = s.timePtr()
+	in.End = nullable(s, (*scanner).time)
 	s.field("duration_seconds")
-	in.DurationSeconds = s.intPtr()
+	in.DurationSeconds = nullable(s, (*scanner).int)
 	s.expect('}')
 }
 
 func (t *ToolDefinitions) scan(s *scanner) {
 	s.expect('{')
 	s.key("hash")
-	t.Hash = s.textPtr()
+	t.Hash = nullable(s, (*scanner).text)
 	s.field("seen")
-	t.Seen = s.timePtr()
+	t.Seen = nullable(s, (*scanner).time)
 	s.field("changed_at")
-	t.ChangedAt = s.timePtr()
+	t.ChangedAt = nullable(s, (*scanner).time)
 	s.field("changes")
 	t.Changes = scanObjects(s, (*ToolChange).scan)
 	s.expect('}')
@@ -330,9 +327,9 @@ func (p *Protocol) scan(s *scanner) {
 	s.field("speaks_2026_07_28")
 	p.Speaks20260728 = s.bool()
 	s.field("session")
-	p.Session = s.boolPtr()
+	p.Session = nullable(s, (*scanner).bool)
 	s.field("answers")
-	p.Answers = s.textPtr()
+	p.Answers = nullable(s, (*scanner).text)
 	s.field("seen_at")
 	p.SeenAt = s.time()
 	s.expect('}')
@@ -410,15 +407,6 @@ func (s *scanner) text() string {
 	return s.string()
 }
 
-// textPtr reads null as nil, or a string.
-func (s *scanner) textPtr() *string {
-	if s.null() {
-		return nil
-	}
-	v := s.text()
-	return &v
-}
-
 // texts reads null as nil, or a list of strings.
 func (s *scanner) texts() []string {
 	if s.null() {
@@ -437,21 +425,12 @@ func (s *scanner) outcome() data.Outcome {
 	return o
 }
 
-// timePtr reads null as nil, or a time as time reads it.
-func (s *scanner) timePtr() *Time {
+// nullable reads null as nil, or a value as read reads it.
+func nullable[T any](s *scanner, read func(*scanner) T) *T {
 	if s.null() {
 		return nil
 	}
-	t := s.time()
-	return &t
-}
-
-// intPtr reads null as nil, or an integer as int reads it.
-func (s *scanner) intPtr() *int64 {
-	if s.null() {
-		return nil
-	}
-	v := s.int()
+	v := read(s)
 	return &v
 }
 
@@ -467,15 +446,6 @@ func (s *scanner) bool() bool {
 		s.ok = false
 	}
 	return false
-}
-
-// boolPtr reads null as nil, or true or false.
-func (s *scanner) boolPtr() *bool {
-	if s.null() {
-		return nil
-	}
-	v := s.bool()
-	return &v
 }
 
 // floatPtr reads null as nil, or a number of JSON's syntax as
@@ -727,39 +697,30 @@ func appendObjects[T any](b []byte, vs []T, add func(*T, []byte) []byte) []byte 
 	return append(b, ']')
 }
 
-func appendTextPtr(b []byte, s *string) []byte {
-	if s == nil {
-		return append(b, "null"...)
-	}
-	return appendString(b, *s)
-}
-
-func appendTimePtr(b []byte, t *Time) []byte {
-	if t == nil {
-		return append(b, "null"...)
-	}
-	return appendTime(b, *t)
-}
-
-func appendBoolPtr(b []byte, v *bool) []byte {
+// appendNullable appends null for nil, or the value v points to as add
+// appends it.
+func appendNullable[T any](b []byte, v *T, add func([]byte, T) []byte) []byte {
 	if v == nil {
 		return append(b, "null"...)
 	}
-	return strconv.AppendBool(b, *v)
+	return add(b, *v)
 }
+
+func appendTextPtr(b []byte, s *string) []byte { return appendNullable(b, s, appendString) }
+func appendTimePtr(b []byte, t *Time) []byte   { return appendNullable(b, t, appendTime) }
+func appendBoolPtr(b []byte, v *bool) []byte   { return appendNullable(b, v, strconv.AppendBool) }
 
 // appendFloatPtr appends null for nil, or the finite number as
 // encoding/json writes a float64, which writes itself any but a
 // fixed-point one.
 func appendFloatPtr(b []byte, v *float64) []byte {
-	if v == nil {
-		return append(b, "null"...)
-	}
-	if a := math.Abs(*v); a != 0 && (a < 1e-6 || a >= 1e21) {
-		q, _ := json.Marshal(*v) // a finite number always encodes
-		return append(b, q...)
-	}
-	return strconv.AppendFloat(b, *v, 'f', -1, 64)
+	return appendNullable(b, v, func(b []byte, v float64) []byte {
+		if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
+			q, _ := json.Marshal(v) // a finite number always encodes
+			return append(b, q...)
+		}
+		return strconv.AppendFloat(b, v, 'f', -1, 64)
+	})
 }
 
 // int64Of converts an int to the int64 it is written as.
