@@ -281,30 +281,53 @@ type apart struct {
 // leave it alone until its heap doubled, where a publish's process starts
 // with an empty heap and collects as it grows.
 func publishApart(b *testing.B, cfg Config, minute int) apart {
-	c, err := json.Marshal(apartConfig{DataDir: cfg.DataDir, ServersPath: cfg.ServersPath, PausedPath: cfg.PausedPath, OutDir: cfg.OutDir,
-		Now: cfg.Now(), Workers: cfg.Workers, NoHTML: cfg.NoHTML, Contact: cfg.Contact})
-	if err != nil {
-		b.Fatal(err)
-	}
-	args := []string{"-test.run=^TestPublishApart$", "-test.count=1", "-test.v=false"}
+	var args []string
 	if *benchProfile != "" {
 		args = append(args, "-test.cpuprofile="+filepath.Join(*benchProfile, fmt.Sprintf("minute-%d.prof", minute)),
 			"-test.memprofile="+filepath.Join(*benchProfile, fmt.Sprintf("minute-%d.mem", minute)))
 	}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), apartEnv+"="+string(c))
+	out, cpu := runApart(b, "TestPublishApart", apartEnv, apartConfig{DataDir: cfg.DataDir, ServersPath: cfg.ServersPath, PausedPath: cfg.PausedPath, OutDir: cfg.OutDir,
+		Now: cfg.Now(), Workers: cfg.Workers, NoHTML: cfg.NoHTML, Contact: cfg.Contact}, args...)
+	var a apart
+	if err := json.NewDecoder(strings.NewReader(out)).Decode(&a); err != nil || a.Err != "" {
+		b.Fatalf("publish apart: %v%s: %s", err, a.Err, out)
+	}
+	a.CPU = cpu
+	return a
+}
+
+// runApart runs the test name of this test binary in a process of its
+// own, its configuration c as JSON in the environment variable env
+// (configApart), and returns what it printed and the CPU it took.
+func runApart(b *testing.B, name, env string, c any, args ...string) (string, time.Duration) {
+	cj, err := json.Marshal(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^" + name + "$", "-test.count=1", "-test.v=false"}, args...)...)
+	cmd.Env = append(os.Environ(), env+"="+string(cj))
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		b.Fatalf("publish apart: %v: %s%s", err, out.String(), errOut.String())
-	}
-	var a apart
-	if err := json.NewDecoder(strings.NewReader(out.String())).Decode(&a); err != nil || a.Err != "" {
-		b.Fatalf("publish apart: %v%s: %s", err, a.Err, out.String())
+		b.Fatalf("%s: %v: %s%s", name, err, out.String(), errOut.String())
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	a.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return a
+	return out.String(), time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// configApart returns the configuration runApart gave a test in env, and
+// skips t when there is none: what is skipped is the benchmark's step
+// that runs it apart.
+func configApart[T any](t *testing.T, env, step string) T {
+	var c T
+	j := os.Getenv(env)
+	if j == "" {
+		t.Skip(step + ", in a process of its own: run by BenchmarkPublishIncremental")
+	}
+	if err := json.Unmarshal([]byte(j), &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // apartEnv carries a publish's configuration to TestPublishApart.
@@ -323,14 +346,7 @@ type apartConfig struct {
 // its own; it is skipped otherwise. It prints what it did and measured
 // as JSON.
 func TestPublishApart(t *testing.T) {
-	c := os.Getenv(apartEnv)
-	if c == "" {
-		t.Skip("a benchmark's publish, in a process of its own: run by BenchmarkPublishIncremental")
-	}
-	var ac apartConfig
-	if err := json.Unmarshal([]byte(c), &ac); err != nil {
-		t.Fatal(err)
-	}
+	ac := configApart[apartConfig](t, apartEnv, "a benchmark's publish")
 	cfg := Config{DataDir: ac.DataDir, ServersPath: ac.ServersPath, PausedPath: ac.PausedPath, OutDir: ac.OutDir,
 		Now: func() time.Time { return ac.Now }, Logger: slog.New(slog.DiscardHandler), Workers: ac.Workers, NoHTML: ac.NoHTML, Contact: ac.Contact}
 	var a apart
@@ -473,17 +489,8 @@ func copyChanged(b *testing.B, out, to string, rels []string) (time.Duration, in
 // publish of those changes that computes nothing (atomic-x-copy-CPU
 // against the copy, x-atomic-CPU the publish against it).
 func replaceApart(b *testing.B, out, to string, rels []string) time.Duration {
-	c, err := json.Marshal(replaceConfig{From: out, To: to, Rels: rels})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReplaceApart$", "-test.count=1", "-test.v=false")
-	cmd.Env = append(os.Environ(), replaceEnv+"="+string(c))
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("replace apart: %v: %s", err, msg)
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	_, cpu := runApart(b, "TestReplaceApart", replaceEnv, replaceConfig{From: out, To: to, Rels: rels})
+	return cpu
 }
 
 // replaceEnv carries what TestReplaceApart copies.
@@ -499,14 +506,7 @@ type replaceConfig struct {
 // TestReplaceApart is the copy replaceApart starts in a process of its
 // own; it is skipped otherwise.
 func TestReplaceApart(t *testing.T) {
-	c := os.Getenv(replaceEnv)
-	if c == "" {
-		t.Skip("a benchmark's floor, in a process of its own: run by BenchmarkPublishIncremental")
-	}
-	var rc replaceConfig
-	if err := json.Unmarshal([]byte(c), &rc); err != nil {
-		t.Fatal(err)
-	}
+	rc := configApart[replaceConfig](t, replaceEnv, "a benchmark's floor")
 	made := map[string]bool{}
 	for _, rel := range rc.Rels {
 		b, err := os.ReadFile(filepath.Join(rc.From, rel))
