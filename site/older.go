@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math/bits"
 	"path/filepath"
 	"slices"
 
@@ -149,14 +150,13 @@ func olderChange(old olderLog, cs []record.PastCheck) (b []byte, whole bool) {
 	if slices.EqualFunc(old.checks, cs, samePastCheck) {
 		return nil, false
 	}
-	fresh := encodeOlder(cs)
 	if old.end < 0 || len(cs) == 0 {
-		return fresh, true
+		return encodeOlder(cs), true
 	}
 	k, _ := slices.BinarySearchFunc(old.checks, cs[0].At, func(c record.PastCheck, at int64) int { return cmp.Compare(c.At, at) })
 	kept := old.checks[k:]
 	if len(kept) > len(cs) || !slices.EqualFunc(kept, cs[:len(kept)], samePastCheck) {
-		return fresh, true
+		return encodeOlder(cs), true
 	}
 	var cut int64
 	if k > 0 {
@@ -164,11 +164,39 @@ func olderChange(old olderLog, cs []record.PastCheck) (b []byte, whole bool) {
 	}
 	e := durable.NewEncoder("", 32)
 	olderRecord(e, cut, cs[len(kept):])
-	if old.end+int64(e.Len()) > int64(len(fresh))*olderSlack/4 { // written anew
-		return fresh, true
+	if old.end+int64(e.Len()) > int64(olderLen(cs))*olderSlack/4 { // written anew
+		return encodeOlder(cs), true
 	}
 	return e.Bytes(), false
 }
+
+// olderLen returns len(encodeOlder(cs)), counted rather than written:
+// what olderChange weighs a file against at each render, where it was
+// 3 % of a minute at a month of checks a server to write it.
+func olderLen(cs []record.PastCheck) int {
+	n := varintLen(0) + uvarintLen(uint64(len(cs)))
+	var last int64
+	for i := range cs {
+		c := &cs[i]
+		n += varintLen(c.At-last) + 1 + uvarintLen(uint64(len(c.Detail))) + len(c.Detail) + 1
+		last = c.At
+		nums := [5]*int64{c.LatencyMS}
+		if ph := c.Phases; ph != nil {
+			nums = [5]*int64{c.LatencyMS, ph.DNSMS, ph.ConnectMS, ph.TLSMS, ph.WaitMS}
+		}
+		for _, v := range nums {
+			if v != nil {
+				n += varintLen(*v)
+			}
+		}
+	}
+	return len(olderMagic) + durable.RecordHead + n + 4
+}
+
+// uvarintLen and varintLen return the bytes durable.Encoder's Uvarint and
+// Varint write v in.
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+func varintLen(v int64) int   { return uvarintLen(uint64(v<<1) ^ uint64(v>>63)) }
 
 // samePastCheck reports whether a and b say the same of one check.
 func samePastCheck(a, b record.PastCheck) bool {

@@ -24,6 +24,7 @@ import (
 // TestOlderRoundTrip: the checks older than a server's history read back
 // from their file as they were written, whatever each has of its latency
 // and phases, and the layout before (a JSON list) reads as the same checks.
+// The file's bytes counted (olderLen) are those written.
 func TestOlderRoundTrip(t *testing.T) {
 	t.Parallel()
 	at := fixNow.Add(-20 * 24 * time.Hour).UnixMilli()
@@ -50,7 +51,11 @@ func TestOlderRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := readOlder(encodeOlder(tc.checks))
+			b := encodeOlder(tc.checks)
+			if n := olderLen(tc.checks); n != len(b) {
+				t.Errorf("counted %d bytes, written %d", n, len(b))
+			}
+			got, err := readOlder(b)
 			if err != nil {
 				t.Fatal(err)
 			}
