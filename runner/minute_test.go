@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
 
@@ -107,4 +108,57 @@ func TestClaimMinute(t *testing.T) {
 			t.Errorf("%d runs claimed the minute, want 1", won)
 		}
 	})
+}
+
+// TestPruneMarkers: a claim removes the markers that have just left the
+// window by their names, and once an hour every marker before it, found
+// by listing: one a minute that did not run left behind goes within the
+// hour, and no marker of a minute within the window ever goes.
+func TestPruneMarkers(t *testing.T) {
+	dir := t.TempDir()
+	mdir := data.Dir(dir).MinuteMarkers()
+	if err := os.MkdirAll(mdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2030, 6, 1, 10, 0, 0, 0, time.UTC)
+	for m := range 180 {
+		if err := os.WriteFile(markerPath(dir, start.Add(time.Duration(m)*time.Minute)), []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A minute's claim: the minutes just before since go, the older stay
+	// until the hour.
+	since := start.Add(90*time.Minute - time.Second) // 11:29:59
+	pruneMarkers(mdir, since)
+	for _, m := range []time.Time{start.Add(88 * time.Minute), start.Add(89 * time.Minute)} {
+		if _, err := os.Stat(markerPath(dir, m)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the marker of %s, just out of the window, is still there: %v", m.Format("15:04"), err)
+		}
+	}
+	if _, err := os.Stat(markerPath(dir, start.Add(87*time.Minute))); err != nil {
+		t.Errorf("a marker older than the two just out went before the hour: %v", err)
+	}
+	if _, err := os.Stat(markerPath(dir, start.Add(90*time.Minute))); err != nil {
+		t.Errorf("the marker of since's minute went: %v", err)
+	}
+	// On the hour, every marker before since goes.
+	since = start.Add(120*time.Minute + 30*time.Second) // 12:00:30
+	pruneMarkers(mdir, since)
+	es, err := os.ReadDir(mdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	within := 0
+	for _, e := range es {
+		m, ok := data.MinuteOfMarker(e.Name())
+		if ok && m.Before(since) {
+			t.Errorf("marker %s, before %s, left after the hour's sweep", e.Name(), since.Format("15:04:05"))
+		}
+		if ok {
+			within++
+		}
+	}
+	if within != 59 {
+		t.Errorf("%d markers within the window left, want the 59 from 12:01", within)
+	}
 }
