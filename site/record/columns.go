@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
-
-	"plug.directory/prober/data"
 )
 
 // The columns of a server's history and daily series are most of its
@@ -16,17 +14,19 @@ import (
 // reflection, a pointer allocated a number): historyColumns and
 // dailyColumns are written here by hand, byte for byte as encoding/json
 // writes them, and read by hand in the form they are written in. Any other
-// form (keys in another order or not known, a string with an escape, a
+// form (keys in another order or not known, a reason with an escape, a
 // number with a fraction, a null where a number is written, a time in
 // another layout) is left to encoding/json, so that what is read, and
-// what is refused, is as it was.
+// what is refused, is as it was; a status is read as the rest of the
+// file reads one (scanner.outcome), its escapes as encoding/json reads
+// them.
 
 // appendJSON appends c as encoding/json writes it.
 func (c *historyColumns) appendJSON(b []byte) []byte {
 	b = append(b, `{"started":`...)
 	b = appendList(b, c.Started, appendTime)
 	b = append(b, `,"status":`...)
-	b = appendList(b, c.Status, func(b []byte, o data.Outcome) []byte { return appendString(b, string(o)) })
+	b = appendList(b, c.Status, appendOutcome)
 	b = append(b, `,"reason":`...)
 	b = appendList(b, c.Detail, func(b []byte, s *string) []byte {
 		if s == nil {
@@ -62,13 +62,7 @@ func (c *historyColumns) read(s *scanner) {
 	c.Started = scanList(s, (*scanner).time)
 	s.next()
 	s.key("status")
-	c.Status = scanList(s, func(s *scanner) data.Outcome {
-		o := data.Outcome(s.string())
-		if !o.Valid() && o != "" {
-			s.ok = false
-		}
-		return o
-	})
+	c.Status = scanList(s, (*scanner).outcome)
 	s.next()
 	s.key("reason")
 	c.Detail = scanList(s, func(s *scanner) *string {

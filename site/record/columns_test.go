@@ -146,6 +146,7 @@ func TestColumnsReadOtherForms(t *testing.T) {
 		{"unknown_status", hist(t0, `["bogus"]`, `[null]`, `[1]`), false, false},
 		{"no_status", hist(t0, `[""]`, `[null]`, `[1]`), true, true},
 		{"escaped_reason", hist(t0, ok, `["a\u0041\n"]`, `[1]`), false, true},
+		{"escaped_status", hist(t0, `["work\u0069ng"]`, `[null]`, `[1]`), true, true}, // read as the rest of the file reads a status
 		{"raw_invalid_utf8", hist(t0, ok, "[\"a\xffb\"]", `[1]`), false, true},
 		{"trailing_bytes", hist(t0, ok, `[null]`, `[1]`) + "x", false, false},
 		{"keys_reordered", `{"status":["working"],` + strings.TrimPrefix(hist(t0, ok, `[null]`, `[1]`), `{`), false, true},

@@ -161,7 +161,7 @@ func (f *supportFields) scan(s *scanner) {
 
 func (t *Timings) scan(s *scanner) {
 	s.expect('{')
-	for i, to := range [4]**int64{&t.DNSMS, &t.ConnectMS, &t.TLSMS, &t.WaitMS} {
+	for i, to := range t.Phases.each() {
 		if i > 0 {
 			s.next()
 		}
@@ -224,11 +224,11 @@ func (w *CertWarning) scan(s *scanner) {
 
 func (u *UptimeSet) scan(s *scanner) {
 	s.expect('{')
-	for i, w := range [3]*Uptime{&u.Day, &u.Week, &u.Month} {
+	for i, w := range u.windows() {
 		if i > 0 {
 			s.next()
 		}
-		s.key([3]string{"last_24h", "last_7d", "last_30d"}[i])
+		s.key(uptimeKeys[i])
 		s.expect('{')
 		s.key("counted")
 		w.Counted = int(s.int())
@@ -240,6 +240,16 @@ func (u *UptimeSet) scan(s *scanner) {
 	}
 	s.expect('}')
 }
+
+// uptimeKeys are the keys of an UptimeSet's windows, in the order of
+// windows.
+var uptimeKeys = [3]string{"last_24h", "last_7d", "last_30d"}
+
+// windows returns u's windows, in the order of its fields and uptimeKeys.
+func (u *UptimeSet) windows() [3]*Uptime { return [3]*Uptime{&u.Day, &u.Week, &u.Month} }
+
+// each returns p's phases, in the order of its fields and phaseKeys.
+func (p *Phases) each() [4]**int64 { return [4]**int64{&p.DNSMS, &p.ConnectMS, &p.TLSMS, &p.WaitMS} }
 
 func (in *Incident) scan(s *scanner) {
 	s.expect('{')
@@ -560,11 +570,11 @@ func (r *LastResult) appendJSON(b []byte) []byte {
 
 func (t *Timings) appendJSON(b []byte) []byte {
 	b = append(b, '{')
-	for i, v := range [4]*int64{t.DNSMS, t.ConnectMS, t.TLSMS, t.WaitMS} {
+	for i, v := range t.Phases.each() {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendNullInt(append(append(append(b, '"'), phaseKeys[i]...), `":`...), v)
+		b = appendNullInt(append(append(append(b, '"'), phaseKeys[i]...), `":`...), *v)
 	}
 	b = appendList(append(b, `,"first_byte_ms":`...), t.FirstByteMS, func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) })
 	b = strconv.AppendInt(append(b, `,"total_ms":`...), t.TotalMS, 10)
@@ -600,11 +610,11 @@ func (w *CertWarning) appendJSON(b []byte) []byte {
 
 func (u *UptimeSet) appendJSON(b []byte) []byte {
 	b = append(b, '{')
-	for i, w := range [3]*Uptime{&u.Day, &u.Week, &u.Month} {
+	for i, w := range u.windows() {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(append(append(b, '"'), [3]string{"last_24h", "last_7d", "last_30d"}[i]...), `":`...)
+		b = append(append(append(b, '"'), uptimeKeys[i]...), `":`...)
 		b = strconv.AppendInt(append(b, `{"counted":`...), int64(w.Counted), 10)
 		b = strconv.AppendInt(append(b, `,"answered":`...), int64(w.Answered), 10)
 		b = appendFloatPtr(append(b, `,"percent":`...), w.Percent)
@@ -616,12 +626,7 @@ func (u *UptimeSet) appendJSON(b []byte) []byte {
 func (in *Incident) appendJSON(b []byte) []byte {
 	b = appendString(append(b, `{"status":`...), string(in.Status))
 	b = appendString(append(b, `,"label":`...), in.Label)
-	b = append(b, `,"from":`...)
-	if in.From == nil {
-		b = append(b, "null"...)
-	} else {
-		b = appendString(b, string(*in.From))
-	}
+	b = appendNullable(append(b, `,"from":`...), in.From, appendOutcome)
 	b = appendTextPtr(append(b, `,"reason":`...), in.Detail)
 	b = appendTime(append(b, `,"start":`...), in.Start)
 	b = appendTimePtr(append(b, `,"end":`...), in.End)
@@ -706,9 +711,10 @@ func appendNullable[T any](b []byte, v *T, add func([]byte, T) []byte) []byte {
 	return add(b, *v)
 }
 
-func appendTextPtr(b []byte, s *string) []byte { return appendNullable(b, s, appendString) }
-func appendTimePtr(b []byte, t *Time) []byte   { return appendNullable(b, t, appendTime) }
-func appendBoolPtr(b []byte, v *bool) []byte   { return appendNullable(b, v, strconv.AppendBool) }
+func appendTextPtr(b []byte, s *string) []byte      { return appendNullable(b, s, appendString) }
+func appendOutcome(b []byte, o data.Outcome) []byte { return appendString(b, string(o)) }
+func appendTimePtr(b []byte, t *Time) []byte        { return appendNullable(b, t, appendTime) }
+func appendBoolPtr(b []byte, v *bool) []byte        { return appendNullable(b, v, strconv.AppendBool) }
 
 // appendFloatPtr appends null for nil, or the finite number as
 // encoding/json writes a float64, which writes itself any but a

@@ -10,10 +10,11 @@ import (
 // A server's file is read and written by hand, byte for byte as
 // encoding/json reads and writes it: its two columns (history and daily),
 // some two-thirds of its bytes, in columns.go, the rest in restjson.go.
-// Reading, the columns are cut from the file's text by the members of its
-// object (membersOf), and each part read in the form it is written in;
-// any other form is read by encoding/json, so that what is read, and what
-// is refused, is as it was.
+// Reading, a file in the form it is written in is read in one pass
+// (scanWhole); otherwise the columns are cut from the file's text by the
+// members of its object (membersOf) and each part read in the form it is
+// written in; any other form is read by encoding/json, so that what is
+// read, and what is refused, is as it was.
 
 // member is one member of a JSON object, where membersOf found it: its key
 // as written between its quotes, where it starts (its key's opening
@@ -132,14 +133,14 @@ var (
 // after its escapes); any other text, or an error, is read by
 // json.Unmarshal whole.
 func ReadServerFile(b []byte) (ServerFile, error) {
-	var f ServerFile
-	if f.scanWhole(b) {
-		return f, nil
+	var whole ServerFile
+	if whole.scanWhole(b) {
+		return whole, nil
 	}
 	if f, ok := readServerFileByMembers(b); ok {
 		return f, nil
 	}
-	f = ServerFile{}
+	var f ServerFile
 	return f, json.Unmarshal(b, &f)
 }
 
