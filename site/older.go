@@ -101,31 +101,38 @@ func olderRecord(e *durable.Encoder, cut int64, cs []record.PastCheck) {
 		last = c.At
 		p.Byte(byte(max(slices.Index(data.Outcomes, c.Status), 0))) // a status not listed is stored as the first
 		p.String(c.Detail)
+		nums := olderNums(c)
 		var flags byte
-		var nums [5]int64
-		n := 0
-		add := func(bit byte, v *int64) {
+		if c.Phases != nil {
+			flags |= olderPhases
+		}
+		for k, v := range nums {
 			if v != nil {
-				flags |= bit
-				nums[n] = *v
-				n++
+				flags |= olderNumBits[k]
 			}
 		}
-		add(olderLatency, c.LatencyMS)
-		if ph := c.Phases; ph != nil {
-			flags |= olderPhases
-			add(olderDNS, ph.DNSMS)
-			add(olderConnect, ph.ConnectMS)
-			add(olderTLS, ph.TLSMS)
-			add(olderWait, ph.WaitMS)
-		}
 		p.Byte(flags)
-		for _, v := range nums[:n] {
-			p.Varint(v)
+		for _, v := range nums {
+			if v != nil {
+				p.Varint(*v)
+			}
 		}
 	}
 	olderFrame(e, p.Bytes())
 }
+
+// olderNums returns the optional numbers of a check a record holds, in
+// the order it holds them, each flagged by the bit of olderNumBits at its
+// place; nil for one it has not.
+func olderNums(c *record.PastCheck) [5]*int64 {
+	if ph := c.Phases; ph != nil {
+		return [5]*int64{c.LatencyMS, ph.DNSMS, ph.ConnectMS, ph.TLSMS, ph.WaitMS}
+	}
+	return [5]*int64{c.LatencyMS}
+}
+
+// olderNumBits are the flags of the numbers of olderNums, in its order.
+var olderNumBits = [5]byte{olderLatency, olderDNS, olderConnect, olderTLS, olderWait}
 
 // olderFrame appends to e the record of payload: its length, the length's
 // checksum, the payload and its checksum.
@@ -180,11 +187,7 @@ func olderLen(cs []record.PastCheck) int {
 		c := &cs[i]
 		n += varintLen(c.At-last) + 1 + uvarintLen(uint64(len(c.Detail))) + len(c.Detail) + 1
 		last = c.At
-		nums := [5]*int64{c.LatencyMS}
-		if ph := c.Phases; ph != nil {
-			nums = [5]*int64{c.LatencyMS, ph.DNSMS, ph.ConnectMS, ph.TLSMS, ph.WaitMS}
-		}
-		for _, v := range nums {
+		for _, v := range olderNums(c) {
 			if v != nil {
 				n += varintLen(*v)
 			}

@@ -317,9 +317,9 @@ func (p *publication) removeServer(id string) error {
 // publishedFiles are the paths of the files of the server id in the
 // output: its record (serverFile), its page, badges, strip and feed.
 func (p *publication) publishedFiles(id string) []string {
-	files := make([]string, len(serverFiles))
+	files, rel := make([]string, len(serverFiles)), filepath.FromSlash(id)
 	for k, f := range serverFiles {
-		files[k] = filepath.Join(p.cfg.OutDir, f.dir, filepath.FromSlash(id)+f.ext)
+		files[k] = filepath.Join(p.cfg.OutDir, f.dir, rel+f.ext)
 	}
 	return files
 }
@@ -335,8 +335,15 @@ var serverFiles = []struct{ dir, ext string }{
 }
 
 // serverDirs are the directories of the output that hold a file of each
-// server.
-var serverDirs = []string{"servers", "badges", "badges-uptime", "badges-latency", "badges-certificate", strip.Dir, "feeds"}
+// server, those of serverFiles, each once.
+var serverDirs = func() (dirs []string) {
+	for _, f := range serverFiles {
+		if !slices.Contains(dirs, f.dir) {
+			dirs = append(dirs, f.dir)
+		}
+	}
+	return dirs
+}()
 
 // sweepUnlisted removes, in a rebuild, the files of servers that are not
 // listed: without a state, the site does not know which were listed before.
