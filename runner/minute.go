@@ -75,7 +75,7 @@ func claimMinuteWith(fs durable.Files, dir string, minute, now time.Time, pid in
 	if err != nil {
 		return fmt.Errorf("claim minute: %w", err)
 	}
-	pruneMarkers(filepath.Dir(path), now.Add(-markerKeep))
+	pruneMarkers(dir, now.Add(-markerKeep))
 	return nil
 }
 
@@ -114,24 +114,24 @@ func readMarker(path string) (m minuteMarker, ok bool) {
 	return m, true
 }
 
-// pruneMarkers removes the markers of minutes before since. Each claim
-// removes the ones that have just fallen out of the window, by their
-// names; once an hour (since on the hour), every one before since, found
-// by listing the directory: a minute that did not run, or a clock
-// stepped, leaves one the names miss. Listing the directory each minute
-// (48 hours of markers) was 15 % of the CPU of a run of the prober's
-// minutes. Failing to remove one is harmless: it only keeps refusing a
-// minute long past.
-func pruneMarkers(mdir string, since time.Time) {
+// pruneMarkers removes the markers of minutes before since from the data
+// directory dir. Each claim removes the ones that have just fallen out of
+// the window, by their names; once an hour (since on the hour), every one
+// before since, found by listing the directory: a minute that did not
+// run, or a clock stepped, leaves one the names miss. Listing the
+// directory each minute (48 hours of markers) was 15 % of the CPU of a
+// run of the prober's minutes. Failing to remove one is harmless: it only
+// keeps refusing a minute long past.
+func pruneMarkers(dir string, since time.Time) {
 	for t := since.Truncate(time.Minute); !t.Before(since.Add(-2 * time.Minute)); t = t.Add(-time.Minute) {
 		if t.Before(since) {
-			os.Remove(filepath.Join(mdir, filepath.Base(markerPath("", t))))
+			os.Remove(markerPath(dir, t))
 		}
 	}
 	if since.Minute() != 0 {
 		return
 	}
-	names, _ := filepath.Glob(filepath.Join(mdir, "*.json*"))
+	names, _ := filepath.Glob(filepath.Join(data.Dir(dir).MinuteMarkers(), "*.json*"))
 	for _, p := range names {
 		if t, ok := data.MinuteOfMarker(p); ok && t.Before(since) {
 			os.Remove(p)

@@ -129,7 +129,7 @@ func TestPruneMarkers(t *testing.T) {
 	// A minute's claim: the minutes just before since go, the older stay
 	// until the hour.
 	since := start.Add(90*time.Minute - time.Second) // 11:29:59
-	pruneMarkers(mdir, since)
+	pruneMarkers(dir, since)
 	for _, m := range []time.Time{start.Add(88 * time.Minute), start.Add(89 * time.Minute)} {
 		if _, err := os.Stat(markerPath(dir, m)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the marker of %s, just out of the window, is still there: %v", m.Format("15:04"), err)
@@ -143,7 +143,7 @@ func TestPruneMarkers(t *testing.T) {
 	}
 	// On the hour, every marker before since goes.
 	since = start.Add(120*time.Minute + 30*time.Second) // 12:00:30
-	pruneMarkers(mdir, since)
+	pruneMarkers(dir, since)
 	es, err := os.ReadDir(mdir)
 	if err != nil {
 		t.Fatal(err)
