@@ -311,8 +311,7 @@ func runApart(b *testing.B, name, env string, c any, args ...string) (string, ti
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("%s: %v: %s%s", name, err, out.String(), errOut.String())
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return out.String(), time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return out.String(), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // configApart returns the configuration runApart gave a test in env, and
@@ -478,8 +477,7 @@ func copyChanged(b *testing.B, out, to string, rels []string) (time.Duration, in
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("cp --parents: %v: %s", err, msg)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), size
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), size
 }
 
 // replaceApart copies the files rels under out to the same paths under
