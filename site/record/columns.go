@@ -36,14 +36,7 @@ func (c *historyColumns) appendJSON(b []byte) []byte {
 	})
 	b = append(b, `,"latency_ms":`...)
 	b = appendList(b, c.Latency, appendNullInt)
-	b = append(b, `,"timings":{`...)
-	for i, col := range c.Timings.each() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, '"'), phaseKeys[i]...), `":`...)
-		b = appendList(b, *col, appendNullInt)
-	}
+	b = appendPhases(append(b, `,"timings":{`...), c.Timings.each(), func(b []byte, col []*int64) []byte { return appendList(b, col, appendNullInt) })
 	return append(b, "}}"...)
 }
 
@@ -78,13 +71,7 @@ func (c *historyColumns) read(s *scanner) {
 	s.next()
 	s.key("timings")
 	s.expect('{')
-	for i, col := range c.Timings.each() {
-		if i > 0 {
-			s.next()
-		}
-		s.key(phaseKeys[i])
-		*col = s.nullInts()
-	}
+	scanPhases(s, c.Timings.each(), (*scanner).nullInts)
 	s.expect('}')
 	s.expect('}')
 }
@@ -92,6 +79,31 @@ func (c *historyColumns) read(s *scanner) {
 // phaseKeys are the keys of the four phases, in the order of the fields
 // of checkPhaseColumns and phaseColumns.
 var phaseKeys = [4]string{"dns_ms", "connect_ms", "tls_ms", "wait_ms"}
+
+// appendPhases appends the members of the four phases, keyed by
+// phaseKeys, each value as add writes it: a check's phases or their
+// columns.
+func appendPhases[T any](b []byte, vs [4]*T, add func([]byte, T) []byte) []byte {
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = add(append(append(append(b, '"'), phaseKeys[i]...), `":`...), *v)
+	}
+	return b
+}
+
+// scanPhases reads the members appendPhases writes, each value into to's
+// as read reads it.
+func scanPhases[T any](s *scanner, to [4]*T, read func(*scanner) T) {
+	for i, v := range to {
+		if i > 0 {
+			s.next()
+		}
+		s.key(phaseKeys[i])
+		*v = read(s)
+	}
+}
 
 // each returns the columns of the four phases, in the order of phaseKeys.
 func (p *checkPhaseColumns) each() [4]*[]*int64 {

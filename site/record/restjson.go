@@ -161,13 +161,7 @@ func (f *supportFields) scan(s *scanner) {
 
 func (t *Timings) scan(s *scanner) {
 	s.expect('{')
-	for i, to := range t.Phases.each() {
-		if i > 0 {
-			s.next()
-		}
-		s.key(phaseKeys[i])
-		*to = nullable(s, (*scanner).int)
-	}
+	scanPhases(s, t.Phases.each(), func(s *scanner) *int64 { return nullable(s, (*scanner).int) })
 	s.field("first_byte_ms")
 	if !s.null() {
 		t.FirstByteMS = scanList(s, (*scanner).int)
@@ -569,13 +563,7 @@ func (r *LastResult) appendJSON(b []byte) []byte {
 }
 
 func (t *Timings) appendJSON(b []byte) []byte {
-	b = append(b, '{')
-	for i, v := range t.Phases.each() {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendNullInt(append(append(append(b, '"'), phaseKeys[i]...), `":`...), *v)
-	}
+	b = appendPhases(append(b, '{'), t.Phases.each(), appendNullInt)
 	b = appendList(append(b, `,"first_byte_ms":`...), t.FirstByteMS, func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) })
 	b = strconv.AppendInt(append(b, `,"total_ms":`...), t.TotalMS, 10)
 	return append(b, '}')
