@@ -297,15 +297,21 @@ func publishApart(b *testing.B, cfg Config, minute int) apart {
 }
 
 // runApart runs the test name of this test binary in a process of its
-// own, its configuration c as JSON in the environment variable env
-// (configApart), and returns what it printed and the CPU it took.
+// own, its configuration c as JSON in a file the environment variable env
+// names (configApart), and returns what it printed and the CPU it took.
 func runApart(b *testing.B, name, env string, c any, args ...string) (string, time.Duration) {
 	cj, err := json.Marshal(c)
 	if err != nil {
 		b.Fatal(err)
 	}
+	// In a file: thousands of paths are more than one variable of the
+	// environment may hold (128 KB).
+	path := filepath.Join(b.TempDir(), name+".json")
+	if err := os.WriteFile(path, cj, 0o644); err != nil {
+		b.Fatal(err)
+	}
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^" + name + "$", "-test.count=1", "-test.v=false"}, args...)...)
-	cmd.Env = append(os.Environ(), env+"="+string(cj))
+	cmd.Env = append(os.Environ(), env+"="+path)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -319,11 +325,15 @@ func runApart(b *testing.B, name, env string, c any, args ...string) (string, ti
 // that runs it apart.
 func configApart[T any](t *testing.T, env, step string) T {
 	var c T
-	j := os.Getenv(env)
-	if j == "" {
+	path := os.Getenv(env)
+	if path == "" {
 		t.Skip(step + ", in a process of its own: run by BenchmarkPublishIncremental")
 	}
-	if err := json.Unmarshal([]byte(j), &c); err != nil {
+	j, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(j, &c); err != nil {
 		t.Fatal(err)
 	}
 	return c
