@@ -28,7 +28,7 @@ type Config struct {
 	OutDir      string           // where the public files go
 	Now         func() time.Time // nil means time.Now
 	Logger      *slog.Logger     // nil discards
-	Workers     int              // servers rendered and written in parallel; 0 means 8
+	Workers     int              // servers a rebuild renders and writes in parallel; 0 means 8 (a minute's, one at a time)
 	PreviewRows int              // rows of index.html; 0 means 1000
 	NoHTML      bool             // skip the HTML preview (index.html, servers/<id>.html, checks.html)
 	// Contact is the operator's e-mail address, which the checks page and

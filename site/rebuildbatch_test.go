@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,6 +257,83 @@ func TestRebuildWritesAfresh(t *testing.T) {
 			}
 			sameTree(t, "published", want, testutil.MustTree(t, f.out))
 			leftovers(t)
+		})
+	}
+}
+
+// TestMinuteRendersOneAtATime: a minute's publish renders its servers one
+// at a time, a rebuild Config.Workers at a time. Each server file's first
+// write waits for a second one to start: within 300 ms in a minute, where
+// none may, and within 10 s in a rebuild, where one must.
+func TestMinuteRendersOneAtATime(t *testing.T) {
+	t.Parallel()
+	f := newStandard(t)
+	f.MustPublish() // the site the minute publishes into
+	cfg := f.config()
+	cfg.Workers = 4
+	var (
+		mu             sync.Mutex
+		inFlight, most int
+		closed         bool
+		waited         atomic.Bool
+	)
+	var met chan struct{}
+	var wait time.Duration
+	cfg.calls.Write = func(fl *os.File, b []byte) (int, error) {
+		if dir := filepath.Base(filepath.Dir(fl.Name())); dir != "servers" && !strings.HasPrefix(dir, freshPrefix+"servers") {
+			return fl.Write(b)
+		}
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		if inFlight == 2 && !closed {
+			close(met)
+			closed = true
+		}
+		mu.Unlock()
+		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+		if !waited.Swap(true) {
+			select {
+			case <-met:
+			case <-time.After(wait):
+			}
+		}
+		return fl.Write(b)
+	}
+	for _, tc := range []struct {
+		name    string
+		before  func()
+		wait    time.Duration
+		workers int
+	}{
+		{"minute", func() {
+			f.now = f.now.Add(time.Minute)
+			f.results(result(srvWorking, f.now.Add(-30*time.Second), data.Failing, "HTTP 502"),
+				result(srvRefused, f.now.Add(-20*time.Second), data.Working, ""))
+		}, 300 * time.Millisecond, 1},
+		{"rebuild", func() {
+			for _, path := range []string{f.out, filepath.Join(f.dir, "site")} {
+				if err := os.RemoveAll(path); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, 10 * time.Second, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.before()
+			most, closed = 0, false
+			waited.Store(false)
+			met, wait = make(chan struct{}), tc.wait
+			st, err := Publish(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Rendered < 2 {
+				t.Fatalf("%d servers rendered, want two or more", st.Rendered)
+			}
+			if most != tc.workers {
+				t.Errorf("%d servers' files written at once, want %d", most, tc.workers)
+			}
 		})
 	}
 }
