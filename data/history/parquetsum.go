@@ -55,7 +55,7 @@ func newHistoryWriter(w io.Writer, more ...parquet.WriterOption) *historyWriter 
 	sum := &summingWriter{w: buf}
 	// Unbuffered inside parquet-go, so that what sum has seen at Close is
 	// every row group: the buffer is below the sum.
-	opts := append([]parquet.WriterOption{parquet.Compression(&parquet.Zstd), parquet.WriteBufferSize(0)}, more...)
+	opts := append([]parquet.WriterOption{parquet.Compression(historyZstd), parquet.WriteBufferSize(0)}, more...)
 	return &historyWriter{GenericWriter: parquet.NewGenericWriter[ResultRow](sum, opts...), buf: buf, sum: sum}
 }
 
