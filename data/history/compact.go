@@ -448,8 +448,15 @@ func copyRawRows(w *parquet.GenericWriter[ResultRow], pf *parquet.File, name str
 	buf := make([]parquet.Row, 1024)
 	for _, rg := range pf.RowGroups() {
 		rows := rg.Rows()
+		left := rg.NumRows()
 		for {
-			k, rerr := rows.ReadRows(buf)
+			// No more rows asked for than the row group has left (one once
+			// it has none, for rows the footer did not count): past the
+			// last row, parquet-go tries each column's next page again for
+			// every row of the buffer, and a part of one row read into
+			// 1,024 decoded 1,023 headers of nothing a column.
+			k, rerr := rows.ReadRows(buf[:max(1, min(int64(len(buf)), left))])
+			left -= int64(k)
 			if k > 0 {
 				if _, err := w.WriteRows(buf[:k]); err != nil {
 					rows.Close()
