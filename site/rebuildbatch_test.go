@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -274,25 +273,25 @@ func TestMinuteRendersOneAtATime(t *testing.T) {
 	var (
 		mu             sync.Mutex
 		inFlight, most int
-		closed         bool
-		waited         atomic.Bool
+		waited         bool
+		met            chan struct{} // closed when a second write starts
+		wait           time.Duration
 	)
-	var met chan struct{}
-	var wait time.Duration
 	cfg.calls.Write = func(fl *os.File, b []byte) (int, error) {
 		if dir := filepath.Base(filepath.Dir(fl.Name())); dir != "servers" && !strings.HasPrefix(dir, freshPrefix+"servers") {
 			return fl.Write(b)
 		}
 		mu.Lock()
 		inFlight++
-		most = max(most, inFlight)
-		if inFlight == 2 && !closed {
+		if inFlight == 2 && most < 2 {
 			close(met)
-			closed = true
 		}
+		most = max(most, inFlight)
+		first := !waited
+		waited = true
 		mu.Unlock()
 		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
-		if !waited.Swap(true) {
+		if first {
 			select {
 			case <-met:
 			case <-time.After(wait):
@@ -321,8 +320,7 @@ func TestMinuteRendersOneAtATime(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.before()
-			most, closed = 0, false
-			waited.Store(false)
+			most, waited = 0, false
 			met, wait = make(chan struct{}), tc.wait
 			st, err := Publish(context.Background(), cfg)
 			if err != nil {
