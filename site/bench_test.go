@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +27,7 @@ import (
 	"plug.directory/prober/data/lists"
 	"plug.directory/prober/data/spool"
 	"plug.directory/prober/internal/durable"
+	"plug.directory/prober/internal/testutil"
 	"plug.directory/prober/site/record"
 	"plug.directory/prober/site/strip"
 )
@@ -359,9 +359,9 @@ func TestPublishApart(t *testing.T) {
 	cfg := Config{DataDir: ac.DataDir, ServersPath: ac.ServersPath, PausedPath: ac.PausedPath, OutDir: ac.OutDir,
 		Now: func() time.Time { return ac.Now }, Logger: slog.New(slog.DiscardHandler), Workers: ac.Workers, NoHTML: ac.NoHTML, Contact: ac.Contact}
 	var a apart
-	stopHeap := watchHeap(&a.PeakHeap)
+	stopHeap := testutil.HeapPeak()
 	st, err := Publish(context.Background(), cfg)
-	stopHeap()
+	a.PeakHeap, _ = stopHeap()
 	if err != nil {
 		a.Err = err.Error()
 	}
@@ -660,27 +660,4 @@ func encodeWholeIndex(st *store) [][]byte {
 	wg.Wait()
 	head := encodeIndex(st)
 	return slices.Concat([][]byte{head[:len(head)-len("\"parts\":[\n]}\n")], []byte(`"rows":[`)}, parts, [][]byte{[]byte("\n]}\n")})
-}
-
-// watchHeap samples the bytes of heap objects every millisecond until
-// stopped and keeps the largest in *peak: the memory a publish itself
-// needs, apart from the benchmark's set-up, which peak RSS includes.
-func watchHeap(peak *uint64) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(s)
-			*peak = max(*peak, s[0].Value.Uint64())
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	})
-	return func() { close(done); wg.Wait() }
 }

@@ -16,6 +16,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/internal/testutil"
 )
 
 var (
@@ -86,14 +87,15 @@ func BenchmarkRebuild(b *testing.B) {
 		}
 		runtime.GC()
 		cpu0, sys0, w0 := cpuTime(), sysTime(), writtenBytes()
-		stop := watchHeap(&peakHeap)
+		stop := testutil.HeapPeak()
 		b.StartTimer()
 		st, err := Publish(context.Background(), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		stop()
+		peak, _ := stop()
+		peakHeap = max(peakHeap, peak)
 		cpu += cpuTime() - cpu0
 		sys += sysTime() - sys0
 		wrote += writtenBytes() - w0

@@ -152,6 +152,30 @@ func TestSamplePeak(t *testing.T) {
 	}
 }
 
+// TestHeapPeak: a 64 MiB allocation live through a collection shows in
+// the peak after it is freed and collected again.
+func TestHeapPeak(t *testing.T) {
+	runtime.GC()
+	stop := HeapPeak()
+	big := make([]byte, 64<<20)
+	big[len(big)-1] = 1
+	runtime.GC() // big is live: its cleanup notes it
+	runtime.KeepAlive(big)
+	big = nil
+	// The cleanup of the collection that saw big runs on a goroutine of
+	// its own, some time after; each collection after frees big again.
+	for range 100 {
+		runtime.GC()
+	}
+	peak, n := stop()
+	if peak < 64<<20 {
+		t.Errorf("peak %d bytes after %d collections, want at least the 64 MiB held through one", peak, n)
+	}
+	if n == 0 {
+		t.Errorf("no collection noted of the %d made", 101)
+	}
+}
+
 // TestImportOwnership holds the module to the house rules of the style
 // guide (STYLE.md, "The house"): one package owns each outside dependency
 // (parquet-go: data/history; go-github: the pause-request code; the MCP SDK:
