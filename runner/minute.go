@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"plug.directory/prober/data"
@@ -91,7 +92,7 @@ func replaceDamagedMarker(fs durable.Files, path string, b []byte, pid int) (m m
 	if m, ok := readMarker(path); ok {
 		return m, true, nil
 	}
-	if err := os.Rename(path, path+".damaged-"+strconv.Itoa(pid)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Rename(path, path+damagedMarker+strconv.Itoa(pid)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, false, fmt.Errorf("set aside a damaged marker: %w", err)
 	}
 	err = fs.CreateFileAtomic(path, b, 0o644)
@@ -103,6 +104,11 @@ func replaceDamagedMarker(fs durable.Files, path string, b []byte, pid int) (m m
 	}
 	return m, false, err
 }
+
+// damagedMarker and a pid end the name of a marker that did not decode,
+// set aside by the run of that pid (replaceDamagedMarker) for an operator
+// to read; it is pruned as the marker it was.
+const damagedMarker = ".damaged-"
 
 // readMarker reads a minute's marker; ok is false when it does not decode
 // into a claim (empty, torn, damaged).
@@ -118,7 +124,8 @@ func readMarker(path string) (m minuteMarker, ok bool) {
 // directory dir. Each claim removes the ones that have just fallen out of
 // the window, by their names; once an hour (since on the hour), every one
 // before since, found by listing the directory: a minute that did not
-// run, or a clock stepped, leaves one the names miss. Listing the
+// run, or a clock stepped, leaves one the names miss, and a damaged one
+// set aside is kept as long as its minute's marker would be. Listing the
 // directory each minute (48 hours of markers) was 15 % of the CPU of a
 // run of the prober's minutes. Failing to remove one is harmless: it only
 // keeps refusing a minute long past.
@@ -133,7 +140,8 @@ func pruneMarkers(dir string, since time.Time) {
 	}
 	names, _ := filepath.Glob(filepath.Join(data.Dir(dir).MinuteMarkers(), "*.json*"))
 	for _, p := range names {
-		if t, ok := data.MinuteOfMarker(p); ok && t.Before(since) {
+		marker, _, _ := strings.Cut(filepath.Base(p), damagedMarker)
+		if t, ok := data.MinuteOfMarker(marker); ok && t.Before(since) {
 			os.Remove(p)
 		}
 	}

@@ -113,7 +113,8 @@ func TestClaimMinute(t *testing.T) {
 // TestPruneMarkers: a claim removes the markers that have just left the
 // window by their names, and once an hour every marker before it, found
 // by listing: one a minute that did not run left behind goes within the
-// hour, and no marker of a minute within the window ever goes.
+// hour, as does a damaged one set aside, and no marker of a minute within
+// the window ever goes.
 func TestPruneMarkers(t *testing.T) {
 	dir := t.TempDir()
 	mdir := data.Dir(dir).MinuteMarkers()
@@ -123,6 +124,14 @@ func TestPruneMarkers(t *testing.T) {
 	start := time.Date(2030, 6, 1, 10, 0, 0, 0, time.UTC)
 	for m := range 180 {
 		if err := os.WriteFile(markerPath(dir, start.Add(time.Duration(m)*time.Minute)), []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Damaged markers set aside by claims (replaceDamagedMarker): one of
+	// a minute the hour's sweep prunes, one of a minute it keeps.
+	oldDamaged, newDamaged := markerPath(dir, start.Add(30*time.Minute))+damagedMarker+"41", markerPath(dir, start.Add(150*time.Minute))+damagedMarker+"42"
+	for _, p := range []string{oldDamaged, newDamaged} {
+		if err := os.WriteFile(p, []byte("{\"pid\":"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -160,5 +169,11 @@ func TestPruneMarkers(t *testing.T) {
 	}
 	if within != 59 {
 		t.Errorf("%d markers within the window left, want the 59 from 12:01", within)
+	}
+	if _, err := os.Stat(oldDamaged); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the damaged marker of 10:30 set aside is left after the hour's sweep: %v", err)
+	}
+	if _, err := os.Stat(newDamaged); err != nil {
+		t.Errorf("the damaged marker of 12:30 set aside, within the window, went: %v", err)
 	}
 }
