@@ -29,8 +29,9 @@ func TestRun(t *testing.T) {
 
 // TestRatios: each pair's ratio is the benchmark's figure over its
 // baseline's, a sub-benchmark over the baseline's sub-benchmark of its
-// name or else the baseline itself; a pair whose baseline did not run and
-// a line that is not a result give no row.
+// name or else the baseline itself, and the "x-" and "-x-" metrics a
+// benchmark reports as they are; a pair whose baseline did not run, a
+// metric that is not a ratio and a line that is not a result give no row.
 func TestRatios(t *testing.T) {
 	pkg := "plug.directory/prober/runner/check"
 	lines := []string{
@@ -38,7 +39,7 @@ func TestRatios(t *testing.T) {
 		"BenchmarkBaselineSDK/v1-2   \t       1\t  1000 ns/op\t  100 B/op",
 		"BenchmarkCheck/v2-2   \t       1\t  5000 ns/op",
 		"BenchmarkBaselineSDK/v2-2   \t       1\t  0 ns/op",
-		"BenchmarkCheck/v3-2   \t       1\t  9000 ns/op\t 2.5 x-other",
+		"BenchmarkCheck/v3-2   \t       1\t  9000 ns/op\t 2.5 x-other\t 1.5 floor-x-other\t 7 box-other",
 		"BenchmarkCheck/v1",
 		"BenchmarkCheckv4-2   \t       1\t  9000 ns/op",
 		"ok  \tplug.directory/prober/runner/check\t1.0s",
@@ -55,6 +56,7 @@ func TestRatios(t *testing.T) {
 	want := []ratio{
 		{pkg, "BenchmarkCheck/v1", "BenchmarkBaselineSDK/v1", "ns/op", 3},
 		{pkg, "BenchmarkCheck/v1", "BenchmarkBaselineSDK/v1", "B/op", 4},
+		{pkg, "BenchmarkCheck/v3", "its own baseline", "floor-x-other", 1.5},
 		{pkg, "BenchmarkCheck/v3", "its own baseline", "x-other", 2.5},
 	}
 	if len(got) != len(want) {

@@ -107,7 +107,9 @@ type ratio struct {
 // ratios returns the table's rows: each benchmark of a pair over its
 // baseline in ns/op (and B/op where both report it), sub-benchmarks over
 // the baseline's of the same name or over the baseline itself; then every
-// "x-" metric. A pair whose baseline did not run is left out.
+// "x-" metric, and every "-x-" one: a floor the benchmark measured over
+// another ("atomic-x-copy-CPU"). A pair whose baseline did not run is left
+// out.
 func (rs *results) ratios() []ratio {
 	var out []ratio
 	find := func(pkg, name string) (result, bool) {
@@ -138,7 +140,7 @@ func (rs *results) ratios() []ratio {
 		}
 		units := make([]string, 0, len(r.metrics))
 		for unit := range r.metrics {
-			if strings.HasPrefix(unit, "x-") {
+			if strings.HasPrefix(unit, "x-") || strings.Contains(unit, "-x-") {
 				units = append(units, unit)
 			}
 		}
