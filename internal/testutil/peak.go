@@ -36,7 +36,7 @@ func SamplePeak(metric string, stop <-chan struct{}) *atomic.Uint64 {
 // HeapPeak follows the peak of the heap without waking the process between
 // collections, for a benchmark that measures the CPU of the process it
 // runs in: SamplePeak's ticker wakes it every few milliseconds, which a
-// publish of 100 ms pays for in its CPU (some 4 % at 1 ms). The heap
+// publish of 100 ms pays for in its CPU (3 to 13 % at 1 ms). The heap
 // grows until a collection ends, to about the goal the collector paced
 // that collection for; at the end of each collection HeapPeak notes that
 // goal and the bytes of heap objects, live or not yet swept. stop returns

@@ -2,8 +2,8 @@
 // `go test` prints without -json, then a table of ratios measured in the
 // same run: each benchmark over its baseline (baselines, in ratios.go),
 // and the ratios the benchmarks report themselves (their metrics whose
-// unit starts with "x-" or holds "-x-"). It exits with the status of go test. `make
-// bench` runs through it:
+// unit starts with "x-" or holds "-x-"). It exits with the status of go
+// test. `make bench` runs through it:
 //
 //	go run ./cmd/internal/benchratio -- go test -run '^$' -bench . -benchtime 1x -json ./...
 package main
