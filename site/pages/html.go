@@ -51,12 +51,7 @@ var htmlFuncs = template.FuncMap{
 		return timeHTML(*t)
 	},
 	"at": timeHTML,
-	"percent": func(p *float64) string {
-		if p == nil {
-			return "no counted checks"
-		}
-		return fmt.Sprintf("%.2f %%", *p)
-	},
+	"percent": percentText,
 	"duration": func(s int64) string { return (time.Duration(s) * time.Second).String() },
 	"seconds": func(s *int64) string {
 		if s == nil {
@@ -87,6 +82,15 @@ var htmlFuncs = template.FuncMap{
 	"latencyChart":  strip.LatencyChart,
 	"stripWidth":    func(days []record.Day) int { return len(days) * strip.BarStep },
 	"stripHeight":   func() int { return strip.FileHeight },
+}
+
+// percentText says a percentage of counted checks, "no counted checks"
+// when there is none.
+func percentText(p *float64) string {
+	if p == nil {
+		return "no counted checks"
+	}
+	return fmt.Sprintf("%.2f %%", *p)
 }
 
 // RecentChecks is how many of the latest checks of its file (at most

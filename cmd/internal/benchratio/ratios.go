@@ -26,6 +26,7 @@ var baselines = []baseline{
 	{"site", "BenchmarkPublishFull", "BenchmarkBaselineIndexRewrite"},
 	{"site", "BenchmarkReadOlder", "BenchmarkBaselineReadOlder"},
 	{"site", "BenchmarkLoadStore", "BenchmarkBaselineLoadStore"},
+	{"site/pages", "BenchmarkIndexRows", "BenchmarkBaselineIndexRowsTemplate"},
 	{"site/record", "BenchmarkColumns", "BenchmarkBaselineColumns"},
 	{"site/record", "BenchmarkServerFile", "BenchmarkBaselineServerFile"},
 }
