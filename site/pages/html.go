@@ -50,8 +50,8 @@ var htmlFuncs = template.FuncMap{
 		}
 		return timeHTML(*t)
 	},
-	"at": timeHTML,
-	"percent": percentText,
+	"at":       timeHTML,
+	"percent":  percentText,
 	"duration": func(s int64) string { return (time.Duration(s) * time.Second).String() },
 	"seconds": func(s *int64) string {
 		if s == nil {

@@ -89,7 +89,7 @@ func idPlain(id string) bool {
 }
 
 // appendEscaped appends s to b escaped as html/template escapes text and
-// quoted attributes: NUL, '"', '&', '\'', '+', '<' and '>'.
+// quoted attributes: NUL, both quotes, '&', '+', '<' and '>'.
 func appendEscaped(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
