@@ -89,27 +89,18 @@ func idPlain(id string) bool {
 }
 
 // appendEscaped appends s to b escaped as html/template escapes text and
-// quoted attributes: NUL, both quotes, '&', '+', '<' and '>'.
+// quoted attributes (escapes).
 func appendEscaped(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case 0:
-			b = append(b, "\uFFFD"...)
-		case '"':
-			b = append(b, "&#34;"...)
-		case '&':
-			b = append(b, "&amp;"...)
-		case '\'':
-			b = append(b, "&#39;"...)
-		case '+':
-			b = append(b, "&#43;"...)
-		case '<':
-			b = append(b, "&lt;"...)
-		case '>':
-			b = append(b, "&gt;"...)
-		default:
-			b = append(b, c)
+		if e := escapes[s[i]]; e != "" {
+			b = append(b, e...)
+		} else {
+			b = append(b, s[i])
 		}
 	}
 	return b
 }
+
+// escapes are the bytes html/template escapes in text and quoted
+// attributes, and what it writes for each.
+var escapes = [256]string{0: "\uFFFD", '"': "&#34;", '&': "&amp;", '\'': "&#39;", '+': "&#43;", '<': "&lt;", '>': "&gt;"}
