@@ -146,7 +146,7 @@ func TestLedgerReadByDelta(t *testing.T) {
 		if _, err := spool.EachLedgerServer(f.dir, func(s *spool.LedgerServer) { truth[s.ID] = *s }); err != nil {
 			t.Fatal(err)
 		}
-		st, err := loadStore(f.dir, 0)
+		st, err := loadStore(f.dir, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"plug.directory/prober/internal/durable"
 )
 
 // A server's published file is its record (loadSummary): its checks, its
@@ -168,4 +170,18 @@ func (p *publication) requestRebuild() error {
 	}
 	p.log.Warn("a server's record is missing or damaged; the next publish rebuilds the site from the history", "servers", len(lost), "first", lost[0])
 	return p.w.write(rebuildPath(p.cfg.DataDir), []byte(strings.Join(lost, "\n")+"\n"))
+}
+
+// stateDamaged leaves the next publish the request to rebuild the site
+// when this one found damage in the site's record past reading it, in a
+// block of rows' numbers it read for the rows it renders (storebase.go),
+// and returns err saying so. Nothing it wrote is moved into place, and
+// the results it read are read again by the rebuild, from the history,
+// which holds every check the record was made of.
+func (p *publication) stateDamaged(err error) error {
+	err = fmt.Errorf("%w; the next publish rebuilds the site", err)
+	if werr := durable.WriteFileAtomic(rebuildPath(p.cfg.DataDir), []byte(err.Error()+"\n"), 0o644); werr != nil {
+		return errors.Join(err, fmt.Errorf("ask the next publish to rebuild: %w", werr))
+	}
+	return err
 }

@@ -167,7 +167,7 @@ func TestStoreV2(t *testing.T) {
 	f := newStandard(t)
 	f.MustPublish()
 	want := readIndex(t, f)
-	st, err := loadStore(f.dir, 0)
+	st, err := loadStore(f.dir, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

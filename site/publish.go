@@ -46,6 +46,10 @@ type Config struct {
 	// lookFor is the servers whose files a publish looks for
 	// beyond those it renders (findLost); 0 means filesLookedFor.
 	lookFor int
+	// blocksChecked is the blocks of the site's record a publish checks
+	// beyond those it reads (checkBlocks); 0 means blocksChecked, below
+	// 0 none.
+	blocksChecked int
 	// decodeAll decodes every row of the site's record as it is read,
 	// as a publish did before it decoded only those it touches, for a
 	// test to compare the two.
@@ -160,8 +164,11 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 		p.log.Warn("removed temporary files a killed publish left", "files", n, "out", cfg.OutDir)
 	}
 	err = p.run(ctx)
-	if err == nil {
+	switch {
+	case err == nil:
 		err = finishPublish(cfg.DataDir)
+	case errors.Is(err, errCorrupt):
+		err = p.stateDamaged(err)
 	}
 	p.stats.Written = int(p.w.written.Load())
 	p.stats.Unchanged = int(p.w.unchanged.Load())
@@ -218,7 +225,7 @@ func (p *publication) bad(err error) {
 
 func (p *publication) run(ctx context.Context) error {
 	p.phase("")
-	st, err := loadStore(p.cfg.DataDir, p.now.UnixMilli())
+	st, err := loadStore(p.cfg.DataDir, p.now.UnixMilli(), p.cfg.blocksChecked)
 	if err != nil {
 		p.bad(fmt.Errorf("%w; rebuilding the site", err))
 	}

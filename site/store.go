@@ -28,10 +28,15 @@ import (
 // record of index.json's parts in the JSON of its meta, where v5 has it
 // in binary after the rank order (encodeParts). Up to v5 a row was its
 // numbers as varints, read one after the other; v6 writes them at a fixed
-// width (rowWidth), read at known places, a quarter of the CPU. A record
-// of a layout before v6 is read and written anew as v6 by the next save.
+// width (rowWidth), read at known places, a quarter of the CPU. v6 has one
+// checksum, of the whole file, which every publish read through; v7 puts
+// all but the rows' numbers in a head of its own checksum, and the
+// numbers after it in blocks of their own (storebase.go), read where a
+// publish needs them. A record of a layout before v7 is read and written
+// anew as v7 by the next save.
 const (
-	storeMagic   = "plug.directory site state v6\n"
+	storeMagic   = "plug.directory site state v7\n"
+	storeMagicV6 = "plug.directory site state v6\n"
 	storeMagicV5 = "plug.directory site state v5\n"
 	storeMagicV4 = "plug.directory site state v4\n"
 	storeMagicV3 = "plug.directory site state v3\n"
@@ -139,13 +144,16 @@ type store struct {
 	// record of storeMagicV2), for backfillFacts.
 	factsPending bool
 	// base is what the record was read from (storedelta.go): state.bin's
-	// checksum (its last four bytes, "" when there is none) and size, its
-	// meta, its number of rows, where they are and its order's bytes (of
-	// a v6 base: one of a layout before, old, is written anew whole), and
-	// its index's parts. A publish appends to the log of what changed since
+	// checksum (of a v7 base its head's, the four bytes before the rows'
+	// numbers; of one before, the file's last four; "" when there is
+	// none), where it is and the file's size, its meta, its number of
+	// rows, where they are and its order's bytes (of a v6 or v7 base: one
+	// of a layout before v7, old, is written anew whole), and its index's
+	// parts. A publish appends to the log of what changed since
 	// (state-delta.bin) the rows, meta and parts that changed, or writes
 	// a new base, or nothing when nothing changed.
 	baseSum   string
+	baseSumAt int64
 	baseSize  int64
 	baseMeta  string
 	baseN     int
@@ -156,7 +164,7 @@ type store struct {
 	log       logRead
 }
 
-// rowsText is what is kept of the rows of a v6 base (rowsSection): the
+// rowsText is what is kept of the rows of a v6 or v7 base (rowsSection): the
 // protocol versions they name, from 1, the text of their ids, where each
 // ends and each one's version, and where their numbers are in the file.
 type rowsText struct {
@@ -213,13 +221,14 @@ func (s *store) sortOrder() {
 }
 
 // encoded is the site's record encoded, in the parts a delta compares
-// with its base: the JSON of meta, the number of rows, the rows (their
-// protocol versions' table, ids and numbers: rowsSection), the rank
-// order, the record of the index's parts.
+// with its base: the JSON of meta, the number of rows, the rows (the
+// columns of their protocol versions' table, ids and facts, and their
+// numbers: rowsSection), the rank order, the record of the index's parts.
 type encoded struct {
 	meta  []byte
 	n     int
 	rows  []byte
+	nums  []byte
 	order []byte
 	parts []byte
 }
@@ -234,15 +243,17 @@ func (s *store) encode() (encoded, error) {
 	if err != nil {
 		return encoded{}, fmt.Errorf("encode site state: %w", err)
 	}
-	return encoded{meta: mb, n: s.n(), rows: s.rowsSection(), order: s.orderSection(), parts: encodeParts(s.Meta.Index)}, nil
+	rows, nums := s.rowsSection()
+	return encoded{meta: mb, n: s.n(), rows: rows, nums: nums, order: s.orderSection(), parts: encodeParts(s.Meta.Index)}, nil
 }
 
-// rowsSection returns the rows of state.bin: the protocol versions they
-// name (their number, then each one, a row naming the first as 1, none as
-// 0), their ids end to end, then for each row where its id ends in them
-// (four bytes), then each one's version (four bytes), then each one's
-// numbers, rowWidth bytes (appendFixed).
-func (s *store) rowsSection() []byte {
+// rowsSection returns the rows of state.bin: in its head, the protocol
+// versions they name (their number, then each one, a row naming the first
+// as 1, none as 0), their ids end to end, then for each row where its id
+// ends in them (four bytes), then each one's version (four bytes), its
+// facts (a byte: factsByte), when its files expire (eight bytes: Expires);
+// and after the head each one's numbers, rowWidth bytes (appendFixed).
+func (s *store) rowsSection() (head, nums []byte) {
 	var names []string
 	index := map[uint32]uint32{0: 0}
 	idBytes := 0
@@ -255,7 +266,7 @@ func (s *store) rowsSection() []byte {
 		idBytes += int(r.idLen)
 	}
 	n := s.n()
-	e := durable.NewEncoder("", 16+len(names)*12+idBytes+n*(8+rowWidth))
+	e := durable.NewEncoder("", 16+len(names)*12+idBytes+n*headWidth)
 	e.Uvarint(uint64(len(names)))
 	for _, v := range names {
 		e.String(v)
@@ -273,10 +284,22 @@ func (s *store) rowsSection() []byte {
 		b = binary.LittleEndian.AppendUint32(b, index[s.rows[i].protocol])
 	}
 	for i := range s.rows {
-		b = appendFixed(b, &s.rows[i])
+		r := &s.rows[i]
+		b = append(b, factsByte(r.status, r.Paused, r.Speaks, r.Problems))
 	}
-	return b
+	for i := range s.rows {
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.rows[i].Expires))
+	}
+	nums = make([]byte, 0, n*rowWidth)
+	for i := range s.rows {
+		nums = appendFixed(nums, &s.rows[i])
+	}
+	return b, nums
 }
+
+// headWidth is the bytes of a row in state.bin's head but its id: where
+// its id ends, its version, its facts and when its files expire.
+const headWidth = 4 + 4 + 1 + 8
 
 // orderSection returns the rank order of state.bin: each index four
 // bytes.
@@ -288,17 +311,23 @@ func (s *store) orderSection() []byte {
 	return b
 }
 
-// file returns state.bin with data's codec: magic, the JSON of meta, the
-// number of rows and the rows (rowsSection), the rank order, the record
-// of the index's parts and the checksum.
+// file returns state.bin with data's codec: its head (magic, the head's
+// length in bytes, eight, the JSON of meta, the number of rows and their
+// columns, the rank order, the record of the index's parts, the CRC-32C
+// of each block of rowsBlock rows' numbers, and the head's checksum),
+// then the rows' numbers.
 func (enc encoded) file() []byte {
-	e := durable.NewEncoder(storeMagic, len(enc.meta)+len(enc.rows)+len(enc.order)+len(enc.parts)+16)
+	sums := blockSums(enc.nums)
+	e := durable.NewEncoder(storeMagic, 8+len(enc.meta)+len(enc.rows)+len(enc.order)+len(enc.parts)+len(sums)+16+len(enc.nums))
+	e.Uint64(0) // the head's length, once known
 	e.String(string(enc.meta))
 	e.Uvarint(uint64(enc.n))
 	e.Raw(enc.rows)
 	e.Raw(enc.order)
 	e.Raw(enc.parts)
-	return e.Finish()
+	e.Raw(sums)
+	binary.LittleEndian.PutUint64(e.Bytes()[len(storeMagic):], uint64(e.Len()+4))
+	return append(e.Finish(), enc.nums...)
 }
 
 // encodeParts returns the record of index.json's parts: their number,
@@ -473,7 +502,7 @@ func decodeMeta(b string) (meta, error) {
 var errCorrupt = errors.New("corrupt site state")
 
 // decodeStore reads a base of a layout before v6 (readStore reads one of
-// v6), from the file's text and its CRC-32C as durable.ReadSummed returns
+// v6 or v7), from the file's text and its CRC-32C as durable.ReadSummed returns
 // them. Errors wrap errCorrupt.
 func decodeStore(text string, sum uint32) (*store, error) {
 	magic := storeMagic
@@ -501,14 +530,15 @@ func decodeStore(text string, sum uint32) (*store, error) {
 	if err := d.Close(); err != nil {
 		return nil, err
 	}
-	s.readAsBase(text[len(text)-4:], int64(len(text)))
+	s.readAsBase(text[len(text)-4:], int64(len(text))-4, int64(len(text)))
 	return s, nil
 }
 
 // readAsBase notes that s is the base it was read as, a file of size
-// bytes whose checksum (its last four bytes) is sum, with no log read yet.
-func (s *store) readAsBase(sum string, size int64) {
-	s.baseSum, s.baseSize = sum, size
+// bytes whose checksum is sum, the four bytes at sumAt, with no log read
+// yet.
+func (s *store) readAsBase(sum string, sumAt, size int64) {
+	s.baseSum, s.baseSumAt, s.baseSize = sum, sumAt, size
 	s.baseN, s.baseIndex = s.n(), slices.Clone(s.Meta.Index)
 	s.log = logRead{fresh: true, meta: s.baseMeta, parts: s.baseIndex}
 }
@@ -541,9 +571,10 @@ func (s *store) decodeOldRows(d *durable.Decoder, magic string) {
 // loadStore reads DATA/site/state.bin and the delta written since
 // (applyDelta), decoding of its rows those that expire by due, Unix ms
 // (readStore): the store keeps the file open to decode the others when
-// asked, until close. A missing one is (nil, nil): the site is built
-// afresh; so is a damaged one, with the error naming it.
-func loadStore(dataDir string, due int64) (*store, error) {
+// asked, until close; of a v7 base, it checks the window of check blocks
+// of the minute of due (checkBlocks). A missing one is (nil, nil): the
+// site is built afresh; so is a damaged one, with the error naming it.
+func loadStore(dataDir string, due int64, check int) (*store, error) {
 	path := data.Dir(dataDir).SiteStore()
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -557,7 +588,7 @@ func loadStore(dataDir string, due int64) (*store, error) {
 		f.Close()
 		return nil, fmt.Errorf("read site state: %w", err)
 	}
-	s, err := readStore(f, fi.Size(), due)
+	s, err := readStore(f, fi.Size(), due, check)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("read site state %s: %w", path, err)
@@ -565,7 +596,7 @@ func loadStore(dataDir string, due int64) (*store, error) {
 	if s.lazy == nil {
 		f.Close()
 	} else {
-		s.lazy.file = f
+		s.lazy.file, s.lazy.path = f, path
 	}
 	if err := s.readDelta(dataDir); err != nil {
 		s.close()

@@ -71,7 +71,7 @@ func benchLoadStore(b *testing.B, decode bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, err = readStore(f, int64(len(file)), fixNow.Add(time.Minute).UnixMilli())
+		_, err = readStore(f, int64(len(file)), fixNow.Add(time.Minute).UnixMilli(), 0)
 		f.Close()
 		if err != nil {
 			b.Fatal(err)

@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -69,6 +71,20 @@ func TestStore(t *testing.T) {
 		got := f.MustPublish()
 		if !got.Rebuilt || len(got.Bad) != 1 || !strings.Contains(got.Bad[0].Error(), path+": corrupt site state: checksum mismatch") {
 			t.Errorf("stats %+v; want a rebuild naming %s", got, path)
+		}
+		if after := testutil.MustTree(t, f.out); !reflect.DeepEqual(after, want) {
+			t.Errorf("rebuilt site differs from the one published before")
+		}
+	})
+	t.Run("damaged_block_found_as_read_and_site_rebuilt", func(t *testing.T) {
+		// The rows' numbers, after the head: the window of blocks a
+		// publish checks finds a byte changed in any of them.
+		b := []byte(text)
+		b[len(b)-rowWidth/2] ^= 0x20
+		os.WriteFile(path, b, 0o644)
+		got := f.MustPublish()
+		if !got.Rebuilt || len(got.Bad) != 1 || !strings.Contains(got.Bad[0].Error(), path+": corrupt site state: block 0 (rows 0 to 6): checksum mismatch") {
+			t.Errorf("stats %+v; want a rebuild naming %s and its block", got, path)
 		}
 		if after := testutil.MustTree(t, f.out); !reflect.DeepEqual(after, want) {
 			t.Errorf("rebuilt site differs from the one published before")
@@ -223,8 +239,10 @@ func TestStoreRowsOutOfRange(t *testing.T) {
 	}{
 		{"status", "bad row", func(st *store) { st.all()[1].status = 0x7f }, nil},
 		{"order", "bad order", func(st *store) { st.Order[2] = 3 }, nil},
-		{"id_end", "bad row", nil, func(rows []byte) { binary.LittleEndian.PutUint32(rows[len(rows)-3*(8+rowWidth)+4:], 1<<20) }},
-		{"version", "bad row", nil, func(rows []byte) { binary.LittleEndian.PutUint32(rows[len(rows)-3*(4+rowWidth):], 2) }},
+		{"id_end", "bad row", nil, func(rows []byte) { binary.LittleEndian.PutUint32(rows[len(rows)-3*headWidth+4:], 1<<20) }},
+		{"version", "bad row", nil, func(rows []byte) { binary.LittleEndian.PutUint32(rows[len(rows)-3*(headWidth-4):], 2) }},
+		{"facts_status", "bad row", nil, func(rows []byte) { rows[len(rows)-3*9+2] = 0x0f }},
+		{"facts_not_numbers", "row 0: its numbers are not its facts", nil, func(rows []byte) { rows[len(rows)-3*9] ^= 0x01 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := storeOf([]string{"alpha", "bravo", "charlie"})
@@ -249,10 +267,17 @@ func TestStoreRowsOutOfRange(t *testing.T) {
 }
 
 // decodeText reads the record of the text of a state.bin, as loadStore
-// reads its file: the rows that expire at all decoded as it is read, the
-// others when asked for.
+// reads its file, and then decodes every row: damage in any block of the
+// rows' numbers is found.
 func decodeText(text string) (*store, error) {
-	return readStore(strings.NewReader(text), int64(len(text)), math.MaxInt64)
+	st, err := readStore(strings.NewReader(text), int64(len(text)), math.MaxInt64, 0)
+	if err == nil {
+		err = st.loadAll()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // FuzzReadStore: any bytes after v6's magic, their checksum made right,
@@ -299,4 +324,112 @@ func (s *store) all() []row {
 		panic(err)
 	}
 	return s.rows
+}
+
+// TestStoreBlockDamagedPastReading: a block of the record's rows' numbers
+// damaged where the publish's window of blocks did not look is found when
+// a publish reads it for a row it renders: that publish fails naming
+// state.bin and the block, and moves nothing into place; the next one
+// rebuilds the site, which is the site a record never damaged publishes.
+func TestStoreBlockDamagedPastReading(t *testing.T) {
+	t.Parallel()
+	// Servers enough for two blocks, the second of servers never checked
+	// (no row of it is due a minute later); one of them is checked.
+	servers := slices.Clone(fixServers)
+	for i := range 2 * rowsBlock {
+		servers = append(servers, data.Server{ID: fmt.Sprintf("zulu%02d", i), Rank: 100 + i, URL: fmt.Sprintf("https://zulu%02d.example.com/mcp", i), Added: fixNow.Add(-time.Hour)})
+	}
+	checked := servers[len(servers)-2]
+	damaged, twin := newStandard(t), newStandard(t)
+	for _, f := range []*fixture{damaged, twin} {
+		f.writeServers(servers)
+		f.MustPublish()
+		f.now = f.now.Add(time.Minute)
+		f.results(result(checked, f.now.Add(-30*time.Second), data.Working, ""))
+	}
+	twin.MustPublish()
+	want := testutil.MustTree(t, twin.out)
+
+	path := data.Dir(damaged.dir).SiteStore()
+	b := []byte(mustRead(t, path))
+	numsAt := int(binary.LittleEndian.Uint64(b[len(storeMagic):]))
+	k := len(servers) - 2          // the row checked, in the second block
+	b[numsAt+k*rowWidth+8] ^= 0x40 // its address hash
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := testutil.MustTree(t, damaged.out)
+	cfg := damaged.config()
+	cfg.blocksChecked = -1
+	_, err := Publish(context.Background(), cfg)
+	if !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), fmt.Sprintf("%s: corrupt site state: block 2 (rows 64 to 70): checksum mismatch; the next publish rebuilds the site", path)) {
+		t.Fatalf("publish over a damaged block: %v; want the block named", err)
+	}
+	after := testutil.MustTree(t, damaged.out)
+	for rel := range after {
+		if durable.IsTempName(filepath.Base(rel)) {
+			delete(after, rel) // the next publish removes them (beginPublish)
+		}
+	}
+	if !reflect.DeepEqual(after, before) {
+		t.Error("the publish that found the damage moved files into place")
+	}
+	if why, err := rebuildRequested(damaged.dir); err != nil || !strings.Contains(why, "block 2") {
+		t.Errorf("rebuild request %q, %v; want the block named", why, err)
+	}
+	if st := damaged.MustPublish(); !st.Rebuilt {
+		t.Fatalf("the publish after: %+v; want a rebuild", st)
+	}
+	if got := testutil.MustTree(t, damaged.out); !reflect.DeepEqual(got, want) {
+		for rel := range want {
+			if !bytes.Equal(got[rel], want[rel]) {
+				t.Errorf("%s differs from the site of a record never damaged", rel)
+			}
+		}
+	}
+}
+
+// TestStoreBlocksCheckedInTurn: a publish checks a window of blocks of the
+// record's rows' numbers beyond those it reads, which moves with the
+// minute: a block damaged in rows no publish reads is found, named,
+// within the minutes the windows take to pass over every block, from
+// whatever minute they start; a record read with no window is read, its
+// blocks left to be checked when read.
+func TestStoreBlocksCheckedInTurn(t *testing.T) {
+	t.Parallel()
+	ids := make([]string, 300) // ten blocks, the last of 12 rows
+	for i := range ids {
+		ids[i] = fmt.Sprintf("s%05d", i)
+	}
+	st := storeOf(ids)
+	st.sortOrder()
+	file := mustStoreFile(t, st)
+	numsAt := int(le64(file[len(storeMagic):]))
+	const k = 3
+	all := blocksOf(len(ids))
+	minutes := (all + k - 1) / k
+	for blk := range all {
+		b := slices.Clone(file)
+		b[numsAt+blk*rowsBlock*rowWidth+3] ^= 1
+		for from := range all {
+			found := false
+			for m := range minutes {
+				now := fixNow.Add(time.Duration(from+m) * time.Minute).UnixMilli()
+				_, err := readStore(bytes.NewReader(b), int64(len(b)), now, k)
+				switch {
+				case err == nil:
+				case errors.Is(err, errCorrupt) && strings.Contains(err.Error(), fmt.Sprintf("block %d ", blk)):
+					found = true
+				default:
+					t.Fatalf("block %d damaged, minute %d: %v", blk, from+m, err)
+				}
+			}
+			if !found {
+				t.Errorf("block %d of %d damaged: not found in %d minutes from minute %d, %d blocks a minute", blk, all, minutes, from, k)
+			}
+		}
+		if _, err := readStore(bytes.NewReader(b), int64(len(b)), fixNow.UnixMilli(), -1); err != nil {
+			t.Errorf("block %d damaged, read with no window: %v", blk, err)
+		}
+	}
 }

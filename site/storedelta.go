@@ -203,13 +203,13 @@ func (s *store) logHead() []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, durable.Castagnoli))
 }
 
-// baseID returns the id of row i of the base, a v6 one.
+// baseID returns the id of row i of the base, a v6 or v7 one.
 func (s *store) baseID(i int) string {
 	from, end := s.baseSpan(i)
 	return s.baseRows.ids[from:end]
 }
 
-// baseSpan returns where the id of row i of the base, a v6 one, starts
+// baseSpan returns where the id of row i of the base, a v6 or v7 one, starts
 // and ends in its ids.
 func (s *store) baseSpan(i int) (from, end uint32) {
 	ends := s.baseRows.ends
@@ -227,7 +227,7 @@ func u32At(text string, i int) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
-// baseRow returns the bytes of row i of the base, a v6 one, whose
+// baseRow returns the bytes of row i of the base, a v6 or v7 one, whose
 // numbers nums returns, as the log holds a row (appendLogRow); "" for a
 // row past the base's.
 func (s *store) baseRow(i int, nums func(i int) string) string {
@@ -247,10 +247,12 @@ func (s *store) baseRow(i int, nums func(i int) string) string {
 	return string(e.Bytes())
 }
 
-// baseNumbers returns the numbers of the rows cands of the base (a v6
-// one), which readStore did not keep, read again from its file, state.bin
-// under dataDir: a read a row, or the whole of them when cands are more
-// than one row in 64 (a save that compares every row). Rows the log sets
+// baseNumbers returns the numbers of the rows cands of the base (a v6 or
+// v7 one), which readStore did not keep, read again from its file,
+// state.bin under dataDir: a read a row, or the whole of them when cands
+// are more than one row in 64 (a save that compares every row). Their
+// blocks are not checked: a row read damaged differs from the row saved,
+// which the log then holds. Rows the log sets
 // are not read: record compares them with the log's. A file that is not
 // the base read (its size and checksum; the site's lock keeps other
 // publishes out, not a hand) is an error.
@@ -264,7 +266,7 @@ func (s *store) baseNumbers(dataDir string, cands []int) (func(i int) string, er
 	if fi, err := f.Stat(); err != nil || fi.Size() != s.baseSize {
 		return nil, fmt.Errorf("read site state: not the base read")
 	}
-	if _, err := f.ReadAt(sum, s.baseSize-4); err != nil || string(sum) != s.baseSum {
+	if _, err := f.ReadAt(sum, s.baseSumAt); err != nil || string(sum) != s.baseSum {
 		return nil, fmt.Errorf("read site state: not the base read")
 	}
 	at := s.baseRows.numsAt

@@ -32,7 +32,7 @@ func compact(t *testing.T, f *fixture) {
 // mustLoadStore reads the site's record of the data directory dir.
 func mustLoadStore(t *testing.T, dir string) *store {
 	t.Helper()
-	st, err := loadStore(dir, 0)
+	st, err := loadStore(dir, 0, 0)
 	if err != nil || st == nil {
 		t.Fatalf("read the site's record: %v", err)
 	}
@@ -142,7 +142,7 @@ func TestStoreDelta(t *testing.T) {
 			if err := os.WriteFile(deltaPath(g.dir), c, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := loadStore(g.dir, 0); err == nil {
+			if _, err := loadStore(g.dir, 0, 0); err == nil {
 				t.Fatalf("byte %d flipped: the delta read", i)
 			}
 		}
@@ -319,6 +319,9 @@ func TestRecordOfEarlierLayouts(t *testing.T) {
 	}{
 		{"v4_and_delta_v1", "state-v4.bin", "state-v4-delta-v1.bin", v4},
 		{"v5_and_log_v1", "state-v5.bin", "state-v5-log-v1.bin", v5},
+		// written by 78e8aeb's encode and save: v6's one checksum, a log
+		// of this layout setting row 1's last check
+		{"v6_and_log_v2", "state-v6.bin", "state-v6-log-v2.bin", v5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -9,26 +9,32 @@ import (
 	"io"
 	"strings"
 
-	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
 )
 
-// readStore reads state.bin, size bytes of r. A base of v6 is read a
-// block at a time: its ids, where each ends and each one's protocol
-// version are kept (some 18 bytes a row), and a byte of each row's facts;
-// its numbers are checked 64 KB at a time and not kept, but those of the
-// rows whose files expire by due (Unix ms), decoded: any other row is
-// decoded from r when first asked for (storerows.go), so that a publish
-// at 100,000 servers holds neither the 11 MB of the file nor the 10 MB of
-// its rows decoded. A base of a layout before v6 is read and decoded
-// whole (decodeStore). Its checksum is checked
-// once all is read, and that error comes first: a damaged file is named
-// as such, whatever its bytes made of what was read before. Errors wrap
-// errCorrupt, but the reader's own.
-func readStore(r io.ReaderAt, size, due int64) (*store, error) {
+// readStore reads state.bin, size bytes of r: a base of v7 its head
+// (readBase, storebase.go), check blocks of its rows' numbers and the
+// rows whose files expire by due (Unix ms); any other row is decoded from
+// r when first asked for (storerows.go). A base of v6 is read a block at
+// a time: its ids, where each ends and each one's protocol version are
+// kept, and a byte of each row's facts; its numbers are checked 64 KB at
+// a time and not kept, but those of the rows due, decoded. A base of a
+// layout before v6 is read and decoded whole (decodeStore). The checksum
+// of one before v7 is checked once all is read, and that error comes
+// first: a damaged file is named as such, whatever its bytes made of what
+// was read before. Errors wrap errCorrupt, but the reader's own.
+func readStore(r io.ReaderAt, size, due int64, check int) (*store, error) {
+	if magic := make([]byte, len(storeMagic)); size >= int64(len(magic)) {
+		if _, err := r.ReadAt(magic, 0); err != nil {
+			return nil, shortFile(err)
+		}
+		if string(magic) == storeMagic {
+			return readBase(r, size, due, check)
+		}
+	}
 	crc := crc32.New(durable.Castagnoli)
 	br := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(r, 0, size), crc), 64<<10)
-	if magic, err := br.Peek(len(storeMagic)); err != nil || string(magic) != storeMagic {
+	if magic, err := br.Peek(len(storeMagicV6)); err != nil || string(magic) != storeMagicV6 {
 		var text strings.Builder
 		text.Grow(int(size))
 		if _, err := io.Copy(&text, br); err != nil {
@@ -114,10 +120,11 @@ func (h *streamed) fail(err error) error {
 	}
 }
 
-// store reads the base after its magic; r and due are rows'.
+// store reads the base after its magic; r and due are rows'. It is
+// old: the next save writes a v7 base.
 func (h *streamed) store(r io.ReaderAt, due int64) (*store, error) {
-	h.off, h.left = int64(len(storeMagic)), h.left-int64(len(storeMagic))
-	if _, err := h.r.Discard(len(storeMagic)); err != nil {
+	h.off, h.left = int64(len(storeMagicV6)), h.left-int64(len(storeMagicV6))
+	if _, err := h.r.Discard(len(storeMagicV6)); err != nil {
 		return nil, h.fail(err)
 	}
 	s := newStore()
@@ -157,7 +164,8 @@ func (h *streamed) store(r io.ReaderAt, due int64) (*store, error) {
 	if err := d.Close(); err != nil {
 		return nil, err
 	}
-	s.readAsBase(tail[len(tail)-4:], h.off)
+	s.readAsBase(tail[len(tail)-4:], h.off-4, h.off)
+	s.old = true
 	return s, nil
 }
 
@@ -204,25 +212,14 @@ func cmpErr(err, other error) error {
 
 // rows reads the numbers of the n rows of rt and their rank order into
 // s, a block at a time: each row is checked, its facts kept and counted
-// (storerows.go), and it is decoded only when its files expire by due,
-// Unix ms, for the minute that reads s to render it; any other row is
-// decoded from at, the file read, when it is asked for.
+// (tally), and it is decoded only when its files expire by due, Unix ms,
+// for the minute that reads s to render it; any other row is decoded
+// from at, the file read, when it is asked for.
 func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64) error {
-	numbers := make([]uint32, len(rt.versions)+1)
-	for k, v := range rt.versions {
-		numbers[k+1] = protocolNumber(v)
-	}
-	s.ids, s.Order = rt.ids, make([]uint32, n)
-	s.baseRows = rt
-	lazy := &lazyRows{at: at, numsAt: rt.numsAt, numbers: numbers, facts: make([]byte, n), slot: make([]int32, n)}
-	s.lazy = lazy
+	lazy := s.readLazily(at, rt, n)
+	t := newTally(lazy)
+	facts := make([]byte, n)
 	block := make([]byte, (64<<10)/rowWidth*rowWidth)
-	from := uint32(0)
-	// The rows are counted by their facts byte and their version, and
-	// the counts folded into lazy.base once: some 10 ns a row less.
-	var byFacts [256]int
-	byVersion := make([]int, len(numbers)) // of the rows whose facts are read
-
 	for lo := 0; lo < n; lo += len(block) / rowWidth {
 		b := block[:min(len(block), (n-lo)*rowWidth)]
 		if _, err := io.ReadFull(h.r, b); err != nil {
@@ -230,45 +227,25 @@ func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64)
 		}
 		for j := 0; j < len(b)/rowWidth; j++ {
 			i, nums := lo+j, b[j*rowWidth:(j+1)*rowWidth]
-			end, v := u32At(rt.ends, i), u32At(rt.versionOf, i)
-			st := nums[84]
-			if end < from || int(end) > len(rt.ids) || int(v) >= len(numbers) || int(st&0x7f) >= len(data.Outcomes) {
+			fb, ok := numbersFacts(nums)
+			if !ok || !t.add(s, i, fb) {
 				return fmt.Errorf("bad row at byte %d", h.off+int64(j*rowWidth))
 			}
-			problems := int32(binary.LittleEndian.Uint32(nums[80:]))
-			fb := factsByte(st&0x7f, st&0x80 != 0, nums[85] != 0, problems)
-			lazy.facts[i] = fb
-			byFacts[fb]++
-			if problems >= 0 {
-				byVersion[v]++
-			}
-			if st&0x80 != 0 {
-				lazy.paused = append(lazy.paused, i)
-			}
+			facts[i] = fb
 			if exp := int64(binary.LittleEndian.Uint64(nums[48:])); exp != 0 && exp <= due {
 				s.decodeBase(i, nums)
 			}
-			from = end
 		}
 		h.off, h.left = h.off+int64(len(b)), h.left-int64(len(b))
 	}
-	for fb, k := range byFacts {
-		if k > 0 {
-			lazy.base.add(factsOfByte(byte(fb), 0), k)
-		}
-	}
-	for v, k := range byVersion {
-		lazy.base.addVersion(numbers[v], k)
-	}
-	s.factsPending = lazy.base.pending > 0
+	lazy.facts = string(facts)
+	t.done(s)
 	order, err := h.text(4 * uint64(n))
 	if err != nil {
 		return err
 	}
-	for i := range s.Order {
-		if s.Order[i] = le32(order[4*i:]); int(s.Order[i]) >= n {
-			return fmt.Errorf("bad order at byte %d", h.off-int64(len(order))+int64(4*i))
-		}
+	if s.Order, err = decodeOrder(order, n); err != nil {
+		return err
 	}
 	s.baseOrder = order
 	return nil

@@ -11,33 +11,36 @@ import (
 // A minute that does not read the lists touches a few hundred of the
 // record's rows: those its results, its ledger's changes and its expiries
 // name, and the index parts they are in. Its rows are not decoded whole:
-// readStore reads state.bin through once, to check it and to keep of each
-// row what every minute needs of all (its id, where it ends and its
-// protocol version, as before, and a byte of facts: rowFacts), counts the
-// rows for index.json's totals and notes those paused (rowCounts), and
-// decodes the rows due by the minute's time. Any other row is decoded
-// from the file, kept open, the first time it is asked for (store.row).
+// readStore reads state.bin's head (storebase.go), which holds what every
+// minute needs of all rows (each one's id, where it ends and its protocol
+// version, a byte of facts: rowFacts, and when its files expire), counts
+// the rows for index.json's totals and notes those paused (rowCounts),
+// and decodes the rows due by the minute's time. Any other row is decoded
+// from the file, kept open, the first time it is asked for (store.row),
+// its block of numbers read and checked.
 // A process starts with an empty heap: a million rows decoded are 104 MB
 // of memory written, and its pages faulted in, whatever the minute does.
 // The rows decoded are kept side by side (lazyRows.dense), not at their
 // places among every row's, where the few a minute touches would fault in
 // a page each.
 
-// lazyRows is what a store keeps of the rows of its base, a v6 state.bin
+// lazyRows is what a store keeps of the rows of its base, a v6 or v7 state.bin
 // read lazily, while any is not decoded yet.
 type lazyRows struct {
 	file    io.Closer   // state.bin, closed by close; nil for a reader that needs none
+	path    string      // its path, for errors ("" for a reader that has none)
 	at      io.ReaderAt // the base as read: its rows' numbers are at numsAt
 	numsAt  int64
-	facts   []byte    // a row's facts (factsByte), while it is not decoded
+	sums    string    // of a v7 base, the checksum of each block of rows' numbers (storebase.go); "" when checked whole as read
+	facts   string    // a row's facts (factsByte), while it is not decoded
 	numbers []uint32  // the protocol numbers (protocolNumber) of the base's versions, by their index there
 	slot    []int32   // a row: 1 + where it is in dense once decoded, 0 before
 	dense   [][]row   // the rows decoded, denseChunk a chunk: a row's address stays until loadAll
 	decoded int       // rows decoded
 	base    rowCounts // every row of the base counted as read (its facts before it is decoded)
 	paused  []int     // the rows of the base paused, in ascending order
-	buf     []byte    // the numbers read last (loadRange), reused
-	err     error     // the first read that failed
+	buf     []byte    // the numbers read last (read), reused
+	err     error     // the first read that failed, or the first block damaged
 }
 
 // denseChunk is the rows of a chunk of lazyRows.dense.
@@ -189,7 +192,8 @@ func (s *store) loadRows(is []int) error {
 }
 
 // loadRange decodes rows lo to hi-1 that are not yet, reading their
-// numbers from the base's file at once.
+// numbers from the base's file at once; of a v7 base, a row whose numbers
+// are not its facts is damage.
 func (s *store) loadRange(lo, hi int) {
 	b := s.lazy
 	if b == nil || b.err != nil {
@@ -204,18 +208,23 @@ func (s *store) loadRange(lo, hi int) {
 	if lo == hi {
 		return
 	}
-	if n := (hi - lo) * rowWidth; cap(b.buf) < n {
-		b.buf = make([]byte, n)
-	}
-	buf := b.buf[:(hi-lo)*rowWidth]
-	if _, err := b.at.ReadAt(buf, b.numsAt+int64(lo)*rowWidth); err != nil {
-		b.err = fmt.Errorf("read site state: rows %d to %d: %w", lo, hi-1, err)
+	buf, first, err := b.read(lo, hi)
+	if err != nil {
+		b.err = err
 		return
 	}
 	for i := lo; i < hi; i++ {
-		if !s.isLoaded(i) {
-			s.decodeBase(i, buf[(i-lo)*rowWidth:])
+		if s.isLoaded(i) {
+			continue
 		}
+		nums := buf[(i-first)*rowWidth:]
+		if b.sums != "" {
+			if fb, ok := numbersFacts(nums); !ok || fb != b.facts[i] {
+				b.err = fmt.Errorf("%w: row %d: its numbers are not its facts", errCorrupt, i)
+				return
+			}
+		}
+		s.decodeBase(i, nums)
 	}
 }
 
@@ -256,7 +265,7 @@ func (s *store) loadAll() error {
 	if b == nil {
 		return nil
 	}
-	const block = (64 << 10) / rowWidth
+	const block = (64 << 10) / rowWidth / rowsBlock * rowsBlock // whole blocks of a v7 base
 	for lo := 0; lo < s.n(); lo += block {
 		s.loadRange(lo, min(lo+block, s.n()))
 	}
@@ -274,12 +283,12 @@ func (s *store) loadAll() error {
 	return nil
 }
 
-// err returns the first read of a row that failed.
+// err returns the first read of a row that failed, naming the file.
 func (s *store) err() error {
-	if s.lazy == nil {
+	if s.lazy == nil || s.lazy.err == nil {
 		return nil
 	}
-	return s.lazy.err
+	return fmt.Errorf("read site state %s: %w", s.lazy.path, s.lazy.err)
 }
 
 // decodedRows returns how many rows were decoded: every one when none is
@@ -300,7 +309,7 @@ func (s *store) close() {
 			b.file = nil
 		}
 		if b.err == nil {
-			b.err = errors.New("read site state: closed with rows not decoded")
+			b.err = errors.New("closed with rows not decoded")
 		}
 	}
 }

@@ -200,7 +200,7 @@ func TestStoreRowsDecodedWhenAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := &failingReader{r: bytes.NewReader(enc.file())}
-	st, err := readStore(file, int64(len(enc.file())), due)
+	st, err := readStore(file, int64(len(enc.file())), due, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
