@@ -637,21 +637,21 @@ func BenchmarkBaselineIndexRewrite(b *testing.B) {
 // parallel: the baseline's work.
 func encodeWholeIndex(st *store) [][]byte {
 	const chunk = 1 << 15
-	parts := make([][]byte, (len(st.Order)+chunk-1)/chunk)
+	parts := make([][]byte, (st.n()+chunk-1)/chunk)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for c := range parts {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			lo, hi := c*chunk, min((c+1)*chunk, len(st.Order))
+			lo, hi := c*chunk, min((c+1)*chunk, st.n())
 			pb := make([]byte, 0, (hi-lo)*110)
 			for i := lo; i < hi; i++ {
 				if i > 0 {
 					pb = append(pb, ',')
 				}
 				pb = append(pb, '\n')
-				r := &st.all()[st.Order[i]]
+				r := &st.all()[st.orderAt(i)]
 				pb = appendIndexRow(pb, st.id(r), r)
 			}
 			parts[c] = pb

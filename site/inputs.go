@@ -198,8 +198,8 @@ func (p *publication) readLedger() {
 		}
 	}
 	m := &p.st.Meta
-	if mark := m.Ledger; mark != nil && p.servers == nil && !p.stats.Rebuilt && mark.Servers == len(p.st.Order) {
-		ok, err := spool.EachLedgerChange(p.cfg.DataDir, *mark, func(k int, e *spool.LedgerServer) { of(int(p.st.Order[k]), e) })
+	if mark := m.Ledger; mark != nil && p.servers == nil && !p.stats.Rebuilt && mark.Servers == p.st.n() {
+		ok, err := spool.EachLedgerChange(p.cfg.DataDir, *mark, func(k int, e *spool.LedgerServer) { of(p.st.orderAt(k), e) })
 		if err == nil && ok {
 			apply()
 			p.log.Debug("read the ledger's changes since its base", "changed", len(plans))
@@ -222,8 +222,8 @@ func (p *publication) readLedger() {
 	k, inStep := 0, true
 	mark, err := spool.EachLedgerServer(p.cfg.DataDir, func(e *spool.LedgerServer) {
 		i := -1
-		if k < len(p.st.Order) && p.st.idOf(int(p.st.Order[k])) == e.ID {
-			i = int(p.st.Order[k])
+		if k < p.st.n() && p.st.idOf(p.st.orderAt(k)) == e.ID {
+			i = p.st.orderAt(k)
 		} else {
 			i, inStep = p.st.find(e.ID), false
 		}
@@ -244,7 +244,7 @@ func (p *publication) readLedger() {
 		}
 	}
 	apply()
-	if inStep && k == len(p.st.Order) && mark.Seq != 0 {
+	if inStep && k == p.st.n() && mark.Seq != 0 {
 		m.Ledger = &mark
 	}
 	p.log.Debug("read the ledger whole", "changed", len(plans), "in_step", m.Ledger != nil)

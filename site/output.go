@@ -461,11 +461,11 @@ func (p *publication) previewIndex() (record.IndexFile, bool) {
 		n = 1000
 	}
 	f := indexHead(p.st)
-	for _, o := range p.st.Order[:min(n, len(p.st.Order))] {
-		r := p.st.row(int(o))
+	for k := range min(n, p.st.n()) {
+		r := p.st.row(p.st.orderAt(k))
 		f.Rows = append(f.Rows, r.indexRow(p.st.id(r)))
 	}
-	return f, len(p.st.Order) > n
+	return f, p.st.n() > n
 }
 
 // noteFeed records the newest status changes of a server rendered this

@@ -136,7 +136,7 @@ type journalMark struct {
 type store struct {
 	Meta  meta
 	rows  []row     // sorted by id; nil while the base's are read lazily (lazy: row, storerows.go)
-	Order []uint32  // indexes of rows sorted by rank, ties by id
+	Order []uint32  // indexes of rows sorted by rank, ties by id; nil while the base's stands (orderAt)
 	ids   string    // the text the rows' ids are cut from (id): the base's, or the ids end to end (setRows)
 	lazy  *lazyRows // the base's rows not all decoded yet; nil when every row is
 
@@ -222,15 +222,17 @@ func (s *store) sortOrder() {
 
 // encoded is the site's record encoded, in the parts a delta compares
 // with its base: the JSON of meta, the number of rows, the rows (the
-// columns of their protocol versions' table, ids and facts, and their
-// numbers: rowsSection), the rank order, the record of the index's parts.
+// columns of their protocol versions' table, ids and facts, when their
+// files expire, and their numbers: rowsSection), the rank order, the
+// record of the index's parts.
 type encoded struct {
-	meta  []byte
-	n     int
-	rows  []byte
-	nums  []byte
-	order []byte
-	parts []byte
+	meta    []byte
+	n       int
+	rows    []byte
+	expires []byte
+	nums    []byte
+	order   []byte
+	parts   []byte
 }
 
 // encode encodes the store's parts (file assembles them), every row
@@ -243,17 +245,18 @@ func (s *store) encode() (encoded, error) {
 	if err != nil {
 		return encoded{}, fmt.Errorf("encode site state: %w", err)
 	}
-	rows, nums := s.rowsSection()
-	return encoded{meta: mb, n: s.n(), rows: rows, nums: nums, order: s.orderSection(), parts: encodeParts(s.Meta.Index)}, nil
+	rows, expires, nums := s.rowsSection()
+	return encoded{meta: mb, n: s.n(), rows: rows, expires: expires, nums: nums, order: s.orderSection(), parts: encodeParts(s.Meta.Index)}, nil
 }
 
 // rowsSection returns the rows of state.bin: in its head, the protocol
 // versions they name (their number, then each one, a row naming the first
 // as 1, none as 0), their ids end to end, then for each row where its id
 // ends in them (four bytes), then each one's version (four bytes), its
-// facts (a byte: factsByte), when its files expire (eight bytes: Expires);
-// and after the head each one's numbers, rowWidth bytes (appendFixed).
-func (s *store) rowsSection() (head, nums []byte) {
+// facts (a byte: factsByte); apart, for the head's end, when each one's
+// files expire (eight bytes: Expires); and after the head each one's
+// numbers, rowWidth bytes (appendFixed).
+func (s *store) rowsSection() (head, expires, nums []byte) {
 	var names []string
 	index := map[uint32]uint32{0: 0}
 	idBytes := 0
@@ -287,23 +290,37 @@ func (s *store) rowsSection() (head, nums []byte) {
 		r := &s.rows[i]
 		b = append(b, factsByte(r.status, r.Paused, r.Speaks, r.Problems))
 	}
+	expires = make([]byte, 0, 8*n)
 	for i := range s.rows {
-		b = binary.LittleEndian.AppendUint64(b, uint64(s.rows[i].Expires))
+		expires = binary.LittleEndian.AppendUint64(expires, uint64(s.rows[i].Expires))
 	}
 	nums = make([]byte, 0, n*rowWidth)
 	for i := range s.rows {
 		nums = appendFixed(nums, &s.rows[i])
 	}
-	return b, nums
+	return b, expires, nums
 }
 
-// headWidth is the bytes of a row in state.bin's head but its id: where
-// its id ends, its version, its facts and when its files expire.
-const headWidth = 4 + 4 + 1 + 8
+// headWidth is the bytes of a row's columns in state.bin's head but its
+// id and expiry: where its id ends, its version, its facts.
+const headWidth = 4 + 4 + 1
+
+// orderAt returns the index of the row k-th by rank: of Order, or of the
+// base's order while no other was sorted (readStore checked it, and does
+// not decode it: a minute looks up a few of a million).
+func (s *store) orderAt(k int) int {
+	if s.Order == nil {
+		return int(u32At(s.baseOrder, k))
+	}
+	return int(s.Order[k])
+}
 
 // orderSection returns the rank order of state.bin: each index four
 // bytes.
 func (s *store) orderSection() []byte {
+	if s.Order == nil {
+		return []byte(s.baseOrder)
+	}
 	b := make([]byte, 0, 4*len(s.Order))
 	for _, o := range s.Order {
 		b = binary.LittleEndian.AppendUint32(b, o)
@@ -312,20 +329,23 @@ func (s *store) orderSection() []byte {
 }
 
 // file returns state.bin with data's codec: its head (magic, the head's
-// length in bytes, eight, the JSON of meta, the number of rows and their
-// columns, the rank order, the record of the index's parts, the CRC-32C
-// of each block of rowsBlock rows' numbers, and the head's checksum),
-// then the rows' numbers.
+// length in bytes and the number of rows, eight bytes each, the JSON of
+// meta, the rows' columns, the rank order, the record of the index's
+// parts, the CRC-32C of each block of rowsBlock rows' numbers, when each
+// row's files expire, and the head's checksum), then the rows' numbers.
+// The expiries are last, so that a reader can keep the head before them
+// and pass over them (readBase).
 func (enc encoded) file() []byte {
 	sums := blockSums(enc.nums)
-	e := durable.NewEncoder(storeMagic, 8+len(enc.meta)+len(enc.rows)+len(enc.order)+len(enc.parts)+len(sums)+16+len(enc.nums))
+	e := durable.NewEncoder(storeMagic, 16+len(enc.meta)+len(enc.rows)+len(enc.order)+len(enc.parts)+len(sums)+len(enc.expires)+16+len(enc.nums))
 	e.Uint64(0) // the head's length, once known
+	e.Uint64(uint64(enc.n))
 	e.String(string(enc.meta))
-	e.Uvarint(uint64(enc.n))
 	e.Raw(enc.rows)
 	e.Raw(enc.order)
 	e.Raw(enc.parts)
 	e.Raw(sums)
+	e.Raw(enc.expires)
 	binary.LittleEndian.PutUint64(e.Bytes()[len(storeMagic):], uint64(e.Len()+4))
 	return append(e.Finish(), enc.nums...)
 }

@@ -3,6 +3,7 @@ package site
 import (
 	"encoding/binary"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"strings"
@@ -16,18 +17,19 @@ import (
 // but what it needs of every row is small: its id (to find a row by it),
 // its protocol version and a byte of facts (index.json's counts, the rows
 // paused), when its files expire (the rows due this minute) and the rank
-// order. state.bin v7 keeps those in its head, some 30 bytes a row with
-// the id, under one checksum, read whole; the rows' numbers, 86 bytes a
-// row, come after it, in blocks of rowsBlock rows, each with its CRC-32C
-// in the head. A publish reads and checks only the blocks of the rows it
-// decodes, and a window of blocksChecked more that moves with the minute,
-// so that damage in rows no publish asks for is found within the hour at
-// 100,000 servers (3,125 blocks), within 8 hours at a million. A damaged
-// block found as the record is read rebuilds the site at once, as a
-// damaged head does; one found later in the minute fails the publish,
-// which asks the next to rebuild (stateDamaged). Where v6 read 11 MB at
-// 100,000 servers to check its one checksum, v7 reads its head, 3 MB, and
-// some 300 KB of blocks.
+// order. state.bin v7 keeps those in its head under one checksum, some 23
+// bytes a row with a 10-byte id, and the expiries last, read a block at a
+// time and not kept; the rows' numbers, 86 bytes a row, come after the
+// head, in blocks of rowsBlock rows, each with its CRC-32C in the head. A
+// publish reads and checks only the blocks of the rows it decodes, and a
+// window of blocksChecked more that moves with the minute, so that damage
+// in rows no publish asks for is found within the hour at 100,000 servers
+// (3,125 blocks), within 8 hours at a million. A damaged block found as
+// the record is read rebuilds the site at once, as a damaged head does;
+// one found later in the minute fails the publish, which asks the next to
+// rebuild (stateDamaged). Where v6 read 10.8 MB at 100,000 servers to
+// check its one checksum, v7 reads a head of 3.1 MB, keeps 2.3 MB of it,
+// and reads some 300 KB of blocks.
 
 const (
 	rowsBlock     = 32 // rows whose numbers one checksum of state.bin covers: 2,752 bytes
@@ -50,66 +52,67 @@ func blockSums(nums []byte) []byte {
 
 // readBase reads the head of a v7 base, size bytes of r (file), and
 // decodes the rows whose files expire by due, Unix ms; it checks the
-// window of check blocks of the minute of due (checkBlocks). Errors wrap
+// window of check blocks of the minute of due (checkBlocks). The head is
+// kept but its expiries, which are read a block at a time. Errors wrap
 // errCorrupt, but the reader's own.
 func readBase(r io.ReaderAt, size, due int64, check int) (*store, error) {
-	pre := make([]byte, len(storeMagic)+8)
+	pre := make([]byte, len(storeMagic)+16)
 	if _, err := r.ReadAt(pre, 0); err != nil {
 		return nil, shortFile(err)
 	}
-	headLen := int64(le64(pre[len(storeMagic):]))
-	if headLen < int64(len(pre))+4 || headLen > size {
+	headLen, rows := int64(le64(pre[len(storeMagic):])), le64(pre[len(storeMagic)+8:])
+	if rows > uint64(size)/(headWidth+8+rowWidth) {
+		return nil, fmt.Errorf("%w: bad number of rows", errCorrupt)
+	}
+	n := int(rows)
+	kept := headLen - 4 - 8*int64(n) // the head before its expiries
+	if kept < int64(len(pre)) || headLen > size {
 		return nil, fmt.Errorf("%w: bad head length", errCorrupt)
 	}
 	crc := crc32.New(durable.Castagnoli)
 	var b strings.Builder
-	b.Grow(int(headLen))
-	if _, err := io.Copy(&b, io.TeeReader(io.NewSectionReader(r, 0, headLen), crc)); err != nil {
+	b.Grow(int(kept))
+	if _, err := io.Copy(&b, io.TeeReader(io.NewSectionReader(r, 0, kept), crc)); err != nil {
 		return nil, err
 	}
 	text := b.String()
-	if int64(len(text)) != headLen {
+	if int64(len(text)) != kept {
 		return nil, fmt.Errorf("%w: %v", errCorrupt, errShort)
 	}
-	d, err := durable.NewDecoder(text, crc.Sum32(), storeMagic, errCorrupt)
+	dueRows, sum, err := readExpiries(r, kept, n, due, crc)
 	if err != nil {
 		return nil, err
 	}
-	d.Uint64() // the head's length, read above
+	if want := headLen + int64(n)*rowWidth; size != want {
+		return nil, fmt.Errorf("%w: %d bytes, where its head and rows make %d", errCorrupt, size, want)
+	}
+	d := durable.NewPieceDecoder(text[len(pre):], errCorrupt)
 	s := newStore()
 	if s.baseMeta = d.String(); d.Err() == nil {
 		if s.Meta, err = decodeMeta(s.baseMeta); err != nil {
 			return nil, err
 		}
 	}
-	n := d.Count(headWidth)
 	rt := rowsText{versions: make([]string, d.Count(1)), numsAt: headLen}
 	for k := range rt.versions {
 		rt.versions[k] = d.String()
 	}
 	rt.ids = d.Raw(int(d.Uvarint()))
 	rt.ends, rt.versionOf = d.Raw(4*n), d.Raw(4*n)
-	facts, expires, order := d.Raw(n), d.Raw(8*n), d.Raw(4*n)
+	facts, order := d.Raw(n), d.Raw(4*n)
 	if err := d.Err(); err != nil {
 		return nil, err
-	}
-	if want := headLen + int64(n)*rowWidth; size != want {
-		return nil, fmt.Errorf("%w: %d bytes, where its head and rows make %d", errCorrupt, size, want)
 	}
 	lazy := s.readLazily(r, rt, n)
 	lazy.facts = facts
 	t := newTally(lazy)
-	var dueRows []int
 	for i := range n {
 		if !t.add(s, i, facts[i]) {
 			return nil, fmt.Errorf("%w: bad row %d", errCorrupt, i)
 		}
-		if exp := int64(le64(expires[8*i:])); exp != 0 && exp <= due {
-			dueRows = append(dueRows, i)
-		}
 	}
 	t.done(s)
-	if s.Order, err = decodeOrder(order, n); err != nil {
+	if err := checkOrder(order, n); err != nil {
 		return nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
 	s.baseOrder = order
@@ -118,7 +121,7 @@ func readBase(r io.ReaderAt, size, due int64, check int) (*store, error) {
 	if err := d.Close(); err != nil {
 		return nil, err
 	}
-	s.readAsBase(text[headLen-4:], headLen-4, size)
+	s.readAsBase(sum, headLen-4, size)
 	if err := s.checkBlocks(time.UnixMilli(due), check); err != nil {
 		return nil, err
 	}
@@ -126,6 +129,34 @@ func readBase(r io.ReaderAt, size, due int64, check int) (*store, error) {
 		return nil, lazy.err
 	}
 	return s, nil
+}
+
+// readExpiries reads into crc the expiries of n rows at off, Unix ms,
+// eight bytes each, and the head's checksum after them, which it checks;
+// it returns the rows due by due and the checksum.
+func readExpiries(r io.ReaderAt, off int64, n int, due int64, crc hash.Hash32) ([]int, string, error) {
+	buf := make([]byte, 64<<10)
+	var dueRows []int
+	for lo := 0; lo < n; lo += len(buf) / 8 {
+		b := buf[:8*min(len(buf)/8, n-lo)]
+		if _, err := r.ReadAt(b, off+8*int64(lo)); err != nil {
+			return nil, "", shortFile(err)
+		}
+		crc.Write(b)
+		for j := 0; j < len(b); j += 8 {
+			if exp := int64(le64(b[j:])); exp != 0 && exp <= due {
+				dueRows = append(dueRows, lo+j/8)
+			}
+		}
+	}
+	sum := buf[:4]
+	if _, err := r.ReadAt(sum, off+8*int64(n)); err != nil {
+		return nil, "", shortFile(err)
+	}
+	if crc.Write(sum); crc.Sum32() != durable.CRCResidue {
+		return nil, "", fmt.Errorf("%w: checksum mismatch", errCorrupt)
+	}
+	return dueRows, string(sum), nil
 }
 
 // shortFile returns err, as errCorrupt when the file ended before what was
@@ -195,15 +226,15 @@ func (t *tally) done(s *store) {
 	s.factsPending = lazy.base.pending > 0
 }
 
-// decodeOrder decodes the rank order of n rows, four bytes each.
-func decodeOrder(order string, n int) ([]uint32, error) {
-	out := make([]uint32, n)
-	for i := range out {
-		if out[i] = le32(order[4*i:]); int(out[i]) >= n {
-			return nil, fmt.Errorf("bad order at its %d-th", i)
+// checkOrder checks the rank order of n rows, four bytes each: every
+// index one of a row.
+func checkOrder(order string, n int) error {
+	for k := range n {
+		if int(u32At(order, k)) >= n {
+			return fmt.Errorf("bad order at its %d-th", k)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // numbersFacts returns the facts byte of a row's numbers (appendFixed),

@@ -244,7 +244,7 @@ func (h *streamed) rows(s *store, rt rowsText, n int, at io.ReaderAt, due int64)
 	if err != nil {
 		return err
 	}
-	if s.Order, err = decodeOrder(order, n); err != nil {
+	if err := checkOrder(order, n); err != nil {
 		return err
 	}
 	s.baseOrder = order
