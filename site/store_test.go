@@ -64,32 +64,29 @@ func TestStore(t *testing.T) {
 			}
 		}
 	})
-	t.Run("damaged_store_named_and_site_rebuilt", func(t *testing.T) {
-		b := []byte(text)
-		b[len(b)/2] ^= 0x20
-		os.WriteFile(path, b, 0o644)
-		got := f.MustPublish()
-		if !got.Rebuilt || len(got.Bad) != 1 || !strings.Contains(got.Bad[0].Error(), path+": corrupt site state: checksum mismatch") {
-			t.Errorf("stats %+v; want a rebuild naming %s", got, path)
-		}
-		if after := testutil.MustTree(t, f.out); !reflect.DeepEqual(after, want) {
-			t.Errorf("rebuilt site differs from the one published before")
-		}
-	})
-	t.Run("damaged_block_found_as_read_and_site_rebuilt", func(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   int // the byte flipped
+		want string
+	}{
+		{"damaged_store_named_and_site_rebuilt", len(text) / 2, ": corrupt site state: checksum mismatch"},
 		// The rows' numbers, after the head: the window of blocks a
 		// publish checks finds a byte changed in any of them.
-		b := []byte(text)
-		b[len(b)-rowWidth/2] ^= 0x20
-		os.WriteFile(path, b, 0o644)
-		got := f.MustPublish()
-		if !got.Rebuilt || len(got.Bad) != 1 || !strings.Contains(got.Bad[0].Error(), path+": corrupt site state: block 0 (rows 0 to 6): checksum mismatch") {
-			t.Errorf("stats %+v; want a rebuild naming %s and its block", got, path)
-		}
-		if after := testutil.MustTree(t, f.out); !reflect.DeepEqual(after, want) {
-			t.Errorf("rebuilt site differs from the one published before")
-		}
-	})
+		{"damaged_block_found_as_read_and_site_rebuilt", len(text) - rowWidth/2, ": corrupt site state: block 0 (rows 0 to 6): checksum mismatch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := []byte(text)
+			b[tc.at] ^= 0x20
+			os.WriteFile(path, b, 0o644)
+			got := f.MustPublish()
+			if !got.Rebuilt || len(got.Bad) != 1 || !strings.Contains(got.Bad[0].Error(), path+tc.want) {
+				t.Errorf("stats %+v; want a rebuild naming %s%s", got, path, tc.want)
+			}
+			if after := testutil.MustTree(t, f.out); !reflect.DeepEqual(after, want) {
+				t.Errorf("rebuilt site differs from the one published before")
+			}
+		})
+	}
 }
 
 // TestPublishRemovesTemporaryFilesOfAKilledPublish: a publish killed
