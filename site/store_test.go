@@ -433,3 +433,28 @@ func TestStoreBlocksCheckedInTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreBlockEdges: a record of no rows, of one, and of rows that fill
+// their last block or pass it by one, reads back as written, every row
+// decoded from its block.
+func TestStoreBlockEdges(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, rowsBlock - 1, rowsBlock, rowsBlock + 1, 2 * rowsBlock} {
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("s%03d", i)
+		}
+		st := storeOf(ids)
+		for i := range st.all() {
+			st.all()[i].Rank, st.all()[i].URLSum = n-i, uint64(i)*0x9e3779b97f4a7c15
+		}
+		st.sortOrder()
+		got, err := decodeText(string(mustStoreFile(t, st)))
+		if err != nil {
+			t.Fatalf("%d rows: %v", n, err)
+		}
+		if !sameRows(got, st) || got.n() != n {
+			t.Errorf("%d rows: read back as %d other rows", n, got.n())
+		}
+	}
+}
