@@ -52,9 +52,9 @@ func blockSums(nums []byte) []byte {
 
 // readBase reads the head of a v7 base, size bytes of r (file), and
 // decodes the rows whose files expire by due, Unix ms; it checks the
-// window of check blocks of the minute of due (checkBlocks). The head is
-// kept but its expiries, which are read a block at a time. Errors wrap
-// errCorrupt, but the reader's own.
+// window of check blocks of the minute of due (checkBlocks). It keeps the
+// head, but for its expiries, which it reads a block at a time. Errors
+// wrap errCorrupt, but the reader's own.
 func readBase(r io.ReaderAt, size, due int64, check int) (*store, error) {
 	pre := make([]byte, len(storeMagic)+16)
 	if _, err := r.ReadAt(pre, 0); err != nil {
