@@ -50,15 +50,14 @@ func blockSums(nums []byte) []byte {
 	return out
 }
 
-// readBase reads the head of a v7 base, size bytes of r (file), and
-// decodes the rows whose files expire by due, Unix ms; it checks the
+// readBase reads the head of a v7 base, size bytes of r (file) whose
+// first bytes readStore read are pre, and decodes the rows whose files expire by due, Unix ms; it checks the
 // window of check blocks of the minute of due (checkBlocks). It keeps the
 // head, but for its expiries, which it reads a block at a time. Errors
 // wrap errCorrupt, but the reader's own.
-func readBase(r io.ReaderAt, size, due int64, check int) (*store, error) {
-	pre := make([]byte, len(storeMagic)+16)
-	if _, err := r.ReadAt(pre, 0); err != nil {
-		return nil, shortFile(err)
+func readBase(r io.ReaderAt, pre []byte, size, due int64, check int) (*store, error) {
+	if len(pre) < len(storeMagic)+16 {
+		return nil, fmt.Errorf("%w: %v", errCorrupt, errShort)
 	}
 	headLen, rows := int64(le64(pre[len(storeMagic):])), le64(pre[len(storeMagic)+8:])
 	if rows > uint64(size)/(headWidth+8+rowWidth) {

@@ -24,13 +24,12 @@ import (
 // first: a damaged file is named as such, whatever its bytes made of what
 // was read before. Errors wrap errCorrupt, but the reader's own.
 func readStore(r io.ReaderAt, size, due int64, check int) (*store, error) {
-	if magic := make([]byte, len(storeMagic)); size >= int64(len(magic)) {
-		if _, err := r.ReadAt(magic, 0); err != nil {
-			return nil, shortFile(err)
-		}
-		if string(magic) == storeMagic {
-			return readBase(r, size, due, check)
-		}
+	pre := make([]byte, min(size, int64(len(storeMagic)+16)))
+	if _, err := r.ReadAt(pre, 0); err != nil {
+		return nil, shortFile(err)
+	}
+	if strings.HasPrefix(string(pre), storeMagic) {
+		return readBase(r, pre, size, due, check)
 	}
 	crc := crc32.New(durable.Castagnoli)
 	br := bufio.NewReaderSize(io.TeeReader(io.NewSectionReader(r, 0, size), crc), 64<<10)
