@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/site/record"
@@ -389,22 +388,12 @@ func (r *row) indexRow(id string) record.IndexRow {
 	return ir
 }
 
-// plainJSON reports whether s can be written between quotes as it is.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
 // appendIndexRow appends the JSON of the stored row r of id exactly as
 // json.Marshal(r.indexRow(id)) writes it, without its reflection:
 // index.json has a row per listed server, a million of them.
 func appendIndexRow(b []byte, id string, r *row) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, id)
+	b = record.AppendString(b, id)
 	b = append(b, `,"rank":`...)
 	b = strconv.AppendInt(b, int64(r.Rank), 10)
 	b = append(b, `,"status":"`...)
@@ -440,17 +429,6 @@ func appendIndexRow(b []byte, id string, r *row) []byte {
 	return append(b, '}')
 }
 
-// appendJSONString appends s quoted as json.Marshal writes it.
-func appendJSONString(b []byte, s string) []byte {
-	if plainJSON(s) {
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"')
-	}
-	q, _ := json.Marshal(s)
-	return append(b, q...)
-}
-
 // appendIndexPart appends the JSON of a part of index.json, the record's
 // part op whose last row's id is last, exactly as json.Marshal writes its
 // record.IndexPart, without its reflection or the strings it
@@ -460,9 +438,9 @@ func appendIndexPart(b []byte, op indexPart, last string) []byte {
 	binary.BigEndian.PutUint64(sum[:], op.Sum)
 	b = hex.AppendEncode(append(b, `{"path":"`+indexDir+`/`...), sum[:])
 	b = append(b, `.json","first":`...)
-	b = appendJSONString(b, op.First)
+	b = record.AppendString(b, op.First)
 	b = append(b, `,"last":`...)
-	b = appendJSONString(b, last)
+	b = record.AppendString(b, last)
 	b = append(b, `,"rows":`...)
 	b = strconv.AppendInt(b, int64(op.Rows), 10)
 	b = hex.AppendEncode(append(b, `,"hash":"`...), sum[:])

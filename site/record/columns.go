@@ -32,7 +32,7 @@ func (c *historyColumns) appendJSON(b []byte) []byte {
 		if s == nil {
 			return append(b, "null"...)
 		}
-		return appendString(b, *s)
+		return AppendString(b, *s)
 	})
 	b = append(b, `,"latency_ms":`...)
 	b = appendList(b, c.Latency, appendNullInt)
@@ -113,7 +113,7 @@ func (p *checkPhaseColumns) each() [4]*[]*int64 {
 // appendJSON appends c as encoding/json writes it.
 func (c *dailyColumns) appendJSON(b []byte) []byte {
 	b = append(b, `{"from":`...)
-	b = appendString(b, c.From)
+	b = AppendString(b, c.From)
 	b = append(b, `,"days":`...)
 	b = strconv.AppendInt(b, int64(c.Days), 10)
 	b = append(b, `,"unlisted":`...)
@@ -227,10 +227,11 @@ func appendNullInt(b []byte, v *int64) []byte {
 	return appendNullable(b, v, func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) })
 }
 
-// appendString appends s quoted; one with a byte encoding/json escapes
-// (a quote, a backslash, a control character, <, > or &, or any byte
-// past ASCII, which it may) is quoted by encoding/json itself.
-func appendString(b []byte, s string) []byte {
+// AppendString appends s quoted as json.Marshal writes it, without its
+// reflection; one with a byte encoding/json escapes (a quote, a
+// backslash, a control character, <, > or &, or any byte past ASCII,
+// which it may) is quoted by encoding/json itself.
+func AppendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			q, _ := json.Marshal(s) // a string always encodes

@@ -502,13 +502,13 @@ func (s *scanner) floatPtr() *float64 {
 // appendJSON appends f as json.Marshal writes it, byte for byte, its
 // columns hist and daily in their places: the reader's mirror.
 func (f *ServerFile) appendJSON(b []byte, hist *historyColumns, daily *dailyColumns) []byte {
-	b = appendString(append(b, `{"id":`...), f.ID)
+	b = AppendString(append(b, `{"id":`...), f.ID)
 	b = appendTextPtr(append(b, `,"url":`...), f.URL)
 	b = strconv.AppendInt(append(b, `,"rank":`...), int64(f.Rank), 10)
 	b = appendTimePtr(append(b, `,"listed_at":`...), f.Listed)
-	b = appendString(append(b, `,"tier":`...), f.Tier)
-	b = appendString(append(b, `,"status":`...), string(f.Status))
-	b = appendString(append(b, `,"label":`...), f.Label)
+	b = AppendString(append(b, `,"tier":`...), f.Tier)
+	b = AppendString(append(b, `,"status":`...), string(f.Status))
+	b = AppendString(append(b, `,"label":`...), f.Label)
 	b = appendTextPtr(append(b, `,"reason":`...), f.Detail)
 	b = appendTimePtr(append(b, `,"last_check":`...), f.LastCheck)
 	b = appendTimePtr(append(b, `,"next_check":`...), f.NextCheck)
@@ -520,7 +520,7 @@ func (f *ServerFile) appendJSON(b []byte, hist *historyColumns, daily *dailyColu
 		b = strconv.AppendInt(append(b, `,"effective_cadence_seconds":`...), f.EffectiveCad, 10)
 	}
 	if len(f.SharedWith) > 0 {
-		b = appendList(append(b, `,"shared_with":`...), f.SharedWith, appendString)
+		b = appendList(append(b, `,"shared_with":`...), f.SharedWith, AppendString)
 	}
 	b = appendPtr(append(b, `,"last_result":`...), f.LastResult, (*LastResult).appendJSON)
 	b = appendPtr(append(b, `,"certificate":`...), f.Certificate, (*Certificate).appendJSON)
@@ -537,8 +537,8 @@ func (f *ServerFile) appendJSON(b []byte, hist *historyColumns, daily *dailyColu
 }
 
 func (r *LastResult) appendJSON(b []byte) []byte {
-	b = appendString(append(b, `{"status":`...), string(r.Status))
-	b = appendString(append(b, `,"label":`...), r.Label)
+	b = AppendString(append(b, `{"status":`...), string(r.Status))
+	b = AppendString(append(b, `,"label":`...), r.Label)
 	b = appendTextPtr(append(b, `,"reason":`...), r.Detail)
 	b = appendTime(append(b, `,"started":`...), r.Started)
 	b = appendNullInt(append(b, `,"latency_ms":`...), r.LatencyMS)
@@ -553,10 +553,10 @@ func (r *LastResult) appendJSON(b []byte) []byte {
 	b = appendTextPtr(append(b, `,"server_website":`...), r.ServerWebsite)
 	b = appendTextPtr(append(b, `,"key_info":`...), r.KeyInfo)
 	b = strconv.AppendInt(append(b, `,"tool_count":`...), int64(r.ToolCount), 10)
-	b = appendList(append(b, `,"tools":`...), r.Tools, appendString)
+	b = appendList(append(b, `,"tools":`...), r.Tools, AppendString)
 	b = appendPtr(append(b, `,"timings":`...), r.Timings, (*Timings).appendJSON)
 	b = appendObjects(append(b, `,"tool_problems":`...), r.ToolProblems, appendToolProblem)
-	b = appendList(append(b, `,"discover_versions":`...), r.DiscoverVersions, appendString)
+	b = appendList(append(b, `,"discover_versions":`...), r.DiscoverVersions, AppendString)
 	b = appendBoolPtr(append(b, `,"session":`...), r.Session)
 	b = appendTextPtr(append(b, `,"answers":`...), r.Answers)
 	return append(b, '}')
@@ -570,22 +570,22 @@ func (t *Timings) appendJSON(b []byte) []byte {
 }
 
 func appendToolProblem(p *data.ToolProblem, b []byte) []byte {
-	b = appendString(append(b, `{"tool":`...), p.Tool)
-	b = appendString(append(b, `,"rule":`...), p.Rule)
-	b = appendString(append(b, `,"message":`...), p.Message)
+	b = AppendString(append(b, `{"tool":`...), p.Tool)
+	b = AppendString(append(b, `,"rule":`...), p.Rule)
+	b = AppendString(append(b, `,"message":`...), p.Message)
 	return append(b, '}')
 }
 
 func (c *Certificate) appendJSON(b []byte) []byte {
 	b = appendTime(append(b, `{"not_after":`...), c.NotAfter)
-	b = appendString(append(b, `,"issuer":`...), c.Issuer)
-	b = appendList(append(b, `,"names":`...), c.Names, appendString)
+	b = AppendString(append(b, `,"issuer":`...), c.Issuer)
+	b = appendList(append(b, `,"names":`...), c.Names, AppendString)
 	b = appendTextPtr(append(b, `,"tls_version":`...), c.TLSVersion)
 	b = appendTime(append(b, `,"seen_at":`...), c.SeenAt)
 	b = appendNullInt(append(b, `,"days_left":`...), int64Of(c.DaysLeft))
 	b = strconv.AppendBool(append(b, `,"warning":`...), c.Warning)
 	b = strconv.AppendBool(append(b, `,"expired":`...), c.Expired)
-	b = appendString(append(b, `,"message":`...), c.Message)
+	b = AppendString(append(b, `,"message":`...), c.Message)
 	return append(b, '}')
 }
 
@@ -612,8 +612,8 @@ func (u *UptimeSet) appendJSON(b []byte) []byte {
 }
 
 func (in *Incident) appendJSON(b []byte) []byte {
-	b = appendString(append(b, `{"status":`...), string(in.Status))
-	b = appendString(append(b, `,"label":`...), in.Label)
+	b = AppendString(append(b, `{"status":`...), string(in.Status))
+	b = AppendString(append(b, `,"label":`...), in.Label)
 	b = appendNullable(append(b, `,"from":`...), in.From, appendOutcome)
 	b = appendTextPtr(append(b, `,"reason":`...), in.Detail)
 	b = appendTime(append(b, `,"start":`...), in.Start)
@@ -632,34 +632,34 @@ func (t *ToolDefinitions) appendJSON(b []byte) []byte {
 
 func (c *ToolChange) appendJSON(b []byte) []byte {
 	b = appendTime(append(b, `{"at":`...), c.At)
-	b = appendString(append(b, `,"from_hash":`...), c.From)
-	b = appendString(append(b, `,"to_hash":`...), c.To)
+	b = AppendString(append(b, `,"from_hash":`...), c.From)
+	b = AppendString(append(b, `,"to_hash":`...), c.To)
 	b = strconv.AppendBool(append(b, `,"details":`...), c.Details)
-	b = appendList(append(b, `,"added":`...), c.Added, appendString)
-	b = appendList(append(b, `,"removed":`...), c.Removed, appendString)
+	b = appendList(append(b, `,"added":`...), c.Added, AppendString)
+	b = appendList(append(b, `,"removed":`...), c.Removed, AppendString)
 	b = appendObjects(append(b, `,"changed":`...), c.Changed, func(f *ToolFieldChange, b []byte) []byte {
-		b = appendString(append(b, `{"name":`...), f.Name)
-		b = appendList(append(b, `,"fields":`...), f.Fields, appendString)
+		b = AppendString(append(b, `{"name":`...), f.Name)
+		b = appendList(append(b, `,"fields":`...), f.Fields, AppendString)
 		return append(b, '}')
 	})
 	return append(b, '}')
 }
 
 func (l *BadgeLinks) appendJSON(b []byte) []byte {
-	b = appendString(append(b, `{"status":`...), l.Status)
-	b = appendString(append(b, `,"uptime_30d":`...), l.Uptime)
-	b = appendString(append(b, `,"latency":`...), l.Latency)
-	b = appendString(append(b, `,"feed":`...), l.Feed)
-	b = appendString(append(b, `,"certificate":`...), l.Cert)
-	b = appendString(append(b, `,"strip":`...), l.Strip)
+	b = AppendString(append(b, `{"status":`...), l.Status)
+	b = AppendString(append(b, `,"uptime_30d":`...), l.Uptime)
+	b = AppendString(append(b, `,"latency":`...), l.Latency)
+	b = AppendString(append(b, `,"feed":`...), l.Feed)
+	b = AppendString(append(b, `,"certificate":`...), l.Cert)
+	b = AppendString(append(b, `,"strip":`...), l.Strip)
 	return append(b, '}')
 }
 
 func (p *Protocol) appendJSON(b []byte) []byte {
-	b = appendString(append(b, `{"version":`...), p.Version)
-	b = appendString(append(b, `,"era":`...), p.Era)
-	b = appendString(append(b, `,"transport":`...), p.Transport)
-	b = appendList(append(b, `,"discover_versions":`...), p.DiscoverVersions, appendString)
+	b = AppendString(append(b, `{"version":`...), p.Version)
+	b = AppendString(append(b, `,"era":`...), p.Era)
+	b = AppendString(append(b, `,"transport":`...), p.Transport)
+	b = appendList(append(b, `,"discover_versions":`...), p.DiscoverVersions, AppendString)
 	b = strconv.AppendBool(append(b, `,"speaks_2026_07_28":`...), p.Speaks20260728)
 	b = appendBoolPtr(append(b, `,"session":`...), p.Session)
 	b = appendTextPtr(append(b, `,"answers":`...), p.Answers)
@@ -699,8 +699,8 @@ func appendNullable[T any](b []byte, v *T, add func([]byte, T) []byte) []byte {
 	return add(b, *v)
 }
 
-func appendTextPtr(b []byte, s *string) []byte      { return appendNullable(b, s, appendString) }
-func appendOutcome(b []byte, o data.Outcome) []byte { return appendString(b, string(o)) }
+func appendTextPtr(b []byte, s *string) []byte      { return appendNullable(b, s, AppendString) }
+func appendOutcome(b []byte, o data.Outcome) []byte { return AppendString(b, string(o)) }
 func appendTimePtr(b []byte, t *Time) []byte        { return appendNullable(b, t, appendTime) }
 func appendBoolPtr(b []byte, v *bool) []byte        { return appendNullable(b, v, strconv.AppendBool) }
 
