@@ -2,7 +2,11 @@
 // template beside this file: a server's page (AppendServer, server.html.tmpl,
 // with its strip and latency chart from site/strip), the index (Index,
 // index.html.tmpl) and the checks page (Checks, checks.html.tmpl, from
-// site/checks' text); base.html.tmpl is their head and stylesheet.
+// site/checks' text); base.html.tmpl is their head and stylesheet. A
+// server's page, written every minute for each server checked, and the
+// index's rows are written in Go (serverpage.go, indexrows.go), byte for
+// byte as their templates write them: the templates stay the reference
+// the tests hold the Go to, and write what the Go leaves to them.
 package pages
 
 import (
@@ -50,29 +54,14 @@ var htmlFuncs = template.FuncMap{
 		}
 		return timeHTML(*t)
 	},
-	"at":       timeHTML,
-	"percent":  percentText,
-	"duration": func(s int64) string { return (time.Duration(s) * time.Second).String() },
-	"seconds": func(s *int64) string {
-		if s == nil {
-			return "ongoing"
-		}
-		return lasted(*s)
-	},
-	"uptime": func(u record.Uptime) string {
-		if u.Percent == nil {
-			return "no counted checks"
-		}
-		return fmt.Sprintf("%.2f %% (%s)", *u.Percent, data.Plural(u.Counted, "counted check"))
-	},
-	"plural": data.Plural,
-	"str":    record.ValueOf[string],
-	"ms": func(v *int64) string {
-		if v == nil {
-			return "none"
-		}
-		return strconv.FormatInt(*v, 10) + " ms"
-	},
+	"at":            timeHTML,
+	"percent":       percentText,
+	"duration":      durationText,
+	"seconds":       secondsText,
+	"uptime":        uptimeText,
+	"plural":        data.Plural,
+	"str":           record.ValueOf[string],
+	"ms":            msText,
 	"stripSummary":  strip.Summary,
 	"stripDays":     strip.DaysSummary,
 	"badDays":       strip.BadDays,
@@ -82,6 +71,33 @@ var htmlFuncs = template.FuncMap{
 	"latencyChart":  strip.LatencyChart,
 	"stripWidth":    func(days []record.Day) int { return len(days) * strip.BarStep },
 	"stripHeight":   func() int { return strip.FileHeight },
+}
+
+// durationText says a cadence of s seconds.
+func durationText(s int64) string { return (time.Duration(s) * time.Second).String() }
+
+// secondsText says how long a status lasted, "ongoing" while it lasts.
+func secondsText(s *int64) string {
+	if s == nil {
+		return "ongoing"
+	}
+	return lasted(*s)
+}
+
+// uptimeText says an uptime and the checks it counts.
+func uptimeText(u record.Uptime) string {
+	if u.Percent == nil {
+		return "no counted checks"
+	}
+	return fmt.Sprintf("%.2f %% (%s)", *u.Percent, data.Plural(u.Counted, "counted check"))
+}
+
+// msText says a phase's time, "none" when it was not measured.
+func msText(v *int64) string {
+	if v == nil {
+		return "none"
+	}
+	return strconv.FormatInt(*v, 10) + " ms"
 }
 
 // percentText says a percentage of counted checks, "no counted checks"
@@ -147,15 +163,24 @@ type serverPage struct {
 // servers/<id>.json (every field of ServerFile is in the JSON but the
 // badges' snippets, which are made of its id and paths), so the preview
 // shows only what the JSON says, and appends it to b: a caller that
-// renders many pages reuses one buffer (a page is some 30 KB).
+// renders many pages reuses one buffer (a page is some 30 KB). It is
+// written in Go (appendServerPage) but where a link needs the template's
+// escaping.
 func AppendServer(b []byte, f record.ServerFile) ([]byte, error) {
-	p := serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/")), CertExpired: data.DetailCertExpired}
-	p.Base = f.ID[strings.LastIndexByte(f.ID, '/')+1:]
+	p := newServerPage(f)
+	if page, ok := appendServerPage(b, p); ok {
+		return page, nil
+	}
 	buf := bytes.NewBuffer(b)
 	if err := htmlTmpl().ExecuteTemplate(buf, "server.html.tmpl", p); err != nil {
 		return b, fmt.Errorf("render server page %s: %w", f.ID, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// newServerPage is the page of f.
+func newServerPage(f record.ServerFile) serverPage {
+	return serverPage{ServerFile: f, Up: strings.Repeat("../", 1+strings.Count(f.ID, "/")), Base: f.ID[strings.LastIndexByte(f.ID, '/')+1:], CertExpired: data.DetailCertExpired}
 }
 
 // Title is what the server calls itself for people, as its last check
