@@ -27,6 +27,7 @@ var baselines = []baseline{
 	{"site", "BenchmarkReadOlder", "BenchmarkBaselineReadOlder"},
 	{"site", "BenchmarkLoadStore", "BenchmarkBaselineLoadStore"},
 	{"site/pages", "BenchmarkIndexRows", "BenchmarkBaselineIndexRowsTemplate"},
+	{"site/pages", "BenchmarkServerPage", "BenchmarkBaselineServerPageTemplate"},
 	{"site/record", "BenchmarkColumns", "BenchmarkBaselineColumns"},
 	{"site/record", "BenchmarkServerFile", "BenchmarkBaselineServerFile"},
 }
