@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"html/template"
 	"strconv"
+	"strings"
 
 	"plug.directory/prober/site/record"
 )
@@ -76,16 +77,20 @@ func appendPlainRow(b []byte, r record.IndexRow) (_ []byte, ok bool) {
 // ranked list lets an id have (letters, digits, '.', '_', '-', '@', '+'
 // and '/'): in a link's path html/template leaves each of them as it is
 // before escaping it as it escapes text.
-func idPlain(id string) bool {
-	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
+func idPlain(id string) bool { return id != "" && onlyBytes(id, "._-@+/") }
+
+// onlyBytes reports whether every byte of s is a letter, a digit or one
+// of also.
+func onlyBytes(s, also string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '.', c == '_', c == '-', c == '@', c == '+', c == '/':
+		case strings.IndexByte(also, c) >= 0:
 		default:
 			return false
 		}
 	}
-	return id != ""
+	return true
 }
 
 // appendEscaped appends s to b escaped as html/template escapes text and

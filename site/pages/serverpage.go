@@ -155,18 +155,7 @@ func (w *pageWriter) link(u string) {
 // linkPlain reports whether u starts with http:// or https:// and holds
 // only letters, digits and "-._~/:".
 func linkPlain(u string) bool {
-	if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
-		return false
-	}
-	for i := 0; i < len(u); i++ {
-		switch c := u[i]; {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '-', c == '.', c == '_', c == '~', c == '/', c == ':':
-		default:
-			return false
-		}
-	}
-	return true
+	return (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) && onlyBytes(u, "-._~/:")
 }
 
 // when appends the template's "when": t, or "never".
