@@ -265,8 +265,11 @@ func vary(rng *rand.Rand, f record.ServerFile) record.ServerFile {
 	for range rng.IntN(5) {
 		f.Incidents = append(f.Incidents, record.Incident{Status: statuses[rng.IntN(len(statuses))], Label: pick(texts), Detail: ptr(texts), Start: at(), DurationSeconds: i64()})
 	}
-	if rng.IntN(3) == 0 {
+	switch rng.IntN(3) {
+	case 0:
 		f.Daily = f.Daily[:rng.IntN(len(f.Daily)+1)]
+	case 1:
+		f.Daily = varyDays(rng)
 	}
 	f.ToolDefs = record.ToolDefinitions{Hash: ptr(texts), Seen: tp(), ChangedAt: tp()}
 	for range rng.IntN(3) {
@@ -288,6 +291,32 @@ func vary(rng *rand.Rand, f record.ServerFile) record.ServerFile {
 		f.Protocol = &p
 	}
 	return f
+}
+
+// varyDays returns up to 90 days, some not listed, with nothing counted,
+// all working, or some failing, in runs of a day or more: more runs of
+// failing days than a page lists, and runs of several days.
+func varyDays(rng *rand.Rand) record.DailySeries {
+	days := make(record.DailySeries, rng.IntN(91))
+	first := time.Date(2026, 9, 9, 0, 0, 0, 0, time.UTC)
+	bad := false
+	for i := range days {
+		if rng.IntN(4) == 0 {
+			bad = !bad
+		}
+		d := record.Day{Date: first.AddDate(0, 0, i).Format(time.DateOnly), Listed: rng.IntN(10) > 0, Counted: rng.IntN(25)}
+		d.Answered = d.Counted
+		if bad && d.Counted > 0 {
+			d.Answered = rng.IntN(d.Counted)
+		}
+		d.Percent = record.PercentOf(d.Answered, d.Counted)
+		if d.Answered > 0 {
+			p50, p95 := int64(rng.IntN(900)), int64(900+rng.IntN(9000))
+			d.LatencyP50MS, d.LatencyP95MS = &p50, &p95
+		}
+		days[i] = d
+	}
+	return days
 }
 
 // BenchmarkServerPage writes the golden servers' pages in Go, against
