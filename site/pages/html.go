@@ -44,16 +44,11 @@ var (
 var Assets = map[string][]byte{"site.css": siteCSS, "site.js": siteJS}
 
 var htmlFuncs = template.FuncMap{
-	"pausedSince":  pausedSince,
-	"periodUptime": record.PeriodUptime,
-	"lastIndex":    func(days []record.Day) int { return len(days) - 1 },
-	"label":        func(o data.Outcome) string { return o.Label() },
-	"when": func(t *record.Time) template.HTML {
-		if t == nil {
-			return "never"
-		}
-		return timeHTML(*t)
-	},
+	"pausedSince":   pausedSince,
+	"periodUptime":  record.PeriodUptime,
+	"lastIndex":     func(days []record.Day) int { return len(days) - 1 },
+	"label":         func(o data.Outcome) string { return o.Label() },
+	"when":          whenHTML,
 	"at":            timeHTML,
 	"percent":       percentText,
 	"duration":      durationText,
@@ -65,13 +60,33 @@ var htmlFuncs = template.FuncMap{
 	"stripSummary":  strip.Summary,
 	"stripDays":     strip.DaysSummary,
 	"badDays":       strip.BadDays,
-	"recentBadDays": func(r []strip.DayRun) []strip.DayRun { return r[max(0, len(r)-RecentBadRuns):] },
-	"recent":        func(h []record.Check) []record.Check { return h[:min(len(h), RecentChecks)] },
-	"recentChanges": func(in []record.Incident) []record.Incident { return in[:min(len(in), RecentChanges)] },
+	"recentBadDays": recentBadDays,
+	"recent":        recentChecks,
+	"recentChanges": recentChanges,
 	"latencyChart":  strip.LatencyChart,
-	"stripWidth":    func(days []record.Day) int { return len(days) * strip.BarStep },
+	"stripWidth":    stripWidth,
 	"stripHeight":   func() int { return strip.FileHeight },
 }
+
+// whenHTML writes a time as timeHTML does, "never" for none.
+func whenHTML(t *record.Time) template.HTML {
+	if t == nil {
+		return "never"
+	}
+	return timeHTML(*t)
+}
+
+// recentChecks are the checks of h a server's page lists.
+func recentChecks(h []record.Check) []record.Check { return h[:min(len(h), RecentChecks)] }
+
+// recentChanges are the status changes of in a server's page lists.
+func recentChanges(in []record.Incident) []record.Incident { return in[:min(len(in), RecentChanges)] }
+
+// recentBadDays are the runs of failing days of r a server's page lists.
+func recentBadDays(r []strip.DayRun) []strip.DayRun { return r[max(0, len(r)-RecentBadRuns):] }
+
+// stripWidth is the width of the strip of days, in pixels.
+func stripWidth(days []record.Day) int { return len(days) * strip.BarStep }
 
 // durationText says a cadence of s seconds.
 func durationText(s int64) string { return (time.Duration(s) * time.Second).String() }

@@ -159,13 +159,7 @@ func linkPlain(u string) bool {
 }
 
 // when appends the template's "when": t, or "never".
-func (w *pageWriter) when(t *record.Time) {
-	if t == nil {
-		w.raw("never")
-		return
-	}
-	w.html(timeHTML(*t))
-}
+func (w *pageWriter) when(t *record.Time) { w.html(whenHTML(t)) }
 
 // head is base.html.tmpl's "head".
 func (w *pageWriter) head(m pageMeta) {
@@ -407,7 +401,7 @@ func (w *pageWriter) days(p serverPage) {
 	w.path(p.Up)
 	w.path(p.Badges.Strip)
 	w.raw(`" width="`)
-	w.num(len(d) * strip.BarStep)
+	w.num(stripWidth(d))
 	w.raw(`" height="`)
 	w.num(strip.FileHeight)
 	w.raw(`" alt="`)
@@ -450,7 +444,7 @@ func (w *pageWriter) days(p serverPage) {
 	}
 	w.raw("<figcaption>Uptime per UTC day, oldest on the left: green every check worked, yellow some failed, red most failed, grey outline nothing counted, faint dashes before it was listed. A check that needed a key worked; one it refused, or that could not reach it, does not count.</figcaption></figure>\n")
 	if all := strip.BadDays(d); len(all) > 0 {
-		runs := all[max(0, len(all)-RecentBadRuns):]
+		runs := recentBadDays(all)
 		if len(runs) < len(all) {
 			w.raw("<p>The days some check failed, the last ")
 			w.num(len(runs))
@@ -494,7 +488,7 @@ func (w *pageWriter) days(p serverPage) {
 
 // checks is the table of the latest checks.
 func (w *pageWriter) checks(p serverPage) {
-	recent := p.History[:min(len(p.History), RecentChecks)]
+	recent := recentChecks(p.History)
 	w.raw("<h2>")
 	switch len(recent) {
 	case 0:
@@ -552,7 +546,7 @@ func (w *pageWriter) checks(p serverPage) {
 func (w *pageWriter) changes(p serverPage) {
 	w.raw("<h2>Status changes</h2>\n")
 	in := p.Incidents
-	changes := in[:min(len(in), RecentChanges)]
+	changes := recentChanges(in)
 	if len(changes) == 0 {
 		w.raw("<p>None yet: ")
 		if p.Status == data.Pending {
