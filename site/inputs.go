@@ -445,6 +445,7 @@ func (p *publication) loadSummary(id string) (*record.Summary, records, error) {
 		if err != nil {
 			return nil, rec, &undecodable{op, err}
 		}
+		older.upTo(s.State.LastCheck)
 		rec.older = &older
 		s.Checks = record.MergeChecks(older.checks, s.Checks)
 	}

@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/internal/durable"
@@ -86,6 +87,23 @@ func olderJSONPath(dataDir, id string) string {
 type olderLog struct {
 	checks []record.PastCheck // ascending by start, what its records leave
 	end    int64              // bytes up to its last whole record, where the next is appended; -1 when it cannot be appended to (JSON)
+}
+
+// upTo drops the checks after last, the start of the last check of the
+// server's published file: checks of a publish whose published file did
+// not take their place (its flush failed, or it was killed before), whose
+// results are read again, as the site's record did not move either. Kept,
+// they would be found there already and the file's state not brought up
+// to them (record.Summary.Apply). The file is then written anew, not
+// appended to after them.
+func (o *olderLog) upTo(last time.Time) {
+	n := len(o.checks)
+	for n > 0 && o.checks[n-1].At > last.UnixMilli() {
+		n--
+	}
+	if n < len(o.checks) {
+		o.checks, o.end = o.checks[:n], -1
+	}
 }
 
 // olderRecord appends to e one record: the checks before cut go, cs are

@@ -441,6 +441,59 @@ func TestPublishOlderChecksWriteFails(t *testing.T) {
 	sameAsControl(t, f, ctl, "after a publish that could not write its older checks differs from a site where nothing failed")
 }
 
+// TestPublishFileBehindOlderChecks: a publish whose server's published
+// file does not take its place once its older checks took the new check
+// (a full disk as the file is written; a flush that fails, or a kill,
+// before the file is renamed over the old one) leaves the older checks
+// ahead of the file. The next publish reads the result again and brings
+// the file up to it, as in a site where nothing failed. With the check
+// found among the older checks already, the file kept its status from
+// before the check (record.Summary.Apply adds a check once).
+func TestPublishFileBehindOlderChecks(t *testing.T) {
+	t.Parallel()
+	full := errors.New("no space left on device")
+	for _, tc := range []struct {
+		name string
+		fail func(cfg *Config)
+	}{
+		{"file_write_fails", func(cfg *Config) {
+			cfg.calls.Write = func(fl *os.File, b []byte) (int, error) {
+				if filepath.Base(filepath.Dir(fl.Name())) == "servers" && strings.HasPrefix(filepath.Base(fl.Name()), "."+srvWorking.ID+".json") {
+					return 0, full
+				}
+				return fl.Write(b)
+			}
+		}},
+		{"flush_fails", func(cfg *Config) { (&flushCounter{fail: full}).install(cfg) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f, ctl := publishedPair(t)
+			for _, x := range []*fixture{f, ctl} {
+				x.now = x.now.Add(time.Hour)
+				x.results(result(srvWorking, x.now.Add(-time.Minute), data.Failing, "HTTP 502"))
+			}
+			before := readOlderFile(t, olderPath(f.dir, srvWorking.ID))
+			cfg := f.config()
+			tc.fail(&cfg)
+			st, err := Publish(context.Background(), cfg)
+			if !errors.Is(err, full) && !(len(st.Unpublished) == 1 && errors.Is(st.Unpublished[0].Err, full)) {
+				t.Fatalf("publish: %v, unpublished %v; want it to fail for want of space", err, st.Unpublished)
+			}
+			if after := readOlderFile(t, olderPath(f.dir, srvWorking.ID)); len(after.checks) != len(before.checks)+1 {
+				t.Fatalf("the older checks hold %d checks, want the %d before and the new one: the case this test is for", len(after.checks), len(before.checks))
+			}
+			ctl.MustPublish()
+			f.now, ctl.now = f.now.Add(time.Minute), ctl.now.Add(time.Minute)
+			if st := f.MustPublish(); len(st.Unpublished) > 0 {
+				t.Fatalf("the publish after: unpublished %v", st.Unpublished)
+			}
+			ctl.MustPublish()
+			sameAsControl(t, f, ctl, "after a publish whose published file stayed behind its older checks differs from a site where nothing failed")
+		})
+	}
+}
+
 // TestPublishOlderChecksAppendLost: a power cut before a publish's flush
 // may keep the rename of a server's published file and lose the append to
 // its older checks. The older checks hold the history's too, so the check
