@@ -16,6 +16,7 @@ import (
 
 	"plug.directory/prober/data"
 	"plug.directory/prober/data/spool"
+	"plug.directory/prober/internal/durable"
 	"plug.directory/prober/site/badge"
 	"plug.directory/prober/site/checks"
 	"plug.directory/prober/site/feed"
@@ -226,9 +227,6 @@ func (p *publication) renderOne(i int) error {
 	if rec.olderJSON { // read in the layout before: it goes once what replaces it is durable
 		p.w.removeAfter(olderJSONPath(p.cfg.DataDir, id))
 	}
-	if _, err := p.w.putOver(filepath.Join(out, "servers", rel+".json"), jb, rec.file); err != nil {
-		return err
-	}
 	// A badge or a feed that shows something new is written without a
 	// look at the old one; one whose old bytes are not known is read back.
 	// A record brought back from retirement (rec.file nil) had its badges
@@ -280,6 +278,16 @@ func (p *publication) renderOne(i int) error {
 		if err != nil {
 			return err
 		}
+	}
+	// The record last, after its older checks and every file made from
+	// it: a publish that fails or is killed before its files are all in
+	// place (writer.replacePending renames them in the order written, and
+	// none after one that failed) leaves the record as it was, and the
+	// next publish, reading the results again, writes them all. Written
+	// before them, the record would hold the check, and the next publish,
+	// finding it there, would leave a badge or feed without it.
+	if _, err := p.w.putOver(filepath.Join(out, "servers", rel+".json"), jb, rec.file); err != nil {
+		return err
 	}
 	ir := rowOf(f)
 	r.Tools = -1
@@ -363,8 +371,11 @@ func (p *publication) sweepUnlisted() error {
 			}
 			rel, _ := filepath.Rel(root, path)
 			id := filepath.ToSlash(rel)
-			if strings.Contains(filepath.Base(id), ".tmp-") {
-				return p.w.remove(path) // left by a publish that crashed
+			if durable.IsTempName(d.Name()) {
+				// This publish's own, which flush renames into place:
+				// those a killed publish left were removed as this one
+				// began (beginPublish).
+				return nil
 			}
 			for _, ext := range data.PublishedSuffixes {
 				id = strings.TrimSuffix(id, ext)

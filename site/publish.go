@@ -1,6 +1,7 @@
 package site
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +44,10 @@ type Config struct {
 	// partsReadBack is the parts of index.json a publish reads back to find
 	// one missing or damaged (checkParts); 0 means 64.
 	partsReadBack int
+	// replacedHeld is the files replaced a publish holds in temporary
+	// files before it renames them mid-render (writer.replacePending); 0
+	// means replacedHeld. Tests set it to make many batches.
+	replacedHeld int
 	// lookFor is the servers whose files a publish looks for
 	// beyond those it renders (findLost); 0 means filesLookedFor.
 	lookFor int
@@ -99,6 +104,7 @@ func (c Config) now() time.Time {
 func (c Config) writer() *writer {
 	w := newWriter(c.OutDir, filepath.Dir(data.Dir(c.DataDir).SiteStore()))
 	w.calls = c.calls
+	w.held = cmp.Or(c.replacedHeld, replacedHeld)
 	return w
 }
 

@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -19,17 +20,22 @@ import (
 
 // writer replaces files atomically (rule P3) and only when their bytes
 // change, durably at the cost of one flush per publish rather than an
-// fsync per file. Each file is written to a temporary file beside it and
-// renamed over it, without an fsync; the files that point at the others
-// (index.json, status.json, the site's record) are staged: written to
-// temporary files and moved into place by flush only after one syncfs of
-// the file systems holding roots has made everything durable. A crash
-// before then leaves the index and the record of the previous publish,
-// pointing at files that exist and are whole; the next publish writes
-// again what it finds changed. A reader sees the old file or the new one
-// either way. Where there is no syncfs (durable.CanSyncFS), each file is
-// fsynced as it is written and each directory at flush. Safe for
-// concurrent use, but flush, which must come last.
+// fsync per file. Each file is written to a temporary file beside it,
+// without an fsync, and renamed over it only after one syncfs of the
+// file systems holding roots has made every temporary file durable
+// (flush): a power cut before the syncfs leaves the old file, one after it
+// the new one, whole, on any file system (renamed before its bytes were
+// on disk, a file could be left empty where nothing flushes a file
+// renamed over another, as XFS does not). The files that point at the
+// others (index.json, status.json, the site's record) are staged the same
+// way and moved last, in the order staged, once the renames before them
+// are durable. A crash before then leaves the index and the record of the
+// previous publish, pointing at files that exist and are whole; the next
+// publish writes again what it finds changed. A reader sees the old file
+// or the new one either way. Where there is no syncfs
+// (durable.CanSyncFS), each file is fsynced as it is written and each
+// directory at flush. Safe for concurrent use, but flush, which must come
+// last.
 type writer struct {
 	roots     []string  // directories whose file systems flush syncs: the output and the site's record
 	calls     fileCalls // the file system's, but in tests
@@ -37,6 +43,10 @@ type writer struct {
 	mu        sync.Mutex
 	dirs      map[string]bool // directories renamed into or removed from
 	made      map[string]bool // directories known to exist
+	replaced  []staged        // renamed by flush (replacePending), in any order, before the staged files
+	held      int             // the most replaced held before replacePending; 0: until flush
+	failed    error           // of replacePending in a render: flush returns it
+	renaming  sync.Mutex      // held by replacePending
 	staged    []staged        // moved by flush, in the order staged
 	trees     []tree          // directories written afresh, moved into place by flush; set before any write
 	after     []string        // removed by flush once the staged files moved
@@ -194,13 +204,108 @@ func (w *writer) same(path string, b []byte) bool {
 	return false
 }
 
-// write replaces path with b, known to differ, without an fsync (but
-// where there is no syncfs): flush makes it durable.
-func (w *writer) write(path string, b []byte) error { return w.writeBy(path, b, w.calls.ReplaceFile) }
+// replacedHeld is how many files replaced a publish's writer holds in
+// temporary files before it makes them durable and renames them over
+// their paths (replacePending) in the middle of a render: a minute's are a few
+// hundred, but a rebuild over an output that exists replaces every file,
+// whose temporary files would take the disk twice over.
+const replacedHeld = 8192
 
-// writeBy writes path with b by put (Files.ReplaceFile or CreateNew), or
-// by Files.CreateFile in a directory written afresh: nobody reads it
-// before its tree moves into place.
+// write replaces path with b, known to differ: b is written to a
+// temporary file beside path, without an fsync (but where there is no
+// syncfs), which flush, or replacePending once w.held are held,
+// makes durable and renames over path. Until then path holds what it
+// held. In a directory written afresh, path is written in place.
+func (w *writer) write(path string, b []byte) error {
+	if _, fresh := w.afresh(path); fresh {
+		return w.writeBy(path, b, w.calls.CreateFile)
+	}
+	if err := w.mkdir(path); err != nil {
+		return err
+	}
+	tmp, err := w.calls.WriteTemp(path, 0o644, w.each, writePieces(path, b))
+	if err != nil {
+		return err
+	}
+	w.written.Add(1)
+	w.mu.Lock()
+	w.replaced = append(w.replaced, staged{path: path, tmp: tmp})
+	full := w.held > 0 && len(w.replaced) >= w.held
+	w.mu.Unlock()
+	if full {
+		if err := w.replacePending(); err != nil {
+			w.mu.Lock()
+			w.failed = cmp.Or(w.failed, err)
+			w.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// replacePending makes the temporary files of the files replaced so far
+// durable, with one syncfs, and renames each over its path, in the order
+// written, then fsyncs the directories renamed into. Batches are renamed
+// one at a time, in the order written: a server's older checks are renamed
+// before the file whose history lets a check go to them. On error, or
+// once a batch before failed, the temporary files not renamed are
+// removed, and no batch after is renamed.
+func (w *writer) replacePending() error {
+	w.renaming.Lock()
+	defer w.renaming.Unlock()
+	w.mu.Lock()
+	batch, err := w.replaced, w.failed
+	w.replaced = nil
+	w.mu.Unlock()
+	if len(batch) == 0 {
+		return err
+	}
+	if err == nil {
+		err = w.syncAll(nil)
+	}
+	if err == nil {
+		err = w.renameOver(batch)
+	}
+	removeTemps(batch, err)
+	return err
+}
+
+// renameOver renames the temporary files of batch over their paths, then
+// fsyncs the directories renamed into, so that the files that point at
+// them are moved only once the renames are durable. It stops at the first
+// error, the temporary files of those from it on left to removeTemps.
+func (w *writer) renameOver(batch []staged) error {
+	dirs := map[string]bool{}
+	for k, s := range batch {
+		if err := w.calls.Move(s.tmp, s.path); err != nil {
+			return fmt.Errorf("replace %s: %w", s.path, err)
+		}
+		batch[k].tmp = ""
+		dirs[filepath.Dir(s.path)] = true
+	}
+	for _, d := range sortedKeys(dirs) {
+		if err := durable.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeTemps removes, when err is set, the temporary files of batch
+// still there.
+func removeTemps(batch []staged, err error) {
+	if err == nil {
+		return
+	}
+	for _, s := range batch {
+		if s.tmp != "" {
+			os.Remove(s.tmp)
+		}
+	}
+}
+
+// writeBy writes path with b by put (Files.CreateNew, or CreateFile in a
+// directory written afresh: nobody reads it before its tree moves into
+// place).
 func (w *writer) writeBy(path string, b []byte, put func(string, os.FileMode, bool, func(io.Writer) error) error) error {
 	path, fresh := w.afresh(path)
 	if err := w.mkdir(path); err != nil {
@@ -309,7 +414,8 @@ func (w *writer) touched(path string) {
 	w.mu.Unlock()
 }
 
-// writePieces returns the write function of the pieces b for ReplaceFile.
+// writePieces returns the write function of the pieces b for WriteTemp,
+// CreateFile and CreateNew.
 func writePieces(path string, b ...[]byte) func(io.Writer) error {
 	return func(f io.Writer) error {
 		for _, piece := range b {
@@ -339,16 +445,20 @@ func (w *writer) remove(path string) error {
 // flush makes what was written durable, with one syncfs of the file
 // systems of roots (where there is none, an fsync of each directory
 // written into, the files having been fsynced one by one), then moves the
-// directories written afresh into place, then the staged files, in the
-// order staged, and fsyncs their directories. On error nothing more is
-// moved: the temporary files left are removed.
+// directories written afresh into place, then renames the files replaced
+// over theirs and fsyncs their directories, then moves the staged files,
+// in the order staged, and fsyncs their directories. On error (its own,
+// or that of a replacePending before) nothing more is moved: the
+// temporary files left are removed.
 func (w *writer) flush() error {
 	w.mu.Lock()
 	dirs := sortedKeys(w.dirs)
-	pointers, after, trees := w.staged, w.after, w.trees
-	w.dirs, w.staged, w.after, w.trees = map[string]bool{}, nil, nil, nil
+	replaced, pointers, after, trees, err := w.replaced, w.staged, w.after, w.trees, w.failed
+	w.dirs, w.replaced, w.staged, w.after, w.trees, w.failed = map[string]bool{}, nil, nil, nil, nil, nil
 	w.mu.Unlock()
-	err := w.syncAll(dirs)
+	if err == nil {
+		err = w.syncAll(dirs)
+	}
 	moved := map[string]bool{}
 	for _, t := range trees {
 		switch {
@@ -361,6 +471,10 @@ func (w *writer) flush() error {
 			os.RemoveAll(t.tmp)
 		}
 	}
+	if err == nil {
+		err = w.renameOver(replaced)
+	}
+	removeTemps(replaced, err)
 	for _, s := range pointers {
 		switch {
 		case err == nil:

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +23,8 @@ import (
 type flushCounter struct {
 	flushes, fsyncs atomic.Int64
 	atFlush         map[string][]byte // out-relative or record path -> bytes at the flush; nil when absent
+	out             string            // when set, the output's files at the flush are read into outAtFlush
+	outAtFlush      map[string][]byte // out-relative path -> bytes at the flush
 	fail            error             // returned by the flush when set
 }
 
@@ -32,8 +36,11 @@ func (c *flushCounter) install(cfg *Config, watch ...string) {
 		c.atFlush = map[string][]byte{}
 		for _, p := range watch {
 			if m, _ := filepath.Glob(p); len(m) == 1 {
-				c.atFlush[p], _ = os.ReadFile(m[0]) // a pattern names a file in a directory written afresh
+				c.atFlush[p], _ = os.ReadFile(m[0]) // a pattern names a file in a directory written afresh, or a temporary file
 			}
+		}
+		if c.out != "" {
+			c.outAtFlush = readTree(c.out)
 		}
 		if c.fail != nil {
 			return c.fail
@@ -42,21 +49,39 @@ func (c *flushCounter) install(cfg *Config, watch ...string) {
 	}
 }
 
+// readTree returns the files under root and their bytes, by path
+// relative to root with slashes; a file that cannot be read is nil.
+func readTree(root string) map[string][]byte {
+	files := map[string][]byte{}
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(root, path)
+			files[filepath.ToSlash(rel)], _ = os.ReadFile(path)
+		}
+		return nil
+	})
+	return files
+}
+
 // TestPublishFlushesOnce: a publish writes every file without an fsync
-// each, flushes once, and only then moves index.json, status.json and the
-// site's record (its delta) into place: at the flush they still hold what
-// the previous publish left, while the files of a server with a new check
-// already hold their new bytes; a rebuild into an empty output holds them
-// in the directories it writes afresh, not yet in place.
+// each, flushes once, and only then puts the files it replaced in place,
+// then index.json, status.json and the site's record (its delta): at the
+// flush every file of the output still holds what the previous publish
+// left, while the new bytes of a server with a new check are in a
+// temporary file beside its file, so that a power cut before the flush
+// made them durable cannot leave the file empty on any file system; a
+// rebuild into an empty output holds them in the directories it writes
+// afresh, not yet in place.
 func TestPublishFlushesOnce(t *testing.T) {
 	t.Parallel()
 	f := newStandard(t)
 	index, status, record := filepath.Join(f.out, "index.json"), filepath.Join(f.out, "status.json"), data.Dir(f.dir).SiteStore()
 	server, delta := filepath.Join(f.out, "servers", srvWorking.ID+".json"), deltaPath(f.dir)
 	afresh := filepath.Join(f.out, freshPrefix+"servers-*", srvWorking.ID+".json")
-	var c flushCounter
+	temp := filepath.Join(f.out, "servers", "."+srvWorking.ID+".json.tmp-*")
+	c := flushCounter{out: f.out}
 	cfg := f.config()
-	c.install(&cfg, index, status, record, delta, server, afresh)
+	c.install(&cfg, index, status, record, delta, server, afresh, temp)
 	for _, tc := range []struct {
 		name    string
 		before  func()
@@ -75,6 +100,7 @@ func TestPublishFlushesOnce(t *testing.T) {
 			for _, p := range []string{index, status, record, delta, server} {
 				prev[p], _ = os.ReadFile(p)
 			}
+			prevOut := readTree(f.out)
 			c.flushes.Store(0)
 			c.fsyncs.Store(0)
 			if _, err := Publish(context.Background(), cfg); err != nil {
@@ -98,18 +124,123 @@ func TestPublishFlushesOnce(t *testing.T) {
 			if tc.written == bytes.Equal(now, prev[server]) {
 				t.Errorf("server file changed: %v, want %v", !bytes.Equal(now, prev[server]), tc.written)
 			}
-			at := server
 			if tc.name == "P3_rebuild" {
-				at = afresh
 				if c.atFlush[server] != nil {
 					t.Error("the server's file was in place before the flush")
 				}
+				if !bytes.Equal(c.atFlush[afresh], now) {
+					t.Errorf("the server's file was not written to %s before the flush", afresh)
+				}
+				return
 			}
-			if tc.written && !bytes.Equal(c.atFlush[at], now) {
-				t.Errorf("the server's file was not written to %s before the flush", at)
+			for rel, b := range c.outAtFlush {
+				was, ok := prevOut[rel]
+				switch {
+				case durable.IsTempName(filepath.Base(rel)):
+				case !ok && strings.HasPrefix(rel, indexDir+"/"): // a new part, which nothing names yet
+				case !ok:
+					t.Errorf("%s was put in place before the flush", rel)
+				case !bytes.Equal(b, was):
+					t.Errorf("%s was replaced before the flush", rel)
+				}
+			}
+			if tc.written != bytes.Equal(c.atFlush[temp], now) {
+				t.Errorf("the server's new bytes in a temporary file beside it at the flush: %v, want %v", !tc.written, tc.written)
 			}
 			if m, _ := filepath.Glob(filepath.Join(f.out, freshPrefix+"*")); len(m) > 0 {
 				t.Errorf("left after the publish: %v", m)
+			}
+		})
+	}
+}
+
+// TestPublishReplacesInBatches: a publish that replaces more files than
+// it holds in temporary files (Config.replacedHeld; 8,192 by default, so
+// that a rebuild over an output that exists does not take the disk twice
+// over) flushes and renames them a batch at a time as it renders, and
+// moves index.json, status.json and the site's record only after the last
+// flush: it makes the site a publish in one batch makes, with no
+// temporary file left. A batch whose flush fails fails the publish as
+// the last flush does: the files that point at the others stay as they
+// were, no temporary file is left, and the next publish makes the site of
+// one that never failed (rule P3).
+func TestPublishReplacesInBatches(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		failAt int64 // the flush that fails; 0: none
+	}{
+		{"P3_batches", 0},
+		{"P3_second_flush_fails", 2},
+		{"P3_fourth_flush_fails", 4},
+		{"P3_seventh_flush_fails", 7},
+		{"P3_tenth_flush_fails", 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f, ctl := newStandard(t), newStandard(t)
+			for _, g := range []*fixture{f, ctl} {
+				g.MustPublish()
+				g.now = g.now.Add(time.Minute)
+				var rs []data.Result
+				for _, s := range []data.Server{srvWorking, srvKey, srvRefused, srvFailing, srvNew} {
+					rs = append(rs, result(s, g.now.Add(-30*time.Second), data.Failing, "HTTP 502"))
+				}
+				g.results(rs...)
+			}
+			pointers := []string{filepath.Join(f.out, "index.json"), filepath.Join(f.out, "status.json"), data.Dir(f.dir).SiteStore(), deltaPath(f.dir)}
+			prev := map[string][]byte{}
+			for _, p := range pointers {
+				prev[p], _ = os.ReadFile(p)
+			}
+			failed := errors.New("disk gone")
+			var flushes atomic.Int64
+			cfg := f.config()
+			cfg.replacedHeld = 3
+			cfg.calls.syncFS = func(dirs ...string) error {
+				n := flushes.Add(1)
+				for _, p := range pointers {
+					if now, _ := os.ReadFile(p); !bytes.Equal(now, prev[p]) {
+						t.Errorf("%s moved before flush %d", p, n)
+					}
+				}
+				if n == tc.failAt {
+					return failed
+				}
+				return durable.SyncFS(dirs...)
+			}
+			st, err := Publish(context.Background(), cfg)
+			if tc.failAt != 0 {
+				if !errors.Is(err, failed) {
+					t.Fatalf("publish with flush %d failing: %v, want %v", tc.failAt, err, failed)
+				}
+				for _, p := range pointers {
+					if now, _ := os.ReadFile(p); !bytes.Equal(now, prev[p]) {
+						t.Errorf("%s moved although a flush failed", p)
+					}
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			switch n := flushes.Load(); {
+			case tc.failAt != 0:
+				if n != tc.failAt {
+					t.Errorf("%d flushes, want none after the one that failed, %d", n, tc.failAt)
+				}
+			case n < 3:
+				t.Errorf("%d flushes of %d files written, 3 held at most: want a batch at a time", n, st.Written)
+			}
+			for rel := range readTree(f.out) {
+				if durable.IsTempName(filepath.Base(rel)) {
+					t.Errorf("temporary file left: %s", rel)
+				}
+			}
+			if tc.failAt != 0 {
+				f.MustPublish()
+			}
+			ctl.MustPublish()
+			if got, want := testutil.MustTree(t, f.out), testutil.MustTree(t, ctl.out); !reflect.DeepEqual(got, want) {
+				t.Error("the publish in batches made another site than one in one batch")
 			}
 		})
 	}
