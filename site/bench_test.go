@@ -492,8 +492,8 @@ func copyChanged(b *testing.B, out, to string, rels []string) (time.Duration, in
 
 // replaceApart copies the files rels under out to the same paths under
 // to as rule P3 has a publish write them, in a process of its own
-// (TestReplaceApart): each to a temporary file renamed over its path,
-// then one syncfs. It returns the CPU the process took: the floor of a
+// (TestReplaceApart): each to a temporary file, one syncfs, then each
+// renamed over its path and its directory fsynced. It returns the CPU the process took: the floor of a
 // publish of those changes that computes nothing (atomic-x-copy-CPU
 // against the copy, x-atomic-CPU the publish against it).
 func replaceApart(b *testing.B, out, to string, rels []string) time.Duration {
@@ -516,7 +516,8 @@ type replaceConfig struct {
 func TestReplaceApart(t *testing.T) {
 	rc := configApart[replaceConfig](t, replaceEnv, "a benchmark's floor")
 	made := map[string]bool{}
-	for _, rel := range rc.Rels {
+	temps := make([]string, len(rc.Rels))
+	for k, rel := range rc.Rels {
 		b, err := os.ReadFile(filepath.Join(rc.From, rel))
 		if err != nil {
 			t.Fatal(err)
@@ -528,12 +529,22 @@ func TestReplaceApart(t *testing.T) {
 			}
 			made[dir] = true
 		}
-		if err := durable.ReplaceFile(path, 0o644, false, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		if temps[k], err = (durable.Files{}).WriteTemp(path, 0o644, false, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := durable.SyncFS(rc.To); err != nil {
 		t.Fatal(err)
+	}
+	for k, rel := range rc.Rels {
+		if err := os.Rename(temps[k], filepath.Join(rc.To, rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for dir := range made {
+		if err := durable.SyncDir(dir); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
