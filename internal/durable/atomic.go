@@ -257,11 +257,11 @@ func (fs Files) fill(f *os.File, path string, syncFile bool, write func(io.Write
 	return nil
 }
 
-// tempInfix is in the name of every temporary file ReplaceFile makes:
-// "." + the file's name + tempInfix + a random number.
+// tempInfix is in the name of every temporary file WriteTemp makes (for
+// ReplaceFile too): "." + the file's name + tempInfix + a random number.
 const tempInfix = ".tmp-"
 
-// IsTempName reports whether name is that of a temporary file ReplaceFile
+// IsTempName reports whether name is that of a temporary file WriteTemp
 // makes, which a crash may leave behind.
 func IsTempName(name string) bool {
 	return strings.HasPrefix(name, ".") && strings.Contains(name, tempInfix)
