@@ -24,18 +24,18 @@ import (
 // without an fsync, and renamed over it only after one syncfs of the
 // file systems holding roots has made every temporary file durable
 // (flush): a power cut before the syncfs leaves the old file, one after it
-// the new one, whole, on any file system (renamed before its bytes were
-// on disk, a file could be left empty where nothing flushes a file
-// renamed over another, as XFS does not). The files that point at the
-// others (index.json, status.json, the site's record) are staged the same
-// way and moved last, in the order staged, once the renames before them
-// are durable. A crash before then leaves the index and the record of the
-// previous publish, pointing at files that exist and are whole; the next
-// publish writes again what it finds changed. A reader sees the old file
-// or the new one either way. Where there is no syncfs
-// (durable.CanSyncFS), each file is fsynced as it is written and each
-// directory at flush. Safe for concurrent use, but flush, which must come
-// last.
+// the new one, whole, on any file system. (Renamed before its bytes were
+// on disk, a file could be left empty where the file system does not
+// write a file as it is renamed over another, as XFS does not.) The files
+// that point at the others (index.json, status.json, the site's record)
+// are staged the same way and moved last, in the order staged, once the
+// renames before them are durable. A crash before then leaves the index
+// and the record of the previous publish, pointing at files that exist
+// and are whole; the next publish writes again what it finds changed. A
+// reader sees the old file or the new one either way. Where there is no
+// syncfs (durable.CanSyncFS), each file is fsynced as it is written and
+// each directory at flush. Safe for concurrent use, but flush, which must
+// come last.
 type writer struct {
 	roots     []string  // directories whose file systems flush syncs: the output and the site's record
 	calls     fileCalls // the file system's, but in tests
@@ -43,7 +43,7 @@ type writer struct {
 	mu        sync.Mutex
 	dirs      map[string]bool // directories renamed into or removed from
 	made      map[string]bool // directories known to exist
-	replaced  []staged        // renamed by flush (replacePending), in any order, before the staged files
+	replaced  []staged        // renamed by flush (or replacePending) in the order written, before the staged files move
 	held      int             // the most replaced held before replacePending; 0: until flush
 	failed    error           // of replacePending in a render: flush returns it
 	renaming  sync.Mutex      // held by replacePending
@@ -206,9 +206,9 @@ func (w *writer) same(path string, b []byte) bool {
 
 // replacedHeld is how many files replaced a publish's writer holds in
 // temporary files before it makes them durable and renames them over
-// their paths (replacePending) in the middle of a render: a minute's are a few
-// hundred, but a rebuild over an output that exists replaces every file,
-// whose temporary files would take the disk twice over.
+// their paths in the middle of a render (replacePending): a minute's are
+// a few hundred, but a rebuild over an output that exists replaces every
+// file, whose temporary files would take the disk twice over.
 const replacedHeld = 8192
 
 // write replaces path with b, known to differ: b is written to a
