@@ -72,8 +72,9 @@ func temporaries(tb testing.TB, out string) []string {
 // TestKilledPublish kills a real publish process, by its PID, as soon as
 // a temporary file shows in the output of its publish of 2,000 servers,
 // each with a new result, until a kill has left temporary files in the
-// output (a file is temporary for microseconds; the first kill mostly
-// does) and a second kill landed among the index's parts: the next publish
+// output (a server's file is temporary until the publish's flush, so the
+// first kill mostly does) and a second kill landed among the index's
+// parts: the next publish
 // removes every one, and the site is whole again. After every kill,
 // index.json names only parts that are there, whole.
 // site's TestPublishRemovesTemporaryFilesOfAKilledPublish proves the
