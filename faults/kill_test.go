@@ -74,9 +74,8 @@ func temporaries(tb testing.TB, out string) []string {
 // each with a new result, until a kill has left temporary files in the
 // output (a server's file is temporary until the publish's flush, so the
 // first kill mostly does) and a second kill landed among the index's
-// parts: the next publish
-// removes every one, and the site is whole again. After every kill,
-// index.json names only parts that are there, whole.
+// parts: the next publish removes every one, and the site is whole again.
+// After every kill, index.json names only parts that are there, whole.
 // site's TestPublishRemovesTemporaryFilesOfAKilledPublish proves the
 // same without the luck of the kill.
 func TestKilledPublish(t *testing.T) {
