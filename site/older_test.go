@@ -286,6 +286,21 @@ func sameAsControl(t *testing.T, f, ctl *fixture, how string) {
 	}
 }
 
+// sameAfterNext publishes ctl in the minute a publish of f failed in,
+// then each a minute later, and fails t when that publish of f leaves a
+// server unpublished or srvWorking's files or older checks differ from
+// ctl's, saying how.
+func sameAfterNext(t *testing.T, f, ctl *fixture, how string) {
+	t.Helper()
+	ctl.MustPublish()
+	f.now, ctl.now = f.now.Add(time.Minute), ctl.now.Add(time.Minute)
+	if st := f.MustPublish(); len(st.Unpublished) > 0 {
+		t.Fatalf("the publish after: unpublished %v", st.Unpublished)
+	}
+	ctl.MustPublish()
+	sameAsControl(t, f, ctl, how)
+}
+
 // toLayoutBefore rewrites the older checks of id as a build before the
 // binary layout kept them: a JSON list at olderJSONPath, and no .bin.
 func toLayoutBefore(t *testing.T, f *fixture, id string) {
@@ -432,13 +447,7 @@ func TestPublishOlderChecksWriteFails(t *testing.T) {
 	if len(st.Unpublished) != 1 || st.Unpublished[0].ID != srvWorking.ID || !errors.Is(st.Unpublished[0].Err, full) {
 		t.Fatalf("unpublished %v, want %s for its older checks", st.Unpublished, srvWorking.ID)
 	}
-	ctl.MustPublish()
-	f.now, ctl.now = f.now.Add(time.Minute), ctl.now.Add(time.Minute)
-	if st := f.MustPublish(); len(st.Unpublished) > 0 {
-		t.Fatalf("the publish after: unpublished %v", st.Unpublished)
-	}
-	ctl.MustPublish()
-	sameAsControl(t, f, ctl, "after a publish that could not write its older checks differs from a site where nothing failed")
+	sameAfterNext(t, f, ctl, "after a publish that could not write its older checks differs from a site where nothing failed")
 }
 
 // TestPublishFileBehindOlderChecks: a publish whose server's published
@@ -483,13 +492,7 @@ func TestPublishFileBehindOlderChecks(t *testing.T) {
 			if after := readOlderFile(t, olderPath(f.dir, srvWorking.ID)); len(after.checks) != len(before.checks)+1 {
 				t.Fatalf("the older checks hold %d checks, want the %d before and the new one: the case this test is for", len(after.checks), len(before.checks))
 			}
-			ctl.MustPublish()
-			f.now, ctl.now = f.now.Add(time.Minute), ctl.now.Add(time.Minute)
-			if st := f.MustPublish(); len(st.Unpublished) > 0 {
-				t.Fatalf("the publish after: unpublished %v", st.Unpublished)
-			}
-			ctl.MustPublish()
-			sameAsControl(t, f, ctl, "after a publish whose published file stayed behind its older checks differs from a site where nothing failed")
+			sameAfterNext(t, f, ctl, "after a publish whose published file stayed behind its older checks differs from a site where nothing failed")
 		})
 	}
 }
