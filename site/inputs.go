@@ -418,7 +418,10 @@ func (p *publication) loadSummary(id string) (*record.Summary, records, error) {
 		}
 		path = retired
 		if b, err = os.ReadFile(path); err == nil {
-			err = os.Remove(path) // from now on its published file is the record
+			// From now on its published file is the record, once the flush
+			// has put it in place: a publish that fails or is killed
+			// before leaves the one kept, for the next to read.
+			p.w.removeAfter(path)
 		}
 	}
 	if err != nil {

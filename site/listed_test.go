@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -208,6 +209,43 @@ func returningServer(t *testing.T, layoutBefore bool) {
 	f.MustPublish()
 	if months, _ := os.ReadDir(retiredDir(f.dir)); len(months) != 0 {
 		t.Errorf("retired records %v kept past %d months", months, retiredKeep)
+	}
+}
+
+// TestPublishReturningServerFlushFails: a publish that brings a server back
+// on the list and fails at its flush (a full disk; a kill before it does
+// the same) leaves the record kept from before it left, so that the next
+// publish brings the server back with its history. Its published file is
+// only in place after the flush: had the kept record gone as it was read,
+// the server would come back as a new one.
+func TestPublishReturningServerFlushFails(t *testing.T) {
+	t.Parallel()
+	f := newStandard(t)
+	f.MustPublish()
+	before := readServerFile(t, f, "alpha")
+	var rest []data.Server
+	for _, s := range fixServers {
+		if s.ID != "alpha" {
+			rest = append(rest, s)
+		}
+	}
+	f.writeServers(rest)
+	f.MustPublish()
+	f.writeServers(fixServers)
+	full := errors.New("no space left on device")
+	cfg := f.config()
+	(&flushCounter{fail: full}).install(&cfg)
+	if _, err := Publish(context.Background(), cfg); !errors.Is(err, full) {
+		t.Fatalf("publish with a failing flush: %v, want %v", err, full)
+	}
+	if _, err := os.Stat(filepath.Join(f.out, "servers", "alpha.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("alpha's file after a failed flush: %v, want none yet", err)
+	}
+	f.MustPublish()
+	after := readServerFile(t, f, "alpha")
+	if len(after.History) != len(before.History) || len(after.Incidents) != len(before.Incidents) || after.Status != before.Status {
+		t.Errorf("alpha back after a failed flush: status %s, %d checks, %d incidents; want %s, %d, %d as before it left",
+			after.Status, len(after.History), len(after.Incidents), before.Status, len(before.History), len(before.Incidents))
 	}
 }
 
