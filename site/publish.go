@@ -170,6 +170,9 @@ func Publish(ctx context.Context, cfg Config) (Stats, error) {
 		p.log.Warn("removed temporary files a killed publish left", "files", n, "out", cfg.OutDir)
 	}
 	err = p.run(ctx)
+	if err != nil {
+		p.w.discard()
+	}
 	switch {
 	case err == nil:
 		err = finishPublish(cfg.DataDir)

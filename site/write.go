@@ -265,7 +265,9 @@ func (w *writer) replacePending() error {
 	if err == nil {
 		err = w.renameOver(batch)
 	}
-	removeTemps(batch, err)
+	if err != nil {
+		removeTemps(batch)
+	}
 	return err
 }
 
@@ -290,12 +292,8 @@ func (w *writer) renameOver(batch []staged) error {
 	return nil
 }
 
-// removeTemps removes, when err is set, the temporary files of batch
-// still there.
-func removeTemps(batch []staged, err error) {
-	if err == nil {
-		return
-	}
+// removeTemps removes the temporary files of batch still there.
+func removeTemps(batch []staged) {
 	for _, s := range batch {
 		if s.tmp != "" {
 			os.Remove(s.tmp)
@@ -474,7 +472,9 @@ func (w *writer) flush() error {
 	if err == nil {
 		err = w.renameOver(replaced)
 	}
-	removeTemps(replaced, err)
+	if err != nil {
+		removeTemps(replaced)
+	}
 	for _, s := range pointers {
 		switch {
 		case err == nil:
@@ -499,6 +499,22 @@ func (w *writer) flush() error {
 		}
 	}
 	return nil
+}
+
+// discard removes what a publish that failed before its flush left for
+// the flush to move: the temporary files of the files replaced and
+// staged, and the directories written afresh. A site build would ship
+// them until the next publish removed them.
+func (w *writer) discard() {
+	w.mu.Lock()
+	replaced, pointers, trees := w.replaced, w.staged, w.trees
+	w.replaced, w.staged, w.trees = nil, nil, nil
+	w.mu.Unlock()
+	removeTemps(replaced)
+	removeTemps(pointers)
+	for _, t := range trees {
+		os.RemoveAll(t.tmp)
+	}
 }
 
 // move renames a staged file over its path, or removes the path (a

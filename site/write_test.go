@@ -289,6 +289,53 @@ func TestPublishFailedFlush(t *testing.T) {
 	}
 }
 
+// TestPublishFailedBeforeFlush: a publish that fails before its flush (a
+// full disk as it writes the index, after the servers' files) leaves no
+// temporary file in the output or the data directory, where a site build
+// would ship them until the next publish, and moves nothing: the next
+// publish makes the same site as one that never failed (rule P3).
+func TestPublishFailedBeforeFlush(t *testing.T) {
+	t.Parallel()
+	f, clean := newStandard(t), newStandard(t)
+	for _, g := range []*fixture{f, clean} {
+		g.MustPublish()
+		g.now = g.now.Add(time.Minute)
+		g.results(result(srvWorking, g.now.Add(-30*time.Second), data.Failing, "HTTP 502"))
+	}
+	prevOut := readTree(f.out)
+	full := errors.New("no space left on device")
+	cfg := f.config()
+	cfg.calls.Write = func(fl *os.File, b []byte) (int, error) {
+		if filepath.Base(filepath.Dir(fl.Name())) == indexDir {
+			return 0, full
+		}
+		return fl.Write(b)
+	}
+	var flushes atomic.Int64
+	cfg.calls.syncFS = func(dirs ...string) error { flushes.Add(1); return durable.SyncFS(dirs...) }
+	if _, err := Publish(context.Background(), cfg); !errors.Is(err, full) {
+		t.Fatalf("publish with the index's parts failing: %v, want %v", err, full)
+	}
+	if n := flushes.Load(); n != 0 {
+		t.Fatalf("%d flushes: the publish did not fail before its flush, the case this test is for", n)
+	}
+	for _, dir := range []string{f.out, f.dir} {
+		for rel := range readTree(dir) {
+			if durable.IsTempName(filepath.Base(rel)) {
+				t.Errorf("temporary file left: %s", filepath.Join(dir, rel))
+			}
+		}
+	}
+	if now := readTree(f.out); !reflect.DeepEqual(now, prevOut) {
+		t.Error("the output changed though the publish failed before its flush")
+	}
+	f.MustPublish()
+	clean.MustPublish()
+	if got, want := testutil.MustTree(t, f.out), testutil.MustTree(t, clean.out); !reflect.DeepEqual(got, want) {
+		t.Error("the publish after one that failed before its flush made another site than one that never failed")
+	}
+}
+
 // TestPublishReadsNothingBack: a publish decides whether to write a file by
 // what the site's record keeps of it (a hash, or the server's file read as
 // its record), not by reading every old file back: once the
