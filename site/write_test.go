@@ -246,18 +246,27 @@ func TestPublishReplacesInBatches(t *testing.T) {
 	}
 }
 
+// checkedPair returns two copies of the standard site, published, each
+// with a new check of srvWorking a minute later not published yet: f to
+// fail a publish of, clean to publish as if nothing failed.
+func checkedPair(t *testing.T) (f, clean *fixture) {
+	t.Helper()
+	f, clean = newStandard(t), newStandard(t)
+	for _, g := range []*fixture{f, clean} {
+		g.MustPublish()
+		g.now = g.now.Add(time.Minute)
+		g.results(result(srvWorking, g.now.Add(-30*time.Second), data.Failing, "HTTP 502"))
+	}
+	return f, clean
+}
+
 // TestPublishFailedFlush: a publish whose flush fails (as a crash between
 // the server files and the flush would) moves neither index.json, nor
 // status.json, nor the site's record, and leaves no temporary file; the
 // next publish makes the same site as one that never failed (rule P3).
 func TestPublishFailedFlush(t *testing.T) {
 	t.Parallel()
-	f, clean := newStandard(t), newStandard(t)
-	for _, g := range []*fixture{f, clean} {
-		g.MustPublish()
-		g.now = g.now.Add(time.Minute)
-		g.results(result(srvWorking, g.now.Add(-30*time.Second), data.Failing, "HTTP 502"))
-	}
+	f, clean := checkedPair(t)
 	index, status, record := filepath.Join(f.out, "index.json"), filepath.Join(f.out, "status.json"), data.Dir(f.dir).SiteStore()
 	prev := map[string][]byte{}
 	for _, p := range []string{index, status, record, deltaPath(f.dir)} {
@@ -296,12 +305,7 @@ func TestPublishFailedFlush(t *testing.T) {
 // publish makes the same site as one that never failed (rule P3).
 func TestPublishFailedBeforeFlush(t *testing.T) {
 	t.Parallel()
-	f, clean := newStandard(t), newStandard(t)
-	for _, g := range []*fixture{f, clean} {
-		g.MustPublish()
-		g.now = g.now.Add(time.Minute)
-		g.results(result(srvWorking, g.now.Add(-30*time.Second), data.Failing, "HTTP 502"))
-	}
+	f, clean := checkedPair(t)
 	prevOut := readTree(f.out)
 	full := errors.New("no space left on device")
 	cfg := f.config()
