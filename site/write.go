@@ -41,7 +41,7 @@ type writer struct {
 	calls     fileCalls // the file system's, but in tests
 	each      bool      // fsync each file as it is written: no syncfs here
 	mu        sync.Mutex
-	dirs      map[string]bool // directories renamed into or removed from
+	dirs      map[string]bool // directories created in or removed from, fsynced by flush where there is no syncfs
 	made      map[string]bool // directories known to exist
 	replaced  []staged        // renamed by flush (or replacePending) in the order written, before the staged files move
 	held      int             // the most replaced held before replacePending; 0: until flush
@@ -262,6 +262,13 @@ func (w *writer) replacePending() error {
 	if err == nil {
 		err = w.syncAll(nil)
 	}
+	return w.renameOrRemove(batch, err)
+}
+
+// renameOrRemove renames the temporary files of batch over their paths
+// (renameOver) when err, that of the flush before, is nil; on error,
+// err or its own, it removes those not renamed and returns it.
+func (w *writer) renameOrRemove(batch []staged, err error) error {
 	if err == nil {
 		err = w.renameOver(batch)
 	}
@@ -274,7 +281,7 @@ func (w *writer) replacePending() error {
 // renameOver renames the temporary files of batch over their paths, then
 // fsyncs the directories renamed into, so that the files that point at
 // them are moved only once the renames are durable. It stops at the first
-// error, the temporary files of those from it on left to removeTemps.
+// error, the temporary files of those from it on left to its caller.
 func (w *writer) renameOver(batch []staged) error {
 	dirs := map[string]bool{}
 	for k, s := range batch {
@@ -469,12 +476,7 @@ func (w *writer) flush() error {
 			os.RemoveAll(t.tmp)
 		}
 	}
-	if err == nil {
-		err = w.renameOver(replaced)
-	}
-	if err != nil {
-		removeTemps(replaced)
-	}
+	err = w.renameOrRemove(replaced, err)
 	for _, s := range pointers {
 		switch {
 		case err == nil:
